@@ -6,6 +6,5 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    globalSetup: ['test/global-setup.ts'],
   },
 });
