@@ -1,0 +1,196 @@
+// The narrow seams the dispatch engine is written against. The engine never sees the HTTP client,
+// the terminal or the process: the CLI adapts the real API client to `DispatchService` in one small
+// file, and tests hand in a client bound to the local service. Everything returns contract types.
+import type {
+  CloseOutPrompt,
+  DispatchEventsAppend,
+  DispatchEventsAppended,
+  DispatchRun,
+  DispatchRunClose,
+  DispatchRunOpen,
+  DispatchRunOpened,
+  Page,
+  ReadyBugGroup,
+  ReadyContainer,
+  ReadyLaneFilters,
+  WorkItemDetail,
+  WorkItemSummary,
+} from '../contract/types.js';
+
+/** Paging of a list call; omitted fields take the contract's defaults. */
+export interface PageQuery {
+  cursor?: string;
+  limit?: number;
+}
+
+/** The operations the engine calls, named as in src/contract/operations.ts. */
+export interface DispatchService {
+  /** Op 25. Retried by the client with the same idempotencyKey. */
+  openDispatchRun(body: DispatchRunOpen): Promise<DispatchRunOpened>;
+  /** Op 26. */
+  getDispatchRun(runId: string): Promise<DispatchRun>;
+  /** Op 27. */
+  closeDispatchRun(runId: string, body: DispatchRunClose): Promise<DispatchRun>;
+  /** Op 28. */
+  getCloseOutPrompt(runId: string): Promise<CloseOutPrompt>;
+  /** Op 29. Must NOT be blindly retried by the client after an ambiguous failure: the engine reads seq. */
+  appendDispatchEvents(runId: string, body: DispatchEventsAppend): Promise<DispatchEventsAppended>;
+  /** Op 31. */
+  heartbeatDispatchRun(runId: string): Promise<void>;
+  /** Op 8. */
+  getWorkItem(key: string): Promise<WorkItemDetail>;
+  /** Op 5. */
+  listWorkItems(projectKey: string, query: PageQuery & { filter?: string }): Promise<Page<WorkItemSummary>>;
+  /** Op 23. */
+  listReadyBugs(projectKey: string, query: PageQuery & ReadyLaneFilters): Promise<Page<ReadyBugGroup>>;
+  /** Op 24. */
+  listReadyContainers(
+    projectKey: string,
+    query: PageQuery & Pick<ReadyLaneFilters, 'priority' | 'assigneeId' | 'sprintId'>,
+  ): Promise<Page<ReadyContainer>>;
+}
+
+/**
+ * What the engine reads from a thrown error. The API client's `ApiError` has this shape; anything
+ * without a numeric `status` is a network fault (status 0).
+ */
+export interface ServiceErrorShape {
+  status: number;
+  code?: string;
+  /** True when the request may or may not have taken effect (timeout, reset after sending). */
+  ambiguous?: boolean;
+  message?: string;
+}
+
+export function serviceErrorOf(error: unknown): ServiceErrorShape {
+  if (typeof error === 'object' && error !== null) {
+    const e = error as Record<string, unknown>;
+    const status = typeof e.status === 'number' ? e.status : 0;
+    return {
+      status,
+      ...(typeof e.code === 'string' ? { code: e.code } : {}),
+      // A fault with no HTTP status may have happened after the request left: treat it as ambiguous.
+      ambiguous: e.ambiguous === true || status === 0,
+      ...(typeof e.message === 'string' ? { message: e.message } : {}),
+    };
+  }
+  return { status: 0, ambiguous: true, message: String(error) };
+}
+
+/** 409 on append, heartbeat or close: the run is closed (by the reaper or another client). */
+export function isRunClosed(error: unknown): boolean {
+  return serviceErrorOf(error).status === 409;
+}
+
+/** Worth retrying the same request later (DISPATCH §5: 429, 502–504, network faults). */
+export function isRetryable(error: unknown): boolean {
+  const { status } = serviceErrorOf(error);
+  return status === 0 || status === 429 || status === 502 || status === 503 || status === 504;
+}
+
+/** The run was closed under us: every loop stops, nothing more is sent but reads; exit 1. */
+export class RunClosedError extends Error {
+  readonly exitCode = 1;
+  constructor(readonly runId: string, cause?: unknown) {
+    super(`run ${runId} was closed by the service (another client or the reaper)`, { cause });
+    this.name = 'RunClosedError';
+  }
+}
+
+/** A narrow progress sink; the CLI renders it (stderr, spinners, JSON mode silence). */
+export interface ProgressSink {
+  legStarted(leg: { key: string; title: string; index: number; total: number; branch: string }): void;
+  legFinished(leg: LegSummary): void;
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+/** Time, injectable so tests can observe and shorten it. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** How one leg ended, as the summary and the progress sink report it. */
+export interface LegSummary {
+  key: string;
+  title: string;
+  disposition: string;
+  durationMs: number;
+  exitCode: number | null;
+  reason: string | null;
+  costUsd: number | null;
+  tokens: { in: number | null; out: number | null };
+  sessionBranch: string | null;
+}
+
+// --- The agent/worktree engineer's functions, as the engine calls them (structural types, so the
+// real implementations plug in without an adapter). ---
+
+/** What `runLeg` needs (src/dispatch/agent). */
+export interface LegSpec {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  prompt: string;
+  promptVia: 'stdin' | 'file' | 'arg';
+  promptFile: string;
+  idleTimeoutMs: number;
+  cardTimeoutMs: number;
+  killGraceMs: number;
+  parser?: unknown;
+  /** Called synchronously for every output chunk; must not block. */
+  onOutput(chunk: string | Buffer, stream: 'stdout' | 'stderr'): void;
+  signal?: AbortSignal;
+}
+
+export interface LegResult {
+  exitCode: number | null;
+  signal: string | null;
+  outcome: 'succeeded' | 'failed';
+  reason: string | null;
+  tokensIn?: number;
+  tokensOut?: number;
+  costUsd?: number;
+  durationMs: number;
+}
+
+export type RunLeg = (spec: LegSpec) => Promise<LegResult>;
+
+export interface PreparedWorktree {
+  path: string;
+  branch: string;
+  created: boolean;
+  headBefore: string;
+}
+
+export type PrepareWorktree = (opts: {
+  repo: string;
+  key: string;
+  baseRef?: string;
+  root: string;
+  /** `--no-worktree`: check the branch out in the repository itself. */
+  inPlace?: boolean;
+}) => Promise<PreparedWorktree>;
+
+/** The commits made since `headBefore` (only the count matters to the engine). */
+export type CommitsSince = (path: string, headBefore: string) => Promise<readonly unknown[] | number>;
+
+/** What the prompt builder gets besides the item. */
+export interface PromptContext {
+  runId: string;
+  command: string;
+  branch: string;
+  workdir: string;
+  /** fix: repair the failing pull request; review: review it and change nothing. */
+  mode: 'implement' | 'fix' | 'review' | 'close-out';
+}
+
+export type BuildPrompt = (item: WorkItemDetail, ctx: PromptContext) => string;
+
+/** A streaming redactor: holds back a tail that might be the start of a secret split across chunks. */
+export interface StreamRedactor {
+  write(text: string): string;
+  end(): string;
+}
