@@ -1,0 +1,352 @@
+// The one core request function of the client: base URL, auth, request id, JSON, timeouts, the
+// retry policy and typed errors all live here, so each per-operation function stays one line.
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Agent, request, type Dispatcher } from 'undici';
+import { API_PREFIX, OPERATIONS, type Operation, type OperationId } from '../contract/operations.js';
+import { HEADERS, PAT_PREFIX, RUN_TOKEN_PREFIX } from '../contract/types.js';
+import { ApiError, ClientConfigError, redactTokens, type WireFault } from './errors.js';
+import { DEFAULT_TUNING, decideRetry, type RetryTuning } from './retry-policy.js';
+
+/** One line per attempt, for `--verbose`. Carries no token and no body. */
+export interface RequestInfo {
+  operationId: OperationId;
+  method: string;
+  /** Path below the base URL, query string included. */
+  path: string;
+  /** HTTP status; 0 when no answer arrived. */
+  status: number;
+  requestId: string;
+  /** 1-based; retries of one call share its request id. */
+  attempt: number;
+  /** Duration of this attempt. */
+  ms: number;
+  fault: WireFault | null;
+  /** Set when the core will try again after this many ms; null when this attempt was final. */
+  retryInMs: number | null;
+}
+
+export interface ClientOptions {
+  /** Service address; paths are `/api/v1/...` below it (a trailing `/api/v1` is tolerated). */
+  baseUrl: string;
+  token: string;
+  /** `pat` (default) expects `svc_pat_`; `run` expects a hosted run's `svc_run_` credential. */
+  credentialKind?: 'pat' | 'run';
+  /** Allow plain `http:` to a host that is not loopback (the token would cross the network in clear). */
+  insecure?: boolean;
+  /** Client version for `User-Agent: svc/<version>`. */
+  version?: string;
+  /** Per-attempt timeout, ms (default 30 s). */
+  timeoutMs?: number;
+  /** Longest total wait of one call across retries, ms (default 5 min; DISPATCH §2 `--max-wait`). */
+  maxWaitMs?: number;
+  /** Backoff knobs; tests shrink them. */
+  retry?: Partial<Omit<RetryTuning, 'maxWaitMs' | 'random'>>;
+  /** Injectable wait (tests pass one that records instead of sleeping). Must reject when `signal` aborts. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Injectable clock, epoch ms (used against `X-RateLimit-Reset` and for the wait budget). */
+  now?: () => number;
+  /** Injectable jitter source, uniform in [0, 1). */
+  random?: () => number;
+  onRequest?: (info: RequestInfo) => void;
+  /** Bring your own undici dispatcher; by default the client owns a keep-alive Agent. */
+  dispatcher?: Dispatcher;
+  /** Aborts every call in flight and every wait (SIGINT); the abort reason is rethrown as is. */
+  signal?: AbortSignal;
+}
+
+export type QueryValue = string | number | boolean | readonly string[] | null | undefined;
+
+/** What one call of an operation sends. */
+export interface CallSpec {
+  operationId: OperationId;
+  params?: Record<string, string>;
+  query?: Record<string, QueryValue>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/** A successful answer: parsed JSON body (undefined for 204) and lower-cased headers. */
+export interface Reply<T> {
+  status: number;
+  body: T;
+  headers: Record<string, string>;
+  requestId: string;
+}
+
+export interface Transport {
+  /** The normalised base URL (no trailing slash, no `/api/v1`). */
+  readonly baseUrl: string;
+  call<T>(spec: CallSpec): Promise<Reply<T>>;
+  /** Closes the keep-alive connections the client owns. */
+  close(): Promise<void>;
+}
+
+const OPS = new Map<string, Operation>(OPERATIONS.map((op) => [op.id, op]));
+
+/**
+ * POSTs that are safe to send twice. The open carries an idempotencyKey (flagged in the contract
+ * table); a heartbeat only stamps the time again. Every other write is sent twice only when the
+ * failure proves the first attempt did nothing.
+ */
+const REPEATABLE_WRITES = new Set<string>(['heartbeatDispatchRun']);
+
+const LOOPBACK = /^(localhost|.+\.localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i;
+const REFUSED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+
+/** Checks the token prefix and the base URL; throws ClientConfigError before any request is made. */
+export function validateClientOptions(opts: Pick<ClientOptions, 'baseUrl' | 'token' | 'credentialKind' | 'insecure'>): URL {
+  const kind = opts.credentialKind ?? 'pat';
+  const prefix = kind === 'run' ? RUN_TOKEN_PREFIX : PAT_PREFIX;
+  const what = kind === 'run' ? 'run credential (SVC_RUN_TOKEN)' : 'personal access token (SVC_TOKEN)';
+  // The message names the expected shape only: the token itself must never reach an error.
+  if (typeof opts.token !== 'string' || opts.token.length === 0) {
+    throw new ClientConfigError('token', `no ${what} given`);
+  }
+  if (!opts.token.startsWith(prefix) || opts.token.length === prefix.length || /[^\x21-\x7e]/.test(opts.token)) {
+    throw new ClientConfigError('token', `the ${what} is malformed: it must start with ${prefix}`);
+  }
+  let url: URL;
+  try {
+    url = new URL(opts.baseUrl);
+  } catch {
+    throw new ClientConfigError('base_url', `base URL is not a valid URL: ${JSON.stringify(redactTokens(String(opts.baseUrl)))}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ClientConfigError('base_url', `base URL must be http(s), not ${url.protocol}`);
+  }
+  if (url.username || url.password) {
+    throw new ClientConfigError('base_url', 'base URL must not carry credentials; use the token');
+  }
+  if (url.search || url.hash) {
+    throw new ClientConfigError('base_url', 'base URL must not carry a query or fragment');
+  }
+  if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname) && !opts.insecure) {
+    throw new ClientConfigError(
+      'insecure',
+      `refusing plain http to ${url.hostname}: the token would travel unencrypted (use https, or --insecure)`,
+    );
+  }
+  return url;
+}
+
+export function createTransport(opts: ClientOptions): Transport {
+  const url = validateClientOptions(opts);
+  const baseUrl = `${url.origin}${url.pathname.replace(/\/+$/, '').replace(/\/api\/v1$/, '')}`;
+  const ownDispatcher = opts.dispatcher ? null : new Agent({ keepAliveTimeout: 4_000, connections: 16 });
+  const dispatcher = opts.dispatcher ?? ownDispatcher!;
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const now = opts.now ?? Date.now;
+  const sleep = opts.sleep ?? ((ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }));
+  const tuning: RetryTuning = {
+    ...DEFAULT_TUNING,
+    ...opts.retry,
+    maxWaitMs: opts.maxWaitMs ?? DEFAULT_TUNING.maxWaitMs,
+    random: opts.random ?? Math.random,
+  };
+  const userAgent = `svc/${opts.version ?? 'dev'}`;
+  const authorization = `Bearer ${opts.token}`;
+
+  async function call<T>(spec: CallSpec): Promise<Reply<T>> {
+    const op = OPS.get(spec.operationId);
+    if (!op) throw new TypeError(`unknown operation ${spec.operationId}`);
+    const path = `${API_PREFIX}${fillPath(op, spec.params ?? {})}`;
+    const search = encodeQuery(spec.query);
+    const target = `${baseUrl}${path}${search}`;
+    const signal = anySignal(opts.signal, spec.signal);
+    const requestId = randomUUID();
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': userAgent,
+      'x-request-id': requestId,
+      ...spec.headers,
+      authorization,
+    };
+    let body: string | undefined;
+    if (spec.body !== undefined) {
+      body = JSON.stringify(spec.body);
+      headers['content-type'] = 'application/json';
+    }
+    const repeatable = op.method === 'GET' || ('idempotent' in op && op.idempotent === true) || REPEATABLE_WRITES.has(op.id);
+    const meta = { operationId: op.id as OperationId, method: op.method, path, requestId };
+    const startedAt = now();
+    let slept = 0;
+    let serverErrorRetries = 0;
+    for (let attempt = 1; ; attempt++) {
+      const t0 = performance.now();
+      const outcome = await attemptOnce<T>(target, { method: op.method, headers, body }, meta, signal);
+      const ms = Math.round(performance.now() - t0);
+      if (!(outcome instanceof ApiError)) {
+        opts.onRequest?.({ ...meta, path: path + search, status: outcome.status, requestId: outcome.requestId, attempt, ms, fault: null, retryInMs: null });
+        return outcome;
+      }
+      const decision = decideRetry(outcome, {
+        attempt, waitedMs: Math.max(slept, now() - startedAt), serverErrorRetries, nowMs: now(), repeatable, method: op.method,
+      }, tuning);
+      opts.onRequest?.({
+        ...meta, path: path + search, status: outcome.status, requestId: outcome.requestId, attempt, ms,
+        fault: outcome.fault, retryInMs: decision.retry ? decision.delayMs : null,
+      });
+      if (!decision.retry) throw outcome.withAttempts(attempt);
+      if (outcome.status === 500) serverErrorRetries++;
+      await sleep(decision.delayMs, signal);
+      slept += decision.delayMs;
+    }
+  }
+
+  async function attemptOnce<T>(
+    target: string,
+    init: { method: string; headers: Record<string, string>; body: string | undefined },
+    meta: { operationId: OperationId; method: string; path: string; requestId: string },
+    signal: AbortSignal | undefined,
+  ): Promise<Reply<T> | ApiError> {
+    signal?.throwIfAborted();
+    // Our own timer covers the whole attempt (connect, headers and body) as one budget.
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new Error('request timed out')), timeoutMs);
+    const combined = anySignal(signal, timeout.signal)!;
+    const fail = (status: number, fault: WireFault | null, message: string, extra: Partial<ConstructorParameters<typeof ApiError>[0]> = {}) =>
+      new ApiError({ ...meta, status, code: null, fault, message, ambiguous: false, ...extra });
+    try {
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(target, {
+          dispatcher, method: init.method as Dispatcher.HttpMethod, headers: init.headers, body: init.body,
+          signal: combined, headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
+        });
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        const fault = classifyFault(error, timeout.signal.aborted);
+        return fail(0, fault, describeFault(fault, meta, timeoutMs, error), {
+          // Refused means the service never saw it; a reset or timeout may have come after it acted.
+          ambiguous: fault !== 'refused' && init.method !== 'GET', cause: error,
+        });
+      }
+      const headers = flattenHeaders(res.headers);
+      const requestId = headers[HEADERS.requestId] ?? meta.requestId;
+      const status = res.statusCode;
+      const rateLimitReset = parseReset(headers[HEADERS.rateReset]);
+      // A 2xx, 500, 502 or 504 may mean the write happened; every other status says it did not.
+      const mayHaveApplied = init.method !== 'GET' && ((status >= 200 && status < 300) || status === 500 || status === 502 || status === 504);
+      let text: string;
+      try {
+        text = await res.body.text();
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        const fault: WireFault = timeout.signal.aborted || isTimeout(error) ? 'timeout' : 'truncated';
+        return fail(status, fault, `${describeFault(fault, meta, timeoutMs, error)} (HTTP ${status}, body cut short)`, {
+          requestId, ambiguous: mayHaveApplied, rateLimitReset, cause: error,
+        });
+      }
+      if (status === 204) {
+        return { status, body: undefined as T, headers, requestId };
+      }
+      let parsed: unknown;
+      let json = true;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        json = false;
+      }
+      if (status >= 200 && status < 300) {
+        if (json) return { status, body: parsed as T, headers, requestId };
+        return fail(status, 'bad_body', `${meta.method} ${meta.path} answered HTTP ${status} with a body that is not JSON (${contentType(headers)})`, {
+          requestId, ambiguous: mayHaveApplied,
+        });
+      }
+      const errorBody = json && typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : null;
+      const code = typeof errorBody?.code === 'string' ? errorBody.code : null;
+      const sentence = typeof errorBody?.error === 'string' && errorBody.error.length > 0 ? redactTokens(errorBody.error) : null;
+      const message = sentence
+        ?? (json
+          ? `${meta.method} ${meta.path} failed with HTTP ${status}`
+          : `${meta.method} ${meta.path} failed with HTTP ${status} and a body that is not JSON (${contentType(headers)})`);
+      return new ApiError({
+        ...meta, requestId, status, code, message, ambiguous: mayHaveApplied, rateLimitReset,
+        body: errorBody ?? undefined,
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    baseUrl,
+    call,
+    async close() {
+      await ownDispatcher?.close();
+    },
+  };
+}
+
+function fillPath(op: Operation, params: Record<string, string>): string {
+  return op.path.replace(/\{(\w+)\}/g, (_m, name: string) => {
+    const value = params[name];
+    if (typeof value !== 'string' || value.length === 0) {
+      throw new ClientConfigError('argument', `${op.id}: ${name} must be a non-empty string`);
+    }
+    return encodeURIComponent(value);
+  });
+}
+
+/** Arrays become repeated parameters (`kind=bug&kind=task`); null and undefined are left out. */
+export function encodeQuery(query: Record<string, QueryValue> | undefined): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined || value === null) continue;
+    if (Array.isArray(value)) for (const v of value as readonly string[]) params.append(name, v);
+    else params.append(name, String(value));
+  }
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+function flattenHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+function parseReset(value: string | undefined): number | null {
+  return value !== undefined && /^\d+$/.test(value.trim()) ? Number(value.trim()) : null;
+}
+
+function contentType(headers: Record<string, string>): string {
+  return headers['content-type']?.split(';')[0]?.trim() || 'no content type';
+}
+
+function errorCode(error: unknown): string | undefined {
+  const e = error as { code?: unknown; cause?: { code?: unknown }; errors?: { code?: unknown }[] } | null;
+  for (const c of [e?.code, e?.cause?.code, e?.errors?.[0]?.code]) if (typeof c === 'string') return c;
+  return undefined;
+}
+
+function isTimeout(error: unknown): boolean {
+  return TIMEOUT_CODES.has(errorCode(error) ?? '');
+}
+
+function classifyFault(error: unknown, timedOut: boolean): WireFault {
+  if (timedOut || isTimeout(error)) return 'timeout';
+  return REFUSED_CODES.has(errorCode(error) ?? '') ? 'refused' : 'reset';
+}
+
+function describeFault(fault: WireFault, meta: { method: string; path: string }, timeoutMs: number, error: unknown): string {
+  const detail = errorCode(error) ?? (error instanceof Error ? redactTokens(error.message) : 'unknown error');
+  switch (fault) {
+    case 'refused': return `could not reach the service for ${meta.method} ${meta.path} (${detail})`;
+    case 'timeout': return `${meta.method} ${meta.path} got no complete answer within ${timeoutMs} ms`;
+    case 'truncated': return `${meta.method} ${meta.path}: the answer was cut off (${detail})`;
+    default: return `connection lost during ${meta.method} ${meta.path} (${detail})`;
+  }
+}
+
+function anySignal(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
+  const present = signals.filter((s): s is AbortSignal => s !== undefined);
+  if (present.length <= 1) return present[0];
+  return AbortSignal.any(present);
+}
