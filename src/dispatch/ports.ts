@@ -69,8 +69,9 @@ export function serviceErrorOf(error: unknown): ServiceErrorShape {
     return {
       status,
       ...(typeof e.code === 'string' ? { code: e.code } : {}),
-      // A fault with no HTTP status may have happened after the request left: treat it as ambiguous.
-      ambiguous: e.ambiguous === true || status === 0,
+      // The client says whether the request may have taken effect; a foreign fault with no HTTP
+      // status may have happened after the request left, so it is treated as ambiguous.
+      ambiguous: typeof e.ambiguous === 'boolean' ? e.ambiguous : status === 0,
       ...(typeof e.message === 'string' ? { message: e.message } : {}),
     };
   }
@@ -82,10 +83,10 @@ export function isRunClosed(error: unknown): boolean {
   return serviceErrorOf(error).status === 409;
 }
 
-/** Worth retrying the same request later (DISPATCH §5: 429, 502–504, network faults). */
+/** Worth retrying later (DISPATCH §5: 429, 5xx, network faults); 4xx never. */
 export function isRetryable(error: unknown): boolean {
   const { status } = serviceErrorOf(error);
-  return status === 0 || status === 429 || status === 502 || status === 503 || status === 504;
+  return status === 0 || status === 429 || status >= 500;
 }
 
 /** The run was closed under us: every loop stops, nothing more is sent but reads; exit 1. */

@@ -1,0 +1,298 @@
+// The run's one ordered event stream (buildkite's log streamer, adapted): events go to the journal
+// first, then to the service in batches of at most 200, flushed on an interval or when a batch is
+// full, one append in flight at a time. The pending backlog lives in the journal, read back a batch
+// at a time, so memory stays bounded however much the agent prints and however slow the service is.
+import { EVENTS_PER_APPEND, type DispatchEventInput } from '../contract/types.js';
+import type { Journal, JournalEntry, JournalReader } from './journal.js';
+import { RunClosedError, isRetryable, isRunClosed, serviceErrorOf, type DispatchService } from './ports.js';
+
+export interface EventStreamOptions {
+  service: Pick<DispatchService, 'appendDispatchEvents' | 'getDispatchRun'>;
+  runId: string;
+  journal: Journal;
+  /** The run's seq before local event 1 (0 for a fresh run): local n is stored as seq baseSeq + n. */
+  baseSeq: number;
+  /** Flush pending events at least this often (default 1 s). */
+  flushIntervalMs?: number;
+  /** Events per append (at most the contract's 200). */
+  maxBatch?: number;
+  /** Soft cap on a batch's journal bytes, so 200 × 16 KiB bodies do not make one 3 MiB request. */
+  maxBatchBytes?: number;
+  /** Backoff between retries of a batch (full jitter below a doubling ceiling). */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** A batch that keeps failing this long (retryable faults) fails the stream. */
+  giveUpAfterMs?: number;
+  /** The run was closed under us (409): the caller ends the run locally. */
+  onClosed?(error: RunClosedError): void;
+  /** The stream cannot deliver (a 4xx other than 409, or the service gone past giveUpAfterMs). */
+  onFailed?(error: unknown): void;
+  warn?(message: string): void;
+  random?(): number;
+}
+
+type State = 'running' | 'closed' | 'failed' | 'stopped';
+
+export class EventStream {
+  private readonly o: Required<Omit<EventStreamOptions, 'onClosed' | 'onFailed' | 'warn'>> &
+    Pick<EventStreamOptions, 'onClosed' | 'onFailed' | 'warn'>;
+  private readonly reader: JournalReader;
+  private state: State = 'running';
+  private baseSeq: number;
+  /** The batch being sent (the only events held in memory). */
+  private batch: JournalEntry[] = [];
+  private wake: (() => void) | null = null;
+  private flushWanted = false;
+  private loop: Promise<void>;
+  private error: unknown = null;
+  /** Appends made, and the largest batch ever held in memory (for tests and `--debug`). */
+  readonly stats = { appends: 0, maxHeld: 0, ambiguousRecoveries: 0 };
+
+  constructor(options: EventStreamOptions) {
+    this.o = {
+      flushIntervalMs: 1000,
+      maxBatch: EVENTS_PER_APPEND,
+      maxBatchBytes: 1024 * 1024,
+      retryBaseMs: 250,
+      retryMaxMs: 15_000,
+      giveUpAfterMs: 5 * 60_000,
+      random: Math.random,
+      ...options,
+    };
+    this.o.maxBatch = Math.min(Math.max(1, this.o.maxBatch), EVENTS_PER_APPEND);
+    this.baseSeq = options.baseSeq;
+    this.reader = options.journal.reader(options.journal.ackedN);
+    this.loop = this.run();
+  }
+
+  /** Events written to the journal but not yet acknowledged by the service. */
+  get pending(): number {
+    return this.o.journal.lastN - this.o.journal.ackedN;
+  }
+
+  /** Why the stream stopped delivering, if it did: a RunClosedError or the failure. */
+  get failure(): unknown {
+    return this.error;
+  }
+
+  get isClosed(): boolean {
+    return this.state === 'closed';
+  }
+
+  /**
+   * Journals the event (synchronously, so call order is stream order) and schedules its sending.
+   * After the run was closed the event is still journalled for the local record, never sent.
+   */
+  push(ev: DispatchEventInput): number {
+    const n = this.o.journal.append(ev);
+    if (this.pending >= this.o.maxBatch) this.poke();
+    return n;
+  }
+
+  /** Sends everything pending; resolves true once all is acknowledged, false on timeout or failure. */
+  async flush(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.pending > 0 && this.state === 'running') {
+      this.flushWanted = true;
+      this.poke();
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      await sleep(Math.min(left, 20));
+    }
+    return this.pending === 0;
+  }
+
+  /** Stops the loop (after the in-flight append settles); pending events stay in the journal. */
+  async stop(): Promise<void> {
+    if (this.state === 'running') this.state = 'stopped';
+    this.poke();
+    await this.loop;
+  }
+
+  private poke(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  /** Waits for a poke or `ms`, whichever comes first. */
+  private nap(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wake = null;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  private async run(): Promise<void> {
+    while (this.state === 'running') {
+      if (this.pending === 0) {
+        this.flushWanted = false;
+        await this.nap(this.o.flushIntervalMs);
+        continue;
+      }
+      // Let a partial batch gather for one interval unless a flush was asked for or it is full.
+      if (this.pending < this.o.maxBatch && !this.flushWanted) {
+        await this.nap(this.o.flushIntervalMs);
+        if (this.state !== 'running') break;
+      }
+      this.batch = this.reader.read(this.o.maxBatch, this.o.maxBatchBytes);
+      this.stats.maxHeld = Math.max(this.stats.maxHeld, this.batch.length);
+      if (this.batch.length === 0) {
+        // Counters say pending but the file holds nothing newer: a torn write. Nothing to send.
+        this.o.warn?.('event journal ends before its counters; waiting for new events');
+        await this.nap(this.o.flushIntervalMs);
+        continue;
+      }
+      try {
+        await this.send(this.batch);
+      } catch (error) {
+        this.fail(error);
+      }
+      this.batch = [];
+    }
+  }
+
+  private fail(error: unknown): void {
+    if (this.state !== 'running' && this.state !== 'stopped') return;
+    this.error = error;
+    if (error instanceof RunClosedError) {
+      this.state = 'closed';
+      this.o.onClosed?.(error);
+    } else {
+      this.state = 'failed';
+      this.o.onFailed?.(error);
+    }
+  }
+
+  /** Delivers one batch exactly once: retries, and after an ambiguous failure resends only the rest. */
+  private async send(batch: JournalEntry[]): Promise<void> {
+    let rest = batch;
+    let attempt = 0;
+    const started = Date.now();
+    while (rest.length > 0) {
+      try {
+        this.stats.appends++;
+        const answer = await this.o.service.appendDispatchEvents(this.o.runId, { events: rest.map((e) => e.ev) });
+        const last = rest[rest.length - 1]!;
+        if (answer.seq !== this.baseSeq + last.n) {
+          // Someone else appended to this run; keep our mapping true from here on.
+          this.o.warn?.(`run ${this.o.runId}: seq ${answer.seq} after local event ${last.n}, expected ${this.baseSeq + last.n}`);
+          this.baseSeq = answer.seq - last.n;
+        }
+        this.o.journal.ack(last.n, answer.seq);
+        return;
+      } catch (error) {
+        if (isRunClosed(error)) throw new RunClosedError(this.o.runId, error);
+        const fault = serviceErrorOf(error);
+        if (!fault.ambiguous && !isRetryable(error)) throw error;
+        if (Date.now() - started > this.o.giveUpAfterMs) throw error;
+        if (fault.ambiguous) {
+          // The batch may have been stored, whole or not at all: the run's seq says which.
+          this.stats.ambiguousRecoveries++;
+          const stored = await this.storedOf(rest);
+          if (stored > 0) {
+            const done = rest[stored - 1]!;
+            this.o.journal.ack(done.n, this.baseSeq + done.n);
+            rest = rest.slice(stored);
+            if (rest.length === 0) return;
+          }
+        }
+        // Stopped or closed meanwhile: what is left stays in the journal for recovery.
+        if (this.state !== 'running') return;
+        await sleep(this.backoff(++attempt));
+      }
+    }
+  }
+
+  /** How many of `rest` the service has stored, read from the run's seq (op 26). */
+  private async storedOf(rest: JournalEntry[]): Promise<number> {
+    const before = this.baseSeq + rest[0]!.n - 1;
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const run = await this.o.service.getDispatchRun(this.o.runId);
+        const stored = run.seq - before;
+        if (stored < 0 || stored > rest.length) {
+          this.o.warn?.(`run ${this.o.runId}: seq ${run.seq} outside the batch sent (${before}..${before + rest.length})`);
+        }
+        const clamped = Math.max(0, Math.min(rest.length, stored));
+        // A closed run stores nothing more; what it holds is what it has.
+        if (run.status !== 'running' && clamped < rest.length) throw new RunClosedError(this.o.runId);
+        return clamped;
+      } catch (error) {
+        if (error instanceof RunClosedError) throw error;
+        if (!isRetryable(error) || Date.now() - started > this.o.giveUpAfterMs) throw error;
+        await sleep(this.backoff(attempt));
+      }
+    }
+  }
+
+  private backoff(attempt: number): number {
+    const ceiling = Math.min(this.o.retryMaxMs, this.o.retryBaseMs * 2 ** Math.min(attempt - 1, 16));
+    return Math.floor(ceiling / 2 + (this.o.random() * ceiling) / 2);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Largest prefix of `buf` (≤ max bytes) that ends on a UTF-8 character boundary. */
+export function utf8Cut(buf: Buffer, max: number): number {
+  if (buf.length <= max) return buf.length;
+  let cut = max;
+  // Step back over continuation bytes (10xxxxxx) so a multi-byte character is never split.
+  while (cut > 0 && (buf[cut]! & 0xc0) === 0x80) cut--;
+  return cut === 0 ? max : cut;
+}
+
+/**
+ * Turns an agent's output into `body` events of at most `maxBytes` UTF-8 bytes: text is gathered
+ * and emitted when a chunk is full or on `flush()` (the caller flushes on an interval and at the
+ * end of a leg). The text it receives is already redacted.
+ */
+export class BodyChunker {
+  private parts: string[] = [];
+  private bytes = 0;
+
+  constructor(private readonly emit: (body: string) => void, private readonly maxBytes = 16_384) {}
+
+  write(text: string): void {
+    if (text.length === 0) return;
+    this.parts.push(text);
+    this.bytes += Buffer.byteLength(text);
+    if (this.bytes >= this.maxBytes) this.drain(false);
+  }
+
+  flush(): void {
+    this.drain(true);
+  }
+
+  private drain(all: boolean): void {
+    if (this.bytes === 0) return;
+    let text = this.parts.join('');
+    this.parts = [];
+    // A high surrogate at the end waits for its pair, or the encoder would turn it into U+FFFD.
+    let held = '';
+    const last = text.charCodeAt(text.length - 1);
+    if (!all && last >= 0xd800 && last <= 0xdbff) {
+      held = text.slice(-1);
+      text = text.slice(0, -1);
+    }
+    let buf = Buffer.from(text, 'utf8');
+    while (buf.length >= this.maxBytes || (all && buf.length > 0)) {
+      const cut = utf8Cut(buf, this.maxBytes);
+      this.emit(buf.toString('utf8', 0, cut));
+      buf = buf.subarray(cut);
+    }
+    const rest = buf.toString('utf8') + held;
+    this.bytes = Buffer.byteLength(rest);
+    if (rest.length > 0) this.parts.push(rest);
+  }
+}

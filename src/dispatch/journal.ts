@@ -1,0 +1,172 @@
+// The run journal: an append-only JSON-lines file. Every event is written here, with a local
+// sequence number, BEFORE it is sent; each successful append adds an `ack` record with the server's
+// seq. Pending events live here rather than in memory, so a chatty agent and a slow service cost
+// disk, not heap; and after a crash `svc runs recover` finds exactly what was not acknowledged.
+import { closeSync, existsSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
+import type { CloseStatus, DispatchEventInput, StopReason } from '../contract/types.js';
+
+/** One line of the journal. */
+export type JournalRecord =
+  | { t: 'ev'; n: number; at: string; ev: DispatchEventInput }
+  | { t: 'ack'; n: number; seq: number }
+  | { t: 'close'; stopReason: StopReason; status: CloseStatus }
+  | { t: 'closed'; stopReason: string | null; status: string | null };
+
+export interface JournalEntry {
+  n: number;
+  ev: DispatchEventInput;
+}
+
+const BLOCK = 64 * 1024;
+
+/**
+ * Calls `visit` for each complete line from byte `start`, with the byte offset just past it; stops
+ * when `visit` returns false. Reads in blocks, so memory is one block plus the longest line.
+ */
+function scanLines(fd: number, start: number, visit: (line: string, end: number) => boolean): void {
+  let pos = start;
+  let carry = Buffer.alloc(0);
+  let carryStart = start;
+  const block = Buffer.allocUnsafe(BLOCK);
+  for (;;) {
+    const read = readSync(fd, block, 0, BLOCK, pos);
+    if (read === 0) return;
+    pos += read;
+    const data = carry.length ? Buffer.concat([carry, block.subarray(0, read)]) : block.subarray(0, read);
+    let lineStart = 0;
+    for (let i = data.indexOf(0x0a); i !== -1; i = data.indexOf(0x0a, lineStart)) {
+      const line = data.toString('utf8', lineStart, i);
+      lineStart = i + 1;
+      if (line.length > 0 && !visit(line, carryStart + lineStart)) return;
+    }
+    // Keep the unfinished tail (copied: `block` is reused by the next read).
+    carry = Buffer.from(data.subarray(lineStart));
+    carryStart += lineStart;
+  }
+}
+
+function parse(line: string): JournalRecord | null {
+  try {
+    return JSON.parse(line) as JournalRecord;
+  } catch {
+    // A torn last line after a crash: everything before it still counts.
+    return null;
+  }
+}
+
+export class Journal {
+  private fd: number;
+  /** Local number of the last event written. */
+  lastN = 0;
+  /** Highest local number the service acknowledged, and the server seq it answered then. */
+  ackedN = 0;
+  ackedSeq: number | null = null;
+  /** The close the client meant to send, and whether the service confirmed the run closed. */
+  closing: { stopReason: StopReason; status: CloseStatus } | null = null;
+  closed = false;
+
+  private constructor(readonly path: string) {
+    const fresh = !existsSync(path);
+    this.fd = openSync(path, 'a+', 0o600);
+    if (!fresh) this.load();
+  }
+
+  /** Opens (creating) the journal at `path`, reading back its counters if it exists. */
+  static open(path: string): Journal {
+    return new Journal(path);
+  }
+
+  private load(): void {
+    scanLines(this.fd, 0, (line) => {
+      const r = parse(line);
+      if (!r) return true;
+      if (r.t === 'ev') this.lastN = Math.max(this.lastN, r.n);
+      else if (r.t === 'ack' && r.n >= this.ackedN) {
+        this.ackedN = r.n;
+        this.ackedSeq = r.seq;
+      } else if (r.t === 'close') this.closing = { stopReason: r.stopReason, status: r.status };
+      else if (r.t === 'closed') this.closed = true;
+      return true;
+    });
+  }
+
+  private write(record: JournalRecord): void {
+    writeSync(this.fd, JSON.stringify(record) + '\n');
+  }
+
+  /** Writes an event and returns its local number. Synchronous: order is the call order. */
+  append(ev: DispatchEventInput, at: Date = new Date()): number {
+    const n = this.lastN + 1;
+    this.write({ t: 'ev', n, at: at.toISOString(), ev });
+    this.lastN = n;
+    return n;
+  }
+
+  /** Records that events up to local `n` are stored, the service answering `seq`. */
+  ack(n: number, seq: number): void {
+    if (n < this.ackedN) return;
+    this.write({ t: 'ack', n, seq });
+    this.ackedN = n;
+    this.ackedSeq = seq;
+  }
+
+  markClosing(stopReason: StopReason, status: CloseStatus): void {
+    this.write({ t: 'close', stopReason, status });
+    this.closing = { stopReason, status };
+    this.sync();
+  }
+
+  markClosed(stopReason: string | null, status: string | null): void {
+    this.write({ t: 'closed', stopReason, status });
+    this.closed = true;
+    this.sync();
+  }
+
+  /** Forces the journal to disk at the moments a crash would hurt most (close intent, closed). */
+  sync(): void {
+    try {
+      fsyncSync(this.fd);
+    } catch {
+      // fsync is best effort (some filesystems refuse it); the data is already written.
+    }
+  }
+
+  /** A forward reader of the events numbered above `afterN`. */
+  reader(afterN: number): JournalReader {
+    return new JournalReader(this.fd, afterN);
+  }
+
+  close(): void {
+    try {
+      closeSync(this.fd);
+    } catch {
+      // Already closed.
+    }
+  }
+}
+
+/** Reads events in order from a byte cursor, never holding more than the asked-for batch. */
+export class JournalReader {
+  private pos = 0;
+
+  constructor(private readonly fd: number, private afterN: number) {}
+
+  /** Up to `maxEvents` events (and about `maxBytes` of them, at least one), in order. */
+  read(maxEvents: number, maxBytes: number): JournalEntry[] {
+    const out: JournalEntry[] = [];
+    let bytes = 0;
+    scanLines(this.fd, this.pos, (line, end) => {
+      const r = parse(line);
+      if (r?.t === 'ev' && r.n > this.afterN) {
+        const size = Buffer.byteLength(line);
+        if (out.length > 0 && bytes + size > maxBytes) return false;
+        out.push({ n: r.n, ev: r.ev });
+        bytes += size;
+        this.afterN = r.n;
+      }
+      this.pos = end;
+      return out.length < maxEvents;
+    });
+    return out;
+  }
+}

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { startHeartbeat } from '../../../src/dispatch/heartbeat.js';
+import type { RunClosedError } from '../../../src/dispatch/ports.js';
+import { FakeRunService } from './fake-run-service.js';
+
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('heartbeat', () => {
+  it('beats on its own timer even while the event loop is otherwise busy with awaits', async () => {
+    const service = new FakeRunService();
+    const hb = startHeartbeat({ service, runId: 'r', intervalMs: 20, onClosed: () => {} });
+    await wait(130);
+    await hb.stop();
+    expect(service.beats).toBeGreaterThanOrEqual(4);
+    const after = service.beats;
+    await wait(60);
+    expect(service.beats).toBe(after);
+  });
+
+  it('retries a failed beat soon, and stops for good on 409', async () => {
+    const service = new FakeRunService();
+    service.heartbeatFaults = ['unavailable', 'closed'];
+    const closed: RunClosedError[] = [];
+    const hb = startHeartbeat({ service, runId: 'r', intervalMs: 1000, retryMs: 10, onClosed: (e) => closed.push(e) });
+    // The first beat comes after the interval; the retry after it within retryMs, then the 409.
+    await wait(1100);
+    expect(closed).toHaveLength(1);
+    expect(hb.stats.failures).toBe(2);
+    await wait(50);
+    expect(hb.stats.failures).toBe(2);
+    await hb.stop();
+  });
+});
