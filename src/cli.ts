@@ -1,0 +1,81 @@
+// The entry point: the only module that touches `process`. It builds the context, runs the
+// commander tree, turns every error into one line on stderr and the documented exit code, and
+// turns SIGINT/SIGTERM into an abort signal the dispatch engine honours.
+import type { Command } from 'commander';
+import { openConfig, type ConfigStore } from './commands/config/store.js';
+import type { Context, GlobalOptions } from './commands/context.js';
+import { EXIT, exitCodeOf } from './commands/exit-codes.js';
+import { buildProgram } from './commands/program.js';
+import { createOutput } from './ui/output.js';
+
+declare const __SVC_VERSION__: string | undefined;
+const version = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-dev';
+
+const abort = new AbortController();
+let received: 'SIGINT' | 'SIGTERM' | null = null;
+function onSignal(sig: 'SIGINT' | 'SIGTERM') {
+  // A second SIGINT means "now": the run is left for `svc runs recover` or the server's reaper.
+  if (received) process.exit(sig === 'SIGINT' ? EXIT.sigint : EXIT.sigterm);
+  received = sig;
+  abort.abort(sig);
+}
+process.on('SIGINT', () => onSignal('SIGINT'));
+process.on('SIGTERM', () => onSignal('SIGTERM'));
+
+let built: Context | undefined;
+function context(cmd: Command): Context {
+  if (built) return built;
+  const globals = cmd.optsWithGlobals() as GlobalOptions;
+  const env = process.env;
+  let config: ConfigStore | undefined;
+  built = {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env,
+    cwd: process.cwd(),
+    globals,
+    out: createOutput({ stdout: process.stdout, stderr: process.stderr, env, json: globals.json, color: globals.color, verbose: globals.verbose }),
+    config: () => (config ??= openConfig(env)),
+    interrupts: { signal: abort.signal, reason: () => received },
+    version,
+  };
+  return built;
+}
+
+const program = buildProgram(version, context);
+program.exitOverride();
+program.configureOutput({
+  // commander's own usage errors: one line, exit 2 (set below).
+  outputError: (text, write) => write(text.trimEnd().split('\n')[0] + '\n'),
+});
+
+try {
+  await program.parseAsync(process.argv);
+  process.exitCode = built?.interrupts.reason() ? interruptedCode() : (process.exitCode ?? EXIT.ok);
+} catch (error) {
+  process.exitCode = report(error);
+}
+
+function interruptedCode() {
+  return received === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint;
+}
+
+function report(error: unknown): number {
+  const e = error as { code?: string; exitCode?: number; message?: string };
+  if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
+    // Help and version end "with an error" in commander's exitOverride; they are successes.
+    if (e.exitCode === 0 || e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return EXIT.ok;
+    return EXIT.usage;
+  }
+  const message = (e.message ?? String(error)).split('\n')[0];
+  process.stderr.write(`svc: ${message}\n`);
+  if (built?.globals.verbose && error instanceof Error && error.stack && !isUserFacing(error)) {
+    process.stderr.write(`${error.stack}\n`);
+  }
+  return exitCodeOf(error);
+}
+
+function isUserFacing(error: unknown) {
+  return typeof (error as { exitCode?: unknown }).exitCode === 'number' || typeof (error as { status?: unknown }).status === 'number';
+}

@@ -1,0 +1,34 @@
+import type { Command } from 'commander';
+import type { Context } from '../context.js';
+import { withExamples } from '../program.js';
+
+export function registerAuth(program: Command, context: (cmd: Command) => Context): void {
+  const auth = program.command('auth').description('log in, check and log out');
+  withExamples(
+    auth
+      .command('login')
+      .description('store a personal access token read from stdin (checked against the service first)')
+      .option('--with-token', 'read the token from standard input')
+      .action(async (opts: { withToken?: boolean }, cmd: Command) => {
+        const { authLogin } = await import('./auth.js');
+        await authLogin(opts, context(cmd));
+      }),
+    'svc auth login --with-token < token.txt',
+    'echo "$SVC_PAT" | svc auth login --with-token --base-url https://svc.example.com',
+  );
+  withExamples(
+    auth.command('status').description('show who the token belongs to, its workspace and scopes (token masked)').action(async (_o, cmd: Command) => {
+      const { authStatus } = await import('./auth.js');
+      await authStatus(context(cmd));
+    }),
+    'svc auth status',
+    'svc auth status --json',
+  );
+  withExamples(
+    auth.command('logout').description('forget the stored token').action(async (_o, cmd: Command) => {
+      const { authLogout } = await import('./auth.js');
+      authLogout(context(cmd));
+    }),
+    'svc auth logout',
+  );
+}

@@ -1,0 +1,35 @@
+// One context built in main and handed to every command: streams with their TTY facts, the
+// environment, the stored config, the output object, and the interruption signal. Commands never
+// touch `process` themselves, so tests run them in-process with in-memory streams.
+import type { Readable } from 'node:stream';
+import type { Output, OutStream } from '../ui/output.js';
+import type { ConfigStore } from './config/store.js';
+
+export interface GlobalOptions {
+  baseUrl?: string;
+  json?: boolean;
+  verbose?: boolean;
+  color?: boolean;
+  insecure?: boolean;
+  maxWait?: string;
+}
+
+/** Which signal interrupted the command, once one did. */
+export interface Interrupts {
+  signal: AbortSignal;
+  reason(): 'SIGINT' | 'SIGTERM' | null;
+}
+
+export interface Context {
+  stdin: Readable & { isTTY?: boolean };
+  stdout: OutStream;
+  stderr: OutStream;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  out: Output;
+  globals: GlobalOptions;
+  config(): ConfigStore;
+  interrupts: Interrupts;
+  /** The version of svc, for User-Agent and `--version`. */
+  version: string;
+}

@@ -1,0 +1,107 @@
+// The eight dispatch commands share one set of flags; each differs only in its arguments and the
+// card set the engine selects (DISPATCH.md §4).
+import { Command, Option } from 'commander';
+import type { DispatchCommand } from '../../contract/types.js';
+import type { Context } from '../context.js';
+import { withExamples } from '../program.js';
+
+/** Flags as commander parses them; run-dispatch.ts turns them into the engine's typed options. */
+export interface DispatchFlags {
+  project?: string;
+  repo?: string;
+  agent?: string;
+  agentCmd?: string;
+  model?: string;
+  dryRun?: boolean;
+  max?: string;
+  onFailure?: 'halt' | 'continue';
+  parallel?: string;
+  idempotencyKey?: string;
+  hosted?: boolean;
+  timeout?: string;
+  idleTimeout?: string;
+  cardTimeout?: string;
+  killGrace?: string;
+  heartbeatInterval?: string;
+  sendLogs?: boolean;
+  allowEmpty?: boolean;
+  maxCost?: string;
+  worktree?: boolean;
+  push?: boolean;
+  retryFailed?: boolean;
+  priority?: string[];
+  assignee?: string;
+  sprint?: string;
+  ancestor?: string[];
+  kind?: string[];
+}
+
+interface Spec {
+  name: DispatchCommand;
+  args: string;
+  summary: string;
+  examples: string[];
+  lanes?: boolean;
+}
+
+const SPECS: Spec[] = [
+  { name: 'next', args: '', summary: 'run the next unit of ready work: the first runnable container, else the first ready bug group', examples: ['svc next --agent claude', 'svc next --dry-run'] },
+  { name: 'run', args: '<keys...>', summary: 'run exactly the named work items, in that order', examples: ['svc run PROJ-12 --agent-cmd "./agent.sh {prompt_file}"', 'svc run PROJ-12 PROJ-14 --agent codex --parallel 2'] },
+  { name: 'run_scope', args: '<key>', summary: 'run every live leaf beneath KEY in tree order, then the close-out prompt', examples: ['svc run_scope PROJ-3 --agent claude', 'svc run_scope PROJ-3 --dry-run'] },
+  { name: 'batch', args: '', summary: 'run the ready leaves, up to --max', examples: ['svc batch --max 5 --priority high --agent claude', 'svc batch --ancestor PROJ-1 --dry-run'], lanes: true },
+  { name: 'auto', args: '', summary: 'open runs over the ready leaves until nothing is ready or --max is reached', examples: ['svc auto --max 20 --agent claude --on-failure continue'], lanes: true },
+  { name: 'fix', args: '<keys...>', summary: 'fix the failing pull requests of the named items on their branches', examples: ['svc fix PROJ-12 --agent claude'] },
+  { name: 'continue', args: '<run-id>', summary: 'run again the legs of a run that did not end implemented', examples: ['svc continue 01J9ZK3RUN --agent claude'] },
+  { name: 'review', args: '<keys...>', summary: 'review the open pull requests of the named items, changing nothing', examples: ['svc review PROJ-12 --agent claude'] },
+];
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+export function registerDispatch(program: Command, context: (cmd: Command) => Context): void {
+  for (const spec of SPECS) {
+    const cmd = program.command(`${spec.name}${spec.args ? ` ${spec.args}` : ''}`).description(spec.summary);
+    if (spec.name === 'run_scope') cmd.alias('run-scope');
+    addDispatchFlags(cmd, spec);
+    withExamples(cmd, ...spec.examples);
+    cmd.action(async (...argv: unknown[]) => {
+      const command = argv[argv.length - 1] as Command;
+      const positional = spec.args ? (argv[0] as string | string[]) : [];
+      const { runDispatchCommand } = await import('./run-dispatch.js');
+      await runDispatchCommand(spec.name, ([] as string[]).concat(positional), command.opts<DispatchFlags>(), context(command));
+    });
+  }
+}
+
+function addDispatchFlags(cmd: Command, spec: Spec): void {
+  cmd
+    .option('-p, --project <key>', 'project key (SVC_PROJECT)')
+    .option('--repo <dir>', 'the git repository the agents work on (SVC_REPO; default: the current directory)')
+    .option('--agent <name>', 'agent preset: claude, codex, aider, gemini, opencode')
+    .option('--agent-cmd <command>', 'any agent command; placeholders {prompt_file} {key} {workdir} {branch} {run_id}')
+    .option('--model <model>', 'model passed to the agent preset')
+    .option('--dry-run', 'print the card set with skip reasons and open nothing')
+    .option('--max <n>', 'most cards to run')
+    .addOption(new Option('--on-failure <mode>', 'what a failed leg does to the run').choices(['halt', 'continue']).default('halt'))
+    .option('--parallel <n>', 'legs run at once, each in its own worktree')
+    .option('--idempotency-key <key>', 'find the same run again when a CI job is retried whole')
+    .option('--hosted', 'open the run for a hosted runner and print it instead of running it here')
+    .option('--timeout <duration>', 'whole-run time limit; the run closes timed_out')
+    .option('--idle-timeout <duration>', 'stop an agent silent this long (default 15m)')
+    .option('--card-timeout <duration>', 'stop an agent running this long (default 60m)')
+    .option('--kill-grace <duration>', 'wait between SIGTERM and SIGKILL (default 10s)')
+    .option('--heartbeat-interval <duration>', 'heartbeat interval (SVC_HEARTBEAT_INTERVAL; default 60s)')
+    .option('--send-logs', 'send agent output to the service as event bodies (redacted)')
+    .option('--allow-empty', 'a leg that leaves no commit is not failed')
+    .option('--max-cost <usd>', 'stop the run once the agents report this much spend')
+    .option('--no-worktree', 'run in place on the branch instead of a worktree per card')
+    .option('--push', 'push an implemented leg\'s branch (default on for hosted runs)');
+  if (spec.name === 'auto') cmd.option('--retry-failed', 'do not skip cards that failed in recent local runs');
+  if (spec.lanes) {
+    cmd
+      .option('--priority <p>', 'only this priority (repeatable)', collect)
+      .option('--assignee <id>', 'only this assignee; `none` for unassigned')
+      .option('--sprint <id>', 'only this sprint, or `active`')
+      .option('--ancestor <key>', 'only leaves beneath this item (repeatable)', collect)
+      .option('--kind <kind>', 'only this kind (repeatable)', collect);
+  }
+}

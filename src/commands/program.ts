@@ -1,0 +1,40 @@
+// The commander tree. Each group registers itself; handlers are imported inside `.action()` so
+// `svc --version` and `svc --help` load none of them.
+import { Command, Option } from 'commander';
+import { registerAuth } from './auth/register.js';
+import { registerConfig } from './config/register.js';
+import type { Context } from './context.js';
+import { registerDispatch } from './dispatch/register.js';
+import { registerHelpTopics } from './help/register.js';
+import { registerRead } from './read/register.js';
+import { registerServer } from './server/register.js';
+
+/** Builds the tree. `context` is called once a command runs, with the parsed global options. */
+export function buildProgram(version: string, context: (cmd: Command) => Context): Command {
+  const program = new Command('svc')
+    .description('Dispatch coding agents over a work-tracking backlog, and run the service locally')
+    .version(version, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .addOption(new Option('--base-url <url>', 'service base address (SVC_BASE_URL)'))
+    .addOption(new Option('--json', 'print exactly one JSON document on stdout'))
+    .addOption(new Option('--verbose', 'print request ids and timings on stderr'))
+    .addOption(new Option('--no-color', 'no colour, no spinner'))
+    .addOption(new Option('--insecure', 'allow sending a token over plain http to a non-loopback host'))
+    .addOption(new Option('--max-wait <duration>', 'longest wait for a rate limit or an unavailable service (SVC_MAX_WAIT)'))
+    .showHelpAfterError('(run with --help for usage)')
+    .showSuggestionAfterError(true)
+    .configureHelp({ sortSubcommands: false, showGlobalOptions: true });
+
+  registerDispatch(program, context);
+  registerRead(program, context);
+  registerAuth(program, context);
+  registerConfig(program, context);
+  registerServer(program, context);
+  registerHelpTopics(program, context);
+  return program;
+}
+
+/** Adds an example section to a command's help: every command shows at least one. */
+export function withExamples(cmd: Command, ...examples: string[]): Command {
+  return cmd.addHelpText('after', `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`);
+}

@@ -1,0 +1,62 @@
+// runs show/watch read the record on the service; logs reads the local per-leg logs; recover and
+// worktrees prune hand over to the engine.
+import { createReadStream, existsSync, readdirSync } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DispatchRun } from '../../contract/types.js';
+import { parseDuration } from '../../dispatch/duration.js';
+import { logPath, resolveStateDir, runPaths } from '../../dispatch/state.js';
+import { connect } from '../connect.js';
+import type { Context } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+
+export function runLines(run: DispatchRun): { head: string[]; rows: string[][] } {
+  const head = [`run ${run.id} · ${run.command} · ${run.status}${run.stopReason ? ` (${run.stopReason})` : ''}`, `started ${run.startedAt}${run.endedAt ? ` · ended ${run.endedAt}` : ''} · seq ${run.seq}${run.agent ? ` · agent ${run.agent}` : ''}`];
+  const rows = run.cards.map((c) => [c.workItemKey, c.disposition, c.exitCode === null ? '' : String(c.exitCode), c.sessionBranch ?? '', c.skipReason ?? '']);
+  return { head, rows };
+}
+
+export async function runsShow(ctx: Context, id: string): Promise<void> {
+  const run = await connect(ctx).getDispatchRun(id);
+  if (ctx.out.json) return ctx.out.document(run);
+  const { head, rows } = runLines(run);
+  for (const line of head) ctx.out.data(line);
+  ctx.out.table(['CARD', 'DISPOSITION', 'EXIT', 'BRANCH', 'SKIP REASON'], rows);
+}
+
+export async function runsWatch(ctx: Context, id: string, opts: { interval: string }): Promise<void> {
+  const every = parseDuration(opts.interval, '--interval');
+  const api = connect(ctx);
+  let last = '';
+  for (;;) {
+    const run = await api.getDispatchRun(id);
+    const digest = JSON.stringify([run.status, run.seq, run.cards.map((c) => c.disposition)]);
+    if (digest !== last && !ctx.out.json) {
+      last = digest;
+      const { head, rows } = runLines(run);
+      ctx.out.info(`${new Date().toISOString()} ${head[0]}`);
+      for (const r of rows) ctx.out.info(`  ${r[0]} ${r[1]}${r[2] ? ` exit ${r[2]}` : ''}`);
+    }
+    if (run.status !== 'running') {
+      if (ctx.out.json) ctx.out.document(run);
+      if (run.status === 'failed') process.exitCode = EXIT.failed;
+      return;
+    }
+    await sleep(every, undefined, { signal: ctx.interrupts.signal }).catch(() => undefined);
+    if (ctx.interrupts.signal.aborted) return;
+  }
+}
+
+export async function logs(ctx: Context, runId: string, key: string | undefined): Promise<void> {
+  const paths = runPaths(resolveStateDir(ctx.env), runId);
+  if (!existsSync(paths.logs)) {
+    throw Object.assign(new Error(`no local logs for run ${runId} on this machine (looked in ${paths.logs})`), { exitCode: EXIT.notFound });
+  }
+  const keys = key ? [key] : readdirSync(paths.logs).filter((f) => f.endsWith('.log')).map((f) => f.slice(0, -4)).sort();
+  for (const k of keys) {
+    const file = logPath(paths, k);
+    if (!existsSync(file)) throw Object.assign(new Error(`no log for ${k} in run ${runId}`), { exitCode: EXIT.notFound });
+    if (!key) ctx.out.info(`── ${k} ──`);
+    await pipeline(createReadStream(file), ctx.stdout, { end: false });
+  }
+}

@@ -1,0 +1,130 @@
+// The one object through which commands talk to the terminal. Data goes to stdout, everything
+// else (progress, hints, errors) to stderr. Spinners and colour appear only where a person is
+// watching: stderr is a TTY, not CI, not --json, and NO_COLOR/--no-color are not set. chalk ignores
+// NO_COLOR by itself, so the level is decided here once.
+import { Chalk, type ChalkInstance } from 'chalk';
+import type { Writable } from 'node:stream';
+
+/** A writable stream with the TTY facts the output needs (process streams and test doubles alike). */
+export interface OutStream extends Writable {
+  isTTY?: boolean;
+  columns?: number;
+}
+
+export interface OutputOptions {
+  stdout: OutStream;
+  stderr: OutStream;
+  env: Record<string, string | undefined>;
+  json?: boolean;
+  /** commander's `--no-color` sets `color: false`. */
+  color?: boolean;
+  verbose?: boolean;
+}
+
+export interface Spinner {
+  text(text: string): void;
+  succeed(text: string): void;
+  fail(text: string): void;
+  stop(): void;
+}
+
+export interface Output {
+  readonly json: boolean;
+  readonly verboseOn: boolean;
+  /** True when progress may animate on stderr (a person is watching). */
+  readonly interactive: boolean;
+  readonly stdoutIsTTY: boolean;
+  readonly columns: number;
+  readonly style: ChalkInstance;
+  /** A line of data on stdout. */
+  data(line: string): void;
+  /** The one JSON document of a `--json` command. */
+  document(value: unknown): void;
+  info(line: string): void;
+  warn(line: string): void;
+  error(line: string): void;
+  verbose(line: string): void;
+  spinner(text: string): Promise<Spinner>;
+  /** Rows of data: aligned columns on a TTY, tab-separated plain rows when piped. */
+  table(head: string[], rows: string[][]): void;
+}
+
+const isSet = (v: string | undefined) => v !== undefined && v !== '' && v !== '0' && v !== 'false';
+
+export function colorLevel(opts: OutputOptions, stream: OutStream): 0 | 1 | 2 | 3 {
+  if (opts.color === false || opts.json) return 0;
+  const force = opts.env.FORCE_COLOR;
+  if (force !== undefined) return force === '0' || force === 'false' ? 0 : 1;
+  if (isSet(opts.env.NO_COLOR)) return 0;
+  return stream.isTTY ? 1 : 0;
+}
+
+export function createOutput(opts: OutputOptions): Output {
+  const { stdout, stderr } = opts;
+  const interactive = Boolean(stderr.isTTY) && !opts.json && !isSet(opts.env.CI) && !isSet(opts.env.NO_COLOR) && opts.color !== false;
+  const style = new Chalk({ level: colorLevel(opts, stderr) });
+  const columns = stdout.columns ?? stderr.columns ?? 100;
+  const err = (line: string) => stderr.write(`${line}\n`);
+
+  return {
+    json: Boolean(opts.json),
+    verboseOn: Boolean(opts.verbose),
+    interactive,
+    stdoutIsTTY: Boolean(stdout.isTTY),
+    columns,
+    style,
+    data: (line) => stdout.write(`${line}\n`),
+    document: (value) => stdout.write(`${JSON.stringify(value, null, 2)}\n`),
+    info: (line) => err(line),
+    warn: (line) => err(style.yellow(line)),
+    error: (line) => err(style.red(line)),
+    verbose: (line) => {
+      if (opts.verbose) err(style.dim(line));
+    },
+    async spinner(text) {
+      if (!interactive) {
+        err(text);
+        return { text: () => {}, succeed: (t) => err(t), fail: (t) => err(t), stop: () => {} };
+      }
+      // ora is imported only when a spinner is really shown: it is not needed on the start-up path.
+      const { default: ora } = await import('ora');
+      const s = ora({ text, stream: stderr, color: 'cyan' }).start();
+      return {
+        text: (t) => void (s.text = t),
+        succeed: (t) => void s.succeed(t),
+        fail: (t) => void s.fail(t),
+        stop: () => void s.stop(),
+      };
+    },
+    table(head, rows) {
+      if (!stdout.isTTY) {
+        for (const row of rows) stdout.write(`${row.join('\t')}\n`);
+        return;
+      }
+      stdout.write(formatTable(head, rows, columns, style));
+    },
+  };
+}
+
+/** Aligns columns; the last column is cut to the terminal width so rows never wrap. */
+export function formatTable(head: string[], rows: string[][], width: number, style: ChalkInstance): string {
+  const all = [head, ...rows];
+  const widths = head.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
+  const lines = all.map((row, r) => {
+    let used = 0;
+    const cells = row.map((cell, i) => {
+      const last = i === row.length - 1;
+      const room = Math.max(8, width - used);
+      const text = last ? cut(cell, room) : cell.padEnd(widths[i] ?? 0);
+      used += (widths[i] ?? 0) + 2;
+      return text;
+    });
+    const line = cells.join('  ').trimEnd();
+    return r === 0 ? style.bold(line) : line;
+  });
+  return `${lines.join('\n')}\n`;
+}
+
+function cut(text: string, room: number): string {
+  return text.length <= room ? text : `${text.slice(0, room - 1)}…`;
+}

@@ -1,0 +1,66 @@
+// Spawns the real, built `bin/svc.js`, as a user's shell would, with its own config and state
+// folders so tests never touch the machine's. `npm test` builds first.
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const BIN = resolve(import.meta.dirname, '../../bin/svc.js');
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliEnv {
+  [name: string]: string | undefined;
+}
+
+/** A fresh home for one test: config and state folders, no inherited SVC_* variables. */
+export function isolatedEnv(extra: CliEnv = {}): CliEnv {
+  const home = mkdtempSync(join(tmpdir(), 'svc-home-'));
+  const env: CliEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SVC_') && k !== 'CI') env[k] = v;
+  return {
+    ...env,
+    HOME: home,
+    SVC_CONFIG_DIR: join(home, 'config'),
+    SVC_STATE_DIR: join(home, 'state'),
+    NO_COLOR: '1',
+    ...extra,
+  };
+}
+
+export function runCli(args: string[], opts: { env?: CliEnv; cwd?: string; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: opts.cwd,
+      env: opts.env ?? isolatedEnv(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: opts.timeoutMs ?? 60_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stdin.end(opts.input ?? '');
+    child.on('close', (code, signal) => done({ code, signal, stdout, stderr }));
+  });
+}
+
+/** Runs a plain program (git, bash) and returns its stdout. */
+export function run(cmd: string, args: string[], cwd?: string): Promise<string> {
+  return new Promise((ok, fail) =>
+    execFile(cmd, args, { cwd }, (error, stdout, stderr) => (error ? fail(new Error(`${cmd} ${args.join(' ')}: ${stderr || error.message}`)) : ok(stdout))),
+  );
+}
+
+/** A git repository with one commit on main, for agents to work in. */
+export async function makeRepo(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-repo-'));
+  await run('git', ['init', '-q', '-b', 'main'], dir);
+  await run('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '--allow-empty', '-m', 'init'], dir);
+  return dir;
+}

@@ -1,0 +1,53 @@
+// An in-process Context for command tests: in-memory streams whose TTY flag can be switched, a
+// config folder of its own, and a controllable interruption signal.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
+import { openConfig, type ConfigStore } from '../../src/commands/config/store.js';
+import type { Context, GlobalOptions } from '../../src/commands/context.js';
+import { createOutput, type OutStream } from '../../src/ui/output.js';
+
+export class MemoryStream extends Writable implements OutStream {
+  text = '';
+  constructor(
+    public isTTY = false,
+    public columns = 100,
+  ) {
+    super();
+  }
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void) {
+    this.text += chunk.toString('utf8');
+    done();
+  }
+}
+
+export interface TestContext extends Context {
+  stdout: MemoryStream;
+  stderr: MemoryStream;
+  abort: AbortController;
+}
+
+export function testContext(opts: { globals?: GlobalOptions; env?: Record<string, string | undefined>; tty?: boolean; stdin?: string } = {}): TestContext {
+  const stdout = new MemoryStream(opts.tty);
+  const stderr = new MemoryStream(opts.tty);
+  const env = { SVC_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'svc-cfg-')), ...opts.env };
+  const globals = opts.globals ?? {};
+  const stdin = new PassThrough();
+  stdin.end(opts.stdin ?? '');
+  const abort = new AbortController();
+  let config: ConfigStore | undefined;
+  return {
+    stdin,
+    stdout,
+    stderr,
+    env,
+    cwd: process.cwd(),
+    globals,
+    out: createOutput({ stdout, stderr, env, json: globals.json, color: globals.color, verbose: globals.verbose }),
+    config: () => (config ??= openConfig(env)),
+    interrupts: { signal: abort.signal, reason: () => (abort.signal.aborted ? (abort.signal.reason as 'SIGINT') : null) },
+    version: '0.0.0-test',
+    abort,
+  };
+}
