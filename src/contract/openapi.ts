@@ -1,0 +1,213 @@
+// The machine-readable contract: an OpenAPI 3.1 description of api-v1's 31 operations, built from
+// the OPERATIONS table so an operation cannot exist here and not there. Served by the local service
+// at /api/openapi/v1.json and used by ./validate.ts to check bodies in and out of that service.
+import { OPERATIONS, API_PREFIX, type OperationId } from './operations.js';
+import { API_VERSION, EVENTS_PER_APPEND, PAGE_DEFAULT, PAGE_MAX, PRIORITIES, KINDS } from './types.js';
+import { requestSchemas, REQUEST_BODIES } from './schemas-requests.js';
+import { errorCodesFor, resourceSchemas } from './schemas-resources.js';
+import { enumOf, KEY_PATTERN_SOURCE, ref, type JsonSchema } from './schemas-shared.js';
+
+const JSON_MEDIA = 'application/json';
+
+/** The statuses every operation documents (api-v1 §4). */
+export const COMMON_ERROR_STATUSES = [401, 403, 429, 500] as const;
+
+interface OperationShape {
+  summary: string;
+  /** Query and header parameters, by name in components.parameters (path ones come from the path). */
+  parameters?: string[];
+  success: { status: number; schema?: string; headers?: string[] };
+  /** Error statuses beyond the common ones. */
+  errors: number[];
+}
+
+const PAGING = ['cursor', 'limit'];
+const READY_FILTERS = ['readyPriority', 'assigneeId', 'sprintId'];
+
+const SHAPES: Record<OperationId, OperationShape> = {
+  getMe: { summary: 'Who the token is, and what it may do', success: { status: 200, schema: 'Identity' }, errors: [] },
+  listWorkspaces: { summary: 'Workspaces the token owner belongs to', parameters: PAGING, success: { status: 200, schema: 'WorkspacePage' }, errors: [422] },
+  listProjects: { summary: 'Projects the owner may browse', parameters: PAGING, success: { status: 200, schema: 'ProjectPage' }, errors: [422] },
+  getProject: { summary: 'One project', success: { status: 200, schema: 'Project' }, errors: [404] },
+  listWorkItems: { summary: 'Work items of a project', parameters: [...PAGING, 'filter'], success: { status: 200, schema: 'WorkItemSummaryPage' }, errors: [404, 422] },
+  createWorkItem: { summary: 'Create a work item', success: { status: 201, schema: 'WorkItemDetail' }, errors: [404, 422] },
+  countWorkItems: { summary: 'Exact count of what listWorkItems would page', parameters: ['filter'], success: { status: 200, schema: 'WorkItemCount' }, errors: [404, 422] },
+  getWorkItem: { summary: 'One work item by key', success: { status: 200, schema: 'WorkItemDetail', headers: ['ETag'] }, errors: [404] },
+  // The contract shows 200/401/403/404/412 for op 9; 422 follows from "422 where input is validated".
+  updateWorkItem: { summary: 'Update a work item', parameters: ['ifMatch'], success: { status: 200, schema: 'WorkItemDetail', headers: ['ETag'] }, errors: [404, 412, 422] },
+  listBacklog: { summary: 'The backlog, in rank order, with a total', parameters: [...PAGING, 'filter'], success: { status: 200, schema: 'BacklogPage' }, errors: [404, 422] },
+  moveToBacklog: { summary: 'Move items out of their sprint, atomically', success: { status: 200, schema: 'BacklogMoved' }, errors: [404, 422] },
+  listDesigns: { summary: 'Approved designs, newest first', parameters: [...PAGING, 'pathPrefix', 'designQuery'], success: { status: 200, schema: 'DesignPage' }, errors: [404, 422] },
+  listFolders: { summary: 'One level of child folders', parameters: [...PAGING, 'parentFolderId'], success: { status: 200, schema: 'FolderPage' }, errors: [404, 422] },
+  createFolder: { summary: 'Create a folder, last among its siblings', success: { status: 201, schema: 'Folder', headers: ['Location'] }, errors: [404, 409, 422] },
+  getFolder: { summary: 'One folder', success: { status: 200, schema: 'Folder' }, errors: [404] },
+  updateFolder: { summary: 'Rename or place a folder', success: { status: 200, schema: 'Folder' }, errors: [404, 409, 422] },
+  deleteFolder: { summary: 'Delete a folder, moving its contents up', success: { status: 200, schema: 'FolderDeleted' }, errors: [404, 409] },
+  openPlanSession: { summary: 'Open or resume the planning thread', success: { status: 200, schema: 'PlanningThread' }, errors: [404, 422] },
+  addPlanTurn: { summary: 'Add one turn without submitting', success: { status: 200, schema: 'PlanningThread' }, errors: [404, 409, 422] },
+  submitPlanSession: { summary: 'Submit the thread as one planning job', success: { status: 202, schema: 'PlanSubmitted' }, errors: [402, 404, 422, 503] },
+  getPlan: { summary: 'A plan with its proposals', success: { status: 200, schema: 'Plan' }, errors: [404] },
+  getPlanStatus: { summary: 'Status of a plan and its job', success: { status: 200, schema: 'PlanStatusView' }, errors: [404] },
+  listReadyBugs: { summary: 'Ready bug work, in groups', parameters: [...PAGING, 'readyKind', ...READY_FILTERS, 'ancestor', 'allowSoftBlock'], success: { status: 200, schema: 'ReadyBugGroupPage' }, errors: [404, 422] },
+  listReadyContainers: { summary: 'Runnable containers; items[0] runs next', parameters: [...PAGING, ...READY_FILTERS], success: { status: 200, schema: 'ReadyContainerPage' }, errors: [404, 422] },
+  openDispatchRun: { summary: 'Record a dispatch run over an ordered set of cards', success: { status: 201, schema: 'DispatchRunOpened' }, errors: [404, 409, 422] },
+  getDispatchRun: { summary: 'A run with its cards and event cursor', success: { status: 200, schema: 'DispatchRun' }, errors: [404] },
+  closeDispatchRun: { summary: 'Close a run and settle its legs', success: { status: 200, schema: 'DispatchRun' }, errors: [404, 409, 422] },
+  // NO_RUN_TARGET is a 422 in the local service (docs/service.md).
+  getCloseOutPrompt: { summary: 'The close-out prompt of a scoped run', success: { status: 200, schema: 'CloseOutPrompt' }, errors: [404, 422] },
+  appendDispatchEvents: { summary: `Append up to ${EVENTS_PER_APPEND} events in order`, success: { status: 200, schema: 'DispatchEventsAppended' }, errors: [404, 409, 413, 422] },
+  getGitCredential: { summary: 'Trade a hosted run credential for git credentials', success: { status: 200, schema: 'GitCredentials' }, errors: [404, 409, 503] },
+  heartbeatDispatchRun: { summary: 'Keep a local run alive', success: { status: 204 }, errors: [404, 409] },
+};
+
+const STATUS_TEXT: Record<number, string> = {
+  401: 'Authentication required: no, malformed, unknown, revoked or expired token',
+  402: 'A plan entitlement is exhausted; retrying does not help until it is lifted',
+  403: 'Valid token, missing permission',
+  404: 'Does not exist, or outside the token\'s workspace (the same answer)',
+  409: 'Conflicts with existing state',
+  412: '`If-Match` no longer matches the work item',
+  413: 'Larger than the per-file plan limit',
+  422: 'Caller-fixable malformation',
+  429: 'Rate-limit budget for the window exhausted; back off until `X-RateLimit-Reset`',
+  500: 'Unexpected fault',
+  503: 'A dependency (the planning service) is unreachable or misconfigured; retry later',
+};
+
+const digits: JsonSchema = { type: 'string', pattern: '^[0-9]+$' };
+const header = (description: string, schema: JsonSchema) => ({ required: true, description, schema });
+
+const headers = {
+  'X-Request-Id': header('Echo of a well-formed request id, else a fresh one.', {
+    type: 'string',
+    pattern: '^[A-Za-z0-9._-]{1,128}$',
+  }),
+  'X-Svc-Api-Version': header('The contract version; equals info.version.', {
+    type: 'string',
+    pattern: '^[0-9]+\\.[0-9]+\\.[0-9]+$',
+    const: API_VERSION,
+  }),
+  'X-RateLimit-Limit': header('Requests the token may make in the window.', digits),
+  'X-RateLimit-Remaining': header('Requests left in the window; 0 before a 429.', digits),
+  'X-RateLimit-Reset': header('Unix epoch seconds when the window resets. No Retry-After is sent.', digits),
+  ETag: header('Pass back as `If-Match` on update.', { type: 'string', minLength: 1 }),
+  Location: header('Where the created resource is read.', { type: 'string', minLength: 1 }),
+};
+
+/** The section-8 headers every response carries. */
+export const SECTION_8_HEADERS = [
+  'X-Request-Id', 'X-Svc-Api-Version', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset',
+] as const;
+
+const headerRefs = (names: readonly string[]) =>
+  Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+
+const query = (name: string, schema: JsonSchema, description: string, extra: JsonSchema = {}) => ({
+  name, in: 'query', required: false, description, schema, ...extra,
+});
+const repeatable = { style: 'form', explode: true };
+const emptyMeansOmitted = 'Empty means omitted.';
+
+const parameters: Record<string, JsonSchema> = {
+  cursor: query('cursor', { type: 'string' }, 'Opaque `nextCursor` of a previous page of the same collection; another collection\'s is a 422.'),
+  limit: query('limit', { type: 'integer', minimum: 1, default: PAGE_DEFAULT }, `Page size; above ${PAGE_MAX} is clamped to ${PAGE_MAX}, not rejected.`),
+  filter: query('filter', { type: 'string', minLength: 1 }, 'A filter expression; an unknown field, operator or value is a 422 naming which.'),
+  pathPrefix: query('pathPrefix', { type: 'string' }, 'Only designs holding an asset whose repository `sourcePath` starts with it.'),
+  designQuery: query('query', { type: 'string' }, 'Case-insensitive substring of the design card\'s title.'),
+  parentFolderId: query('parentFolderId', { type: 'string' }, 'Omit or empty for the project root.'),
+  readyKind: query('kind', { type: 'array', items: enumOf(KINDS) }, 'Repeatable; an unknown kind is a 422.', repeatable),
+  readyPriority: query('priority', { type: 'array', items: enumOf(PRIORITIES) }, 'Repeatable; an unknown priority is a 422.', repeatable),
+  assigneeId: query('assigneeId', { type: 'string' }, `A user id, or \`none\` for unassigned. ${emptyMeansOmitted}`),
+  ancestor: query('ancestor', { type: 'array', items: { type: 'string', pattern: KEY_PATTERN_SOURCE } }, 'Repeatable container keys: only ready leaves strictly beneath them.', repeatable),
+  sprintId: query('sprintId', { type: 'string' }, `A sprint id or \`active\`; direct membership only. ${emptyMeansOmitted}`),
+  allowSoftBlock: query('allowSoftBlock', { type: 'string', enum: ['true', 'false', ''] }, '`true` drops the parent-ready cascade; any other value than true, false or empty is a 422.'),
+  ifMatch: { name: 'If-Match', in: 'header', required: false, description: 'An ETag from a prior read; a moved item answers 412. Absent: last write wins.', schema: { type: 'string' } },
+};
+
+const pathParameter = (name: string): JsonSchema => ({
+  name,
+  in: 'path',
+  required: true,
+  schema: name === 'key' ? { type: 'string', pattern: KEY_PATTERN_SOURCE } : { type: 'string', minLength: 1 },
+});
+
+function errorResponse(status: number): JsonSchema {
+  const codes = errorCodesFor(status);
+  const schema = status === 500
+    ? ref('InternalErrorBody')
+    : { allOf: [ref('ErrorBody'), { properties: { code: { enum: codes } } }] };
+  const responseHeaders: Record<string, unknown> = headerRefs(SECTION_8_HEADERS);
+  // The budget is spent before a 429 is answered (api-v1 §8).
+  if (status === 429) responseHeaders['X-RateLimit-Remaining'] = header('0 on a 429.', { type: 'string', const: '0' });
+  return { description: STATUS_TEXT[status], headers: responseHeaders, content: { [JSON_MEDIA]: { schema } } };
+}
+
+function operationObject(op: (typeof OPERATIONS)[number]): JsonSchema {
+  const shape = SHAPES[op.id];
+  const pathNames = [...op.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string);
+  const success: JsonSchema = {
+    description: shape.summary,
+    headers: headerRefs([...SECTION_8_HEADERS, ...(shape.success.headers ?? [])]),
+  };
+  if (shape.success.schema) success.content = { [JSON_MEDIA]: { schema: ref(shape.success.schema) } };
+  const responses: Record<string, JsonSchema> = { [String(shape.success.status)]: success };
+  for (const status of [...shape.errors, ...COMMON_ERROR_STATUSES].sort((a, b) => a - b)) {
+    responses[String(status)] = { $ref: `#/components/responses/Error${status}` };
+  }
+  const operation: JsonSchema = {
+    operationId: op.id,
+    summary: shape.summary,
+    'x-operation-number': op.n,
+    'x-permission': op.permission,
+    security: [{ bearer: [] }],
+    parameters: [
+      ...pathNames.map(pathParameter),
+      ...(shape.parameters ?? []).map((name) => ({ $ref: `#/components/parameters/${name}` })),
+    ],
+    responses,
+  };
+  const body = REQUEST_BODIES[op.id];
+  if (body) {
+    operation.requestBody = { required: body.required, content: { [JSON_MEDIA]: { schema: ref(body.schema) } } };
+  }
+  return operation;
+}
+
+function buildPaths(): Record<string, Record<string, JsonSchema>> {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const op of OPERATIONS) {
+    (paths[op.path] ??= {})[op.method.toLowerCase()] = operationObject(op);
+  }
+  return paths;
+}
+
+const ALL_ERROR_STATUSES = [401, 402, 403, 404, 409, 412, 413, 422, 429, 500, 503];
+
+/** The OpenAPI 3.1 document of api-v1, served at /api/openapi/v1.json. */
+export const openapiDocument = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Work-Tracking Service API',
+    version: API_VERSION,
+    description:
+      'Version 1 of the work-tracking REST contract. Additive within the major version: clients must ' +
+      'tolerate unknown fields and enum values. `x-svc-closed` marks schemas the local service emits ' +
+      'no other fields for; it is a promise of that implementation, not a limit on clients.',
+  },
+  servers: [{ url: API_PREFIX }],
+  security: [{ bearer: [] }],
+  paths: buildPaths(),
+  components: {
+    securitySchemes: {
+      bearer: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'A personal access token (`svc_pat_…`), or a hosted run\'s own credential.',
+      },
+    },
+    schemas: { ...resourceSchemas, ...requestSchemas },
+    parameters,
+    headers,
+    responses: Object.fromEntries(ALL_ERROR_STATUSES.map((status) => [`Error${status}`, errorResponse(status)])),
+  },
+};
