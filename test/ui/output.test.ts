@@ -1,0 +1,56 @@
+// The output object: tables on a TTY, plain rows when piped, colour rules, one JSON document.
+import { describe, expect, test } from 'vitest';
+import { colorLevel, createOutput } from '../../src/ui/output.js';
+import { MemoryStream } from '../support/context.js';
+
+function make(opts: { tty: boolean; env?: Record<string, string>; json?: boolean; color?: boolean }) {
+  const stdout = new MemoryStream(opts.tty, 40);
+  const stderr = new MemoryStream(opts.tty, 40);
+  return { stdout, stderr, out: createOutput({ stdout, stderr, env: opts.env ?? {}, json: opts.json, color: opts.color }) };
+}
+
+describe('output', () => {
+  test('piped rows are tab-separated with no header', () => {
+    const { stdout, out } = make({ tty: false });
+    out.table(['KEY', 'TITLE'], [['A-1', 'first'], ['A-2', 'second']]);
+    expect(stdout.text).toBe('A-1\tfirst\nA-2\tsecond\n');
+  });
+
+  test('a TTY table is aligned, has a header and is cut to the terminal width', () => {
+    const { stdout, out } = make({ tty: true });
+    out.table(['KEY', 'TITLE'], [['A-1', 'a title much longer than the forty columns of this terminal']]);
+    const lines = stdout.text.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^KEY\s+TITLE$/);
+    expect(lines[1]!.length).toBeLessThanOrEqual(40);
+    expect(lines[1]).toMatch(/…$/);
+  });
+
+  test.each([
+    ['a TTY', { isTTY: true }, {}, undefined, undefined, 1],
+    ['a pipe', { isTTY: false }, {}, undefined, undefined, 0],
+    ['NO_COLOR on a TTY', { isTTY: true }, { NO_COLOR: '1' }, undefined, undefined, 0],
+    ['FORCE_COLOR on a pipe', { isTTY: false }, { FORCE_COLOR: '1' }, undefined, undefined, 1],
+    ['--no-color', { isTTY: true }, { FORCE_COLOR: '1' }, false, undefined, 0],
+    ['--json', { isTTY: true }, {}, undefined, true, 0],
+  ])('colour on %s', (_n, stream, env, color, json, level) => {
+    const s = new MemoryStream(stream.isTTY);
+    expect(colorLevel({ stdout: s, stderr: s, env, color, json }, s)).toBe(level);
+  });
+
+  test('no spinner when piped, in CI or with --json: the text goes out as a plain line', async () => {
+    for (const o of [{ tty: false }, { tty: true, env: { CI: 'true' } }, { tty: true, json: true }]) {
+      const { stderr, out } = make(o);
+      const s = await out.spinner('working');
+      s.succeed('done');
+      expect(stderr.text).toBe('working\ndone\n');
+    }
+  });
+
+  test('data goes to stdout, messages to stderr', () => {
+    const { stdout, stderr, out } = make({ tty: false });
+    out.document({ a: 1 });
+    out.info('hello');
+    expect(JSON.parse(stdout.text)).toEqual({ a: 1 });
+    expect(stderr.text).toBe('hello\n');
+  });
+});
