@@ -2,6 +2,7 @@
 // the contract, given the authenticated principal and the store. The HTTP layer (app.ts) does auth,
 // scopes, rate limit, headers, body parsing, request-body validation against the contract document
 // and error mapping once, so a module only holds its operation's own rules.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DatabaseSync } from 'node:sqlite';
 import type { OperationId } from '../contract/operations.js';
 import type { ErrorCode, Scope } from '../contract/types.js';
@@ -65,6 +66,11 @@ export interface ServiceModule {
   /** DDL, run once at start (CREATE TABLE IF NOT EXISTS ...). */
   schema: string;
   routes: Route[];
+  /**
+   * Paths outside /api/v1 this module answers itself (the smart-HTTP git remote under `/git/`):
+   * the app hands over the raw request with no auth, rate limit or JSON handling of its own.
+   */
+  raw?: RawHandler[];
   /** Background work (the reaper), started with the server and stopped with it. */
   start?(deps: { db: DatabaseSync; config: ServiceConfig; now(): Date }): () => void;
 }
@@ -89,3 +95,9 @@ export class ServiceError extends Error {
 
 export const invalid = (message: string) => new ServiceError(422, 'INVALID_REQUEST', message);
 export const notFound = (what: string) => new ServiceError(404, 'NOT_FOUND', `${what} not found`);
+
+export interface RawHandler {
+  /** A path prefix such as `/git/`. */
+  prefix: string;
+  handle(req: IncomingMessage, res: ServerResponse, deps: { db: DatabaseSync; config: ServiceConfig; now(): Date }): void | Promise<void>;
+}
