@@ -42,3 +42,11 @@ CREATE TABLE IF NOT EXISTS sprints (
   id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id), name TEXT NOT NULL,
   state TEXT NOT NULL DEFAULT 'future', starts_at TEXT, ends_at TEXT);
 `;
+
+// Members of a project whose accessMode is `members` (workspace members outside it cannot browse it).
+export const PROJECT_MEMBERS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS project_members (
+  project_id TEXT NOT NULL REFERENCES projects(id), user_id TEXT NOT NULL REFERENCES users(id),
+  PRIMARY KEY (project_id, user_id));
+CREATE INDEX IF NOT EXISTS work_items_by_sprint ON work_items (sprint_id);
+`;

@@ -1,0 +1,229 @@
+// The HTTP layer of the local service: one pass per request that does everything the contract
+// asks of every operation (request id, version header, auth, rate limit, scope, JSON body, body
+// validation, error mapping) so the modules only hold their operation's own rules.
+//
+// Decisions (docs/service.md): an unknown path or a known path with the wrong method answers 404
+// NOT_FOUND (the contract names no 405); requests without a valid token count against a per-address
+// bucket of the same size, so their X-RateLimit-* headers are real, not invented.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { API_PREFIX, OPENAPI_PATH, OPERATIONS, RUN_CREDENTIAL_OPERATIONS, type OperationId } from '../contract/operations.js';
+import { API_VERSION, KEY_PATTERN, REQUEST_ID_PATTERN, type ErrorCode } from '../contract/types.js';
+import { authenticate, rateBucket } from './auth.js';
+import type { ContractHooks } from './contract-hooks.js';
+import type { Database } from './db.js';
+import { ServiceError, type CursorCodec, type Principal, type Reply, type Route, type ServiceConfig, type ServiceModule } from './kernel.js';
+import type { RateLimiter } from './rate-limit.js';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface ResponseInfo {
+  /** Null when no operation matched (unknown path, the OpenAPI document). */
+  operationId: OperationId | null;
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+export interface AppDeps {
+  db: Database;
+  config: ServiceConfig;
+  modules: readonly ServiceModule[];
+  cursors: CursorCodec;
+  limiter: RateLimiter;
+  contract: ContractHooks;
+  now(): Date;
+  onResponse?: (info: ResponseInfo) => void;
+  /** Where stacks of unexpected faults go (the server's stderr). */
+  logError(line: string): void;
+}
+
+interface CompiledRoute {
+  operationId: OperationId;
+  method: string;
+  segments: string[];
+  route: Route | undefined;
+}
+
+function compile(modules: readonly ServiceModule[]): CompiledRoute[] {
+  const byId = new Map<string, Route>();
+  for (const m of modules) for (const r of m.routes) byId.set(r.operationId, r);
+  return OPERATIONS.map((op) => ({
+    operationId: op.id,
+    method: op.method,
+    segments: op.path.split('/').slice(1),
+    route: byId.get(op.id),
+  }));
+}
+
+/** Matches a path below /api/v1; a `{key}` that is not a work item key never matches. */
+function match(routes: CompiledRoute[], path: string): { candidates: CompiledRoute[]; params: Record<string, string> }[] {
+  const parts = path.split('/').slice(1);
+  const out: { candidates: CompiledRoute[]; params: Record<string, string> }[] = [];
+  for (const r of routes) {
+    if (r.segments.length !== parts.length) continue;
+    const params: Record<string, string> = {};
+    let ok = true;
+    for (let i = 0; i < parts.length && ok; i++) {
+      const seg = r.segments[i]!;
+      let part: string;
+      try {
+        part = decodeURIComponent(parts[i]!);
+      } catch {
+        ok = false;
+        break;
+      }
+      if (seg.startsWith('{')) {
+        const name = seg.slice(1, -1);
+        if (part === '' || (name === 'key' && !KEY_PATTERN.test(part))) ok = false;
+        else params[name] = part;
+      } else if (seg !== part) ok = false;
+    }
+    if (ok) out.push({ candidates: [r], params });
+  }
+  return out;
+}
+
+const errorBody = (code: ErrorCode, error: string) => ({ error, code });
+
+export function createRequestHandler(deps: AppDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const routes = compile(deps.modules);
+  return (req, res) => {
+    handle(deps, routes, req, res).catch((err: unknown) => {
+      // Only a fault while writing the response lands here; the socket is the best we can do.
+      deps.logError(`svc server: failed to answer: ${err instanceof Error ? err.stack : String(err)}`);
+      res.destroy();
+    });
+  };
+}
+
+async function handle(deps: AppDeps, routes: CompiledRoute[], req: IncomingMessage, res: ServerResponse): Promise<void> {
+  // Paths a module answers itself (the git remote under /git/) bypass the API pipeline entirely.
+  const rawPath = (req.url ?? '/').split('?')[0]!;
+  const raw = deps.modules.flatMap((m) => m.raw ?? []).find((r) => rawPath.startsWith(r.prefix));
+  if (raw) return raw.handle(req, res, { db: deps.db, config: deps.config, now: deps.now });
+  const given = req.headers['x-request-id'];
+  const requestId = typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();
+  const url = new URL(req.url ?? '/', 'http://local');
+  const method = (req.method ?? 'GET').toUpperCase();
+  let operationId: OperationId | null = null;
+  let rate = { limit: deps.config.rateLimit, remaining: deps.config.rateLimit, resetEpochSeconds: 0 };
+
+  const send = (status: number, body: unknown, extra: Record<string, string> = {}) => {
+    const headers: Record<string, string> = {
+      'x-request-id': requestId,
+      'x-svc-api-version': API_VERSION,
+      'x-ratelimit-limit': String(rate.limit),
+      'x-ratelimit-remaining': String(rate.remaining),
+      'x-ratelimit-reset': String(rate.resetEpochSeconds),
+      ...lowerKeys(extra),
+    };
+    const text = body === undefined ? '' : JSON.stringify(body);
+    if (body !== undefined) headers['content-type'] = 'application/json; charset=utf-8';
+    headers['content-length'] = String(Buffer.byteLength(text));
+    if (!req.complete) headers['connection'] = 'close';
+    res.writeHead(status, headers);
+    res.end(text);
+    if (!req.complete) req.resume();
+    try {
+      deps.onResponse?.({ operationId, status, body, headers });
+    } catch (err) {
+      deps.logError(`svc server: response observer failed: ${err instanceof Error ? err.stack : String(err)}`);
+    }
+  };
+  const fail = (status: number, code: ErrorCode, message: string) => send(status, errorBody(code, message));
+
+  try {
+    const now = deps.now();
+    const principal = authenticate(deps.db, req.headers.authorization, now);
+    const bucket = principal ? rateBucket(principal) : `addr:${req.socket.remoteAddress ?? 'unknown'}`;
+    const decision = deps.limiter.take(bucket, now.getTime());
+    rate = decision;
+    if (!decision.allowed) return fail(429, 'RATE_LIMITED', 'rate limit exhausted; retry after X-RateLimit-Reset');
+
+    if (url.pathname === OPENAPI_PATH && method === 'GET') {
+      if (!deps.contract.openapiDocument) return fail(404, 'NOT_FOUND', 'the contract document is not available');
+      return send(200, deps.contract.openapiDocument);
+    }
+    if (!principal) return fail(401, 'UNAUTHORIZED', 'authentication required');
+    if (!url.pathname.startsWith(`${API_PREFIX}/`)) return fail(404, 'NOT_FOUND', 'no such path');
+
+    const matches = match(routes, url.pathname.slice(API_PREFIX.length));
+    const hit = matches.flatMap((m) => m.candidates.map((c) => ({ c, params: m.params }))).find((x) => x.c.method === method);
+    if (!hit) return fail(404, 'NOT_FOUND', matches.length ? `no ${method} operation at this path` : 'no such path');
+    operationId = hit.c.operationId;
+
+    const denied = permissionDenied(principal, hit.c.operationId);
+    if (denied) return fail(403, 'FORBIDDEN', denied);
+    if (!hit.c.route) return fail(404, 'NOT_FOUND', `operation ${hit.c.operationId} is not served by this local service`);
+
+    let body: unknown = undefined;
+    if (method === 'POST' || method === 'PATCH' || method === 'PUT') {
+      const read = await readBody(req);
+      if (read === 'too-large') return fail(413, 'PAYLOAD_TOO_LARGE', `request body exceeds ${MAX_BODY_BYTES} bytes`);
+      if (read.length > 0) {
+        try {
+          body = JSON.parse(read.toString('utf8'));
+        } catch {
+          return fail(422, 'INVALID_REQUEST', 'request body is not valid JSON');
+        }
+      }
+      const issues = deps.contract.validateRequestBody?.(hit.c.operationId, body) ?? [];
+      if (issues.length > 0) {
+        const first = issues[0]!;
+        const where = first.path && first.path !== '/' ? `${first.path}: ` : '';
+        return fail(422, 'INVALID_REQUEST', `${where}${first.message}`.replace(/\s+/g, ' '));
+      }
+    }
+
+    const reply: Reply = await hit.c.route.handle({
+      operationId: hit.c.operationId,
+      params: hit.params,
+      query: url.searchParams,
+      body,
+      headers: req.headers,
+      principal,
+      db: deps.db,
+      config: deps.config,
+      now: deps.now,
+      cursors: deps.cursors,
+    });
+    return send(reply.status, reply.body, reply.headers);
+  } catch (err) {
+    if (err instanceof ServiceError) return fail(err.status, err.code, err.message);
+    deps.logError(`svc server: internal error (request ${requestId}): ${err instanceof Error ? err.stack : String(err)}`);
+    return send(500, { error: 'internal error', requestId });
+  }
+}
+
+/** Why the principal may not call the operation, or null when it may. */
+function permissionDenied(p: Principal, operationId: OperationId): string | null {
+  if (p.kind === 'run') {
+    return RUN_CREDENTIAL_OPERATIONS.includes(operationId) ? null : 'a run credential may not call this operation';
+  }
+  const op = OPERATIONS.find((o) => o.id === operationId)!;
+  return p.scopes.includes(op.permission) ? null : `token lacks the ${op.permission} permission`;
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) return Promise.resolve('too-large');
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) over = true;
+      else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(over ? 'too-large' : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function lowerKeys(h: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = v;
+  return out;
+}

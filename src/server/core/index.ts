@@ -1,0 +1,11 @@
+// Identity, workspaces and projects (operations 1–4).
+import type { ServiceModule } from '../kernel.js';
+import { getMe } from './me.js';
+import { getProject, listProjects } from './projects.js';
+import { listWorkspaces } from './workspaces.js';
+
+export const coreModule: ServiceModule = {
+  name: 'core',
+  schema: '',
+  routes: [getMe, listWorkspaces, listProjects, getProject],
+};

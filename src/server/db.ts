@@ -1,0 +1,77 @@
+// Opens the local service's SQLite store through node:sqlite (built into Node 22: no native build).
+// node:sqlite prints an ExperimentalWarning when it loads; a CLI that prints that on every
+// `svc server` looks broken, so exactly that one warning is filtered. Every other warning still
+// reaches process.emitWarning's default printer.
+import { createRequire } from 'node:module';
+import type { DatabaseSync as DatabaseSyncType } from 'node:sqlite';
+import { CORE_SCHEMA, PROJECT_MEMBERS_SCHEMA } from './schema-core.js';
+import type { ServiceModule } from './kernel.js';
+
+const isSqliteWarning = (warning: unknown, type: unknown): boolean => {
+  const name = warning instanceof Error ? warning.name : typeof type === 'string' ? type : undefined;
+  const text = warning instanceof Error ? warning.message : String(warning);
+  return name === 'ExperimentalWarning' && /SQLite/i.test(text);
+};
+
+function loadSqlite(): typeof import('node:sqlite') {
+  const original = process.emitWarning;
+  // The signature is overloaded; forwarding `arguments` keeps every overload intact.
+  process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
+    const opts = rest[0];
+    const type = typeof opts === 'object' && opts !== null ? (opts as { type?: string }).type : opts;
+    if (isSqliteWarning(warning, type)) return;
+    return (original as (...a: unknown[]) => void).call(process, warning, ...rest);
+  } as typeof process.emitWarning;
+  try {
+    return createRequire(import.meta.url)('node:sqlite') as typeof import('node:sqlite');
+  } finally {
+    // The warning is emitted synchronously while the module loads, so the filter can go now.
+    process.emitWarning = original;
+  }
+}
+
+const sqlite = loadSqlite();
+export type Database = DatabaseSyncType;
+
+/** Opens (or creates) the store and runs the core schema plus each module's schema. */
+export function openDatabase(file: string, modules: readonly ServiceModule[]): Database {
+  const db = new sqlite.DatabaseSync(file);
+  if (file !== ':memory:') db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA foreign_keys = ON');
+  // Several processes (a spawned `svc server` and a `svc server token create`) may share a file.
+  db.exec('PRAGMA busy_timeout = 5000');
+  db.exec(CORE_SCHEMA);
+  db.exec(PROJECT_MEMBERS_SCHEMA);
+  for (const m of modules) if (m.schema.trim()) db.exec(m.schema);
+  return db;
+}
+
+const inTransaction = new WeakSet<Database>();
+
+/**
+ * Runs `fn` inside BEGIN IMMEDIATE … COMMIT (ROLLBACK on throw). A nested call joins the outer
+ * transaction, so helpers can be composed without knowing who opened it.
+ */
+export function transaction<T>(db: Database, fn: () => T): T {
+  if (inTransaction.has(db)) return fn();
+  db.exec('BEGIN IMMEDIATE');
+  inTransaction.add(db);
+  try {
+    const result = fn();
+    db.exec('COMMIT');
+    return result;
+  } catch (err) {
+    db.exec('ROLLBACK');
+    throw err;
+  } finally {
+    inTransaction.delete(db);
+  }
+}
+
+/** Reads a `meta` value, creating it with `make()` on first use. */
+export function metaValue(db: Database, name: string, make: () => string): string {
+  const row = db.prepare('SELECT value FROM meta WHERE name = ?').get(name) as { value: string } | undefined;
+  if (row) return row.value;
+  db.prepare('INSERT OR IGNORE INTO meta (name, value) VALUES (?, ?)').run(name, make());
+  return (db.prepare('SELECT value FROM meta WHERE name = ?').get(name) as { value: string }).value;
+}

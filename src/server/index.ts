@@ -1,0 +1,207 @@
+// Entry point of the local service: `startServer` for tests and demos (in-process), and
+// `runServerCommand` for the CLI's `svc server …` commands (plain functions; commander is wired
+// by the CLI).
+import { appendFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SCOPES, type Scope } from '../contract/types.js';
+import { createAdmin, type Admin } from './admin.js';
+import { createRequestHandler, type ResponseInfo } from './app.js';
+import { loadContractHooks, type ContractHooks } from './contract-hooks.js';
+import { cursorCodecFor } from './cursors.js';
+import { openDatabase, type Database } from './db.js';
+import type { ServiceConfig } from './kernel.js';
+import { MODULES } from './modules.js';
+import { RateLimiter } from './rate-limit.js';
+import { seedDemo } from './seed.js';
+
+export type { Admin } from './admin.js';
+export type { ResponseInfo } from './app.js';
+
+export const DEFAULT_CONFIG: ServiceConfig = {
+  reapAfterMs: 5 * 60_000,
+  reapEveryMs: 15_000,
+  rateLimit: 600,
+  rateWindowMs: 60_000,
+  gitTokenTtlMs: 60 * 60_000,
+  baseUrl: '',
+};
+
+export interface StartOptions {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  host?: string;
+  /** SQLite file, or ':memory:' (default). */
+  dbFile?: string;
+  config?: Partial<ServiceConfig>;
+  seed?: 'demo';
+  /** Observes every response (tests validate them against the contract document). */
+  onResponse?: (info: ResponseInfo) => void;
+  /** The clock (tests move it); default the real one. */
+  now?: () => Date;
+  /** Where unexpected faults are logged; default stderr. */
+  logError?: (line: string) => void;
+}
+
+export interface LocalService {
+  url: string;
+  port: number;
+  db: Database;
+  admin: Admin;
+  config: ServiceConfig;
+  /** The demo seed's token and ids, when started with `seed: 'demo'`. */
+  seeded?: { token: string; workspaceId: string; userId: string; projectKey: string };
+  close(): Promise<void>;
+}
+
+/** With SVC_SERVER_VALIDATE_LOG=<file>, every response is checked and violations appended as JSON lines. */
+function validationLogger(file: string, hooks: ContractHooks): (info: ResponseInfo) => void {
+  return (info) => {
+    if (!info.operationId) return;
+    const issues = [
+      ...(hooks.validateResponse?.(info.operationId, info.status, info.body) ?? []),
+      ...(hooks.validateResponseHeaders?.(info.operationId, info.status, info.headers) ?? []),
+    ];
+    for (const issue of issues) {
+      appendFileSync(file, `${JSON.stringify({ operationId: info.operationId, status: info.status, ...issue })}\n`);
+    }
+  };
+}
+
+export async function startServer(opts: StartOptions = {}): Promise<LocalService> {
+  const config: ServiceConfig = { ...DEFAULT_CONFIG, ...opts.config };
+  const now = opts.now ?? (() => new Date());
+  const logError = opts.logError ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const db = openDatabase(opts.dbFile ?? ':memory:', MODULES);
+  const admin = createAdmin(db, now);
+  const contract = await loadContractHooks();
+  const observers = [opts.onResponse];
+  const logFile = process.env.SVC_SERVER_VALIDATE_LOG;
+  if (logFile) observers.push(validationLogger(logFile, contract));
+
+  const handler = createRequestHandler({
+    db,
+    config,
+    modules: MODULES,
+    cursors: cursorCodecFor(db),
+    limiter: new RateLimiter(config.rateLimit, config.rateWindowMs),
+    contract,
+    now,
+    logError,
+    onResponse: (info) => {
+      for (const o of observers) o?.(info);
+    },
+  });
+  const server = createServer(handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = opts.host ?? '127.0.0.1';
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  config.baseUrl ||= url;
+
+  const stops = MODULES.flatMap((m) => (m.start ? [m.start({ db, config, now })] : []));
+  const seeded = opts.seed === 'demo' ? seedDemo(admin) : undefined;
+  let closed: Promise<void> | null = null;
+  return {
+    url,
+    port,
+    db,
+    admin,
+    config,
+    seeded,
+    close() {
+      closed ??= (async () => {
+        for (const stop of stops) stop();
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        db.close();
+      })();
+      return closed;
+    },
+  };
+}
+
+/** The streams and signal a server command uses (it never touches process.* itself). */
+export interface ServerCommandIO {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  /** Aborting stops a running `svc server`. */
+  signal?: AbortSignal;
+}
+
+export type ServerCommand =
+  | { command: 'serve'; port?: number; host?: string; db?: string; seed?: 'demo'; rateLimit?: string }
+  | { command: 'token-create'; db: string; workspace: string; project?: string; scopes?: string[]; user?: string; expiresAt?: string };
+
+/** `N/SECONDS`, e.g. `600/60`. */
+export function parseRateLimit(text: string): Pick<ServiceConfig, 'rateLimit' | 'rateWindowMs'> {
+  const m = /^(\d+)\/(\d+)$/.exec(text.trim());
+  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw new Error(`--rate-limit must look like 600/60 (requests/seconds), got '${text}'`);
+  return { rateLimit: Number(m[1]), rateWindowMs: Number(m[2]) * 1000 };
+}
+
+/** Runs `svc server` (until the signal aborts) or `svc server token create`; returns the exit code. */
+export async function runServerCommand(cmd: ServerCommand, io: ServerCommandIO): Promise<number> {
+  if (cmd.command === 'token-create') return tokenCreate(cmd, io);
+  const service = await startServer({
+    port: cmd.port ?? 0,
+    host: cmd.host,
+    dbFile: cmd.db,
+    seed: cmd.seed,
+    config: cmd.rateLimit ? parseRateLimit(cmd.rateLimit) : undefined,
+    logError: (line) => io.stderr.write(`${line}\n`),
+  });
+  io.stderr.write(`svc server listening on ${service.url} (database ${cmd.db ?? ':memory:'})\n`);
+  io.stdout.write(`${service.url}\n`);
+  if (service.seeded) io.stdout.write(`${service.seeded.token}\n`);
+  await new Promise<void>((resolve) => {
+    if (!io.signal) return;
+    if (io.signal.aborted) return resolve();
+    io.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  await service.close();
+  return 0;
+}
+
+function tokenCreate(cmd: Extract<ServerCommand, { command: 'token-create' }>, io: ServerCommandIO): number {
+  const db = openDatabase(cmd.db, MODULES);
+  try {
+    const ws = db.prepare('SELECT id FROM workspaces WHERE id = ? OR slug = ?').get(cmd.workspace, cmd.workspace) as { id: string } | undefined;
+    if (!ws) {
+      io.stderr.write(`no workspace '${cmd.workspace}' in ${cmd.db}\n`);
+      return 4;
+    }
+    const scopes = cmd.scopes ?? [...SCOPES];
+    const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+    if (unknown.length) {
+      io.stderr.write(`unknown scope ${unknown.join(', ')} (known: ${SCOPES.join(', ')})\n`);
+      return 2;
+    }
+    const user = (cmd.user
+      ? db.prepare('SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id AND m.workspace_id = ? WHERE u.id = ? OR u.email = ?').get(ws.id, cmd.user, cmd.user)
+      : db.prepare('SELECT user_id AS id FROM memberships WHERE workspace_id = ? ORDER BY rowid LIMIT 1').get(ws.id)) as { id: string } | undefined;
+    if (!user) {
+      io.stderr.write(`no member ${cmd.user ?? ''} in workspace '${cmd.workspace}'\n`);
+      return 4;
+    }
+    const admin = createAdmin(db);
+    if (cmd.project && !db.prepare('SELECT 1 FROM projects WHERE key = ? AND workspace_id = ?').get(cmd.project, ws.id)) {
+      io.stderr.write(`no project '${cmd.project}' in workspace '${cmd.workspace}'\n`);
+      return 4;
+    }
+    const { token } = admin.createToken({
+      workspaceId: ws.id,
+      userId: user.id,
+      projectKey: cmd.project,
+      scopes: scopes as Scope[],
+      expiresAt: cmd.expiresAt,
+    });
+    io.stdout.write(`${token}\n`);
+    return 0;
+  } finally {
+    db.close();
+  }
+}
