@@ -1,0 +1,160 @@
+// Runs one agent over one card. node:child_process rather than execa: execa's promise settles only
+// when stdout/stderr end, and a grandchild that inherited them (a dev server, a stuck test) can
+// hold them open for ever; here the leader's `exit` ends the leg, stragglers of its process group
+// are stopped, and the group kill on timeouts stays in one place.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { LegResult, LegSpec } from './types.js';
+
+/** How long stdout/stderr may stay open after the agent exited before the leg ends anyway. */
+const DRAIN_AFTER_EXIT_MS = 1_000;
+
+type Stop = 'idle timeout' | 'card timeout' | 'interrupted';
+
+/** Signals a process group, ignoring a group that is already gone. Returns whether it existed. */
+function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function writePromptFile(spec: LegSpec): Promise<void> {
+  await mkdir(dirname(spec.promptFile), { recursive: true });
+  // 0600: the prompt may quote private issue text.
+  await writeFile(spec.promptFile, spec.prompt, { mode: 0o600 });
+}
+
+/**
+ * Run the agent detached in its own process group, deliver the prompt, watch for idle and card
+ * timeouts and the abort signal, and report how the leg ended. Never rejects for anything the
+ * agent does; only a prompt file that cannot be written rejects (a broken state dir, not a leg).
+ */
+export async function runLeg(spec: LegSpec): Promise<LegResult> {
+  const started = Date.now();
+  const [command, ...args] = spec.argv;
+  if (!command) throw new TypeError('runLeg: argv is empty');
+  await writePromptFile(spec);
+  if (spec.signal?.aborted) {
+    return { exitCode: null, signal: null, outcome: 'failed', reason: 'interrupted', durationMs: Date.now() - started };
+  }
+
+  return new Promise<LegResult>((resolve) => {
+    let child: ChildProcess;
+    let stop: Stop | null = null;
+    let settled = false;
+    let lastOutput = Date.now();
+    const timers: NodeJS.Timeout[] = [];
+    let killTimer: NodeJS.Timeout | undefined;
+    const open = { stdout: true, stderr: true };
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+
+    const finish = (result: Omit<LegResult, 'durationMs'>): void => {
+      if (settled) return;
+      settled = true;
+      for (const t of timers) clearTimeout(t);
+      spec.signal?.removeEventListener('abort', onAbort);
+      resolve({ ...result, durationMs: Date.now() - started });
+    };
+
+    /** SIGTERM to the whole group now, SIGKILL after the grace period if anything is left. */
+    const terminate = (reason: Stop): void => {
+      if (stop || exit || child.pid === undefined) return;
+      stop = reason;
+      const pid = child.pid;
+      signalGroup(pid, 'SIGTERM');
+      killTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), spec.killGraceMs);
+    };
+
+    const onAbort = (): void => terminate('interrupted');
+
+    const conclude = (): void => {
+      if (!exit) return;
+      spec.parser?.end();
+      const { code, signal } = exit;
+      const usage = spec.parser?.usage() ?? {};
+      const base = { exitCode: code, signal: signal ?? null, ...usage };
+      if (stop) return finish({ ...base, outcome: 'failed', reason: stop });
+      // The stream's terminal event decides over the exit code (DISPATCH.md §3).
+      const verdict = spec.parser?.verdict();
+      if (verdict) return finish({ ...base, outcome: verdict.outcome, reason: verdict.reason });
+      if (code === 0) return finish({ ...base, outcome: 'succeeded', reason: null });
+      finish({ ...base, outcome: 'failed', reason: code !== null ? `exit ${code}` : `killed by ${signal ?? 'signal'}` });
+    };
+
+    try {
+      child = spawn(command, args, {
+        cwd: spec.cwd,
+        env: spec.env,
+        detached: true,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
+    } catch (error) {
+      // spawn throws synchronously only for invalid arguments (e.g. a NUL byte in argv).
+      finish({ exitCode: null, signal: null, outcome: 'failed', reason: `agent could not start: ${(error as Error).message}` });
+      return;
+    }
+
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      // Emitted instead of `exit` when the program could not be started at all.
+      if (exit) return;
+      if (error.code === 'ENOENT') finish({ exitCode: 127, signal: null, outcome: 'failed', reason: `agent not found: ${command}` });
+      else if (error.code === 'EACCES') finish({ exitCode: 126, signal: null, outcome: 'failed', reason: `agent not executable: ${command}` });
+      else finish({ exitCode: null, signal: null, outcome: 'failed', reason: `agent could not start: ${error.message}` });
+    });
+
+    // The agent may exit without reading its stdin: EPIPE there is expected, not a failure.
+    child.stdin?.on('error', () => {});
+    if (spec.promptVia === 'stdin') child.stdin?.end(spec.prompt);
+    else child.stdin?.end();
+
+    for (const name of ['stdout', 'stderr'] as const) {
+      const stream = child[name];
+      if (!stream) continue;
+      stream.on('data', (chunk: Buffer) => {
+        lastOutput = Date.now();
+        if (name === 'stdout') spec.parser?.push(chunk);
+        spec.onOutput(chunk, name);
+      });
+      stream.on('error', () => {});
+      stream.on('close', () => {
+        open[name] = false;
+        if (!open.stdout && !open.stderr) conclude();
+      });
+    }
+
+    child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      if (killTimer) clearTimeout(killTimer);
+      const pid = child.pid!;
+      if (!open.stdout && !open.stderr) {
+        signalGroup(pid, 'SIGKILL');
+        return conclude();
+      }
+      // Something in the group still holds stdout/stderr: give it a moment to flush, then end the
+      // group so no orphan of this agent outlives its leg.
+      timers.push(
+        setTimeout(() => {
+          signalGroup(pid, 'SIGKILL');
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          conclude();
+        }, DRAIN_AFTER_EXIT_MS),
+      );
+    });
+
+    if (spec.signal) spec.signal.addEventListener('abort', onAbort, { once: true });
+
+    const watchIdle = (): void => {
+      const quiet = Date.now() - lastOutput;
+      if (quiet >= spec.idleTimeoutMs) return terminate('idle timeout');
+      timers.push(setTimeout(watchIdle, spec.idleTimeoutMs - quiet));
+    };
+    timers.push(setTimeout(watchIdle, spec.idleTimeoutMs));
+    timers.push(setTimeout(() => terminate('card timeout'), spec.cardTimeoutMs));
+  });
+}

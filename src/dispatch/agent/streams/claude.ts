@@ -1,0 +1,35 @@
+// Claude Code `-p --output-format stream-json --verbose`: one JSON message per line (`system`
+// init, `assistant`, `user`, …) ending with a `result` message:
+//   {"type":"result","subtype":"success"|"error_max_turns"|"error_during_execution",
+//    "is_error":false,"result":"…","total_cost_usd":0.12,
+//    "usage":{"input_tokens":…,"cache_creation_input_tokens":…,"cache_read_input_tokens":…,"output_tokens":…}}
+import { JsonLinesParser, type JsonObject, add, agentError, isObject, num, str } from './json-lines.js';
+
+export class ClaudeStreamParser extends JsonLinesParser {
+  readonly format = 'claude-stream-json' as const;
+
+  protected onEvent(event: JsonObject): void {
+    if (event.type !== 'result') return;
+    const subtype = str(event.subtype);
+    const failed = event.is_error === true || (subtype !== undefined && subtype !== 'success');
+    if (failed) {
+      const message = str(event.result) ?? (Array.isArray(event.errors) ? event.errors.filter((e) => typeof e === 'string').join('; ') : undefined);
+      this.result = { outcome: 'failed', reason: agentError([subtype, message].filter(Boolean).join(': ') || undefined) };
+    } else {
+      this.result = { outcome: 'succeeded', reason: null };
+    }
+    // Cache reads and writes are input the model processed: they count as tokens in.
+    const usage = isObject(event.usage) ? event.usage : {};
+    let tokensIn = num(usage.input_tokens);
+    tokensIn = add(tokensIn, num(usage.cache_creation_input_tokens));
+    tokensIn = add(tokensIn, num(usage.cache_read_input_tokens));
+    // A result per turn would be cumulative, so the last one wins rather than being summed.
+    this.spend = {
+      ...(tokensIn !== undefined ? { tokensIn } : {}),
+      ...(num(usage.output_tokens) !== undefined ? { tokensOut: num(usage.output_tokens)! } : {}),
+      ...((num(event.total_cost_usd) ?? num(event.cost_usd)) !== undefined
+        ? { costUsd: (num(event.total_cost_usd) ?? num(event.cost_usd))! }
+        : {}),
+    };
+  }
+}

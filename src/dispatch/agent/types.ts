@@ -1,0 +1,98 @@
+// The types the run lifecycle and the agent runner agree on. The lifecycle builds a `LegSpec` per
+// card (argv from a preset or `--agent-cmd`, env from `agentEnv`, timeouts from the flags), calls
+// `runLeg`, and maps the `LegResult` to a leg disposition; the "no changes" rule (a card that
+// expects code but left no commit) is the lifecycle's, with `commitsSince` from ../worktree.js.
+
+/** How the prompt reaches the agent. The prompt file is always written, whatever the mode. */
+export type PromptVia = 'stdin' | 'file' | 'arg';
+
+/** Machine-readable output formats with a parser in ./streams. */
+export type StreamFormat = 'claude-stream-json' | 'codex-json' | 'gemini-stream-json' | 'opencode-json';
+
+/** What a stream's terminal event said about the leg. */
+export interface StreamVerdict {
+  outcome: 'succeeded' | 'failed';
+  /** For a failure: `agent reported error: …`. */
+  reason: string | null;
+}
+
+/** Spend as the agent reported it; absent when the agent did not say. */
+export interface StreamUsage {
+  tokensIn?: number;
+  tokensOut?: number;
+  costUsd?: number;
+}
+
+/** An incremental parser of an agent's stdout. Never throws on garbled input. */
+export interface StreamParser {
+  readonly format: StreamFormat;
+  /** Feed stdout bytes as they come. */
+  push(chunk: Buffer | string): void;
+  /** End of stdout: a last line without a newline is parsed now. */
+  end(): void;
+  /** The terminal event's verdict, or null when no terminal event was seen. */
+  verdict(): StreamVerdict | null;
+  usage(): StreamUsage;
+}
+
+/** One agent run over one card. */
+export interface LegSpec {
+  /** Program and arguments, placeholders already substituted; never run through a shell. */
+  argv: string[];
+  cwd: string;
+  /** The complete child environment (see `agentEnv`): never SVC_TOKEN or SVC_RUN_TOKEN. */
+  env: Record<string, string>;
+  prompt: string;
+  promptVia: PromptVia;
+  /** Where the prompt is written (mode 0600) before the agent starts. */
+  promptFile: string;
+  /** No output on stdout or stderr for this long: the agent is hung. */
+  idleTimeoutMs: number;
+  /** The leg as a whole may not run longer than this. */
+  cardTimeoutMs: number;
+  /** Between SIGTERM and SIGKILL to the process group. */
+  killGraceMs: number;
+  parser?: StreamParser;
+  /** Called synchronously for every chunk; must be cheap (append to a log or journal). */
+  onOutput(chunk: Buffer, stream: 'stdout' | 'stderr'): void;
+  /** Aborted when the CLI is interrupted: the agent is stopped and the leg ends 'interrupted'. */
+  signal?: AbortSignal;
+}
+
+/** How one leg ended. */
+export interface LegResult {
+  /** The agent's exit code; null when it died of a signal or never ran. 127: not found. */
+  exitCode: number | null;
+  /** The signal that ended the agent, e.g. 'SIGTERM'. */
+  signal: string | null;
+  outcome: 'succeeded' | 'failed';
+  /** 'idle timeout', 'card timeout', 'interrupted', 'exit 3', 'killed by SIGKILL',
+   * 'agent reported error: …', 'agent not found: <cmd>'; null on success. */
+  reason: string | null;
+  tokensIn?: number;
+  tokensOut?: number;
+  costUsd?: number;
+  durationMs: number;
+}
+
+/** The variables every agent gets besides the filtered base environment (DISPATCH.md §3). */
+export interface AgentEnvExtra {
+  SVC_CARD_KEY: string;
+  SVC_RUN_ID: string;
+  SVC_PROMPT_FILE: string;
+  SVC_WORKDIR: string;
+  SVC_BRANCH: string;
+}
+
+/** The agents `--agent NAME` knows. */
+export type AgentName = 'claude' | 'codex' | 'gemini' | 'opencode' | 'aider';
+
+/** A launchable agent command: what `resolveAgentCommand` hands to the lifecycle. */
+export interface AgentCommand {
+  /** The preset name, or 'custom' for `--agent-cmd`. */
+  agent: AgentName | 'custom';
+  argv: string[];
+  promptVia: PromptVia;
+  /** The stream format to parse, when the agent speaks one. */
+  stream: StreamFormat | null;
+}

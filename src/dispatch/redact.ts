@@ -1,0 +1,137 @@
+// Redaction of every log line a file or the service receives (DISPATCH.md §5): the tokens in play
+// (SVC_TOKEN, SVC_RUN_TOKEN, git tokens from op 30) and well-known token shapes. Agent output
+// arrives in arbitrary chunks, so the streaming variant holds back a tail that could still be the
+// start of a secret and only emits text no later chunk can turn into one.
+import { StringDecoder } from 'node:string_decoder';
+
+export const REDACTED = '[REDACTED]';
+
+/**
+ * Well-known token shapes. `\b` before a prefix keeps `task-list` or `desk-top` intact; each shape
+ * needs enough body characters that a word like `sk-1` is not mistaken for a key.
+ */
+const SHAPES: RegExp[] = [
+  /\bsvc_(?:pat|run)_[A-Za-z0-9_-]{4,}/g,
+  /\bgh[pousr]_[A-Za-z0-9]{16,}/g,
+  /\bgithub_pat_[A-Za-z0-9_]{16,}/g,
+  /\bsk-[A-Za-z0-9_-]{8,}/g,
+];
+/** `Authorization: <scheme> <value>` (header, JSON or env style): the whole value goes. */
+const AUTHORIZATION = /(\bauthorization["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',;]+/gi;
+/** A bare `Bearer <value>` anywhere else. */
+const BEARER = /(\bbearer\s+)[A-Za-z0-9._~+/=-]{4,}/gi;
+
+/** Secrets shorter than this are ignored: redacting every `a` would destroy the log, not protect it. */
+const MIN_SECRET_LENGTH = 4;
+/** The streaming redactor waits at most this long for the end of a line before emitting. */
+const MAX_HELD_LINE = 4096;
+/** Characters a token shape is made of: a cut never falls inside a run of them. */
+const TOKEN_CHAR = /[A-Za-z0-9_\-.~+/=]/;
+const MAX_TOKEN_RUN = 1024;
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+interface Matcher {
+  /** Redact a complete piece of text. */
+  redact(text: string): string;
+  /** Spans [start, end) of everything that would be redacted in `text`. */
+  spans(text: string): Array<[number, number]>;
+  longestSecret: number;
+}
+
+function buildMatcher(secrets: readonly string[]): Matcher {
+  const literals = [...new Set(secrets.filter((s) => typeof s === 'string' && s.length >= MIN_SECRET_LENGTH))]
+    // Longest first, so a secret that contains another is replaced whole.
+    .sort((a, b) => b.length - a.length);
+  const literal = literals.length > 0 ? new RegExp(literals.map(escapeRegExp).join('|'), 'g') : null;
+  const all: RegExp[] = [...(literal ? [literal] : []), ...SHAPES, AUTHORIZATION, BEARER];
+  return {
+    longestSecret: literals[0]?.length ?? 0,
+    redact(text) {
+      let out = text;
+      if (literal) out = out.replace(literal, REDACTED);
+      for (const shape of SHAPES) out = out.replace(shape, REDACTED);
+      out = out.replace(AUTHORIZATION, `$1${REDACTED}`);
+      out = out.replace(BEARER, `$1${REDACTED}`);
+      return out;
+    },
+    spans(text) {
+      const found: Array<[number, number]> = [];
+      for (const re of all) {
+        re.lastIndex = 0;
+        for (const m of text.matchAll(re)) found.push([m.index, m.index + m[0].length]);
+      }
+      return found;
+    },
+  };
+}
+
+/** A redactor for complete texts: replaces the given secrets and the well-known token shapes. */
+export function createRedactor(secrets: readonly string[]): (text: string) => string {
+  const matcher = buildMatcher(secrets);
+  return (text) => matcher.redact(text);
+}
+
+/** A redactor for a stream of chunks: `push` returns what is safe to emit now, `flush` the rest. */
+export interface StreamRedactor {
+  push(chunk: string | Buffer): string;
+  flush(): string;
+}
+
+/**
+ * Redact a stream whose chunks may split a secret. Held back: the incomplete last line (up to
+ * 4 KiB, so `Authorization:` values and token shapes are judged on whole lines), and at least the
+ * last `longest secret - 1` characters; a cut never falls inside a match or a run of token
+ * characters. Buffers are decoded as UTF-8 without splitting a character.
+ */
+export function createStreamRedactor(secrets: readonly string[]): StreamRedactor {
+  const matcher = buildMatcher(secrets);
+  const decoder = new StringDecoder('utf8');
+  let pending = '';
+
+  function safeCut(text: string): number {
+    const lineStart = text.lastIndexOf('\n') + 1;
+    let cut = text.length - lineStart <= MAX_HELD_LINE ? lineStart : text.length;
+    cut = Math.min(cut, Math.max(0, text.length - Math.max(0, matcher.longestSecret - 1)));
+    // Never cut inside a run of token characters: it may be the front half of a token shape.
+    let back = 0;
+    // At the very end the next character is unknown yet, so a trailing run counts as unfinished.
+    while (
+      cut > 0 &&
+      back < MAX_TOKEN_RUN &&
+      TOKEN_CHAR.test(text[cut - 1]!) &&
+      (cut === text.length || TOKEN_CHAR.test(text[cut]!))
+    ) {
+      cut--;
+      back++;
+    }
+    // Never cut through a complete match: move the cut to its start (repeat: matches can overlap).
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const [start, end] of matcher.spans(text)) {
+        if (start < cut && cut < end) {
+          cut = start;
+          moved = true;
+        }
+      }
+    }
+    return cut;
+  }
+
+  return {
+    push(chunk) {
+      pending += typeof chunk === 'string' ? chunk : decoder.write(chunk);
+      const cut = safeCut(pending);
+      const ready = pending.slice(0, cut);
+      pending = pending.slice(cut);
+      return ready ? matcher.redact(ready) : '';
+    },
+    flush() {
+      const rest = pending + decoder.end();
+      pending = '';
+      return rest ? matcher.redact(rest) : '';
+    },
+  };
+}

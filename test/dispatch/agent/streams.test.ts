@@ -1,0 +1,94 @@
+// Stream parsers over realistic transcripts, fed in awkward chunks.
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createStreamParser } from '../../../src/dispatch/agent/streams/index.js';
+import type { StreamFormat } from '../../../src/dispatch/agent/types.js';
+
+const STREAMS = resolve(import.meta.dirname, '../../fixtures/agents/streams');
+
+/** Feeds the transcript in chunks of `size` bytes, so lines and UTF-8 characters straddle chunks. */
+function parse(format: StreamFormat, file: string, size = 7) {
+  const bytes = readFileSync(join(STREAMS, file));
+  const parser = createStreamParser(format);
+  for (let i = 0; i < bytes.length; i += size) parser.push(bytes.subarray(i, i + size));
+  parser.end();
+  return { verdict: parser.verdict(), usage: parser.usage() };
+}
+
+describe('stream parsers', () => {
+  it.each([
+    ['claude-stream-json', 'claude-success.jsonl', { tokensIn: 37_120, tokensOut: 1_432, costUsd: 0.1834 }],
+    ['codex-json', 'codex-success.jsonl', { tokensIn: 24_763, tokensOut: 122 }],
+    ['gemini-stream-json', 'gemini-success.jsonl', { tokensIn: 14_000, tokensOut: 1_300 }],
+    ['opencode-json', 'opencode-success.jsonl', { tokensIn: 12_500, tokensOut: 350, costUsd: 0.02 }],
+  ] as const)('%s: %s succeeds with its spend', (format, file, usage) => {
+    const { verdict, usage: seen } = parse(format, file);
+    expect(verdict).toEqual({ outcome: 'succeeded', reason: null });
+    expect(seen.tokensIn).toBe(usage.tokensIn);
+    expect(seen.tokensOut).toBe(usage.tokensOut);
+    if ('costUsd' in usage) expect(seen.costUsd).toBeCloseTo(usage.costUsd, 6);
+    else expect(seen.costUsd).toBeUndefined();
+  });
+
+  it.each([
+    ['claude-stream-json', 'claude-error.jsonl', 'agent reported error: error_max_turns'],
+    ['codex-json', 'codex-failed.jsonl', 'agent reported error: unexpected status 401 Unauthorized: Incorrect API key provided'],
+    ['gemini-stream-json', 'gemini-error.jsonl', 'agent reported error: Reached max session turns for this session'],
+    ['opencode-json', 'opencode-error.jsonl', 'agent reported error: No API key found for provider anthropic'],
+  ] as const)('%s: %s fails with the reported error', (format, file, reason) => {
+    const { verdict } = parse(format, file, 3);
+    expect(verdict).toEqual({ outcome: 'failed', reason });
+  });
+
+  it('ignores garbled and unknown lines and never throws', () => {
+    const parser = createStreamParser('claude-stream-json');
+    const junk = [
+      'not json at all',
+      '{"type":',
+      '[1,2,3]',
+      'null',
+      '{"type":"result","usage":"not an object","subtype":42}',
+      '{"type":"something_new","payload":{}}',
+      '\u0000\u0001binary',
+    ].join('\n');
+    expect(() => {
+      parser.push(junk);
+      parser.push('\n');
+      parser.end();
+    }).not.toThrow();
+    // The odd result line still counts as a terminal event; its broken usage is simply absent.
+    expect(parser.usage()).toEqual({});
+  });
+
+  it('reports no verdict when no terminal event came', () => {
+    const parser = createStreamParser('codex-json');
+    parser.push('{"type":"thread.started","thread_id":"t"}\n{"type":"turn.started"}\n');
+    parser.end();
+    expect(parser.verdict()).toBeNull();
+  });
+
+  it('parses a last line that has no newline at the end', () => {
+    const parser = createStreamParser('gemini-stream-json');
+    parser.push('{"type":"result","status":"success","stats":{"input_tokens":5,"output_tokens":6}}');
+    expect(parser.verdict()).toBeNull();
+    parser.end();
+    expect(parser.verdict()).toEqual({ outcome: 'succeeded', reason: null });
+    expect(parser.usage()).toEqual({ tokensIn: 5, tokensOut: 6 });
+  });
+
+  it('drops an over-long line but keeps parsing the next ones', () => {
+    const parser = createStreamParser('codex-json');
+    const huge = 'x'.repeat(1024 * 1024);
+    for (let i = 0; i < 10; i++) parser.push(huge);
+    parser.push('\n{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":2}}\n');
+    parser.end();
+    expect(parser.verdict()).toEqual({ outcome: 'succeeded', reason: null });
+  });
+
+  it('codex: a turn that completes after a fatal stream error still fails', () => {
+    const parser = createStreamParser('codex-json');
+    parser.push('{"type":"error","message":"stream broke"}\n{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}\n');
+    expect(parser.verdict()).toEqual({ outcome: 'failed', reason: 'agent reported error: stream broke' });
+  });
+});
