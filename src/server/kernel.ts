@@ -32,6 +32,11 @@ export interface ServiceConfig {
   gitTokenTtlMs: number;
   /** The service's own address, once listening (for URLs it hands out). */
   baseUrl: string;
+  /**
+   * Folder of the bare repositories the smart-HTTP git remote serves (`<gitRoot>/owner/name.git`).
+   * Unset: the remote answers 404 for every repository.
+   */
+  gitRoot?: string;
 }
 
 export interface RequestContext {
