@@ -137,7 +137,7 @@ export function validateResponseHeaders(
     }
     const validate = validatorAt([...at, 'schema']);
     if (!validate(Array.isArray(value) ? value[0] : value)) {
-      for (const issue of toIssues(validate.errors)) issues.push({ path: name, message: `header ${name} ${issue.message.replace(/^value /, '')}` });
+      for (const issue of toIssues(validate.errors, `header ${name}`)) issues.push({ path: name, message: issue.message });
     }
   }
   return issues;
@@ -150,14 +150,14 @@ function dotted(instancePath: string, child?: string): string {
   return segments.reduce((out, segment) => (/^[0-9]+$/.test(segment) ? `${out}[${segment}]` : out ? `${out}.${segment}` : segment), '');
 }
 
-function toIssues(errors: ErrorObject[] | null | undefined): SchemaIssue[] {
+function toIssues(errors: ErrorObject[] | null | undefined, root = 'body'): SchemaIssue[] {
   const all = errors ?? [];
   // Combinators restate what their branches already said; keep them only when nothing else spoke.
   const specific = all.filter((error) => !['anyOf', 'oneOf', 'if', 'allOf'].includes(error.keyword));
   const issues: SchemaIssue[] = [];
   const seen = new Set<string>();
   for (const error of specific.length > 0 ? specific : all) {
-    const issue = toIssue(error);
+    const issue = toIssue(error, root);
     if (seen.has(issue.message)) continue;
     seen.add(issue.message);
     issues.push(issue);
@@ -165,9 +165,9 @@ function toIssues(errors: ErrorObject[] | null | undefined): SchemaIssue[] {
   return issues;
 }
 
-function toIssue(error: ErrorObject): SchemaIssue {
+function toIssue(error: ErrorObject, root: string): SchemaIssue {
   const path = dotted(error.instancePath);
-  const subject = path || 'value';
+  const subject = path || root;
   const params = error.params as Record<string, unknown>;
   const custom = (error.parentSchema as JsonSchema | undefined)?.['x-error'];
   if (typeof custom === 'string') return { path, message: custom };
