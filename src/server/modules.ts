@@ -1,7 +1,11 @@
 // Every slice of the local service. A module adds its tables and routes by being listed here; the
 // HTTP layer (app.ts) finds each operation's route by its operationId.
+import { backlogModule } from './backlog/index.js';
 import { coreModule } from './core/index.js';
+import { designsModule } from './designs/index.js';
+import { foldersModule } from './folders/index.js';
 import type { ServiceModule } from './kernel.js';
+import { planningModule } from './planning/index.js';
 import { readyModule } from './ready/index.js';
 import { workItemsModule } from './work-items/index.js';
 
@@ -9,4 +13,8 @@ export const MODULES: readonly ServiceModule[] = [
   coreModule,
   workItemsModule,
   readyModule,
+  backlogModule,
+  designsModule,
+  foldersModule,
+  planningModule,
 ];
