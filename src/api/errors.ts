@@ -73,20 +73,6 @@ export class ApiError extends Error {
     this.rateLimitReset = init.rateLimitReset ?? null;
     this.body = init.body;
   }
-
-  /** A copy with the attempt count of the whole call (the core fills it in when giving up). */
-  withAttempts(attempts: number): ApiError {
-    return new ApiError({ ...this.init(), attempts });
-  }
-
-  private init(): ApiErrorInit {
-    return {
-      status: this.status, code: this.code, message: this.message, requestId: this.requestId,
-      operationId: this.operationId, method: this.method, path: this.path, ambiguous: this.ambiguous,
-      fault: this.fault, attempts: this.attempts, rateLimitReset: this.rateLimitReset, body: this.body,
-      cause: this.cause,
-    };
-  }
 }
 
 /** Why the client refused to send anything (`argument`: an empty path parameter such as a key). */
@@ -146,6 +132,16 @@ function exitCodeForStatus(status: number, fault: WireFault | null): number {
 // Token shapes that must never reach a message, wherever the text came from (a proxy or a buggy
 // service could echo a header back in an error sentence).
 const TOKEN_SHAPES = /\b(svc_(?:pat|run)_[A-Za-z0-9]+|gh[ps]_[A-Za-z0-9]+|github_pat_[A-Za-z0-9_]+|sk-[A-Za-z0-9_-]{8,})|(Bearer\s+)\S+/g;
+
+/** Redacts every string inside a parsed JSON value (an error body may quote a header back). */
+export function redactDeep(value: unknown): unknown {
+  if (typeof value === 'string') return redactTokens(value);
+  if (Array.isArray(value)) return value.map(redactDeep);
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactDeep(v)]));
+  }
+  return value;
+}
 
 /** Replaces every well-known token shape in `text` with `[REDACTED]`. */
 export function redactTokens(text: string): string {

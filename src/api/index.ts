@@ -1,7 +1,7 @@
 // The client of the service: what commands and the dispatch engine import.
 export { createApiClient } from './client.js';
 export type { ApiClient, CallOptions, DesignRow, PageQuery, WorkItemWithEtag } from './client.js';
-export { ApiError, ClientConfigError, EXIT, exitCodeFor, redactTokens } from './errors.js';
+export { ApiError, ClientConfigError, EXIT, exitCodeFor, redactDeep, redactTokens } from './errors.js';
 export type { ApiErrorInit, ConfigProblem, ExitCode, WireFault } from './errors.js';
 export { collectAll, paginate, paginatePages } from './paginate.js';
 export type { FetchPage, PaginateOptions } from './paginate.js';

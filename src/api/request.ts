@@ -5,7 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { API_PREFIX, OPERATIONS, type Operation, type OperationId } from '../contract/operations.js';
 import { HEADERS, PAT_PREFIX, RUN_TOKEN_PREFIX } from '../contract/types.js';
-import { ApiError, ClientConfigError, redactTokens, type WireFault } from './errors.js';
+import { ApiError, ClientConfigError, redactDeep, redactTokens, type WireFault } from './errors.js';
 import { DEFAULT_TUNING, decideRetry, type RetryTuning } from './retry-policy.js';
 
 /** One line per attempt, for `--verbose`. Carries no token and no body. */
@@ -176,7 +176,7 @@ export function createTransport(opts: ClientOptions): Transport {
     let serverErrorRetries = 0;
     for (let attempt = 1; ; attempt++) {
       const t0 = performance.now();
-      const outcome = await attemptOnce<T>(target, { method: op.method, headers, body }, meta, signal);
+      const outcome = await attemptOnce<T>(target, { method: op.method, headers, body }, { ...meta, attempts: attempt }, signal);
       const ms = Math.round(performance.now() - t0);
       if (!(outcome instanceof ApiError)) {
         opts.onRequest?.({ ...meta, path: path + search, status: outcome.status, requestId: outcome.requestId, attempt, ms, fault: null, retryInMs: null });
@@ -189,7 +189,7 @@ export function createTransport(opts: ClientOptions): Transport {
         ...meta, path: path + search, status: outcome.status, requestId: outcome.requestId, attempt, ms,
         fault: outcome.fault, retryInMs: decision.retry ? decision.delayMs : null,
       });
-      if (!decision.retry) throw outcome.withAttempts(attempt);
+      if (!decision.retry) throw outcome;
       if (outcome.status === 500) serverErrorRetries++;
       await sleep(decision.delayMs, signal);
       slept += decision.delayMs;
@@ -199,7 +199,7 @@ export function createTransport(opts: ClientOptions): Transport {
   async function attemptOnce<T>(
     target: string,
     init: { method: string; headers: Record<string, string>; body: string | undefined },
-    meta: { operationId: OperationId; method: string; path: string; requestId: string },
+    meta: { operationId: OperationId; method: string; path: string; requestId: string; attempts: number },
     signal: AbortSignal | undefined,
   ): Promise<Reply<T> | ApiError> {
     signal?.throwIfAborted();
@@ -256,9 +256,9 @@ export function createTransport(opts: ClientOptions): Transport {
           requestId, ambiguous: mayHaveApplied,
         });
       }
-      const errorBody = json && typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : null;
+      const errorBody = json && typeof parsed === 'object' && parsed !== null ? (redactDeep(parsed) as Record<string, unknown>) : null;
       const code = typeof errorBody?.code === 'string' ? errorBody.code : null;
-      const sentence = typeof errorBody?.error === 'string' && errorBody.error.length > 0 ? redactTokens(errorBody.error) : null;
+      const sentence = typeof errorBody?.error === 'string' && errorBody.error.length > 0 ? errorBody.error : null;
       const message = sentence
         ?? (json
           ? `${meta.method} ${meta.path} failed with HTTP ${status}`

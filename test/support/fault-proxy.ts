@@ -44,6 +44,8 @@ export interface FaultRule {
 export interface SeenRequest {
   /** 1-based order of arrival. */
   n: number;
+  /** Arrival time, epoch ms. */
+  at: number;
   method: string;
   path: string;
   query: string;
@@ -55,6 +57,8 @@ export interface SeenRequest {
   fault: FaultKind | null;
   /** The status the client was sent; null when the connection was reset or left hanging. */
   status: number | null;
+  /** The headers the client was sent (lower-case); empty when nothing was answered. */
+  responseHeaders: Record<string, string>;
 }
 
 export interface FaultProxy {
@@ -142,9 +146,9 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
     }
     const authz = req.headers.authorization;
     const record: SeenRequest = {
-      n: ++arrivals, method, path: url.pathname, query: url.search, requestId: headers['x-request-id'] ?? null,
+      n: ++arrivals, at: Date.now(), method, path: url.pathname, query: url.search, requestId: headers['x-request-id'] ?? null,
       auth: authz === undefined ? 'none' : /^Bearer\s+\S+$/.test(authz) ? 'bearer' : 'other',
-      headers, body: body?.toString('utf8') ?? '', fault: null, status: null,
+      headers, body: body?.toString('utf8') ?? '', fault: null, status: null, responseHeaders: {},
     };
     if (seen.length < MAX_RECORDS) seen.push(record);
     if (body === null) return answer(res, record, 413, json({ error: 'request body too large for the fault proxy', code: 'PAYLOAD_TOO_LARGE' }));
@@ -186,6 +190,7 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
     if (fault?.kind === 'truncate') {
       const keep = Math.min(fault.keepBytes ?? Math.floor(reply.body.length / 2), Math.max(reply.body.length - 1, 0));
       record.status = reply.status;
+      record.responseHeaders = reply.headers;
       // The full length is announced and only part of it sent, then the socket dies: the client
       // sees its status and headers and then a body cut short.
       res.writeHead(reply.status, { ...reply.headers, 'content-length': String(reply.body.length) });
@@ -193,6 +198,7 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
       return;
     }
     record.status = reply.status;
+    record.responseHeaders = reply.headers;
     res.writeHead(reply.status, { ...reply.headers, 'content-length': String(reply.body.length) });
     res.end(reply.body);
   }
@@ -266,9 +272,11 @@ function answer(
   res: ServerResponse, record: SeenRequest, status: number, body: string,
   contentType = 'application/json', headers: Record<string, string> = {},
 ): void {
-  record.status = status;
   const buf = Buffer.from(body, 'utf8');
-  res.writeHead(status, { ...headers, 'content-type': contentType, 'content-length': String(buf.length) });
+  const sent = { ...headers, 'content-type': contentType, 'content-length': String(buf.length) };
+  record.status = status;
+  record.responseHeaders = sent;
+  res.writeHead(status, sent);
   res.end(buf);
 }
 
