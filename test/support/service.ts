@@ -17,6 +17,8 @@ export interface TestServiceOptions {
   /** Validate every response against the contract (default true). */
   validate?: boolean;
   now?: () => Date;
+  /** Where the server logs unexpected faults (default stderr). */
+  logError?: (line: string) => void;
   /** Receives every response as well. */
   onResponse?: (info: ResponseInfo) => void;
 }
@@ -35,7 +37,26 @@ export interface TestService {
   projectKey: string;
   /** Contract violations seen so far (close() throws when any). */
   violations: string[];
+  /** One HTTP request to the API (path below /api/v1); the token defaults to `token`. */
+  call(method: string, path: string, opts?: CallOptions): Promise<CallResult>;
   close(): Promise<void>;
+}
+
+export interface CallOptions {
+  /** A token, or null for no Authorization header. */
+  token?: string | null;
+  /** JSON-encoded unless `raw` is set. */
+  body?: unknown;
+  raw?: string;
+  headers?: Record<string, string>;
+}
+
+export interface CallResult {
+  status: number;
+  headers: Record<string, string>;
+  // Tests read arbitrary response fields; the contract validation has already checked the shape.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
 }
 
 export async function startTestService(opts: TestServiceOptions = {}): Promise<TestService> {
@@ -46,6 +67,7 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
     dbFile: opts.dbFile,
     config: opts.config,
     now: opts.now,
+    logError: opts.logError,
     onResponse(info) {
       opts.onResponse?.(info);
       if (opts.validate === false || !info.operationId) return;
@@ -74,6 +96,17 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
     userId: user.id,
     projectKey,
     violations,
+    async call(method, path, c = {}) {
+      const headers: Record<string, string> = { ...c.headers };
+      const tok = c.token === undefined ? token : c.token;
+      if (tok !== null) headers.authorization = `Bearer ${tok}`;
+      let payload: string | undefined = c.raw;
+      if (c.body !== undefined) payload = JSON.stringify(c.body);
+      if (payload !== undefined) headers['content-type'] = 'application/json';
+      const res = await fetch(`${service.url}/api/v1${path}`, { method, headers, body: payload });
+      const text = await res.text();
+      return { status: res.status, headers: Object.fromEntries(res.headers), body: text ? JSON.parse(text) : undefined };
+    },
     async close() {
       await service.close();
       if (violations.length > 0) {
