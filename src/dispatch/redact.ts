@@ -39,6 +39,8 @@ interface Matcher {
   /** Spans [start, end) of everything that would be redacted in `text`. */
   spans(text: string): Array<[number, number]>;
   longestSecret: number;
+  /** Whether a secret spans lines (a PEM key): then line boundaries are no safe cut on their own. */
+  multiline: boolean;
 }
 
 function buildMatcher(secrets: readonly string[]): Matcher {
@@ -49,6 +51,7 @@ function buildMatcher(secrets: readonly string[]): Matcher {
   const all: RegExp[] = [...(literal ? [literal] : []), ...SHAPES, AUTHORIZATION, BEARER];
   return {
     longestSecret: literals[0]?.length ?? 0,
+    multiline: literals.some((s) => s.includes('\n')),
     redact(text) {
       let out = text;
       if (literal) out = out.replace(literal, REDACTED);
@@ -82,9 +85,10 @@ export interface StreamRedactor {
 
 /**
  * Redact a stream whose chunks may split a secret. Held back: the incomplete last line (up to
- * 4 KiB, so `Authorization:` values and token shapes are judged on whole lines), and at least the
- * last `longest secret - 1` characters; a cut never falls inside a match or a run of token
- * characters. Buffers are decoded as UTF-8 without splitting a character.
+ * 4 KiB, so `Authorization:` values and token shapes are judged on whole lines); for a longer
+ * line, or when a secret spans lines, the last `longest secret - 1` characters. A cut never falls
+ * inside a match or a run of token characters. Buffers are decoded as UTF-8 without splitting a
+ * character.
  */
 export function createStreamRedactor(secrets: readonly string[]): StreamRedactor {
   const matcher = buildMatcher(secrets);
@@ -93,8 +97,11 @@ export function createStreamRedactor(secrets: readonly string[]): StreamRedactor
 
   function safeCut(text: string): number {
     const lineStart = text.lastIndexOf('\n') + 1;
-    let cut = text.length - lineStart <= MAX_HELD_LINE ? lineStart : text.length;
-    cut = Math.min(cut, Math.max(0, text.length - Math.max(0, matcher.longestSecret - 1)));
+    const tailHold = Math.max(0, text.length - Math.max(0, matcher.longestSecret - 1));
+    // A one-line secret cannot cross a newline, so holding the unfinished line already covers it;
+    // past 4 KiB (or with a multi-line secret) the last `longest secret - 1` characters are held.
+    let cut = text.length - lineStart <= MAX_HELD_LINE ? lineStart : tailHold;
+    if (matcher.multiline) cut = Math.min(cut, tailHold);
     // Never cut inside a run of token characters: it may be the front half of a token shape.
     let back = 0;
     // At the very end the next character is unknown yet, so a trailing run counts as unfinished.

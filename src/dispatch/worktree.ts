@@ -1,0 +1,198 @@
+// One git worktree per card, on branch `svc/<KEY>` (DISPATCH.md §3). Default home:
+// `<git common dir>/svc-worktrees/<KEY>` — local to the repository and removed with it, never
+// listed by the main checkout's `git status`, and outside every glob its tests and linters use.
+// Creation is serialized in-process: parallel `git worktree add` calls race on config.lock and
+// on the worktree registry. Existing work is sacred: an existing branch is checked out as it is
+// (never reset), and pruning never removes a worktree with uncommitted changes.
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
+import { simpleGit, type SimpleGit } from 'simple-git';
+
+/** A git operation on a worktree that cannot be done safely; the message says why and what to do. */
+export class WorktreeError extends Error {
+  override readonly name = 'WorktreeError';
+}
+
+export const BRANCH_PREFIX = 'svc/';
+
+export function branchFor(key: string): string {
+  return `${BRANCH_PREFIX}${key}`;
+}
+
+export interface PreparedWorktree {
+  /** Where the agent runs. */
+  path: string;
+  branch: string;
+  /** False when an existing worktree was reused. */
+  created: boolean;
+  /** HEAD before the agent ran: `commitsSince(path, headBefore)` counts its commits. */
+  headBefore: string;
+}
+
+let queue: Promise<unknown> = Promise.resolve();
+
+/** Runs `fn` after every earlier call has settled: the in-process mutex around worktree changes. */
+function serialized<T>(fn: () => Promise<T>): Promise<T> {
+  const run = queue.then(fn, fn);
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+function git(dir: string): SimpleGit {
+  return simpleGit({ baseDir: dir, trimmed: true });
+}
+
+/** `<git common dir>/svc-worktrees`: the default root for a repository's card worktrees. */
+export async function defaultWorktreeRoot(repo: string): Promise<string> {
+  const common = await git(repo).raw(['rev-parse', '--git-common-dir']);
+  return join(isAbsolute(common) ? common : resolve(repo, common), 'svc-worktrees');
+}
+
+interface WorktreeEntry {
+  path: string;
+  head: string | null;
+  branch: string | null;
+  locked: boolean;
+  prunable: boolean;
+}
+
+async function listWorktrees(repo: string): Promise<WorktreeEntry[]> {
+  const out = await git(repo).raw(['worktree', 'list', '--porcelain']);
+  const entries: WorktreeEntry[] = [];
+  for (const block of out.split(/\n\s*\n/)) {
+    const lines = block.split('\n').filter(Boolean);
+    const path = lines.find((l) => l.startsWith('worktree '))?.slice('worktree '.length);
+    if (!path) continue;
+    const branchRef = lines.find((l) => l.startsWith('branch '))?.slice('branch '.length) ?? null;
+    entries.push({
+      path,
+      head: lines.find((l) => l.startsWith('HEAD '))?.slice('HEAD '.length) ?? null,
+      branch: branchRef?.startsWith('refs/heads/') ? branchRef.slice('refs/heads/'.length) : branchRef,
+      locked: lines.some((l) => l === 'locked' || l.startsWith('locked ')),
+      prunable: lines.some((l) => l === 'prunable' || l.startsWith('prunable ')),
+    });
+  }
+  return entries;
+}
+
+async function branchExists(repo: string, branch: string): Promise<boolean> {
+  // for-each-ref rather than `rev-parse --verify --quiet`: simple-git does not treat a non-zero
+  // exit with empty stderr as an error, so the quiet form would always look like success.
+  const out = await git(repo).raw(['for-each-ref', '--format=%(refname)', `refs/heads/${branch}`]);
+  return out.split('\n').includes(`refs/heads/${branch}`);
+}
+
+async function headOf(path: string): Promise<string> {
+  return git(path).revparse(['HEAD']);
+}
+
+export interface PrepareOptions {
+  repo: string;
+  key: string;
+  /** Where a new branch starts; default: the repository's current HEAD. Ignored for an existing branch. */
+  baseRef?: string;
+  /** The worktrees folder; default `defaultWorktreeRoot(repo)`. */
+  root?: string;
+}
+
+/**
+ * The card's worktree, ready for an agent: an existing worktree of `svc/<KEY>` is reused; an
+ * existing branch gets a new worktree as it stands; otherwise the branch is created from baseRef.
+ */
+export function prepareWorktree(opts: PrepareOptions): Promise<PreparedWorktree> {
+  const branch = branchFor(opts.key);
+  return serialized(async () => {
+    const root = opts.root ?? (await defaultWorktreeRoot(opts.repo));
+    let existing = (await listWorktrees(opts.repo)).find((w) => w.branch === branch);
+    if (existing && (existing.prunable || !existsSync(existing.path))) {
+      // Its folder was deleted by hand: forget the stale registration, keep the branch.
+      await git(opts.repo).raw(['worktree', 'prune']);
+      existing = undefined;
+    }
+    if (existing) return { path: existing.path, branch, created: false, headBefore: await headOf(existing.path) };
+
+    const path = join(root, opts.key);
+    await mkdir(root, { recursive: true });
+    if (await branchExists(opts.repo, branch)) {
+      await git(opts.repo).raw(['worktree', 'add', path, branch]);
+    } else {
+      await git(opts.repo).raw(['worktree', 'add', '-b', branch, path, opts.baseRef ?? 'HEAD']);
+    }
+    return { path, branch, created: true, headBefore: await headOf(path) };
+  });
+}
+
+/**
+ * `--no-worktree`: check out `svc/<KEY>` in the repository itself. Refused when the tree has
+ * uncommitted changes, which a checkout would carry over or lose.
+ */
+export function checkoutInPlace(opts: { repo: string; key: string; baseRef?: string }): Promise<PreparedWorktree> {
+  const branch = branchFor(opts.key);
+  return serialized(async () => {
+    if (await isDirty(opts.repo)) {
+      throw new WorktreeError(
+        `cannot check out ${branch} in ${opts.repo}: the working tree has uncommitted changes; commit or stash them, or run without --no-worktree`,
+      );
+    }
+    const g = git(opts.repo);
+    const current = await g.raw(['rev-parse', '--abbrev-ref', 'HEAD']);
+    if (current !== branch) {
+      if (await branchExists(opts.repo, branch)) await g.raw(['checkout', branch]);
+      else await g.raw(['checkout', '-b', branch, opts.baseRef ?? 'HEAD']);
+    }
+    return { path: opts.repo, branch, created: current !== branch, headBefore: await headOf(opts.repo) };
+  });
+}
+
+/** Commits on HEAD since `headBefore`: zero means the agent left no change. */
+export async function commitsSince(path: string, headBefore: string): Promise<number> {
+  const out = await git(path).raw(['rev-list', '--count', `${headBefore}..HEAD`]);
+  return Number.parseInt(out, 10) || 0;
+}
+
+/** Uncommitted changes, untracked files included (ignored files are not work). */
+export async function isDirty(path: string): Promise<boolean> {
+  const out = await git(path).raw(['status', '--porcelain', '--untracked-files=normal']);
+  return out.length > 0;
+}
+
+export interface PruneResult {
+  removed: Array<{ key: string; path: string }>;
+  kept: Array<{ key: string; path: string; reason: string }>;
+}
+
+/**
+ * Remove the clean card worktrees (all, or those of `finishedKeys`). A worktree with uncommitted
+ * work, a locked one, or one that cannot be inspected is kept and reported with the reason. The
+ * branches stay: their commits are the agents' work.
+ */
+export function pruneWorktrees(opts: { repo: string; finishedKeys?: readonly string[] }): Promise<PruneResult> {
+  return serialized(async () => {
+    const result: PruneResult = { removed: [], kept: [] };
+    await git(opts.repo).raw(['worktree', 'prune']);
+    const wanted = opts.finishedKeys ? new Set(opts.finishedKeys) : null;
+    const main = resolve(opts.repo);
+    for (const w of await listWorktrees(opts.repo)) {
+      if (!w.branch?.startsWith(BRANCH_PREFIX) || resolve(w.path) === main) continue;
+      const key = w.branch.slice(BRANCH_PREFIX.length);
+      if (wanted && !wanted.has(key)) continue;
+      if (w.locked) {
+        result.kept.push({ key, path: w.path, reason: 'locked' });
+        continue;
+      }
+      try {
+        if (await isDirty(w.path)) {
+          result.kept.push({ key, path: w.path, reason: 'uncommitted changes' });
+          continue;
+        }
+        // No --force: git itself refuses a dirty tree too, should it have changed since the check.
+        await git(opts.repo).raw(['worktree', 'remove', w.path]);
+        result.removed.push({ key, path: w.path });
+      } catch (error) {
+        result.kept.push({ key, path: w.path, reason: `could not be removed: ${(error as Error).message.split('\n')[0]}` });
+      }
+    }
+    return result;
+  });
+}
