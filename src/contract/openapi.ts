@@ -2,10 +2,10 @@
 // the OPERATIONS table so an operation cannot exist here and not there. Served by the local service
 // at /api/openapi/v1.json and used by ./validate.ts to check bodies in and out of that service.
 import { OPERATIONS, API_PREFIX, type OperationId } from './operations.js';
-import { API_VERSION, EVENTS_PER_APPEND, PAGE_DEFAULT, PAGE_MAX, PRIORITIES, KINDS } from './types.js';
+import { API_VERSION, EVENTS_PER_APPEND, KINDS, PAGE_DEFAULT, PAGE_MAX, PRIORITIES, REQUEST_ID_PATTERN } from './types.js';
 import { requestSchemas, REQUEST_BODIES } from './schemas-requests.js';
 import { errorCodesFor, resourceSchemas } from './schemas-resources.js';
-import { enumOf, KEY_PATTERN_SOURCE, ref, type JsonSchema } from './schemas-shared.js';
+import { arrayOf, enumOf, KEY_PATTERN_SOURCE, ref, str, type JsonSchema } from './schemas-shared.js';
 
 const JSON_MEDIA = 'application/json';
 
@@ -24,40 +24,72 @@ interface OperationShape {
 const PAGING = ['cursor', 'limit'];
 const READY_FILTERS = ['readyPriority', 'assigneeId', 'sprintId'];
 
+/** An operation's summary, success status and body, extra error statuses, parameters and headers. */
+function shape(
+  summary: string,
+  status: number,
+  schema: string | undefined,
+  errors: number[],
+  extra: { parameters?: string[]; headers?: string[] } = {},
+): OperationShape {
+  return { summary, parameters: extra.parameters, success: { status, schema, headers: extra.headers }, errors };
+}
+
 const SHAPES: Record<OperationId, OperationShape> = {
-  getMe: { summary: 'Who the token is, and what it may do', success: { status: 200, schema: 'Identity' }, errors: [] },
-  listWorkspaces: { summary: 'Workspaces the token owner belongs to', parameters: PAGING, success: { status: 200, schema: 'WorkspacePage' }, errors: [422] },
-  listProjects: { summary: 'Projects the owner may browse', parameters: PAGING, success: { status: 200, schema: 'ProjectPage' }, errors: [422] },
-  getProject: { summary: 'One project', success: { status: 200, schema: 'Project' }, errors: [404] },
-  listWorkItems: { summary: 'Work items of a project', parameters: [...PAGING, 'filter'], success: { status: 200, schema: 'WorkItemSummaryPage' }, errors: [404, 422] },
-  createWorkItem: { summary: 'Create a work item', success: { status: 201, schema: 'WorkItemDetail' }, errors: [404, 422] },
-  countWorkItems: { summary: 'Exact count of what listWorkItems would page', parameters: ['filter'], success: { status: 200, schema: 'WorkItemCount' }, errors: [404, 422] },
-  getWorkItem: { summary: 'One work item by key', success: { status: 200, schema: 'WorkItemDetail', headers: ['ETag'] }, errors: [404] },
+  getMe: shape('Who the token is, and what it may do', 200, 'Identity', []),
+  listWorkspaces: shape('Workspaces the token owner belongs to', 200, 'WorkspacePage', [422], { parameters: PAGING }),
+  listProjects: shape('Projects the owner may browse', 200, 'ProjectPage', [422], { parameters: PAGING }),
+  getProject: shape('One project', 200, 'Project', [404]),
+  listWorkItems: shape('Work items of a project', 200, 'WorkItemSummaryPage', [404, 422], {
+    parameters: [...PAGING, 'filter'],
+  }),
+  createWorkItem: shape('Create a work item', 201, 'WorkItemDetail', [404, 422]),
+  countWorkItems: shape('Exact count of what listWorkItems would page', 200, 'WorkItemCount', [404, 422], {
+    parameters: ['filter'],
+  }),
+  getWorkItem: shape('One work item by key', 200, 'WorkItemDetail', [404], { headers: ['ETag'] }),
   // The contract shows 200/401/403/404/412 for op 9; 422 follows from "422 where input is validated".
-  updateWorkItem: { summary: 'Update a work item', parameters: ['ifMatch'], success: { status: 200, schema: 'WorkItemDetail', headers: ['ETag'] }, errors: [404, 412, 422] },
-  listBacklog: { summary: 'The backlog, in rank order, with a total', parameters: [...PAGING, 'filter'], success: { status: 200, schema: 'BacklogPage' }, errors: [404, 422] },
-  moveToBacklog: { summary: 'Move items out of their sprint, atomically', success: { status: 200, schema: 'BacklogMoved' }, errors: [404, 422] },
-  listDesigns: { summary: 'Approved designs, newest first', parameters: [...PAGING, 'pathPrefix', 'designQuery'], success: { status: 200, schema: 'DesignPage' }, errors: [404, 422] },
-  listFolders: { summary: 'One level of child folders', parameters: [...PAGING, 'parentFolderId'], success: { status: 200, schema: 'FolderPage' }, errors: [404, 422] },
-  createFolder: { summary: 'Create a folder, last among its siblings', success: { status: 201, schema: 'Folder', headers: ['Location'] }, errors: [404, 409, 422] },
-  getFolder: { summary: 'One folder', success: { status: 200, schema: 'Folder' }, errors: [404] },
-  updateFolder: { summary: 'Rename or place a folder', success: { status: 200, schema: 'Folder' }, errors: [404, 409, 422] },
-  deleteFolder: { summary: 'Delete a folder, moving its contents up', success: { status: 200, schema: 'FolderDeleted' }, errors: [404, 409] },
-  openPlanSession: { summary: 'Open or resume the planning thread', success: { status: 200, schema: 'PlanningThread' }, errors: [404, 422] },
-  addPlanTurn: { summary: 'Add one turn without submitting', success: { status: 200, schema: 'PlanningThread' }, errors: [404, 409, 422] },
-  submitPlanSession: { summary: 'Submit the thread as one planning job', success: { status: 202, schema: 'PlanSubmitted' }, errors: [402, 404, 422, 503] },
-  getPlan: { summary: 'A plan with its proposals', success: { status: 200, schema: 'Plan' }, errors: [404] },
-  getPlanStatus: { summary: 'Status of a plan and its job', success: { status: 200, schema: 'PlanStatusView' }, errors: [404] },
-  listReadyBugs: { summary: 'Ready bug work, in groups', parameters: [...PAGING, 'readyKind', ...READY_FILTERS, 'ancestor', 'allowSoftBlock'], success: { status: 200, schema: 'ReadyBugGroupPage' }, errors: [404, 422] },
-  listReadyContainers: { summary: 'Runnable containers; items[0] runs next', parameters: [...PAGING, ...READY_FILTERS], success: { status: 200, schema: 'ReadyContainerPage' }, errors: [404, 422] },
-  openDispatchRun: { summary: 'Record a dispatch run over an ordered set of cards', success: { status: 201, schema: 'DispatchRunOpened' }, errors: [404, 409, 422] },
-  getDispatchRun: { summary: 'A run with its cards and event cursor', success: { status: 200, schema: 'DispatchRun' }, errors: [404] },
-  closeDispatchRun: { summary: 'Close a run and settle its legs', success: { status: 200, schema: 'DispatchRun' }, errors: [404, 409, 422] },
+  updateWorkItem: shape('Update a work item', 200, 'WorkItemDetail', [404, 412, 422], {
+    parameters: ['ifMatch'],
+    headers: ['ETag'],
+  }),
+  listBacklog: shape('The backlog, in rank order, with a total', 200, 'BacklogPage', [404, 422], {
+    parameters: [...PAGING, 'filter'],
+  }),
+  moveToBacklog: shape('Move items out of their sprint, atomically', 200, 'BacklogMoved', [404, 422]),
+  listDesigns: shape('Approved designs, newest first', 200, 'DesignPage', [404, 422], {
+    parameters: [...PAGING, 'pathPrefix', 'designQuery'],
+  }),
+  listFolders: shape('One level of child folders', 200, 'FolderPage', [404, 422], {
+    parameters: [...PAGING, 'parentFolderId'],
+  }),
+  createFolder: shape('Create a folder, last among its siblings', 201, 'Folder', [404, 409, 422], {
+    headers: ['Location'],
+  }),
+  getFolder: shape('One folder', 200, 'Folder', [404]),
+  updateFolder: shape('Rename or place a folder', 200, 'Folder', [404, 409, 422]),
+  deleteFolder: shape('Delete a folder, moving its contents up', 200, 'FolderDeleted', [404, 409]),
+  openPlanSession: shape('Open or resume the planning thread', 200, 'PlanningThread', [404, 422]),
+  addPlanTurn: shape('Add one turn without submitting', 200, 'PlanningThread', [404, 409, 422]),
+  submitPlanSession: shape('Submit the thread as one planning job', 202, 'PlanSubmitted', [402, 404, 422, 503]),
+  getPlan: shape('A plan with its proposals', 200, 'Plan', [404]),
+  getPlanStatus: shape('Status of a plan and its job', 200, 'PlanStatusView', [404]),
+  listReadyBugs: shape('Ready bug work, in groups', 200, 'ReadyBugGroupPage', [404, 422], {
+    parameters: [...PAGING, 'readyKind', ...READY_FILTERS, 'ancestor', 'allowSoftBlock'],
+  }),
+  listReadyContainers: shape('Runnable containers; items[0] runs next', 200, 'ReadyContainerPage', [404, 422], {
+    parameters: [...PAGING, ...READY_FILTERS],
+  }),
+  openDispatchRun: shape('Record a dispatch run over its ordered cards', 201, 'DispatchRunOpened', [404, 409, 422]),
+  getDispatchRun: shape('A run with its cards and event cursor', 200, 'DispatchRun', [404]),
+  closeDispatchRun: shape('Close a run and settle its legs', 200, 'DispatchRun', [404, 409, 422]),
   // NO_RUN_TARGET is a 422 in the local service (docs/service.md).
-  getCloseOutPrompt: { summary: 'The close-out prompt of a scoped run', success: { status: 200, schema: 'CloseOutPrompt' }, errors: [404, 422] },
-  appendDispatchEvents: { summary: `Append up to ${EVENTS_PER_APPEND} events in order`, success: { status: 200, schema: 'DispatchEventsAppended' }, errors: [404, 409, 413, 422] },
-  getGitCredential: { summary: 'Trade a hosted run credential for git credentials', success: { status: 200, schema: 'GitCredentials' }, errors: [404, 409, 503] },
-  heartbeatDispatchRun: { summary: 'Keep a local run alive', success: { status: 204 }, errors: [404, 409] },
+  getCloseOutPrompt: shape('The close-out prompt of a scoped run', 200, 'CloseOutPrompt', [404, 422]),
+  appendDispatchEvents: shape(`Append up to ${EVENTS_PER_APPEND} events in order`, 200, 'DispatchEventsAppended', [
+    404, 409, 413, 422,
+  ]),
+  getGitCredential: shape('Trade a hosted run credential for git credentials', 200, 'GitCredentials', [404, 409, 503]),
+  heartbeatDispatchRun: shape('Keep a local run alive', 204, undefined, [404, 409]),
 };
 
 const STATUS_TEXT: Record<number, string> = {
@@ -80,7 +112,7 @@ const header = (description: string, schema: JsonSchema) => ({ required: true, d
 const headers = {
   'X-Request-Id': header('Echo of a well-formed request id, else a fresh one.', {
     type: 'string',
-    pattern: '^[A-Za-z0-9._-]{1,128}$',
+    pattern: REQUEST_ID_PATTERN.source,
   }),
   'X-Svc-Api-Version': header('The contract version; equals info.version.', {
     type: 'string',
@@ -109,19 +141,46 @@ const repeatable = { style: 'form', explode: true };
 const emptyMeansOmitted = 'Empty means omitted.';
 
 const parameters: Record<string, JsonSchema> = {
-  cursor: query('cursor', { type: 'string' }, 'Opaque `nextCursor` of a previous page of the same collection; another collection\'s is a 422.'),
-  limit: query('limit', { type: 'integer', minimum: 1, default: PAGE_DEFAULT }, `Page size; above ${PAGE_MAX} is clamped to ${PAGE_MAX}, not rejected.`),
-  filter: query('filter', { type: 'string', minLength: 1 }, 'A filter expression; an unknown field, operator or value is a 422 naming which.'),
-  pathPrefix: query('pathPrefix', { type: 'string' }, 'Only designs holding an asset whose repository `sourcePath` starts with it.'),
-  designQuery: query('query', { type: 'string' }, 'Case-insensitive substring of the design card\'s title.'),
-  parentFolderId: query('parentFolderId', { type: 'string' }, 'Omit or empty for the project root.'),
-  readyKind: query('kind', { type: 'array', items: enumOf(KINDS) }, 'Repeatable; an unknown kind is a 422.', repeatable),
-  readyPriority: query('priority', { type: 'array', items: enumOf(PRIORITIES) }, 'Repeatable; an unknown priority is a 422.', repeatable),
-  assigneeId: query('assigneeId', { type: 'string' }, `A user id, or \`none\` for unassigned. ${emptyMeansOmitted}`),
-  ancestor: query('ancestor', { type: 'array', items: { type: 'string', pattern: KEY_PATTERN_SOURCE } }, 'Repeatable container keys: only ready leaves strictly beneath them.', repeatable),
-  sprintId: query('sprintId', { type: 'string' }, `A sprint id or \`active\`; direct membership only. ${emptyMeansOmitted}`),
-  allowSoftBlock: query('allowSoftBlock', { type: 'string', enum: ['true', 'false', ''] }, '`true` drops the parent-ready cascade; any other value than true, false or empty is a 422.'),
-  ifMatch: { name: 'If-Match', in: 'header', required: false, description: 'An ETag from a prior read; a moved item answers 412. Absent: last write wins.', schema: { type: 'string' } },
+  cursor: query(
+    'cursor',
+    { type: 'string' },
+    "Opaque `nextCursor` of a previous page of the same collection; another collection's is a 422.",
+  ),
+  limit: query(
+    'limit',
+    { type: 'integer', minimum: 1, default: PAGE_DEFAULT },
+    `Page size; above ${PAGE_MAX} is clamped to ${PAGE_MAX}, not rejected.`,
+  ),
+  filter: query(
+    'filter',
+    { type: 'string', minLength: 1 },
+    'A filter expression; an unknown field, operator or value is a 422 naming which.',
+  ),
+  pathPrefix: query('pathPrefix', str, 'Only designs holding an asset whose repository `sourcePath` starts with it.'),
+  designQuery: query('query', str, "Case-insensitive substring of the design card's title."),
+  parentFolderId: query('parentFolderId', str, 'Omit or empty for the project root.'),
+  readyKind: query('kind', arrayOf(enumOf(KINDS)), 'Repeatable; an unknown kind is a 422.', repeatable),
+  readyPriority: query('priority', arrayOf(enumOf(PRIORITIES)), 'Repeatable; unknown priority is a 422.', repeatable),
+  assigneeId: query('assigneeId', str, `A user id, or \`none\` for unassigned. ${emptyMeansOmitted}`),
+  ancestor: query(
+    'ancestor',
+    arrayOf({ type: 'string', pattern: KEY_PATTERN_SOURCE }),
+    'Repeatable container keys: only ready leaves strictly beneath them; the container itself never.',
+    repeatable,
+  ),
+  sprintId: query('sprintId', str, `A sprint id or \`active\`; direct membership only. ${emptyMeansOmitted}`),
+  allowSoftBlock: query(
+    'allowSoftBlock',
+    { type: 'string', enum: ['true', 'false', ''] },
+    '`true` drops the parent-ready cascade (a leaf\'s own blockers must still be done); other values are a 422.',
+  ),
+  ifMatch: {
+    name: 'If-Match',
+    in: 'header',
+    required: false,
+    description: 'An ETag from a prior read; a moved item answers 412. Absent: last write wins.',
+    schema: str,
+  },
 };
 
 const pathParameter = (name: string): JsonSchema => ({

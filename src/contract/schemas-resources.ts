@@ -299,7 +299,12 @@ export const resourceSchemas: Record<string, JsonSchema> = {
   ),
   DispatchRunOpened: object({ run: ref('DispatchRun'), created: bool }, { closed: true }),
   DispatchEventsAppended: object(
-    { runId: str, appended: { type: 'integer', minimum: 0 }, seq: { type: 'integer', minimum: 0 }, cards: arrayOf(ref('DispatchCard')) },
+    {
+      runId: str,
+      appended: { type: 'integer', minimum: 0 },
+      seq: { type: 'integer', minimum: 0 },
+      cards: arrayOf(ref('DispatchCard')),
+    },
     { closed: true },
   ),
   CloseOutPrompt: object({ runId: str, targetKey: key, prompt: str, landedKeys: keyArray }, { closed: true }),

@@ -6,6 +6,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import { openapiDocument } from './openapi.js';
 import { OPERATIONS, type OperationId } from './operations.js';
 import { REQUEST_BODIES, FOLDER_NAME_PATTERN } from './schemas-requests.js';
+import { REQUEST_ID_PATTERN } from './types.js';
 import { CLOSED_KEYWORD, DATE_TIME_PATTERN, KEY_PATTERN_SOURCE, type JsonSchema } from './schemas-shared.js';
 
 export interface SchemaIssue {
@@ -23,6 +24,8 @@ const PATTERN_WORDS: Record<string, string> = {
   [DATE_TIME_PATTERN]: 'a UTC date-time ending in Z',
   [KEY_PATTERN_SOURCE]: 'a work item key like ABC-123',
   [FOLDER_NAME_PATTERN]: '1 to 120 characters once trimmed',
+  [REQUEST_ID_PATTERN.source]: '1 to 128 of A-Z a-z 0-9 . _ -',
+  '^[0-9]+$': 'digits',
 };
 
 let ajvInstance: Ajv2020 | undefined;
@@ -96,7 +99,8 @@ export function validateRequestBody(operationId: OperationId, body: unknown): Sc
   if (!shape) return [];
   if (body === undefined) return shape.required ? [{ path: '', message: 'a JSON body is required' }] : [];
   const op = operation(operationId);
-  const validate = validatorAt(['paths', op.path, op.method.toLowerCase(), 'requestBody', 'content', JSON_MEDIA, 'schema']);
+  const method = op.method.toLowerCase();
+  const validate = validatorAt(['paths', op.path, method, 'requestBody', 'content', JSON_MEDIA, 'schema']);
   return validate(body) ? [] : toIssues(validate.errors);
 }
 
@@ -137,7 +141,8 @@ export function validateResponseHeaders(
     }
     const validate = validatorAt([...at, 'schema']);
     if (!validate(Array.isArray(value) ? value[0] : value)) {
-      for (const issue of toIssues(validate.errors, `header ${name}`)) issues.push({ path: name, message: issue.message });
+      const subject = `header ${name}`;
+      for (const issue of toIssues(validate.errors, subject)) issues.push({ path: name, message: issue.message });
     }
   }
   return issues;
@@ -147,7 +152,10 @@ export function validateResponseHeaders(
 function dotted(instancePath: string, child?: string): string {
   const segments = instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) segments.push(child);
-  return segments.reduce((out, segment) => (/^[0-9]+$/.test(segment) ? `${out}[${segment}]` : out ? `${out}.${segment}` : segment), '');
+  return segments.reduce((out, segment) => {
+    if (/^[0-9]+$/.test(segment)) return `${out}[${segment}]`;
+    return out ? `${out}.${segment}` : segment;
+  }, '');
 }
 
 function toIssues(errors: ErrorObject[] | null | undefined, root = 'body'): SchemaIssue[] {
@@ -195,7 +203,8 @@ function toIssue(error: ErrorObject, root: string): SchemaIssue {
     case 'exclusiveMaximum':
       return { path, message: `${subject} must be ${String(params.comparison)} ${String(params.limit)}` };
     case 'minLength':
-      return { path, message: params.limit === 1 ? `${subject} must not be empty` : `${subject} must be at least ${String(params.limit)} characters` };
+      if (params.limit === 1) return { path, message: `${subject} must not be empty` };
+      return { path, message: `${subject} must be at least ${String(params.limit)} characters` };
     case 'maxLength':
       return { path, message: `${subject} must be at most ${String(params.limit)} characters` };
     case 'minItems':

@@ -100,10 +100,10 @@ describe('validateResponseHeaders', () => {
 
   test.each([
     ['x-svc-api-version', '9.9.9', `header X-Svc-Api-Version must be "${API_VERSION}"`],
-    ['x-request-id', 'has space', 'header X-Request-Id must be text matching ^[A-Za-z0-9._-]{1,128}$'],
-    ['x-request-id', 'x'.repeat(129), 'header X-Request-Id must be text matching ^[A-Za-z0-9._-]{1,128}$'],
-    ['x-ratelimit-reset', 'soon', 'header X-RateLimit-Reset must be text matching ^[0-9]+$'],
-    ['x-ratelimit-limit', '-1', 'header X-RateLimit-Limit must be text matching ^[0-9]+$'],
+    ['x-request-id', 'has space', 'header X-Request-Id must be 1 to 128 of A-Z a-z 0-9 . _ -'],
+    ['x-request-id', 'x'.repeat(129), 'header X-Request-Id must be 1 to 128 of A-Z a-z 0-9 . _ -'],
+    ['x-ratelimit-reset', 'soon', 'header X-RateLimit-Reset must be digits'],
+    ['x-ratelimit-limit', '-1', 'header X-RateLimit-Limit must be digits'],
   ])('%s: %s is refused', (name, value, message) => {
     expect(messages(validateResponseHeaders('getMe', 200, { ...section8, [name]: value }))).toEqual([message]);
   });
