@@ -94,13 +94,19 @@ function responseOf(operationId: OperationId, status: number): { response: JsonS
   return { response, at: ['paths', op.path, method, 'responses', String(status)] };
 }
 
+/** Runs on every request of the local service: one map lookup, then the compiled function. */
+const requestValidators = new Map<OperationId, ValidateFunction>();
+
 export function validateRequestBody(operationId: OperationId, body: unknown): SchemaIssue[] {
   const shape = REQUEST_BODIES[operationId];
   if (!shape) return [];
   if (body === undefined) return shape.required ? [{ path: '', message: 'a JSON body is required' }] : [];
-  const op = operation(operationId);
-  const method = op.method.toLowerCase();
-  const validate = validatorAt(['paths', op.path, method, 'requestBody', 'content', JSON_MEDIA, 'schema']);
+  let validate = requestValidators.get(operationId);
+  if (!validate) {
+    const op = operation(operationId);
+    validate = validatorAt(['paths', op.path, op.method.toLowerCase(), 'requestBody', 'content', JSON_MEDIA, 'schema']);
+    requestValidators.set(operationId, validate);
+  }
   return validate(body) ? [] : toIssues(validate.errors);
 }
 
