@@ -16,6 +16,9 @@ import type {
   WorkItemDetail,
   WorkItemSummary,
 } from '../contract/types.js';
+import type { LegResult, LegSpec } from './agent/types.js';
+import type { PromptContext } from './prompt.js';
+import type { PreparedWorktree } from './worktree.js';
 
 /** Paging of a list call; omitted fields take the contract's defaults. */
 export interface PageQuery {
@@ -126,72 +129,24 @@ export interface LegSummary {
   sessionBranch: string | null;
 }
 
-// --- The agent/worktree engineer's functions, as the engine calls them (structural types, so the
-// real implementations plug in without an adapter). ---
+// --- The agent/worktree engineer's functions, injected so tests (and hosted runs) can swap them. ---
 
-/** What `runLeg` needs (src/dispatch/agent). */
-export interface LegSpec {
-  argv: string[];
-  cwd: string;
-  env: Record<string, string>;
-  prompt: string;
-  promptVia: 'stdin' | 'file' | 'arg';
-  promptFile: string;
-  idleTimeoutMs: number;
-  cardTimeoutMs: number;
-  killGraceMs: number;
-  parser?: unknown;
-  /** Called synchronously for every output chunk; must not block. */
-  onOutput(chunk: string | Buffer, stream: 'stdout' | 'stderr'): void;
-  signal?: AbortSignal;
-}
+/** `runLeg`'s own types (src/dispatch/agent): the engine builds a LegSpec per card. */
+export type { LegResult, LegSpec } from './agent/types.js';
+export type { PreparedWorktree } from './worktree.js';
+export type { PromptContext } from './prompt.js';
 
-export interface LegResult {
-  exitCode: number | null;
-  signal: string | null;
-  outcome: 'succeeded' | 'failed';
-  reason: string | null;
-  tokensIn?: number;
-  tokensOut?: number;
-  costUsd?: number;
-  durationMs: number;
-}
-
+/** src/dispatch/agent/run-leg.ts `runLeg`. */
 export type RunLeg = (spec: LegSpec) => Promise<LegResult>;
 
-export interface PreparedWorktree {
-  path: string;
-  branch: string;
-  created: boolean;
-  headBefore: string;
-}
+/** src/dispatch/worktree.ts `prepareWorktree`: the card's own worktree on `svc/<KEY>`. */
+export type PrepareWorktree = (opts: { repo: string; key: string; baseRef?: string; root?: string }) => Promise<PreparedWorktree>;
 
-export type PrepareWorktree = (opts: {
-  repo: string;
-  key: string;
-  baseRef?: string;
-  root: string;
-  /** `--no-worktree`: check the branch out in the repository itself. */
-  inPlace?: boolean;
-}) => Promise<PreparedWorktree>;
+/** src/dispatch/worktree.ts `checkoutInPlace` (`--no-worktree`). */
+export type CheckoutInPlace = (opts: { repo: string; key: string; baseRef?: string }) => Promise<PreparedWorktree>;
 
-/** The commits made since `headBefore` (only the count matters to the engine). */
-export type CommitsSince = (path: string, headBefore: string) => Promise<readonly unknown[] | number>;
+/** src/dispatch/worktree.ts `commitsSince`: commits on HEAD since `headBefore`. */
+export type CommitsSince = (path: string, headBefore: string) => Promise<number>;
 
-/** What the prompt builder gets besides the item. */
-export interface PromptContext {
-  runId: string;
-  command: string;
-  branch: string;
-  workdir: string;
-  /** fix: repair the failing pull request; review: review it and change nothing. */
-  mode: 'implement' | 'fix' | 'review' | 'close-out';
-}
-
+/** src/dispatch/prompt.ts `buildPrompt`. */
 export type BuildPrompt = (item: WorkItemDetail, ctx: PromptContext) => string;
-
-/** A streaming redactor: holds back a tail that might be the start of a secret split across chunks. */
-export interface StreamRedactor {
-  write(text: string): string;
-  end(): string;
-}

@@ -1,0 +1,126 @@
+// `runDispatch`: the one entry point of every dispatch command. It selects the card set, answers a
+// dry run without opening anything, runs one run (or, for `auto`, one run per round until nothing
+// is ready or the cap is reached) and returns a RunSummary whose exitCode follows DISPATCH §2.
+import { randomUUID } from 'node:crypto';
+import type { StopReason } from '../contract/types.js';
+import { cardSummaries, runOnce } from './lifecycle/run-once.js';
+import type { DispatchDeps, DispatchOptions, RunSummary } from './lifecycle/types.js';
+import { selectBatch } from './select/lanes.js';
+import { recentFailures } from './select/recent.js';
+import { selectCards } from './select/index.js';
+import type { SelectDeps, Selection, SelectRequest } from './select/types.js';
+import { readRunRecord } from './state.js';
+
+export type { CardSummary, DispatchDeps, DispatchOptions, DispatchTimeouts, RunSummary } from './lifecycle/types.js';
+
+const DAY_MS = 24 * 60 * 60_000;
+
+function selectDeps(deps: DispatchDeps): SelectDeps {
+  return {
+    service: deps.service,
+    localRun: (runId) => {
+      const r = readRunRecord(deps.stateDir, runId);
+      return r ? { originalCommand: r.originalCommand, scopeKey: r.scopeKey } : null;
+    },
+  };
+}
+
+function request(opts: DispatchOptions, extra: Partial<SelectRequest> = {}): SelectRequest {
+  return {
+    command: opts.command,
+    projectKey: opts.projectKey,
+    keys: opts.keys,
+    ...(opts.lanes ? { lanes: opts.lanes } : {}),
+    ...(opts.maxCards != null ? { max: opts.maxCards } : {}),
+    ...(opts.doneStatuses ? { doneStatuses: opts.doneStatuses } : {}),
+    ...extra,
+  };
+}
+
+/** The stop reason of a run nothing stopped early, by the command whose semantics it follows. */
+function plainStop(selection: Selection): StopReason {
+  const c = selection.originalCommand;
+  if (c === 'batch' || c === 'auto') return selection.capped ? 'max' : 'drained';
+  return 'completed';
+}
+
+function noRun(selection: Selection, note: string, dryRun: boolean): RunSummary {
+  return {
+    runId: null, command: selection.command, stopReason: null, status: null, cards: cardSummaries(selection),
+    legs: [], exitCode: 0, note, dryRun,
+  };
+}
+
+export async function runDispatch(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSummary> {
+  if (opts.command === 'auto') return runAuto(opts, deps);
+  const sdeps = selectDeps(deps);
+  const selection = await selectCards(request(opts), sdeps);
+  if (opts.dryRun) return noRun(selection, selection.note, true);
+  // Lane commands with nothing ready open nothing; named commands still record their skips.
+  if (selection.empty && (selection.command === 'next' || selection.command === 'batch')) {
+    deps.output.info(selection.note);
+    return noRun(selection, selection.note, false);
+  }
+  return runOnce(opts, deps, {
+    selection,
+    reselect: (exclude) => selectCards(request(opts, { exclude }), sdeps),
+    naturalStop: async (s) => plainStop(s),
+  });
+}
+
+/**
+ * `auto`: rounds of batch-like runs. A card that failed in this invocation is never picked again,
+ * nor one that failed in a recent local run (unless retryFailed). Each run closes `completed` when
+ * more is ready and the loop goes on, `drained` when nothing is left, `max` when the cap is hit.
+ */
+async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSummary> {
+  const sdeps = selectDeps(deps);
+  const avoid = opts.retryFailed
+    ? new Set<string>()
+    : recentFailures(deps.stateDir, opts.projectKey, deps.clock.now() - (opts.recentFailureWindowMs ?? DAY_MS));
+  if (avoid.size > 0) deps.output.info(`skipping cards that failed recently: ${[...avoid].join(', ')} (--retry-failed to include)`);
+  let left = opts.maxCards ?? Number.POSITIVE_INFINITY;
+  const runs: RunSummary[] = [];
+  const baseKey = opts.idempotencyKey ?? randomUUID();
+  for (let round = 1; left > 0 && !deps.signal.aborted; round++) {
+    const pick = (exclude: ReadonlySet<string>) =>
+      selectBatch(request(opts, { command: 'auto', max: left, exclude: new Set([...avoid, ...exclude]) }), sdeps);
+    const selection = await pick(new Set());
+    if (opts.dryRun) return noRun(selection, selection.note, true);
+    if (selection.empty) {
+      if (runs.length === 0) deps.output.info(selection.note);
+      break;
+    }
+    const summary = await runOnce(opts, deps, {
+      selection,
+      reselect: pick,
+      idempotencyKey: round === 1 ? baseKey : `${baseKey}-${round}`,
+      naturalStop: async (s) => {
+        const remaining = left - s.cards.filter((c) => !c.skipReason).length;
+        // Is more ready beyond what this invocation took? (Its cards stay ready: no status moves.)
+        const taken = new Set([...avoid, ...s.cards.map((c) => c.key)]);
+        const more = await selectBatch(request(opts, { command: 'auto', max: 1, exclude: taken }), sdeps);
+        if (more.empty) return 'drained';
+        return remaining <= 0 ? 'max' : 'completed';
+      },
+    });
+    runs.push(summary);
+    left -= summary.cards.filter((c) => !c.skipReason).length;
+    // Failed cards are never picked again in this invocation; implemented ones stay ready (a run
+    // moves no status), so they are not picked again either.
+    for (const card of summary.cards) avoid.add(card.key);
+    if (summary.stopReason !== 'completed' && summary.stopReason !== 'replanned') break;
+  }
+  const last = runs[runs.length - 1];
+  if (!last) {
+    return { runId: null, command: 'auto', stopReason: null, status: null, cards: [], legs: [], exitCode: 0, note: 'nothing is ready', dryRun: false };
+  }
+  return {
+    ...last,
+    legs: runs.flatMap((r) => r.legs),
+    cards: runs.flatMap((r) => r.cards),
+    exitCode: runs.map((r) => r.exitCode).find((c) => c !== 0) ?? 0,
+    note: `${runs.length} run(s)`,
+    runs,
+  };
+}

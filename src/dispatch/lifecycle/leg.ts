@@ -1,0 +1,167 @@
+// One leg: the card's worktree, its agent, and the pipe from the agent's output to the local log
+// (always) and to `body` events (only with --send-logs), redacted on the way. The leg's disposition
+// is written to the event stream whatever happens, so it is never dropped.
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DispatchCommand, WorkItemDetail } from '../../contract/types.js';
+import { agentEnv } from '../agent/env.js';
+import { parserFor, resolveAgentCommand } from '../agent/presets.js';
+import type { LegResult } from '../agent/types.js';
+import { BodyChunker, type EventStream } from '../event-stream.js';
+import type { LegSummary, PreparedWorktree } from '../ports.js';
+import { expectsCode } from '../prompt.js';
+import { createStreamRedactor } from '../redact.js';
+import type { LegMode } from '../select/types.js';
+import { logPath, type RunPaths } from '../state.js';
+import type { DispatchDeps, DispatchOptions } from './types.js';
+
+/** What every leg of one run shares. */
+export interface LegContext {
+  runId: string;
+  command: DispatchCommand;
+  mode: LegMode;
+  opts: DispatchOptions;
+  deps: DispatchDeps;
+  stream: EventStream;
+  paths: RunPaths;
+  /** Aborted when the run must stop its agents (signal, run closed, timeout). */
+  signal: AbortSignal;
+}
+
+export interface LegOutcome {
+  summary: LegSummary;
+  implemented: boolean;
+}
+
+async function worktreeFor(ctx: LegContext, key: string): Promise<PreparedWorktree> {
+  const { opts, deps } = ctx;
+  const base = { repo: opts.repo, key, ...(opts.baseRef ? { baseRef: opts.baseRef } : {}) };
+  if (!opts.worktree) {
+    if (!deps.checkoutInPlace) throw new Error('--no-worktree needs checkoutInPlace');
+    return deps.checkoutInPlace(base);
+  }
+  return deps.prepareWorktree({ ...base, ...(opts.worktreeRoot ? { root: opts.worktreeRoot } : {}) });
+}
+
+/**
+ * Runs an agent with `prompt` in `wt`, piping its output to `logFile` and (with send-logs) to body
+ * events of `eventKey` (undefined: run-scoped). Shared by the legs and run_scope's close-out.
+ */
+export async function runAgent(
+  ctx: LegContext,
+  wt: PreparedWorktree,
+  key: string,
+  prompt: string,
+  logFile: string,
+  eventKey: string | undefined,
+): Promise<LegResult> {
+  const { opts, deps } = ctx;
+  const promptFile = join(ctx.paths.prompts, `${key}.md`);
+  const command = resolveAgentCommand(opts.agent, {
+    prompt_file: promptFile, key, workdir: wt.path, branch: wt.branch, run_id: ctx.runId, prompt,
+  });
+  const redactor = createStreamRedactor(opts.secrets);
+  const log = openSync(logFile, 'a', 0o600);
+  const chunker = opts.sendLogs
+    ? new BodyChunker((body) => ctx.stream.push({ ...(eventKey ? { workItemKey: eventKey } : {}), body }))
+    : null;
+  // Gathered output goes out about as often as the stream flushes, not per agent write.
+  const ticker = chunker ? setInterval(() => chunker.flush(), opts.flushIntervalMs ?? 1000) : null;
+  const sink = (text: string): void => {
+    if (text.length === 0) return;
+    writeSync(log, text);
+    chunker?.write(text);
+  };
+  const parser = parserFor(command);
+  try {
+    return await deps.runLeg({
+      argv: command.argv,
+      cwd: wt.path,
+      env: agentEnv(opts.env, {
+        SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: promptFile, SVC_WORKDIR: wt.path, SVC_BRANCH: wt.branch,
+      }),
+      prompt,
+      promptVia: command.promptVia,
+      promptFile,
+      idleTimeoutMs: opts.timeouts.idleMs,
+      cardTimeoutMs: opts.timeouts.cardMs,
+      killGraceMs: opts.timeouts.killGraceMs,
+      ...(parser ? { parser } : {}),
+      onOutput: (chunk) => sink(redactor.push(chunk)),
+      signal: ctx.signal,
+    });
+  } finally {
+    if (ticker) clearInterval(ticker);
+    sink(redactor.flush());
+    chunker?.flush();
+    closeSync(log);
+  }
+}
+
+/** Runs one card from worktree to disposition. Never throws: a failure is a failed leg. */
+export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: number, total: number): Promise<LegOutcome> {
+  const { opts, deps, stream } = ctx;
+  const key = item.key;
+  const started = deps.clock.now();
+  let wt: PreparedWorktree | null = null;
+  let result: LegResult | null = null;
+  let reason: string | null = null;
+  try {
+    wt = await worktreeFor(ctx, key);
+    stream.push({ workItemKey: key, disposition: 'running', sessionBranch: wt.branch });
+    deps.output.legStarted({ key, title: item.title, index, total, branch: wt.branch });
+    const code = expectsCode(item) && ctx.mode !== 'review';
+    const prompt = deps.buildPrompt(item, {
+      branch: wt.branch, runId: ctx.runId, mode: ctx.mode, expectsCode: code,
+      ...(opts.doneStatuses ? { doneStatuses: opts.doneStatuses } : {}),
+    });
+    result = await runAgent(ctx, wt, key, prompt, logPath(ctx.paths, key), key);
+    reason = result.reason;
+    let implemented = result.outcome === 'succeeded';
+    // The "no changes" rule: a card that expects code must leave a commit (unless --allow-empty).
+    if (implemented && code && !opts.allowEmpty && (await deps.commitsSince(wt.path, wt.headBefore)) === 0) {
+      implemented = false;
+      reason = 'no changes';
+    }
+    return finish(implemented);
+  } catch (error) {
+    reason = `${wt ? 'leg' : 'worktree'}: ${error instanceof Error ? error.message : String(error)}`;
+    return finish(false);
+  }
+
+  function finish(implemented: boolean): LegOutcome {
+    const disposition = implemented ? 'implemented' : 'failed';
+    const exitCode = result?.exitCode ?? null;
+    stream.push({
+      workItemKey: key,
+      disposition,
+      ...(wt ? { sessionBranch: wt.branch } : {}),
+      ...(exitCode !== null ? { exitCode } : {}),
+    });
+    const summary: LegSummary = {
+      key,
+      title: item.title,
+      disposition,
+      durationMs: result?.durationMs ?? deps.clock.now() - started,
+      exitCode,
+      reason: implemented ? null : reason ?? 'failed',
+      costUsd: result?.costUsd ?? null,
+      tokens: { in: result?.tokensIn ?? null, out: result?.tokensOut ?? null },
+      sessionBranch: wt?.branch ?? null,
+    };
+    deps.output.legFinished(summary);
+    return { summary, implemented };
+  }
+}
+
+/** The close-out prompt (op 28), run once in the scope's branch after the legs of run_scope. */
+export async function runCloseOut(ctx: LegContext, scope: WorkItemDetail): Promise<LegResult> {
+  const closeOut = await ctx.deps.service.getCloseOutPrompt(ctx.runId);
+  const wt = await worktreeFor(ctx, scope.key);
+  ctx.deps.output.info(`close-out of ${scope.key} on ${wt.branch} (${closeOut.landedKeys.length} landed)`);
+  const prompt = ctx.deps.buildPrompt(scope, {
+    branch: wt.branch, runId: ctx.runId, mode: 'implement', expectsCode: false,
+    closeOut: { prompt: closeOut.prompt, landedKeys: closeOut.landedKeys },
+  });
+  return runAgent(ctx, wt, scope.key, prompt, join(ctx.paths.logs, `${scope.key}.close-out.log`), undefined);
+}

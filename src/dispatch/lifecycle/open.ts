@@ -1,0 +1,69 @@
+// Opening a run. The open is retried by the client with one idempotencyKey; a 409 means a card is
+// already in another running run (another machine took it from the shared queue): reselect without
+// it. Each retry must drop at least one new card, and the attempts are capped, so it cannot loop.
+import { KEY_PATTERN, type DispatchCardInput, type DispatchRunOpen, type DispatchRunOpened } from '../../contract/types.js';
+import { serviceErrorOf, type DispatchService } from '../ports.js';
+import type { Selection } from '../select/types.js';
+
+const MAX_REOPENS = 5;
+
+export function openBody(selection: Selection, projectKey: string, idempotencyKey: string, agent: string, model?: string): DispatchRunOpen {
+  const cards: DispatchCardInput[] = selection.cards.map((c) =>
+    c.skipReason ? { workItemKey: c.key, skipReason: c.skipReason } : { workItemKey: c.key },
+  );
+  return {
+    projectKey,
+    command: selection.command,
+    origin: 'local',
+    ...(selection.scopeKey ? { scopeKey: selection.scopeKey } : {}),
+    agent,
+    ...(model ? { model } : {}),
+    idempotencyKey,
+    cards,
+  };
+}
+
+/** The runnable keys of `selection` a 409's message names (a hint only: never trusted beyond the set). */
+export function conflictingKeys(error: unknown, selection: Selection): string[] {
+  const message = serviceErrorOf(error).message ?? '';
+  const named = new Set(message.match(new RegExp(KEY_PATTERN.source.slice(1, -1), 'g')) ?? []);
+  return selection.cards.filter((c) => !c.skipReason && named.has(c.key)).map((c) => c.key);
+}
+
+export interface OpenResult {
+  opened: DispatchRunOpened;
+  selection: Selection;
+}
+
+/**
+ * Opens the run, reselecting on 409 without the conflicting cards. Gives up (rethrowing the 409)
+ * when the error names none of our cards, or after MAX_REOPENS reselections. Returns null when a
+ * reselection leaves nothing to run (every candidate was taken elsewhere).
+ */
+export async function openWithReselect(
+  service: Pick<DispatchService, 'openDispatchRun'>,
+  first: Selection,
+  body: (s: Selection) => DispatchRunOpen,
+  reselect: (exclude: ReadonlySet<string>) => Promise<Selection>,
+  info: (message: string) => void,
+): Promise<OpenResult | null> {
+  let selection = first;
+  const exclude = new Set<string>();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return { opened: await service.openDispatchRun(body(selection)), selection };
+    } catch (error) {
+      const fault = serviceErrorOf(error);
+      if (fault.status !== 409 || attempt >= MAX_REOPENS) throw error;
+      const taken = conflictingKeys(error, selection).filter((k) => !exclude.has(k));
+      if (taken.length === 0) throw error;
+      for (const k of taken) exclude.add(k);
+      info(`already in another running run: ${taken.join(', ')}; reselecting without ${taken.length === 1 ? 'it' : 'them'}`);
+      selection = await reselect(exclude);
+      if (selection.empty && selection.cards.every((c) => c.skipReason)) {
+        // Named commands still open to record the skips; lane commands have nothing left.
+        if (['next', 'batch', 'auto'].includes(selection.command)) return null;
+      }
+    }
+  }
+}

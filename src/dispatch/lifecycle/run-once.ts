@@ -1,0 +1,261 @@
+// One dispatch run from open to close: state folder, event stream, heartbeat, the legs in order
+// (or N at once), and a close with an explicit status (DISPATCH §4 "Status sent at close").
+import { randomUUID } from 'node:crypto';
+import { exitCodeFor } from '../../api/errors.js';
+import type { CloseStatus, DispatchRun, StopReason, WorkItemDetail } from '../../contract/types.js';
+import { EventStream } from '../event-stream.js';
+import { startHeartbeat } from '../heartbeat.js';
+import { Journal } from '../journal.js';
+import { RunClosedError, isRunClosed, serviceErrorOf, type LegSummary } from '../ports.js';
+import { openBlockerKeys } from '../select/checks.js';
+import type { Selection } from '../select/types.js';
+import { interruptionExitCode } from '../signals.js';
+import { createRunFolder, readRunRecord, runPaths, type RunRecord } from '../state.js';
+import { runCardLeg, runCloseOut, type LegContext } from './leg.js';
+import { openBody, openWithReselect } from './open.js';
+import type { CardSummary, DispatchDeps, DispatchOptions, RunSummary } from './types.js';
+
+export interface RunOnceInput {
+  selection: Selection;
+  /** Reselects without the given keys (after a 409 on open). */
+  reselect(exclude: ReadonlySet<string>): Promise<Selection>;
+  /** The stop reason when nothing stopped the run early (auto asks whether more is ready). */
+  naturalStop(selection: Selection): Promise<StopReason>;
+  idempotencyKey?: string;
+}
+
+const SIGNAL_FLUSH_MS = 10_000;
+const CLOSE_FLUSH_MS = 5 * 60_000;
+
+export function cardSummaries(selection: Selection): CardSummary[] {
+  return selection.cards.map((c) => ({ key: c.key, title: c.title, skipReason: c.skipReason, gatedBy: c.gatedBy }));
+}
+
+/** Why the item no longer matches the plan the run opened with, or null. */
+export function replanReason(before: WorkItemDetail, now: WorkItemDetail, doneStatuses?: readonly string[]): string | null {
+  if (now.archivedAt && !before.archivedAt) return `${now.key} was archived`;
+  if (now.parentKey !== before.parentKey) return `${now.key} was re-parented (${before.parentKey ?? 'none'} → ${now.parentKey ?? 'none'})`;
+  const had = new Set(openBlockerKeys(before, doneStatuses));
+  const gained = openBlockerKeys(now, doneStatuses).filter((k) => !had.has(k));
+  if (gained.length > 0) return `${now.key} gained an open blocker: ${gained.join(', ')}`;
+  return null;
+}
+
+function summaryOf(selection: Selection, run: DispatchRun | null, exitCode: number, note: string, legs: LegSummary[] = []): RunSummary {
+  return {
+    runId: run?.id ?? null,
+    command: selection.command,
+    stopReason: run?.stopReason ?? null,
+    status: run?.status ?? null,
+    cards: cardSummaries(selection),
+    legs,
+    exitCode,
+    note,
+    dryRun: false,
+  };
+}
+
+export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: RunOnceInput): Promise<RunSummary> {
+  const { service, output } = deps;
+  const idempotencyKey = input.idempotencyKey ?? opts.idempotencyKey ?? randomUUID();
+  const agentName = opts.agent.agent ?? 'custom';
+  const result = await openWithReselect(
+    service,
+    input.selection,
+    (s) => openBody(s, opts.projectKey, idempotencyKey, agentName, opts.agent.model),
+    input.reselect,
+    (m) => output.info(m),
+  );
+  if (!result) return summaryOf(input.selection, null, 0, 'every candidate is already in another running run');
+  const { selection } = result;
+  let run = result.opened.run;
+  const adopted = !result.opened.created;
+  if (adopted && run.status !== 'running') {
+    // A retried CI job found its finished run: report it, run nothing.
+    output.info(`run ${run.id} already exists (idempotency key) and is ${run.status}`);
+    return summaryOf(selection, run, run.status === 'failed' ? 1 : 0, 'existing run, already closed');
+  }
+
+  // --- local state: run.json (no secrets) and the journal, before any event ---
+  const existing = readRunRecord(deps.stateDir, run.id);
+  const record: RunRecord = existing ?? {
+    runId: run.id,
+    baseUrl: opts.baseUrl,
+    projectKey: opts.projectKey,
+    command: selection.command,
+    originalCommand: selection.originalCommand,
+    scopeKey: selection.scopeKey,
+    baseSeq: run.seq,
+    openedAt: new Date(deps.clock.now()).toISOString(),
+    cards: selection.cards.map((c) => (c.skipReason ? { workItemKey: c.key, skipReason: c.skipReason } : { workItemKey: c.key })),
+    options: {
+      repo: opts.repo, agent: opts.agent, onFailure: opts.onFailure, parallel: opts.parallel, sendLogs: opts.sendLogs,
+      allowEmpty: opts.allowEmpty, timeouts: opts.timeouts, maxCostUsd: opts.maxCostUsd ?? null, worktree: opts.worktree,
+      lanes: opts.lanes ?? null, idempotencyKey,
+    },
+  };
+  const paths = existing ? runPaths(deps.stateDir, run.id) : createRunFolder(deps.stateDir, record);
+  const journal = Journal.open(paths.journal);
+
+  const controller = new AbortController();
+  let closedByServer: RunClosedError | null = null;
+  let failure: unknown = null;
+  let timedOut = false;
+  const onClosed = (e: RunClosedError) => {
+    closedByServer ??= e;
+    controller.abort(e);
+  };
+  const stream = new EventStream({
+    service, runId: run.id, journal, baseSeq: record.baseSeq,
+    ...(opts.flushIntervalMs ? { flushIntervalMs: opts.flushIntervalMs } : {}),
+    onClosed,
+    onFailed: (e) => {
+      failure ??= e;
+      controller.abort(e);
+    },
+    warn: (m) => output.warn(m),
+  });
+  const heartbeat = startHeartbeat({ service, runId: run.id, intervalMs: opts.heartbeatIntervalMs, onClosed, warn: (m) => output.warn(m) });
+  const onSignal = () => controller.abort(deps.signal.reason);
+  if (deps.signal.aborted) onSignal();
+  else deps.signal.addEventListener('abort', onSignal, { once: true });
+  const runTimer = opts.timeouts.runMs
+    ? setTimeout(() => {
+        timedOut = true;
+        controller.abort(new Error('run timeout'));
+      }, opts.timeouts.runMs)
+    : null;
+  output.info(`run ${run.id} opened (${selection.command}${selection.scopeKey ? ` ${selection.scopeKey}` : ''}): ${selection.note}`);
+
+  // --- legs ---
+  const ctx: LegContext = { runId: run.id, command: selection.command, mode: selection.mode, opts, deps, stream, paths, signal: controller.signal };
+  const landed = new Set(adopted ? run.cards.filter((c) => c.disposition === 'implemented').map((c) => c.workItemKey) : []);
+  const failed = new Set<string>();
+  const legs: LegSummary[] = [];
+  const running = new Map<string, Promise<void>>();
+  const todo = selection.cards.filter((c) => !c.skipReason && !landed.has(c.key));
+  let stop: StopReason | null = null;
+  let cost = 0;
+  let closeOut: RunSummary['closeOut'] = null;
+  const halted = () => stop !== null || controller.signal.aborted;
+  try {
+    let index = 0;
+    for (const card of todo) {
+      if (halted()) break;
+      if (card.gatedBy) {
+        output.info(`${card.key} waits on ${card.gatedBy} (executor: human): stopping gated`);
+        stop = 'gated';
+        break;
+      }
+      while (card.after.some((k) => running.has(k)) || running.size >= Math.max(1, opts.parallel)) {
+        await Promise.race(running.values());
+      }
+      if (halted()) break;
+      const unmet = card.after.find((k) => !landed.has(k));
+      if (unmet) {
+        output.warn(`${card.key} not started: its blocker ${unmet} did not land`);
+        continue;
+      }
+      const fresh = await service.getWorkItem(card.key);
+      const why = replanReason(card.item, fresh, opts.doneStatuses);
+      if (why) {
+        output.info(`${why}: stopping replanned`);
+        stop = 'replanned';
+        break;
+      }
+      index++;
+      const leg = runCardLeg(ctx, fresh, index, todo.length).then((o) => {
+        legs.push(o.summary);
+        cost += o.summary.costUsd ?? 0;
+        if (o.implemented) landed.add(card.key);
+        else {
+          failed.add(card.key);
+          if (opts.onFailure === 'halt' && !controller.signal.aborted) stop ??= 'halted';
+        }
+        if (opts.maxCostUsd != null && cost >= opts.maxCostUsd) {
+          if (stop === null) output.info(`reported spend $${cost.toFixed(2)} reached --max-cost: stopping max`);
+          stop ??= 'max';
+        }
+      });
+      running.set(card.key, leg.finally(() => running.delete(card.key)));
+    }
+    await Promise.all(running.values());
+    if (selection.closeOut && selection.scopeKey && !halted() && landed.size > 0) {
+      try {
+        const r = await runCloseOut(ctx, await service.getWorkItem(selection.scopeKey));
+        closeOut = { outcome: r.outcome, exitCode: r.exitCode, reason: r.reason };
+        if (r.outcome === 'failed') output.warn(`close-out of ${selection.scopeKey} failed: ${r.reason ?? 'failed'}`);
+      } catch (error) {
+        if (error instanceof RunClosedError || isRunClosed(error)) throw error;
+        output.warn(`close-out of ${selection.scopeKey} could not run: ${serviceErrorOf(error).message ?? String(error)}`);
+        closeOut = { outcome: 'failed', exitCode: null, reason: serviceErrorOf(error).message ?? 'error' };
+      }
+    }
+  } catch (error) {
+    // A read that failed past the client's retries: stop starting legs, let running ones end.
+    controller.abort(error);
+    await Promise.allSettled(running.values());
+    if (!closedByServer) failure ??= error;
+  } finally {
+    if (runTimer) clearTimeout(runTimer);
+    deps.signal.removeEventListener('abort', onSignal);
+  }
+  legs.sort((a, b) => todo.findIndex((c) => c.key === a.key) - todo.findIndex((c) => c.key === b.key));
+
+  // --- close, with an explicit status ---
+  const interrupted = deps.signal.aborted && !timedOut && !closedByServer;
+  let stopReason: StopReason;
+  let status: CloseStatus;
+  let exitCode = 0;
+  if (timedOut) [stopReason, status, exitCode] = ['interrupted', 'timed_out', 1];
+  else if (interrupted) [stopReason, status, exitCode] = ['interrupted', 'cancelled', interruptionExitCode(deps.signal.reason) ?? 130];
+  else if (failure) [stopReason, status, exitCode] = ['halted', 'failed', exitCodeFor(failure)];
+  // (Cast: `stop` is also set inside the legs' callbacks, which narrowing does not see.)
+  else if (stop) [stopReason, status] = [stop, (stop as StopReason) === 'halted' || failed.size > 0 ? 'failed' : 'succeeded'];
+  else [stopReason, status] = [await input.naturalStop(selection), failed.size > 0 ? 'failed' : 'succeeded'];
+  if (status === 'failed' && exitCode === 0) exitCode = 1;
+
+  let final: DispatchRun | null = null;
+  let note = selection.note;
+  try {
+    if (!closedByServer) {
+      const flushed = await stream.flush(interrupted || timedOut ? opts.timeouts.flushMs ?? SIGNAL_FLUSH_MS : CLOSE_FLUSH_MS);
+      if (!flushed && !closedByServer) {
+        // Closing now would drop dispositions for good: leave the run to `svc runs recover`.
+        output.warn(`${stream.pending} event(s) not delivered; run ${run.id} left open for \`svc runs recover\``);
+        return { ...summaryOf(selection, run, exitCode || exitCodeFor(stream.failure ?? failure), note, legs), stopReason, status: 'running', closeOut };
+      }
+    }
+    if (!closedByServer) {
+      journal.markClosing(stopReason, status);
+      try {
+        final = await service.closeDispatchRun(run.id, { stopReason, status });
+      } catch (error) {
+        if (!isRunClosed(error)) throw error;
+        closedByServer = new RunClosedError(run.id, error);
+      }
+    }
+    if (closedByServer) {
+      // The run ended on the service's side (reaper, another client): reads only from here.
+      output.warn(`run ${run.id} was closed by the service; stopped locally`);
+      note = 'closed by the service';
+      exitCode = 1;
+      final = await service.getDispatchRun(run.id).catch(() => null);
+    }
+    journal.markClosed(final?.stopReason ?? null, final?.status ?? null);
+  } catch (error) {
+    output.warn(`could not close run ${run.id}: ${serviceErrorOf(error).message ?? String(error)}; \`svc runs recover\` will`);
+    exitCode = exitCode || exitCodeFor(error);
+  } finally {
+    await heartbeat.stop();
+    await stream.stop();
+    journal.close();
+  }
+  run = final ?? run;
+  return {
+    ...summaryOf(selection, run, exitCode, note, legs),
+    stopReason: final?.stopReason ?? stopReason,
+    status: final?.status ?? status,
+    closeOut,
+  };
+}

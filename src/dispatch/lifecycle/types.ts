@@ -1,0 +1,108 @@
+// The run lifecycle's interface: the options a command turns its flags into, the functions and
+// sinks it is given, and the summary it answers (the CLI prints it; `--json` serialises it).
+import type { DispatchCommand } from '../../contract/types.js';
+import type { AgentChoice } from '../agent/presets.js';
+import type {
+  BuildPrompt, CheckoutInPlace, Clock, CommitsSince, DispatchService, LegSummary, PrepareWorktree, ProgressSink, RunLeg,
+} from '../ports.js';
+import type { LaneFilters } from '../select/types.js';
+
+export interface DispatchTimeouts {
+  /** No agent output for this long ends the leg (default 15 min). */
+  idleMs: number;
+  /** One leg may run this long (default 60 min). */
+  cardMs: number;
+  /** Between SIGTERM and SIGKILL to an agent (default 10 s). */
+  killGraceMs: number;
+  /** The whole run (`--timeout`): when it runs out the run closes with status `timed_out`. */
+  runMs: number | null;
+  /** How long the close (and an interruption) may wait for pending events (default 10 s for
+   * signals; a normal close waits up to the stream's own give-up time). */
+  flushMs?: number;
+}
+
+export interface DispatchOptions {
+  command: DispatchCommand;
+  /** run/fix/review: the keys; run_scope: [KEY]; continue: [RUN_ID]; others: []. */
+  keys: string[];
+  projectKey: string;
+  /** Recorded in run.json (for `continue` and `svc runs recover`); never a token. */
+  baseUrl: string;
+  /** The git repository the agents work on. */
+  repo: string;
+  /** Worktrees folder (default: the worktree module's, beside the repository's git dir). */
+  worktreeRoot?: string;
+  /** Where new branches start (default HEAD). */
+  baseRef?: string;
+  /** `--agent NAME` or `--agent-cmd "…"`, with `--model`. */
+  agent: AgentChoice;
+  /** batch/auto `--max`. */
+  maxCards?: number | null;
+  onFailure: 'halt' | 'continue';
+  /** Legs at once (default 1). */
+  parallel: number;
+  /** Reused on every retry of the open; default a fresh UUID per run. */
+  idempotencyKey?: string;
+  sendLogs: boolean;
+  allowEmpty: boolean;
+  timeouts: DispatchTimeouts;
+  maxCostUsd?: number | null;
+  heartbeatIntervalMs: number;
+  /** false: `--no-worktree`, the branch is checked out in the repository itself. */
+  worktree: boolean;
+  dryRun: boolean;
+  lanes?: LaneFilters;
+  /** auto: also pick cards that failed in recent local runs. */
+  retryFailed?: boolean;
+  /** How far back "recent" reaches for auto (default 24 h). */
+  recentFailureWindowMs?: number;
+  doneStatuses?: readonly string[];
+  /** Secrets in play (SVC_TOKEN, SVC_RUN_TOKEN, git tokens): redacted from every log line. */
+  secrets: readonly string[];
+  /** The environment agents inherit (filtered of tokens by agentEnv). */
+  env: NodeJS.ProcessEnv;
+  /** Event flush interval (default 1 s). */
+  flushIntervalMs?: number;
+}
+
+export interface DispatchDeps {
+  service: DispatchService;
+  runLeg: RunLeg;
+  prepareWorktree: PrepareWorktree;
+  /** Needed only with `worktree: false`. */
+  checkoutInPlace?: CheckoutInPlace;
+  commitsSince: CommitsSince;
+  buildPrompt: BuildPrompt;
+  clock: Clock;
+  stateDir: string;
+  output: ProgressSink;
+  /** Aborted on the first SIGINT/SIGTERM; its reason names the signal (see signals.ts). */
+  signal: AbortSignal;
+}
+
+/** A card as opened, with its skip reason (dry runs print exactly this). */
+export interface CardSummary {
+  key: string;
+  title: string;
+  skipReason: string | null;
+  gatedBy: string | null;
+}
+
+export interface RunSummary {
+  /** Null when no run was opened (dry run, nothing ready). */
+  runId: string | null;
+  command: DispatchCommand;
+  stopReason: string | null;
+  status: string | null;
+  cards: CardSummary[];
+  legs: LegSummary[];
+  /** DISPATCH §2: 0 success, 1 failed, 130/143 interrupted, others from service errors. */
+  exitCode: number;
+  /** One line: what was picked, or why nothing ran. */
+  note: string;
+  dryRun: boolean;
+  /** The close-out leg of run_scope, when it ran. */
+  closeOut?: { outcome: 'succeeded' | 'failed'; exitCode: number | null; reason: string | null } | null;
+  /** auto: each run it opened, in order (the top level repeats the last one's stop). */
+  runs?: RunSummary[];
+}

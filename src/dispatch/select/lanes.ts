@@ -1,0 +1,106 @@
+// The lane commands: `batch`/`auto` pick ready leaves through op 5's filter grammar, `next` takes
+// the first runnable container (as run_scope) or else the first group of ready bug work.
+import type { WorkItemDetail } from '../../contract/types.js';
+import { baseSkipReason, newCard } from './checks.js';
+import { selectScope } from './scope.js';
+import type { LaneFilters, SelectDeps, SelectedCard, Selection, SelectRequest } from './types.js';
+
+/** Quotes a filter value when the grammar needs it (whitespace, commas, quotes). */
+function value(v: string): string {
+  return /^[^\s,"]+$/.test(v) ? v : `"${v.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+}
+
+/** The ready-leaves filter (the leaves lane is not among the 31 operations) plus lane clauses. */
+export function readyLeavesFilter(lanes: LaneFilters = {}): string {
+  const clauses = ['ready:true', 'leaf:true', 'bugwork:false'];
+  const list = (field: string, values?: string[]) => {
+    if (values && values.length > 0) clauses.push(`${field}:${values.map(value).join(',')}`);
+  };
+  list('priority', lanes.priority);
+  list('kind', lanes.kind);
+  list('ancestor', lanes.ancestor);
+  if (lanes.assignee) clauses.push(`assignee:${value(lanes.assignee)}`);
+  if (lanes.sprint) clauses.push(`sprint:${value(lanes.sprint)}`);
+  return clauses.join(' ');
+}
+
+/**
+ * `batch` (and each round of `auto`): the ready leaves in the service's order, up to `max` cards
+ * given to agents. Human cards are recorded with their reason and do not count against the cap.
+ */
+export async function selectBatch(req: SelectRequest, deps: SelectDeps): Promise<Selection> {
+  const max = req.max ?? Number.POSITIVE_INFINITY;
+  const exclude = req.exclude ?? new Set<string>();
+  const filter = readyLeavesFilter(req.lanes);
+  const cards: SelectedCard[] = [];
+  let runnable = 0;
+  let capped = false;
+  let cursor: string | undefined;
+  outer: do {
+    const page = await deps.service.listWorkItems(req.projectKey, { filter, limit: 100, ...(cursor ? { cursor } : {}) });
+    for (const row of page.items) {
+      if (exclude.has(row.key)) continue;
+      if (runnable >= max) {
+        capped = true;
+        break outer;
+      }
+      const item = await deps.service.getWorkItem(row.key);
+      const skip = baseSkipReason(item, req.doneStatuses);
+      cards.push(newCard(item, skip));
+      if (!skip) runnable++;
+    }
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return {
+    command: req.command,
+    originalCommand: req.command,
+    cards,
+    scopeKey: null,
+    mode: 'implement',
+    closeOut: false,
+    capped,
+    empty: runnable === 0,
+    note: runnable === 0 ? 'no ready leaves' : `${runnable} ready leaf card(s)${capped ? ` (capped at ${max})` : ''}`,
+  };
+}
+
+/** `next`: the first runnable container as run_scope, else the first group of ready bug work. */
+export async function selectNext(req: SelectRequest, deps: SelectDeps): Promise<Selection> {
+  const lanes = req.lanes ?? {};
+  const laneQuery = {
+    ...(lanes.priority?.length ? { priority: lanes.priority } : {}),
+    ...(lanes.assignee ? { assigneeId: lanes.assignee } : {}),
+    ...(lanes.sprint ? { sprintId: lanes.sprint } : {}),
+  };
+  const exclude = req.exclude ?? new Set<string>();
+  const containers = await deps.service.listReadyContainers(req.projectKey, { ...laneQuery, limit: 100 });
+  const container = containers.items.find((c) => !exclude.has(c.key));
+  if (container) {
+    const scoped = await selectScope({ ...req, keys: [container.key] }, deps);
+    return { ...scoped, command: 'next', originalCommand: 'next', note: `next: container ${container.key} (${container.title})` };
+  }
+  const bugs = await deps.service.listReadyBugs(req.projectKey, { ...laneQuery, limit: 100 });
+  for (const group of bugs.items) {
+    const keys = group.items.map((i) => i.key).filter((k) => !exclude.has(k));
+    if (keys.length === 0) continue;
+    const items: WorkItemDetail[] = [];
+    for (const key of keys) items.push(await deps.service.getWorkItem(key));
+    const cards = items.map((item) => newCard(item, baseSkipReason(item, req.doneStatuses)));
+    const scopeKey = group.container?.key ?? keys[0]!;
+    return {
+      command: 'next',
+      originalCommand: 'next',
+      cards,
+      scopeKey,
+      mode: 'implement',
+      closeOut: false,
+      capped: false,
+      empty: cards.every((c) => c.skipReason),
+      note: `next: bug work ${scopeKey}`,
+    };
+  }
+  return {
+    command: 'next', originalCommand: 'next', cards: [], scopeKey: null, mode: 'implement', closeOut: false,
+    capped: false, empty: true, note: 'nothing is ready',
+  };
+}

@@ -1,0 +1,76 @@
+// What selection hands the lifecycle: the ordered card set (skips included, with their reasons),
+// fixed when the run opens, and how the run should treat it.
+import type { DispatchCommand, WorkItemDetail } from '../../contract/types.js';
+import type { DispatchService } from '../ports.js';
+
+/** One card of the set. */
+export interface SelectedCard {
+  key: string;
+  title: string;
+  /** The detail read at selection time (the baseline the pre-leg re-read compares with). */
+  item: WorkItemDetail;
+  /** Set when the card is recorded but never given to an agent. */
+  skipReason: string | null;
+  /** Cards of the same set that must be implemented first (blockers inside the set). */
+  after: string[];
+  /** A human card of the set this one waits on: reaching it stops the run `gated`. */
+  gatedBy: string | null;
+}
+
+export type LegMode = 'implement' | 'fix' | 'review';
+
+export interface Selection {
+  /** The command the run is opened with. */
+  command: DispatchCommand;
+  /** The command whose semantics the legs follow (differs for `continue`). */
+  originalCommand: DispatchCommand;
+  cards: SelectedCard[];
+  scopeKey: string | null;
+  mode: LegMode;
+  /** run_scope (and `next` over a container): run the close-out prompt after the legs. */
+  closeOut: boolean;
+  /** batch/auto: the cap cut the ready set (the run stops `max`, not `drained`). */
+  capped: boolean;
+  /** Nothing to do (next: nothing ready; batch: no ready leaf): open no run. */
+  empty: boolean;
+  /** A one-line account for the user (what was picked, or why nothing). */
+  note: string;
+}
+
+/** Lane filters of batch/auto (and the container/bug lanes of `next`). */
+export interface LaneFilters {
+  priority?: string[];
+  assignee?: string;
+  sprint?: string;
+  ancestor?: string[];
+  kind?: string[];
+}
+
+export interface SelectRequest {
+  command: DispatchCommand;
+  projectKey: string;
+  /** run/fix/review: the named keys; run_scope: [KEY]; continue: [RUN_ID]. */
+  keys: string[];
+  lanes?: LaneFilters;
+  /** batch/auto: the most cards given to agents. */
+  max?: number;
+  /** Keys never to pick (failed earlier in this invocation, conflicts on open, recent failures). */
+  exclude?: ReadonlySet<string>;
+  /** Status names meaning done where the service sends no statusCategory. */
+  doneStatuses?: readonly string[];
+}
+
+/** What selection reads: the service, and local state for `continue`. */
+export interface SelectDeps {
+  service: Pick<DispatchService, 'getWorkItem' | 'getDispatchRun' | 'listWorkItems' | 'listReadyBugs' | 'listReadyContainers'>;
+  /** The recorded original command and scope of a local run, for `continue`. */
+  localRun?(runId: string): { originalCommand: DispatchCommand; scopeKey: string | null } | null;
+}
+
+/** A mistake in what was asked (bad key, unknown run): exit 2. */
+export class SelectionError extends Error {
+  readonly exitCode = 2;
+  override readonly name = 'SelectionError';
+}
+
+export const DEFAULT_DONE_STATUSES = ['done', 'closed', 'resolved', 'cancelled', "won't do"] as const;
