@@ -4,6 +4,7 @@ import { backlogModule } from './backlog/index.js';
 import { coreModule } from './core/index.js';
 import { designsModule } from './designs/index.js';
 import { foldersModule } from './folders/index.js';
+import { gitModule } from './git/index.js';
 import type { ServiceModule } from './kernel.js';
 import { planningModule } from './planning/index.js';
 import { readyModule } from './ready/index.js';
@@ -17,4 +18,5 @@ export const MODULES: readonly ServiceModule[] = [
   designsModule,
   foldersModule,
   planningModule,
+  gitModule,
 ];
