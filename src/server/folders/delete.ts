@@ -53,13 +53,12 @@ export function deleteFolder(ctx: RequestContext): Reply {
     db.prepare('UPDATE work_items SET folder_id = ? WHERE folder_id = ?').run(destination, folder.id);
     db.prepare('DELETE FROM folders WHERE id = ?').run(folder.id);
 
-    const body: FolderDeleted & { movedWorkItemKeys: string[] } = {
+    const body: FolderDeleted = {
       deletedFolderId: folder.id,
       destinationFolderId: destination,
       movedFolderIds: children.map((c) => c.id),
+      // Internal ids, as the field's name says (like a run's scopeWorkItemId), in key order.
       movedWorkItemIds: items.map((i) => i.id),
-      // Additive: work items are addressed by key everywhere else in the contract.
-      movedWorkItemKeys: items.map((i) => i.key),
     };
     return { status: 200, body };
   });

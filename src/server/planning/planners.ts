@@ -2,7 +2,8 @@
 // answers JSON proposals on stdout) or the built-in deterministic planner for demos. Which one is
 // configured is settings.ts's business; this file only asks and checks the answer.
 import { spawn } from 'node:child_process';
-import { KINDS, PRIORITIES, PROPOSAL_OPS, WORK_TYPES } from '../../contract/types.js';
+import { KINDS, PRIORITIES, PROPOSAL_OPS, WORK_TYPES, type Kind } from '../../contract/types.js';
+import { LEGAL_PARENTS } from '../work-items/tree.js';
 import { isKey } from './store.js';
 
 /** What a planner is given: the thread's turns in order, plus where they point. */
@@ -156,9 +157,11 @@ export function builtinPlanner(input: PlannerInput): PlannerAnswer {
     return seen.has(k) ? false : (seen.add(k), true);
   });
   const only = input.targets.length === 1 ? input.targets[0]! : null;
-  // Under a container the pieces are its children; under a task or bug they are subtasks.
-  const kind = only && (only.kind === 'task' || only.kind === 'bug') ? 'subtask' : 'task';
-  const parentRef = only && only.kind !== 'subtask' ? only.key : null;
+  // With one anchor the steps go beneath it, as tasks where a task may sit (an epic), else as
+  // subtasks where those may (a story, task or bug); otherwise they stand alone as tasks.
+  const under = (kind: Kind) => only !== null && LEGAL_PARENTS[kind].includes(only.kind as Kind);
+  const kind: Kind = under('task') ? 'task' : under('subtask') ? 'subtask' : 'task';
+  const parentRef = under(kind) ? only!.key : null;
   const proposals = titles.slice(0, 5).map(
     (title, i): ProposalDraft => ({
       ref: `P${i + 1}`,
