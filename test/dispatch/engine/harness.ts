@@ -1,0 +1,72 @@
+// The engine against the real local service: the real API client behind the engine's port, the
+// real agent runner and worktrees in a temp git repository, fake agents as small shell programs.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApiClient } from '../../../src/api/client.js';
+import type { AdminWorkItem } from '../../../src/server/admin.js';
+import { runLeg } from '../../../src/dispatch/agent/run-leg.js';
+import { dispatchServiceOf } from '../../../src/dispatch/api-service.js';
+import type { DispatchDeps, DispatchOptions } from '../../../src/dispatch/lifecycle.js';
+import { systemClock, type DispatchService, type LegSummary } from '../../../src/dispatch/ports.js';
+import { buildPrompt } from '../../../src/dispatch/prompt.js';
+import { checkoutInPlace, commitsSince, prepareWorktree } from '../../../src/dispatch/worktree.js';
+import { makeRepo } from '../../support/cli.js';
+import { startTestService, type TestService } from '../../support/service.js';
+
+/** A fake agent that commits one file named after its card (so "no changes" does not apply). */
+export const COMMITTING_AGENT =
+  'sh -c "echo $SVC_CARD_KEY > card-$SVC_CARD_KEY.txt && git add -A && git -c user.name=agent -c user.email=agent@example.invalid commit -qm \\"$SVC_CARD_KEY: done\\""';
+
+export interface Harness {
+  svc: TestService;
+  service: DispatchService;
+  repo: string;
+  stateDir: string;
+  /** What the progress sink saw, one line per call. */
+  seen: string[];
+  legs: LegSummary[];
+  item(kind: AdminWorkItem['kind'], title: string, extra?: Partial<AdminWorkItem>): string;
+  opts(over?: Partial<DispatchOptions>): DispatchOptions;
+  deps(over?: Partial<DispatchDeps>): DispatchDeps;
+  close(): Promise<void>;
+}
+
+export async function startHarness(): Promise<Harness> {
+  const svc = await startTestService();
+  const client = createApiClient({ baseUrl: svc.url, token: svc.token, maxWaitMs: 2_000, retry: { baseDelayMs: 5, maxDelayMs: 50 } });
+  const service = dispatchServiceOf(client);
+  const repo = await makeRepo();
+  const stateDir = mkdtempSync(join(tmpdir(), 'svc-state-'));
+  const seen: string[] = [];
+  const legs: LegSummary[] = [];
+  return {
+    svc, service, repo, stateDir, seen, legs,
+    item: (kind, title, extra = {}) => svc.admin.createWorkItem({ projectKey: svc.projectKey, kind, title, type: 'code', ...extra }).key,
+    opts: (over = {}) => ({
+      command: 'run', keys: [], projectKey: svc.projectKey, baseUrl: svc.url, repo,
+      agent: { agentCmd: COMMITTING_AGENT }, onFailure: 'halt', parallel: 1, sendLogs: false, allowEmpty: false,
+      timeouts: { idleMs: 30_000, cardMs: 60_000, killGraceMs: 500, runMs: null, flushMs: 5_000 },
+      heartbeatIntervalMs: 60_000, worktree: true, dryRun: false, secrets: [svc.token], env: { PATH: process.env.PATH },
+      flushIntervalMs: 30, ...over,
+    }),
+    deps: (over = {}) => ({
+      service, runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock, stateDir,
+      output: {
+        legStarted: (l) => seen.push(`start ${l.key}`),
+        legFinished: (l) => {
+          legs.push(l);
+          seen.push(`end ${l.key} ${l.disposition}`);
+        },
+        info: (m) => seen.push(`info ${m}`),
+        warn: (m) => seen.push(`warn ${m}`),
+      },
+      signal: new AbortController().signal,
+      ...over,
+    }),
+    async close() {
+      await client.close();
+      await svc.close();
+    },
+  };
+}
