@@ -248,6 +248,8 @@ export const openapiDocument = {
   info: {
     title: 'Work-Tracking Service API',
     version: API_VERSION,
+    // api-v1 §9.5: the description is published with its version and its operation count.
+    'x-operation-count': OPERATIONS.length,
     description:
       'Version 1 of the work-tracking REST contract. Additive within the major version: clients must ' +
       'tolerate unknown fields and enum values. `x-svc-closed` marks schemas the local service emits ' +

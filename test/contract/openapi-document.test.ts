@@ -120,6 +120,7 @@ describe('the OpenAPI document', () => {
 
   test('carries the contract version and the /api/v1 prefix', () => {
     expect((doc.info as Json).version).toBe(API_VERSION);
+    expect((doc.info as Json)['x-operation-count']).toBe(31);
     expect(doc.servers).toEqual([{ url: API_PREFIX }]);
   });
 
