@@ -3,6 +3,7 @@
 import { backlogModule } from './backlog/index.js';
 import { coreModule } from './core/index.js';
 import { designsModule } from './designs/index.js';
+import { dispatchRunsModule } from './dispatch-runs/index.js';
 import { foldersModule } from './folders/index.js';
 import { gitModule } from './git/index.js';
 import type { ServiceModule } from './kernel.js';
@@ -18,5 +19,6 @@ export const MODULES: readonly ServiceModule[] = [
   designsModule,
   foldersModule,
   planningModule,
+  dispatchRunsModule,
   gitModule,
 ];
