@@ -35,10 +35,18 @@ const workItemFields: Record<string, JsonSchema> = {
 };
 const workItemOptional = Object.keys(workItemFields).filter((name) => name !== 'kind' && name !== 'title');
 
+/**
+ * On a schema, the error code the contract gives a refusal of that rule (a type error excepted).
+ * The HTTP layer can only answer INVALID_REQUEST, so validateRequestBody leaves such rules to the
+ * operation's module, which answers the named code; the document still states the rule.
+ */
+export const ERROR_CODE_KEYWORD = 'x-error-code';
+
 const folderName: JsonSchema = {
   type: 'string',
   pattern: FOLDER_NAME_PATTERN,
   description: 'Trimmed; empty or longer than 120 characters gives INVALID_FOLDER_NAME.',
+  [ERROR_CODE_KEYWORD]: 'INVALID_FOLDER_NAME',
 };
 
 const planSessionAddress: Record<string, JsonSchema> = {

@@ -5,7 +5,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { openapiDocument } from './openapi.js';
 import { OPERATIONS, type OperationId } from './operations.js';
-import { REQUEST_BODIES, FOLDER_NAME_PATTERN } from './schemas-requests.js';
+import { ERROR_CODE_KEYWORD, FOLDER_NAME_PATTERN, REQUEST_BODIES } from './schemas-requests.js';
 import { REQUEST_ID_PATTERN } from './types.js';
 import { CLOSED_KEYWORD, DATE_TIME_PATTERN, KEY_PATTERN_SOURCE, type JsonSchema } from './schemas-shared.js';
 
@@ -107,7 +107,17 @@ export function validateRequestBody(operationId: OperationId, body: unknown): Sc
     validate = validatorAt(['paths', op.path, op.method.toLowerCase(), 'requestBody', 'content', JSON_MEDIA, 'schema']);
     requestValidators.set(operationId, validate);
   }
-  return validate(body) ? [] : toIssues(validate.errors);
+  return validate(body) ? [] : toIssues(validate.errors?.filter((error) => !ownedByModule(error)));
+}
+
+/**
+ * A rule the contract gives its own error code (INVALID_FOLDER_NAME for a folder name) is left to
+ * the operation's module so the client gets that code, not INVALID_REQUEST. Type errors stay here:
+ * the module may rely on the type.
+ */
+function ownedByModule(error: ErrorObject): boolean {
+  const code = (error.parentSchema as JsonSchema | undefined)?.[ERROR_CODE_KEYWORD];
+  return error.keyword !== 'type' && typeof code === 'string';
 }
 
 export function validateResponse(operationId: OperationId, status: number, body: unknown): SchemaIssue[] {
