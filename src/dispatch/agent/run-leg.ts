@@ -118,7 +118,12 @@ export async function runLeg(spec: LegSpec): Promise<LegResult> {
       stream.on('data', (chunk: Buffer) => {
         lastOutput = Date.now();
         if (name === 'stdout') spec.parser?.push(chunk);
-        spec.onOutput(chunk, name);
+        try {
+          spec.onOutput(chunk, name);
+        } catch {
+          // A log that cannot be written (disk full) must not crash the CLI with agents still
+          // running: the leg goes on, and its outcome is still decided and reported.
+        }
       });
       stream.on('error', () => {});
       stream.on('close', () => {

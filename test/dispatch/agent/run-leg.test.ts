@@ -202,3 +202,57 @@ describe('runLeg', () => {
     expect(execFileSync('git', ['-C', dir, 'log', '-1', '--format=%s'], { encoding: 'utf8' }).trim()).toBe('SVC-1: add SVC-1.txt');
   });
 });
+
+describe('runLeg robustness', () => {
+  it('survives an output callback that throws', async () => {
+    const dir2 = await mkdtemp(join(tmpdir(), 'svc-leg-'));
+    try {
+      const result = await runLeg({
+        argv: [node, '-e', 'console.log("hi")'],
+        cwd: dir2,
+        env: { PATH: process.env.PATH ?? '' },
+        prompt: 'p',
+        promptVia: 'arg',
+        promptFile: join(dir2, 'p.md'),
+        idleTimeoutMs: 5_000,
+        cardTimeoutMs: 5_000,
+        killGraceMs: 100,
+        onOutput: () => {
+          throw new Error('ENOSPC');
+        },
+      });
+      expect(result).toMatchObject({ outcome: 'succeeded', exitCode: 0 });
+    } finally {
+      await rm(dir2, { recursive: true, force: true });
+    }
+  });
+
+  it('kills what the agent left running in its group once it exits', async () => {
+    const dir2 = await mkdtemp(join(tmpdir(), 'svc-leg-'));
+    const pidFile = join(dir2, 'bg.pid');
+    try {
+      // The agent starts a background process that keeps stdout open, then exits at once.
+      const script = `const c = require('child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: ['ignore', 'inherit', 'inherit'] }); c.unref(); require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(c.pid));`;
+      const started = Date.now();
+      const result = await runLeg({
+        argv: [node, '-e', script],
+        cwd: dir2,
+        env: { PATH: process.env.PATH ?? '' },
+        prompt: 'p',
+        promptVia: 'stdin',
+        promptFile: join(dir2, 'p.md'),
+        idleTimeoutMs: 20_000,
+        cardTimeoutMs: 20_000,
+        killGraceMs: 100,
+        onOutput: () => {},
+      });
+      expect(result).toMatchObject({ outcome: 'succeeded', exitCode: 0 });
+      // Ended by the agent's exit, not by a timeout.
+      expect(Date.now() - started).toBeLessThan(5_000);
+      const bg = Number(await readFile(pidFile, 'utf8'));
+      expect(await waitFor(() => !alive(bg))).toBe(true);
+    } finally {
+      await rm(dir2, { recursive: true, force: true });
+    }
+  });
+});
