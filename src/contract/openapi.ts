@@ -253,7 +253,8 @@ export const openapiDocument = {
     description:
       'Version 1 of the work-tracking REST contract. Additive within the major version: clients must ' +
       'tolerate unknown fields and enum values. `x-svc-closed` marks schemas the local service emits ' +
-      'no other fields for; it is a promise of that implementation, not a limit on clients.',
+      'no other fields for; it is a promise of that implementation, not a limit on clients. ' +
+      '`x-error-code` names the code a refusal of that rule carries instead of INVALID_REQUEST.',
   },
   servers: [{ url: API_PREFIX }],
   security: [{ bearer: [] }],
