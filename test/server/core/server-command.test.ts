@@ -1,0 +1,118 @@
+// `svc server` and `svc server token create` as plain functions, the demo seed, and the
+// SVC_SERVER_VALIDATE_LOG hook spawned servers use to report contract violations.
+import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { parseRateLimit, runServerCommand, startServer } from '../../../src/server/index.js';
+
+const sink = () => {
+  const lines: string[] = [];
+  return { lines, write: (t: string) => lines.push(...t.split('\n').filter(Boolean)) };
+};
+const dir = mkdtempSync(join(tmpdir(), 'svc-server-'));
+
+describe('runServerCommand serve', () => {
+  test('prints the address and the demo token, answers, and stops when the signal aborts', async () => {
+    const out = sink();
+    const err = sink();
+    const ctrl = new AbortController();
+    const running = runServerCommand({ command: 'serve', seed: 'demo', rateLimit: '50/60' }, { stdout: out, stderr: err, signal: ctrl.signal });
+    await expect.poll(() => out.lines.length).toBe(2);
+    const [url, token] = out.lines as [string, string];
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(token).toMatch(/^svc_pat_[A-Za-z0-9]{32}$/);
+    const me = await fetch(`${url}/api/v1/me`, { headers: { authorization: `Bearer ${token}` } });
+    expect(me.status).toBe(200);
+    expect(me.headers.get('x-ratelimit-limit')).toBe('50');
+    const items = await fetch(`${url}/api/v1/projects/DEMO/work-items/count`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await items.json()).toEqual({ count: 10 });
+    ctrl.abort();
+    expect(await running).toBe(0);
+    await expect(fetch(`${url}/api/v1/me`)).rejects.toThrow();
+  });
+
+  test.each([['600'], ['0/60'], ['10/0'], ['a/b']])('a bad --rate-limit %s is refused', (text) => {
+    expect(() => parseRateLimit(text)).toThrow(/rate-limit/);
+  });
+});
+
+describe('runServerCommand token create', () => {
+  const db = join(dir, 'tokens.db');
+
+  test('prints a token bound to the workspace (and project) with the given scopes', async () => {
+    const seeded = await startServer({ dbFile: db, seed: 'demo' });
+    await seeded.close();
+    const out = sink();
+    const code = await runServerCommand(
+      { command: 'token-create', db, workspace: 'acme', project: 'DEMO', scopes: ['project:browse'] },
+      { stdout: out, stderr: sink() },
+    );
+    expect(code).toBe(0);
+    const token = out.lines[0]!;
+    expect(token).toMatch(/^svc_pat_/);
+    const again = await startServer({ dbFile: db });
+    try {
+      const me = await fetch(`${again.url}/api/v1/me`, { headers: { authorization: `Bearer ${token}` } });
+      expect(((await me.json()) as { permissions: string[] }).permissions).toEqual(['project:browse']);
+    } finally {
+      await again.close();
+    }
+  });
+
+  test.each([
+    ['unknown workspace', { workspace: 'nope' }, 4, /no workspace/],
+    ['unknown project', { workspace: 'acme', project: 'NOPE' }, 4, /no project/],
+    ['unknown scope', { workspace: 'acme', scopes: ['admin:all'] }, 2, /unknown scope/],
+    ['unknown user', { workspace: 'acme', user: 'who@nowhere' }, 4, /no member/],
+  ])('%s exits %i', async (_n, over, exit, message) => {
+    const err = sink();
+    const code = await runServerCommand({ command: 'token-create', db, ...over }, { stdout: sink(), stderr: err });
+    expect(code).toBe(exit);
+    expect(err.lines.join('\n')).toMatch(message);
+  });
+});
+
+describe('SVC_SERVER_VALIDATE_LOG', () => {
+  afterEach(() => {
+    delete process.env.SVC_SERVER_VALIDATE_LOG;
+  });
+
+  test('appends one JSON line per violation of the document, nothing for valid answers', async () => {
+    const log = join(dir, 'violations.jsonl');
+    process.env.SVC_SERVER_VALIDATE_LOG = log;
+    const svc = await startServer({ seed: 'demo' });
+    try {
+      const auth = { authorization: `Bearer ${svc.seeded!.token}`, 'content-type': 'application/json' };
+      expect((await fetch(`${svc.url}/api/v1/me`, { headers: auth })).status).toBe(200);
+      expect(existsSync(log)).toBe(false);
+      // The document lists 413 only on the event append: a 413 elsewhere is reported.
+      const big = JSON.stringify({ kind: 'task', title: 'x', descriptionMd: 'y'.repeat(1024 * 1024 + 1) });
+      expect((await fetch(`${svc.url}/api/v1/projects/DEMO/work-items`, { method: 'POST', headers: auth, body: big })).status).toBe(413);
+      const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { operationId: string; status: number; message: string });
+      expect(lines.length).toBeGreaterThan(0);
+      expect(lines[0]).toMatchObject({ operationId: 'createWorkItem', status: 413, message: expect.any(String) });
+    } finally {
+      await svc.close();
+    }
+  });
+});
+
+describe('the demo seed', () => {
+  test('a realistic tree: blocked subtask, bug with subtask, a done item, a human item', async () => {
+    const svc = await startServer({ seed: 'demo' });
+    try {
+      const get = async (path: string) =>
+        (await fetch(`${svc.url}/api/v1${path}`, { headers: { authorization: `Bearer ${svc.seeded!.token}` } })).json() as Promise<Record<string, any>>;
+      expect((await get('/work-items/DEMO-4')).readiness.openBlockers.map((b: { key: string }) => b.key)).toEqual(['DEMO-3']);
+      expect((await get('/work-items/DEMO-1')).children.map((c: { kind: string }) => c.kind)).toEqual(['story']);
+      expect((await get('/work-items/DEMO-9')).statusCategory).toBe('done');
+      expect((await get('/work-items/DEMO-10')).executor).toBe('human');
+      expect((await get('/projects/DEMO/ready/containers')).items[0].key).toBe('DEMO-2');
+      expect((await get('/projects/DEMO/ready/bugs')).items[0].container.key).toBe('DEMO-7');
+      expect((await get('/me')).permissions).toHaveLength(4);
+    } finally {
+      await svc.close();
+    }
+  });
+});
