@@ -96,7 +96,7 @@ export function parseAnswer(text: string): PlannerAnswer {
   // A reference names another proposal of the plan or an existing work item by key.
   for (const d of drafts) {
     for (const r of [d.parentRef, ...d.blockedByRefs]) {
-      if (r !== null && r !== d.ref && (refs.has(r) || isKey(r))) continue;
+      if (r === null || (r !== d.ref && (refs.has(r) || isKey(r)))) continue;
       throw new Error(`proposal ${d.ref} refers to ${JSON.stringify(r)}, neither a proposal ref nor a work item key`);
     }
   }
