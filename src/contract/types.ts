@@ -23,9 +23,13 @@ export const EXECUTORS = ['coding_agent', 'human'] as const;
 export type Executor = (typeof EXECUTORS)[number];
 
 export const PLANNING_SOURCES = ['native', 'mcp', 'manual', 'api'] as const;
+export type PlanningSource = (typeof PLANNING_SOURCES)[number];
 export const IMPLEMENTATION_SOURCES = ['hosted', 'byok', 'manual'] as const;
+export type ImplementationSource = (typeof IMPLEMENTATION_SOURCES)[number];
 export const DELIVERY_STATES = ['open', 'merged', 'closed'] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
 export const DELIVERY_CI = ['passing', 'failing', 'running'] as const;
+export type DeliveryCi = (typeof DELIVERY_CI)[number];
 
 export const DISPATCH_COMMANDS = ['next', 'run', 'run_scope', 'batch', 'auto', 'fix', 'continue', 'review'] as const;
 export type DispatchCommand = (typeof DISPATCH_COMMANDS)[number];
@@ -43,7 +47,8 @@ export type CloseStatus = (typeof CLOSE_STATUSES)[number];
 
 export const OPEN_ORIGINS = ['local', 'hosted'] as const;
 export type OpenOrigin = (typeof OPEN_ORIGINS)[number];
-export type RunOrigin = OpenOrigin | 'instance';
+export const RUN_ORIGINS = ['local', 'hosted', 'instance'] as const;
+export type RunOrigin = (typeof RUN_ORIGINS)[number];
 
 /** Leg dispositions of the local service (DISPATCH.md §7); the contract shows only some of them. */
 export const DISPOSITIONS = ['queued', 'running', 'implemented', 'failed', 'skipped', 'not_reached'] as const;
@@ -52,11 +57,13 @@ export type Disposition = (typeof DISPOSITIONS)[number];
 export const PLAN_STATUSES = ['generating', 'planned', 'stale', 'approved', 'declined'] as const;
 export type PlanStatus = (typeof PLAN_STATUSES)[number];
 export const PLAN_ORIGINS = ['user', 'cadence'] as const;
+export type PlanOrigin = (typeof PLAN_ORIGINS)[number];
 export const ACCESS_MODES = ['workspace', 'members', 'public'] as const;
 export type AccessMode = (typeof ACCESS_MODES)[number];
 export const ACCESS_LEVELS = ['open', 'limited', 'private', 'public'] as const;
 export type AccessLevel = (typeof ACCESS_LEVELS)[number];
 export const PROPOSAL_OPS = ['add', 'modify', 'remove'] as const;
+export type ProposalOp = (typeof PROPOSAL_OPS)[number];
 
 export const SCOPES = ['project:browse', 'work_item:edit', 'sprint:manage', 'ai:plan'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -182,8 +189,8 @@ export interface Delivery {
   number: number;
   title: string;
   url: string;
-  state: Open<'open' | 'merged' | 'closed'>;
-  ci: Open<'passing' | 'failing' | 'running'> | null;
+  state: Open<DeliveryState>;
+  ci: Open<DeliveryCi> | null;
   baseRef: string | null;
   defaultBranch: string;
 }
@@ -203,8 +210,8 @@ export interface WorkItemDetail extends WorkItemSummary {
   targetRepos: string[];
   targetRepositories: TargetRepository[];
   executor: Open<Executor> | null;
-  planningSource: string | null;
-  implementationSource: string | null;
+  planningSource: Open<PlanningSource> | null;
+  implementationSource: Open<ImplementationSource> | null;
   planningHarness: string | null;
   planningModel: string | null;
   implementationHarness: string | null;
@@ -427,7 +434,7 @@ export interface PlanSubmitted {
 }
 
 export interface PlanProposal {
-  op: Open<'add' | 'modify' | 'remove'>;
+  op: Open<ProposalOp>;
   proposedFields?: Record<string, unknown> | null;
   patch?: Record<string, unknown> | null;
   parentRef: string | null;
@@ -439,7 +446,7 @@ export interface PlanProposal {
 export interface Plan {
   id: string;
   status: Open<PlanStatus>;
-  origin: Open<'user' | 'cadence'>;
+  origin: Open<PlanOrigin>;
   title: string | null;
   summary: string | null;
   sourceJobId: string | null;
@@ -453,7 +460,7 @@ export interface Plan {
 export interface PlanStatusView {
   planId: string;
   status: Open<PlanStatus>;
-  origin: Open<'user' | 'cadence'>;
+  origin: Open<PlanOrigin>;
   jobId: string | null;
   proposalCount: number;
   createdAt: string;
