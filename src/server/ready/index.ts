@@ -3,26 +3,37 @@ import { projectForKey } from '../core/access.js';
 import { pageOf, readPaging } from '../cursors.js';
 import { sha256 } from '../ids.js';
 import type { RequestContext, ServiceModule } from '../kernel.js';
-import { readyBugGroups, readyContainers } from './lanes.js';
+import { readyBugGroups, readyContainers, renderBugGroups } from './lanes.js';
 import { readLaneParams } from './params.js';
 
-function lanePage<T>(ctx: RequestContext, lane: 'bugs' | 'containers', compute: (projectId: string, p: ReturnType<typeof readLaneParams>) => T[]) {
+function lanePage<T, R>(
+  ctx: RequestContext,
+  lane: 'bugs' | 'containers',
+  compute: (projectId: string, p: ReturnType<typeof readLaneParams>) => T[],
+  render: (rows: T[]) => R[],
+) {
   const project = projectForKey(ctx.db, ctx.principal, ctx.params.projectKey!);
   const params = readLaneParams(ctx.db, project, ctx.query, lane);
   // Cursors are scoped to the lane, the project and the exact parameters.
   const page = readPaging(ctx.query, ctx.cursors, `ready-${lane}:${project.id}:${sha256(params.canonical).slice(0, 24)}`);
-  const all = compute(project.id, params);
-  return { status: 200, body: pageOf(all.slice(page.offset, page.offset + page.limit + 1), page, ctx.cursors) };
+  const paged = pageOf(compute(project.id, params).slice(page.offset, page.offset + page.limit + 1), page, ctx.cursors);
+  return { status: 200, body: { items: render(paged.items), nextCursor: paged.nextCursor } };
 }
 
 export const readyModule: ServiceModule = {
   name: 'ready',
   schema: '',
   routes: [
-    { operationId: 'listReadyBugs', handle: (ctx) => lanePage(ctx, 'bugs', (pid, p) => readyBugGroups(ctx.db, pid, p)) },
-    { operationId: 'listReadyContainers', handle: (ctx) => lanePage(ctx, 'containers', (pid, p) => readyContainers(ctx.db, pid, p)) },
+    {
+      operationId: 'listReadyBugs',
+      handle: (ctx) => lanePage(ctx, 'bugs', (pid, p) => readyBugGroups(ctx.db, pid, p), (g) => renderBugGroups(ctx.db, g)),
+    },
+    {
+      operationId: 'listReadyContainers',
+      handle: (ctx) => lanePage(ctx, 'containers', (pid, p) => readyContainers(ctx.db, pid, p), (c) => c),
+    },
   ],
 };
 
-export { readyBugGroups, readyContainers, laneOrder } from './lanes.js';
+export { readyBugGroups, readyContainers, renderBugGroups, laneOrder, type BugGroupRows } from './lanes.js';
 export { readLaneParams, type LaneParams } from './params.js';

@@ -74,14 +74,21 @@ function nearestBugs(db: Database, rows: WorkItemRow[]): Map<string, WorkItemRow
   return out;
 }
 
-export function readyBugGroups(db: Database, projectId: string, p: LaneParams): ReadyBugGroup[] {
+/** A ready/bugs group before rendering: rows only, so a page renders just its own groups. */
+export interface BugGroupRows {
+  head: WorkItemRow;
+  container: WorkItemRow | null;
+  items: WorkItemRow[];
+}
+
+export function readyBugGroups(db: Database, projectId: string, p: LaneParams): BugGroupRows[] {
   const leaves = readyLeaves(db, projectId, true, p.soft, (q) => {
     if (p.kinds.length) q.where(`w.kind IN (${marks(p.kinds.length)})`, p.kinds);
     whereOwn(q, p);
     if (p.ancestorIds.length) q.where(q.beneathSql(p.ancestorIds));
   });
   const bugs = nearestBugs(db, leaves);
-  const groups = new Map<string, { head: WorkItemRow; container: WorkItemRow | null; items: WorkItemRow[] }>();
+  const groups = new Map<string, BugGroupRows>();
   for (const leaf of leaves) {
     const container = leaf.kind === 'bug' ? null : bugs.get(leaf.id) ?? null;
     const head = container ?? leaf;
@@ -89,18 +96,30 @@ export function readyBugGroups(db: Database, projectId: string, p: LaneParams): 
     g.items.push(leaf);
     groups.set(head.id, g);
   }
-  const ordered = [...groups.values()].sort((a, b) => laneOrder(a.head, b.head));
-  const summaries = new Map(summariesOf(db, leaves).map((s, i) => [leaves[i]!.id, s]));
-  return ordered.map((g) => ({
+  return [...groups.values()].sort((a, b) => laneOrder(a.head, b.head));
+}
+
+/** Wire shape of groups; the summaries' dependencies are loaded in one query for the page. */
+export function renderBugGroups(db: Database, groups: BugGroupRows[]): ReadyBugGroup[] {
+  const rows = groups.flatMap((g) => g.items);
+  const summaries = new Map(summariesOf(db, rows).map((sum, i) => [rows[i]!.id, sum]));
+  return groups.map((g) => ({
     container: g.container ? (toLinkItem(g.container) as LinkItem) : null,
     items: g.items.map((i) => summaries.get(i.id)!),
   }));
 }
 
 export function readyContainers(db: Database, projectId: string, p: LaneParams): ReadyContainer[] {
-  const leaves = readyLeaves(db, projectId, false, false);
-  const perParent = new Map<string, number>();
-  for (const l of leaves) if (l.parent_id) perParent.set(l.parent_id, (perParent.get(l.parent_id) ?? 0) + 1);
+  // Only the count of leaves-lane rows per parent is needed here, not the rows themselves.
+  const lq = new ItemQuery(projectId);
+  lq.where(lq.readySql());
+  lq.where(lq.leafSql());
+  lq.where(`NOT ${lq.bugworkSql()}`);
+  lq.where('w.parent_id IS NOT NULL');
+  const stmt = lq.build('w.parent_id AS id, COUNT(*) AS n', 'GROUP BY w.parent_id');
+  const perParent = new Map(
+    (db.prepare(stmt.sql).all(...stmt.params) as { id: string; n: number }[]).map((r) => [r.id, r.n]),
+  );
   const parentIds = [...perParent.keys()];
   if (parentIds.length === 0) return [];
 
