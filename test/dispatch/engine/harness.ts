@@ -14,9 +14,9 @@ import { checkoutInPlace, commitsSince, prepareWorktree } from '../../../src/dis
 import { makeRepo } from '../../support/cli.js';
 import { startTestService, type TestService } from '../../support/service.js';
 
-/** A fake agent that commits one file named after its card (so "no changes" does not apply). */
+/** A fake agent that commits to a file named after its card (so "no changes" does not apply). */
 export const COMMITTING_AGENT =
-  'sh -c "echo $SVC_CARD_KEY > card-$SVC_CARD_KEY.txt && git add -A && git -c user.name=agent -c user.email=agent@example.invalid commit -qm \\"$SVC_CARD_KEY: done\\""';
+  'sh -c "echo $SVC_RUN_ID >> card-$SVC_CARD_KEY.txt && git add -A && git -c user.name=agent -c user.email=agent@example.invalid commit -qm \\"$SVC_CARD_KEY: done\\""';
 
 export interface Harness {
   svc: TestService;

@@ -1,0 +1,174 @@
+// The lane and scoped commands end to end (run_scope with its close-out, batch, next, auto,
+// continue), sharing the queue on a 409, and recovery of a run whose process died.
+import { existsSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Journal } from '../../../src/dispatch/journal.js';
+import { runDispatch } from '../../../src/dispatch/lifecycle.js';
+import { recoverRuns } from '../../../src/dispatch/recover.js';
+import { createRunFolder, runPaths } from '../../../src/dispatch/state.js';
+import { startHarness, type Harness } from './harness.js';
+
+let h: Harness;
+beforeEach(async () => {
+  h = await startHarness();
+});
+afterEach(async () => {
+  await h.close();
+});
+
+const cardsOf = async (runId: string) =>
+  (await h.service.getDispatchRun(runId)).cards.map((c) => [c.workItemKey, c.disposition, c.skipReason]);
+
+describe('run_scope', () => {
+  it('runs the leaves blockers first, records skips, then the close-out once in the scope branch', async () => {
+    const story = h.item('story', 'S');
+    const a = h.item('subtask', 'A', { parentKey: story });
+    const b = h.item('subtask', 'B', { parentKey: story });
+    const done = h.item('subtask', 'done', { parentKey: story, status: 'done' });
+    h.svc.admin.addLink(b, a, 'blocks');
+    const s = await runDispatch(h.opts({ command: 'run_scope', keys: [story] }), h.deps());
+    expect(s).toMatchObject({ stopReason: 'completed', status: 'succeeded', exitCode: 0 });
+    expect(s.legs.map((l) => l.key)).toEqual([b, a]);
+    expect(await cardsOf(s.runId!)).toEqual([
+      [b, 'implemented', null],
+      [a, 'implemented', null],
+      [done, 'skipped', 'done (status done)'],
+    ]);
+    expect(s.closeOut).toMatchObject({ outcome: 'succeeded' });
+    expect(existsSync(`${runPaths(h.stateDir, s.runId!).logs}/${story}.close-out.log`)).toBe(true);
+  });
+});
+
+describe('batch and next', () => {
+  it('batch stops max when the cap cut the set, drained otherwise', async () => {
+    const [a, b, c] = [h.item('task', 'A'), h.item('task', 'B'), h.item('task', 'C')];
+    const capped = await runDispatch(h.opts({ command: 'batch', maxCards: 2 }), h.deps());
+    expect(capped).toMatchObject({ stopReason: 'max', status: 'succeeded' });
+    expect(capped.legs.map((l) => l.key)).toEqual([a, b]);
+    const all = await runDispatch(h.opts({ command: 'batch' }), h.deps());
+    expect(all).toMatchObject({ stopReason: 'drained', status: 'succeeded' });
+    expect(all.legs.map((l) => l.key)).toEqual([a, b, c]);
+  });
+
+  it('next with nothing ready says so and opens no run', async () => {
+    h.item('task', 'blocked', { blockedBy: [h.item('task', 'human blocker', { executor: 'human', status: 'in_progress' })] });
+    const s = await runDispatch(h.opts({ command: 'next' }), h.deps());
+    // The human blocker itself is a ready leaf but not bug work nor a container: next has nothing.
+    expect(s).toMatchObject({ runId: null, exitCode: 0, note: 'nothing is ready' });
+    expect(h.seen).toContain('info nothing is ready');
+  });
+
+  it('a 409 on open reselects without the card another run holds (queue sharing)', async () => {
+    const [a, b] = [h.item('task', 'A'), h.item('task', 'B')];
+    await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'run', cards: [{ workItemKey: a }] });
+    const s = await runDispatch(h.opts({ command: 'batch' }), h.deps());
+    expect(s.legs.map((l) => l.key)).toEqual([b]);
+    expect(s.cards.map((c) => c.key)).toEqual([b]);
+    expect(h.seen.some((l) => l.includes(`already in another running run: ${a}`))).toBe(true);
+  });
+
+  it('a 409 naming none of our cards is not retried forever', async () => {
+    const a = h.item('task', 'A');
+    const deps = h.deps();
+    let opens = 0;
+    deps.service = {
+      ...deps.service,
+      openDispatchRun: async () => {
+        opens++;
+        throw Object.assign(new Error('conflict somewhere else'), { status: 409, code: 'CONFLICT' });
+      },
+    };
+    await expect(runDispatch(h.opts({ keys: [a] }), deps)).rejects.toMatchObject({ status: 409 });
+    expect(opens).toBe(1);
+  });
+});
+
+describe('auto', () => {
+  it('loops runs until drained, never picking a card twice, and skips recent local failures', async () => {
+    const [a, b, c] = [h.item('task', 'A'), h.item('task', 'B'), h.item('task', 'C')];
+    const first = await runDispatch(h.opts({ command: 'auto', maxCards: 2 }), h.deps());
+    expect(first.runs!.map((r) => r.stopReason)).toEqual(['max']);
+    expect(first.legs.map((l) => l.key)).toEqual([a, b]);
+
+    const failing = await runDispatch(h.opts({ command: 'auto', keys: [], onFailure: 'continue', agent: { agentCmd: 'false' } }), h.deps());
+    expect(failing.legs.map((l) => [l.key, l.disposition])).toEqual([[a, 'failed'], [b, 'failed'], [c, 'failed']]);
+    expect(failing.runs!.map((r) => r.stopReason)).toEqual(['drained']);
+
+    // Those three failed recently: a new auto leaves them alone unless retryFailed.
+    const d = h.item('task', 'D');
+    const next = await runDispatch(h.opts({ command: 'auto' }), h.deps());
+    expect(next.legs.map((l) => l.key)).toEqual([d]);
+    const retry = await runDispatch(h.opts({ command: 'auto', retryFailed: true, maxCards: 1 }), h.deps());
+    expect(retry.legs.map((l) => l.key)).toEqual([a]);
+  });
+
+  it('runs several rounds, closing completed while more is ready', async () => {
+    const [a, b, c] = [h.item('task', 'A'), h.item('task', 'B'), h.item('task', 'C')];
+    // Each card becomes ready only once the one before it is done: one card per round.
+    h.svc.admin.addLink(a, b, 'blocks');
+    h.svc.admin.addLink(b, c, 'blocks');
+    const deps = h.deps();
+    const realRunLeg = deps.runLeg;
+    deps.runLeg = async (spec) => {
+      const r = await realRunLeg(spec);
+      h.svc.admin.setStatus(spec.env.SVC_CARD_KEY!, 'done');
+      return r;
+    };
+    const s = await runDispatch(h.opts({ command: 'auto' }), deps);
+    expect(s.legs.map((l) => l.key)).toEqual([a, b, c]);
+    expect(s.runs!.map((r) => r.stopReason)).toEqual(['completed', 'completed', 'drained']);
+  });
+});
+
+describe('continue', () => {
+  it('runs the legs of a run that did not end implemented, as the original command', async () => {
+    const [a, b, c] = [h.item('task', 'A'), h.item('task', 'B'), h.item('task', 'C')];
+    const halted = await runDispatch(h.opts({ keys: [a, b, c] }), {
+      ...h.deps(),
+      runLeg: (() => {
+        let n = 0;
+        const deps = h.deps();
+        return (spec) => (n++ === 1 ? deps.runLeg({ ...spec, argv: ['false'] }) : deps.runLeg(spec));
+      })(),
+    });
+    expect(halted.stopReason).toBe('halted');
+    const s = await runDispatch(h.opts({ command: 'continue', keys: [halted.runId!] }), h.deps());
+    expect(s).toMatchObject({ command: 'continue', stopReason: 'completed', status: 'succeeded' });
+    expect(s.legs.map((l) => l.key)).toEqual([b, c]);
+  });
+});
+
+describe('recover', () => {
+  it('sends what the service did not store, then closes interrupted; a reaped run is only marked', async () => {
+    const a = h.item('task', 'A');
+    const opened = await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'run', cards: [{ workItemKey: a }] });
+    const id = opened.run.id;
+    const paths = createRunFolder(h.stateDir, {
+      runId: id, baseUrl: h.svc.url, projectKey: h.svc.projectKey, command: 'run', originalCommand: 'run', scopeKey: null,
+      baseSeq: 0, openedAt: new Date().toISOString(), cards: [{ workItemKey: a }], options: {},
+    });
+    const journal = Journal.open(paths.journal);
+    journal.append({ workItemKey: a, disposition: 'running', sessionBranch: `svc/${a}` });
+    journal.append({ workItemKey: a, disposition: 'implemented', sessionBranch: `svc/${a}`, exitCode: 0 });
+    // The first event reached the service but the process died before writing its ack.
+    await h.service.appendDispatchEvents(id, { events: [{ workItemKey: a, disposition: 'running', sessionBranch: `svc/${a}` }] });
+    journal.close();
+
+    const deps = { stateDir: h.stateDir, serviceFor: () => h.service, output: { info: () => {}, warn: () => {} } };
+    const [result] = await recoverRuns(deps);
+    expect(result).toMatchObject({ runId: id, action: 'closed', sent: 1, stopReason: 'interrupted', status: 'cancelled' });
+    const run = await h.service.getDispatchRun(id);
+    expect(run.seq).toBe(2);
+    expect(run.cards[0]).toMatchObject({ disposition: 'implemented' });
+    expect(await recoverRuns(deps)).toEqual([]);
+
+    const other = await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'run', cards: [{ workItemKey: a }] });
+    createRunFolder(h.stateDir, {
+      runId: other.run.id, baseUrl: h.svc.url, projectKey: h.svc.projectKey, command: 'run', originalCommand: 'run',
+      scopeKey: null, baseSeq: 0, openedAt: new Date().toISOString(), cards: [{ workItemKey: a }], options: {},
+    });
+    await h.service.closeDispatchRun(other.run.id, { stopReason: 'halted', status: 'failed' });
+    const [reaped] = await recoverRuns(deps);
+    expect(reaped).toMatchObject({ runId: other.run.id, action: 'already-closed', sent: 0 });
+  });
+});
