@@ -134,7 +134,16 @@ export interface ServerCommandIO {
 
 export type ServerCommand =
   | { command: 'serve'; port?: number; host?: string; db?: string; seed?: 'demo'; rateLimit?: string }
-  | { command: 'token-create'; db: string; workspace: string; project?: string; scopes?: string[]; user?: string; expiresAt?: string };
+  | {
+      command: 'token-create';
+      db: string;
+      workspace: string;
+      project?: string;
+      /** A list, or the flag's comma-separated text. */
+      scopes?: string[] | string;
+      user?: string;
+      expiresAt?: string;
+    };
 
 /** `N/SECONDS`, e.g. `600/60`. */
 export function parseRateLimit(text: string): Pick<ServiceConfig, 'rateLimit' | 'rateWindowMs'> {
@@ -174,7 +183,7 @@ function tokenCreate(cmd: Extract<ServerCommand, { command: 'token-create' }>, i
       io.stderr.write(`no workspace '${cmd.workspace}' in ${cmd.db}\n`);
       return 4;
     }
-    const scopes = cmd.scopes ?? [...SCOPES];
+    const scopes = typeof cmd.scopes === 'string' ? cmd.scopes.split(',').map((x) => x.trim()).filter(Boolean) : cmd.scopes ?? [...SCOPES];
     const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
     if (unknown.length) {
       io.stderr.write(`unknown scope ${unknown.join(', ')} (known: ${SCOPES.join(', ')})\n`);

@@ -65,6 +65,7 @@ describe('runServerCommand token create', () => {
     ['unknown project', { workspace: 'acme', project: 'NOPE' }, 4, /no project/],
     ['unknown scope', { workspace: 'acme', scopes: ['admin:all'] }, 2, /unknown scope/],
     ['unknown user', { workspace: 'acme', user: 'who@nowhere' }, 4, /no member/],
+    ['unknown scope in the flag text', { workspace: 'acme', scopes: 'project:browse, nope' }, 2, /unknown scope nope/],
   ])('%s exits %i', async (_n, over, exit, message) => {
     const err = sink();
     const code = await runServerCommand({ command: 'token-create', db, ...over }, { stdout: sink(), stderr: err });
