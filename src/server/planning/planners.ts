@@ -194,8 +194,16 @@ export function runPlannerCommand(
   track: (kill: () => void) => () => void,
 ): Promise<PlannerAnswer> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, { shell: true, stdio: ['pipe', 'pipe', 'pipe'] });
-    const untrack = track(() => child.kill('SIGKILL'));
+    // Its own process group, so a timeout or a shutdown ends the shell and everything it started.
+    const child = spawn(command, { shell: true, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const killAll = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL'); // the group is already gone, or the platform has none
+      }
+    };
+    const untrack = track(killAll);
     const out: Buffer[] = [];
     let outBytes = 0;
     let err = '';
@@ -208,7 +216,7 @@ export function runPlannerCommand(
       fn();
     };
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
+      killAll();
       finish(() => reject(new PlannerFailure(`the planner command did not answer within ${timeoutMs} ms`, true)));
     }, timeoutMs);
     child.on('error', (e) => finish(() => reject(new PlannerFailure(`the planner command could not start: ${e.message}`, false))));
