@@ -56,32 +56,40 @@ function compile(modules: readonly ServiceModule[]): CompiledRoute[] {
   }));
 }
 
-/** Matches a path below /api/v1; a `{key}` that is not a work item key never matches. */
-function match(routes: CompiledRoute[], path: string): { candidates: CompiledRoute[]; params: Record<string, string> }[] {
-  const parts = path.split('/').slice(1);
-  const out: { candidates: CompiledRoute[]; params: Record<string, string> }[] = [];
-  for (const r of routes) {
-    if (r.segments.length !== parts.length) continue;
-    const params: Record<string, string> = {};
-    let ok = true;
-    for (let i = 0; i < parts.length && ok; i++) {
-      const seg = r.segments[i]!;
-      let part: string;
-      try {
-        part = decodeURIComponent(parts[i]!);
-      } catch {
-        ok = false;
-        break;
-      }
-      if (seg.startsWith('{')) {
-        const name = seg.slice(1, -1);
-        if (part === '' || (name === 'key' && !KEY_PATTERN.test(part))) ok = false;
-        else params[name] = part;
-      } else if (seg !== part) ok = false;
+/** Path parameters of `route` if `parts` fit its segments; a `{key}` must match the key pattern. */
+function paramsOf(route: CompiledRoute, parts: string[]): Record<string, string> | null {
+  if (route.segments.length !== parts.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < parts.length; i++) {
+    const seg = route.segments[i]!;
+    let part: string;
+    try {
+      part = decodeURIComponent(parts[i]!);
+    } catch {
+      return null;
     }
-    if (ok) out.push({ candidates: [r], params });
+    if (!seg.startsWith('{')) {
+      if (seg !== part) return null;
+      continue;
+    }
+    const name = seg.slice(1, -1);
+    if (part === '' || (name === 'key' && !KEY_PATTERN.test(part))) return null;
+    params[name] = part;
   }
-  return out;
+  return params;
+}
+
+/** The route for method and path (below /api/v1), and whether the path exists under another method. */
+function match(routes: CompiledRoute[], method: string, path: string) {
+  const parts = path.split('/').slice(1);
+  let pathExists = false;
+  for (const route of routes) {
+    const params = paramsOf(route, parts);
+    if (!params) continue;
+    if (route.method === method) return { route, params, pathExists: true };
+    pathExists = true;
+  }
+  return { route: null, params: {}, pathExists };
 }
 
 const errorBody = (code: ErrorCode, error: string) => ({ error, code });
@@ -148,14 +156,14 @@ async function handle(deps: AppDeps, routes: CompiledRoute[], req: IncomingMessa
     if (!principal) return fail(401, 'UNAUTHORIZED', 'authentication required');
     if (!url.pathname.startsWith(`${API_PREFIX}/`)) return fail(404, 'NOT_FOUND', 'no such path');
 
-    const matches = match(routes, url.pathname.slice(API_PREFIX.length));
-    const hit = matches.flatMap((m) => m.candidates.map((c) => ({ c, params: m.params }))).find((x) => x.c.method === method);
-    if (!hit) return fail(404, 'NOT_FOUND', matches.length ? `no ${method} operation at this path` : 'no such path');
-    operationId = hit.c.operationId;
+    const hit = match(routes, method, url.pathname.slice(API_PREFIX.length));
+    if (!hit.route) return fail(404, 'NOT_FOUND', hit.pathExists ? `no ${method} operation at this path` : 'no such path');
+    const { route: compiled, params } = hit;
+    operationId = compiled.operationId;
 
-    const denied = permissionDenied(principal, hit.c.operationId);
+    const denied = permissionDenied(principal, compiled.operationId);
     if (denied) return fail(403, 'FORBIDDEN', denied);
-    if (!hit.c.route) return fail(404, 'NOT_FOUND', `operation ${hit.c.operationId} is not served by this local service`);
+    if (!compiled.route) return fail(404, 'NOT_FOUND', `operation ${compiled.operationId} is not served by this local service`);
 
     let body: unknown = undefined;
     if (method === 'POST' || method === 'PATCH' || method === 'PUT') {
@@ -168,7 +176,7 @@ async function handle(deps: AppDeps, routes: CompiledRoute[], req: IncomingMessa
           return fail(422, 'INVALID_REQUEST', 'request body is not valid JSON');
         }
       }
-      const issues = deps.contract.validateRequestBody?.(hit.c.operationId, body) ?? [];
+      const issues = deps.contract.validateRequestBody?.(compiled.operationId, body) ?? [];
       if (issues.length > 0) {
         const first = issues[0]!;
         const where = first.path && first.path !== '/' ? `${first.path}: ` : '';
@@ -176,9 +184,9 @@ async function handle(deps: AppDeps, routes: CompiledRoute[], req: IncomingMessa
       }
     }
 
-    const reply: Reply = await hit.c.route.handle({
-      operationId: hit.c.operationId,
-      params: hit.params,
+    const reply: Reply = await compiled.route.handle({
+      operationId: compiled.operationId,
+      params,
       query: url.searchParams,
       body,
       headers: req.headers,

@@ -188,6 +188,21 @@ describe('rate limit', () => {
     }
   });
 
+  test('requests without a valid token spend a per-address budget, not a token\'s', async () => {
+    const t = await startTestService({ config: { rateLimit: 2, rateWindowMs: 60_000 } });
+    try {
+      const anon = [await t.call('GET', '/me', { token: null }), await t.call('GET', '/me', { token: 'bad' })];
+      expect(anon.map((r) => [r.status, r.headers['x-ratelimit-remaining']])).toEqual([[401, '1'], [401, '0']]);
+      const limited = await t.call('GET', '/me', { token: null });
+      expect(limited.status).toBe(429);
+      expect(limited.body.code).toBe('RATE_LIMITED');
+      const ok = await t.call('GET', '/me');
+      expect([ok.status, ok.headers['x-ratelimit-remaining']]).toEqual([200, '1']);
+    } finally {
+      await t.close();
+    }
+  });
+
   test('the window resets at X-RateLimit-Reset', async () => {
     let now = Date.parse('2030-01-01T00:00:00Z');
     const t = await startTestService({ config: { rateLimit: 1, rateWindowMs: 10_000 }, now: () => new Date(now) });
