@@ -1,0 +1,42 @@
+// The store: node:sqlite loads without its ExperimentalWarning, while every other warning still
+// prints; transactions roll back on a throw and nest by joining.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { build } from 'esbuild';
+import { expect, test } from 'vitest';
+import { openDatabase, transaction } from '../../../src/server/db.js';
+
+test('only the SQLite ExperimentalWarning is silenced', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-db-'));
+  const entry = join(dir, 'entry.ts');
+  writeFileSync(
+    entry,
+    `import { openDatabase } from ${JSON.stringify(resolve('src/server/db.ts'))};
+     openDatabase(':memory:', []);
+     process.emitWarning('something else is experimental', 'ExperimentalWarning');
+     process.emitWarning('a plain warning');`,
+  );
+  const out = join(dir, 'entry.mjs');
+  await build({ entryPoints: [entry], outfile: out, bundle: true, format: 'esm', platform: 'node', logLevel: 'silent' });
+  const run = spawnSync(process.execPath, [out], { encoding: 'utf8' });
+  expect(run.status).toBe(0);
+  expect(run.stderr).not.toMatch(/SQLite/);
+  expect(run.stderr).toMatch(/something else is experimental/);
+  expect(run.stderr).toMatch(/a plain warning/);
+});
+
+test('transaction commits, rolls back on a throw, and nested calls join the outer one', () => {
+  const db = openDatabase(':memory:', [{ name: 't', schema: 'CREATE TABLE t (v INTEGER);', routes: [] }]);
+  transaction(db, () => db.prepare('INSERT INTO t VALUES (1)').run());
+  expect(() =>
+    transaction(db, () => {
+      db.prepare('INSERT INTO t VALUES (2)').run();
+      transaction(db, () => db.prepare('INSERT INTO t VALUES (3)').run());
+      throw new Error('boom');
+    }),
+  ).toThrow('boom');
+  expect(db.prepare('SELECT v FROM t').all().map((r) => (r as { v: number }).v)).toEqual([1]);
+  expect(db.prepare('PRAGMA foreign_keys').get()).toEqual({ foreign_keys: 1 });
+});
