@@ -29,6 +29,13 @@ describe('a run credential', () => {
     expect(item.body.key).toBe(card);
   });
 
+  test('a work item that is not one of its cards is 404, like a missing one', async () => {
+    const other = s.admin.createWorkItem({ projectKey: s.projectKey, kind: 'task', title: 'not a card' }).key;
+    const r = await s.call('GET', `/work-items/${other}`, { token: runToken });
+    expect(r.status).toBe(404);
+    expect(r.body.code).toBe('NOT_FOUND');
+  });
+
   test.each([
     ['GET', '/me'],
     ['GET', '/workspaces'],
