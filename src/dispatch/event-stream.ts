@@ -16,7 +16,8 @@ export interface EventStreamOptions {
   flushIntervalMs?: number;
   /** Events per append (at most the contract's 200). */
   maxBatch?: number;
-  /** Soft cap on a batch's journal bytes, so 200 × 16 KiB bodies do not make one 3 MiB request. */
+  /** Soft cap on a batch's journal bytes (a journal line is larger than its event on the wire), so
+   * 200 × 16 KiB bodies never make a 3 MiB request that a service's body limit refuses. */
   maxBatchBytes?: number;
   /** Backoff between retries of a batch (full jitter below a doubling ceiling). */
   retryBaseMs?: number;
@@ -52,7 +53,7 @@ export class EventStream {
     this.o = {
       flushIntervalMs: 1000,
       maxBatch: EVENTS_PER_APPEND,
-      maxBatchBytes: 1024 * 1024,
+      maxBatchBytes: 512 * 1024,
       retryBaseMs: 250,
       retryMaxMs: 15_000,
       giveUpAfterMs: 5 * 60_000,

@@ -57,6 +57,10 @@ function summaryOf(selection: Selection, run: DispatchRun | null, exitCode: numb
 
 export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: RunOnceInput): Promise<RunSummary> {
   const { service, output } = deps;
+  if (deps.signal.aborted) {
+    // Interrupted before anything was opened: nothing to close.
+    return summaryOf(input.selection, null, interruptionExitCode(deps.signal.reason) ?? 130, 'interrupted before the run opened');
+  }
   const idempotencyKey = input.idempotencyKey ?? opts.idempotencyKey ?? randomUUID();
   const agentName = opts.agent.agent ?? 'custom';
   const result = await openWithReselect(
@@ -104,6 +108,8 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
   const onClosed = (e: RunClosedError) => {
     closedByServer ??= e;
     controller.abort(e);
+    // Nothing more is sent once the service has closed the run (reads only).
+    void stream.stop();
   };
   const stream = new EventStream({
     service, runId: run.id, journal, baseSeq: record.baseSeq,

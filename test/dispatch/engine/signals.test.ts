@@ -1,0 +1,32 @@
+import { EventEmitter } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { Interrupted, interruptionExitCode, trapSignals } from '../../../src/dispatch/signals.js';
+
+describe('trapSignals', () => {
+  it('aborts on the first SIGINT and exits 130 at once on the second', () => {
+    const proc = new EventEmitter();
+    const exits: number[] = [];
+    const notices: string[] = [];
+    const trap = trapSignals(proc, (c) => exits.push(c), (m) => notices.push(m));
+    proc.emit('SIGINT');
+    expect(trap.signal.aborted).toBe(true);
+    expect(interruptionExitCode(trap.signal.reason)).toBe(130);
+    expect(exits).toEqual([]);
+    expect(notices).toHaveLength(1);
+    proc.emit('SIGINT');
+    expect(exits).toEqual([130]);
+    trap.dispose();
+    expect(proc.listenerCount('SIGINT')).toBe(0);
+    expect(proc.listenerCount('SIGTERM')).toBe(0);
+  });
+
+  it('SIGTERM gives 143; other abort reasons give no signal exit code', () => {
+    const proc = new EventEmitter();
+    const trap = trapSignals(proc, () => {});
+    proc.emit('SIGTERM');
+    expect(trap.signal.reason).toBeInstanceOf(Interrupted);
+    expect(interruptionExitCode(trap.signal.reason)).toBe(143);
+    expect(interruptionExitCode(new Error('x'))).toBeNull();
+    trap.dispose();
+  });
+});
