@@ -6,21 +6,19 @@ import { openConfig, type ConfigStore } from './commands/config/store.js';
 import type { Context, GlobalOptions } from './commands/context.js';
 import { EXIT, exitCodeOf } from './commands/exit-codes.js';
 import { buildProgram } from './commands/program.js';
+import { Interrupted, trapSignals } from './dispatch/signals.js';
 import { createOutput } from './ui/output.js';
 
 declare const __SVC_VERSION__: string | undefined;
 const version = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-dev';
 
-const abort = new AbortController();
-let received: 'SIGINT' | 'SIGTERM' | null = null;
-function onSignal(sig: 'SIGINT' | 'SIGTERM') {
-  // A second SIGINT means "now": the run is left for `svc runs recover` or the server's reaper.
-  if (received) process.exit(sig === 'SIGINT' ? EXIT.sigint : EXIT.sigterm);
-  received = sig;
-  abort.abort(sig);
-}
-process.on('SIGINT', () => onSignal('SIGINT'));
-process.on('SIGTERM', () => onSignal('SIGTERM'));
+// The first SIGINT/SIGTERM aborts (no new leg, agents signalled, the run closed); a second one
+// exits at once and leaves the run to `svc runs recover` or the service's reaper.
+const trap = trapSignals(process, (code) => process.exit(code), (message) => process.stderr.write(`svc: ${message}\n`));
+const received = () => {
+  const reason: unknown = trap.signal.reason;
+  return reason instanceof Interrupted ? reason.signal : null;
+};
 
 let built: Context | undefined;
 function context(cmd: Command): Context {
@@ -37,28 +35,24 @@ function context(cmd: Command): Context {
     globals,
     out: createOutput({ stdout: process.stdout, stderr: process.stderr, env, json: globals.json, color: globals.color, verbose: globals.verbose }),
     config: () => (config ??= openConfig(env)),
-    interrupts: { signal: abort.signal, reason: () => received },
+    interrupts: { signal: trap.signal, reason: received },
+    exitCode: EXIT.ok,
     version,
   };
   return built;
 }
 
 const program = buildProgram(version, context);
-program.exitOverride();
-program.configureOutput({
-  // commander's own usage errors: one line, exit 2 (set below).
-  outputError: (text, write) => write(text.trimEnd().split('\n')[0] + '\n'),
-});
 
 try {
   await program.parseAsync(process.argv);
-  process.exitCode = built?.interrupts.reason() ? interruptedCode() : (process.exitCode ?? EXIT.ok);
+  process.exitCode = built?.interrupts.reason() ? interruptedCode() : (built?.exitCode ?? EXIT.ok);
 } catch (error) {
   process.exitCode = report(error);
 }
 
 function interruptedCode() {
-  return received === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint;
+  return received() === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint;
 }
 
 function report(error: unknown): number {

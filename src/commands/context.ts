@@ -30,6 +30,8 @@ export interface Context {
   globals: GlobalOptions;
   config(): ConfigStore;
   interrupts: Interrupts;
+  /** Set by a command that ends without throwing but must not exit 0 (a failed run). */
+  exitCode: number;
   /** The version of svc, for User-Agent and `--version`. */
   version: string;
 }

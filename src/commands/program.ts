@@ -21,9 +21,14 @@ export function buildProgram(version: string, context: (cmd: Command) => Context
     .addOption(new Option('--no-color', 'no colour, no spinner'))
     .addOption(new Option('--insecure', 'allow sending a token over plain http to a non-loopback host'))
     .addOption(new Option('--max-wait <duration>', 'longest wait for a rate limit or an unavailable service (SVC_MAX_WAIT)'))
-    .showHelpAfterError('(run with --help for usage)')
     .showSuggestionAfterError(true)
-    .configureHelp({ sortSubcommands: false, showGlobalOptions: true });
+    .configureHelp({ sortSubcommands: false, showGlobalOptions: true })
+    // Set before the subcommands exist so they inherit it: usage errors throw (cli.ts maps them
+    // to exit 2) and print one line naming the way to help.
+    .exitOverride()
+    .configureOutput({
+      outputError: (text, write) => write(`svc: ${text.replace(/^error: /, '').trimEnd().split('\n')[0]} (see --help)\n`),
+    });
 
   registerDispatch(program, context);
   registerRead(program, context);

@@ -36,6 +36,8 @@ export interface Output {
   readonly stdoutIsTTY: boolean;
   readonly columns: number;
   readonly style: ChalkInstance;
+  /** The stream progress is drawn on (ora needs it). */
+  readonly progressStream: OutStream;
   /** A line of data on stdout. */
   data(line: string): void;
   /** The one JSON document of a `--json` command. */
@@ -73,6 +75,7 @@ export function createOutput(opts: OutputOptions): Output {
     stdoutIsTTY: Boolean(stdout.isTTY),
     columns,
     style,
+    progressStream: stderr,
     data: (line) => stdout.write(`${line}\n`),
     document: (value) => stdout.write(`${JSON.stringify(value, null, 2)}\n`),
     info: (line) => err(line),

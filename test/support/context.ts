@@ -47,6 +47,7 @@ export function testContext(opts: { globals?: GlobalOptions; env?: Record<string
     out: createOutput({ stdout, stderr, env, json: globals.json, color: globals.color, verbose: globals.verbose }),
     config: () => (config ??= openConfig(env)),
     interrupts: { signal: abort.signal, reason: () => (abort.signal.aborted ? (abort.signal.reason as 'SIGINT') : null) },
+    exitCode: 0,
     version: '0.0.0-test',
     abort,
   };

@@ -1,4 +1,5 @@
 // The output object: tables on a TTY, plain rows when piped, colour rules, one JSON document.
+import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, test } from 'vitest';
 import { colorLevel, createOutput } from '../../src/ui/output.js';
 import { MemoryStream } from '../support/context.js';
@@ -19,7 +20,7 @@ describe('output', () => {
   test('a TTY table is aligned, has a header and is cut to the terminal width', () => {
     const { stdout, out } = make({ tty: true });
     out.table(['KEY', 'TITLE'], [['A-1', 'a title much longer than the forty columns of this terminal']]);
-    const lines = stdout.text.trimEnd().split('\n');
+    const lines = stripVTControlCharacters(stdout.text).trimEnd().split('\n');
     expect(lines[0]).toMatch(/^KEY\s+TITLE$/);
     expect(lines[1]!.length).toBeLessThanOrEqual(40);
     expect(lines[1]).toMatch(/…$/);

@@ -99,7 +99,7 @@ export function registerRead(program: Command, context: Ctx): void {
     'svc runs watch 01J9ZK3RUN',
   );
   withExamples(
-    runs.command('recover').description('send what crashed runs left unsent and close them interrupted').action(lazy(context, async () => (await import('./runs.js')).runsRecover)),
+    runs.command('recover [run-id]').description('send what crashed runs left unsent and close them interrupted').action(lazy(context, async () => (await import('./runs.js')).runsRecover)),
     'svc runs recover',
   );
   withExamples(

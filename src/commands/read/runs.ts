@@ -39,7 +39,7 @@ export async function runsWatch(ctx: Context, id: string, opts: { interval: stri
     }
     if (run.status !== 'running') {
       if (ctx.out.json) ctx.out.document(run);
-      if (run.status === 'failed') process.exitCode = EXIT.failed;
+      if (run.status === 'failed') ctx.exitCode = EXIT.failed;
       return;
     }
     await sleep(every, undefined, { signal: ctx.interrupts.signal }).catch(() => undefined);
@@ -59,4 +59,45 @@ export async function logs(ctx: Context, runId: string, key: string | undefined)
     if (!key) ctx.out.info(`── ${k} ──`);
     await pipeline(createReadStream(file), ctx.stdout, { end: false });
   }
+}
+
+export async function runsRecover(ctx: Context, runId?: string): Promise<void> {
+  const { recoverRuns } = await import('../../dispatch/recover.js');
+  const { dispatchServiceOf } = await import('../../dispatch/api-service.js');
+  const { resolveBaseUrl } = await import('../settings.js');
+  const current = resolveBaseUrl(ctx);
+  const clients: { close(): Promise<void> }[] = [];
+  try {
+    const results = await recoverRuns(
+      {
+        stateDir: resolveStateDir(ctx.env),
+        // The token belongs to the configured service: a run recorded against another one is left
+        // alone rather than sent a credential it was never meant to see.
+        serviceFor: (record) => {
+          if (record.baseUrl.replace(/\/+$/, '') !== current) return null;
+          const api = connect(ctx);
+          clients.push(api);
+          return dispatchServiceOf(api);
+        },
+        output: { info: (m) => ctx.out.info(m), warn: (m) => ctx.out.warn(m) },
+      },
+      runId,
+    );
+    if (ctx.out.json) return ctx.out.document(results);
+    if (!results.length) return ctx.out.info('Nothing to recover: every local run is closed.');
+    ctx.out.table(['RUN', 'ACTION', 'SENT', 'STOP', 'STATUS', 'DETAIL'], results.map((r) => [r.runId, r.action, String(r.sent), r.stopReason ?? '', r.status ?? '', r.detail ?? '']));
+    if (results.some((r) => r.action === 'failed')) ctx.exitCode = EXIT.failed;
+  } finally {
+    await Promise.all(clients.map((c) => c.close()));
+  }
+}
+
+export async function worktreesPrune(ctx: Context, opts: { repo?: string }): Promise<void> {
+  const { pruneWorktrees } = await import('../../dispatch/worktree.js');
+  const { resolve } = await import('node:path');
+  const result = await pruneWorktrees({ repo: resolve(ctx.cwd, opts.repo ?? ctx.env.SVC_REPO ?? '.') });
+  if (ctx.out.json) return ctx.out.document(result);
+  for (const r of result.removed) ctx.out.info(`removed ${r.key} (${r.path})`);
+  for (const k of result.kept) ctx.out.info(`kept ${k.key}: ${k.reason}`);
+  if (!result.removed.length && !result.kept.length) ctx.out.info('No svc worktrees here.');
 }

@@ -1,0 +1,126 @@
+// The eight dispatch commands: flags → the engine's typed options, the real client behind the
+// engine's port, progress on stderr, the summary (or one JSON document) at the end, and the exit
+// code the engine decided.
+import { resolve } from 'node:path';
+import type { DispatchCommand } from '../../contract/types.js';
+import type { AgentChoice } from '../../dispatch/agent/presets.js';
+import { runLeg } from '../../dispatch/agent/run-leg.js';
+import { dispatchServiceOf } from '../../dispatch/api-service.js';
+import { parseDuration } from '../../dispatch/duration.js';
+import { runDispatch, type DispatchOptions, type RunSummary } from '../../dispatch/lifecycle.js';
+import { systemClock } from '../../dispatch/ports.js';
+import { buildPrompt } from '../../dispatch/prompt.js';
+import { resolveStateDir } from '../../dispatch/state.js';
+import { checkoutInPlace, commitsSince, prepareWorktree } from '../../dispatch/worktree.js';
+import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
+import { connect } from '../connect.js';
+import type { Context } from '../context.js';
+import { UsageError } from '../exit-codes.js';
+import { requireProject, resolveBaseUrl, resolveToken } from '../settings.js';
+import type { DispatchFlags } from './register.js';
+import { openHosted } from './hosted-open.js';
+
+const DEFAULT_HEARTBEAT = '60s';
+
+function count(raw: string | undefined, flag: string): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} takes a whole number of at least 1, got '${raw}'`);
+  return n;
+}
+
+function money(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw.replace(/^\$/, ''));
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--max-cost takes an amount in USD above 0, got '${raw}'`);
+  return n;
+}
+
+export function agentChoice(flags: DispatchFlags, ctx: Context, required: boolean): AgentChoice {
+  if (flags.agent && flags.agentCmd) throw new UsageError('pass either --agent or --agent-cmd, not both');
+  const stored = ctx.config().get('agent');
+  const agent = flags.agent ?? (flags.agentCmd ? undefined : stored);
+  const model = flags.model ?? ctx.config().get('model');
+  if (required && !agent && !flags.agentCmd) {
+    throw new UsageError('no agent: pass --agent claude|codex|aider|gemini|opencode or --agent-cmd "CMD ARGS" (or `svc config set agent NAME`)');
+  }
+  return { ...(agent ? { agent } : {}), ...(flags.agentCmd ? { agentCmd: flags.agentCmd } : {}), ...(model ? { model } : {}) };
+}
+
+/** Turns flags into the engine's options; every bad value is a one-line usage error. */
+export function dispatchOptions(command: DispatchCommand, keys: string[], flags: DispatchFlags, ctx: Context, token: string): DispatchOptions {
+  const heartbeat = ctx.env.SVC_HEARTBEAT_INTERVAL && !flags.heartbeatInterval ? ctx.env.SVC_HEARTBEAT_INTERVAL : (flags.heartbeatInterval ?? DEFAULT_HEARTBEAT);
+  const lanes = {
+    ...(flags.priority ? { priority: flags.priority } : {}),
+    ...(flags.assignee ? { assignee: flags.assignee } : {}),
+    ...(flags.sprint ? { sprint: flags.sprint } : {}),
+    ...(flags.ancestor ? { ancestor: flags.ancestor } : {}),
+    ...(flags.kind ? { kind: flags.kind } : {}),
+  };
+  return {
+    command,
+    keys,
+    projectKey: requireProject(ctx, flags.project),
+    baseUrl: resolveBaseUrl(ctx),
+    repo: resolve(ctx.cwd, flags.repo ?? ctx.env.SVC_REPO ?? '.'),
+    agent: agentChoice(flags, ctx, !flags.dryRun && !flags.hosted),
+    maxCards: count(flags.max, '--max') ?? null,
+    onFailure: flags.onFailure ?? 'halt',
+    parallel: count(flags.parallel, '--parallel') ?? ctx.config().get('parallel') ?? 1,
+    ...(flags.idempotencyKey ? { idempotencyKey: flags.idempotencyKey } : {}),
+    sendLogs: flags.sendLogs ?? ctx.config().get('sendLogs') ?? false,
+    allowEmpty: Boolean(flags.allowEmpty),
+    timeouts: {
+      idleMs: parseDuration(flags.idleTimeout ?? '15m', '--idle-timeout'),
+      cardMs: parseDuration(flags.cardTimeout ?? '60m', '--card-timeout'),
+      killGraceMs: parseDuration(flags.killGrace ?? '10s', '--kill-grace'),
+      runMs: flags.timeout ? parseDuration(flags.timeout, '--timeout') : null,
+    },
+    maxCostUsd: money(flags.maxCost) ?? null,
+    heartbeatIntervalMs: parseDuration(heartbeat, flags.heartbeatInterval ? '--heartbeat-interval' : 'SVC_HEARTBEAT_INTERVAL'),
+    worktree: flags.worktree !== false,
+    dryRun: Boolean(flags.dryRun),
+    ...(Object.keys(lanes).length ? { lanes } : {}),
+    retryFailed: Boolean(flags.retryFailed),
+    secrets: [token, ...(ctx.env.SVC_RUN_TOKEN ? [ctx.env.SVC_RUN_TOKEN] : [])],
+    env: ctx.env,
+  };
+}
+
+export async function runDispatchCommand(command: DispatchCommand, keys: string[], flags: DispatchFlags, ctx: Context): Promise<void> {
+  const token = resolveToken(ctx);
+  const opts = dispatchOptions(command, keys, flags, ctx, token);
+  const api = connect(ctx);
+  try {
+    const service = dispatchServiceOf(api);
+    const stateDir = resolveStateDir(ctx.env);
+    if (flags.hosted) {
+      const run = await openHosted(opts, { service, stateDir, openHostedRun: (body) => api.openDispatchRun(body) });
+      if (ctx.out.json) return ctx.out.document(run);
+      ctx.out.data(run.run.id);
+      ctx.out.info(`Opened hosted run ${run.run.id} (${run.run.cards.length} cards)${run.created ? '' : ' (existing run for this idempotency key)'}; a hosted runner executes it.`);
+      return;
+    }
+    const progress = createRunProgress(ctx.out);
+    let summary: RunSummary;
+    try {
+      summary = await runDispatch(opts, {
+        service, runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock, stateDir,
+        output: progress, signal: ctx.interrupts.signal,
+      });
+    } finally {
+      progress.stop();
+    }
+    ctx.exitCode = summary.exitCode;
+    if (ctx.out.json) return ctx.out.document(summary);
+    if (summary.dryRun) return printDryRun(ctx, summary);
+    printRunSummary(ctx.out, summary);
+  } finally {
+    await api.close();
+  }
+}
+
+function printDryRun(ctx: Context, summary: RunSummary): void {
+  ctx.out.info(summary.note);
+  ctx.out.table(['CARD', 'TITLE', 'SKIP REASON'], summary.cards.map((c) => [c.key, c.title, c.skipReason ?? (c.gatedBy ? `gated by ${c.gatedBy}` : '')]));
+}

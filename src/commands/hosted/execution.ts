@@ -1,0 +1,46 @@
+// The hosted execution as a command builds it: the settings of DISPATCH.md §2 resolved from the
+// context (base URL, --insecure, --max-wait, --verbose request lines), warnings to stderr, and
+// git's credential helper pointing back at this very svc.
+import { isHostedEnvironment, prepareHostedExecution, type HostedExecution, type HostedExecutionOptions } from '../../dispatch/hosted/index.js';
+import type { Context } from '../context.js';
+import { AuthError } from '../exit-codes.js';
+import { resolveBaseUrl, resolveMaxWaitMs } from '../settings.js';
+
+export { isHostedEnvironment };
+
+/**
+ * How git starts `svc git-credential`: the same node and the same `bin/svc.js` as this process.
+ * The one place a command reads `process`: a helper must be this svc, not whatever `svc` PATH finds.
+ */
+export function selfHelperArgv(): string[] {
+  return [process.execPath, process.argv[1] ?? 'svc', 'git-credential'];
+}
+
+export type HostedCommandOptions = Partial<Pick<HostedExecutionOptions, 'workspaceDir' | 'clone' | 'helperArgv' | 'refreshAheadMs'>>;
+
+/**
+ * For the dispatch commands (and `svc attach`) when SVC_RUN_ID and SVC_RUN_TOKEN are set: reads the
+ * run, starts the credential broker and clones the repositories (unless `clone: false`). The
+ * caller runs the legs through the engine and calls `dispose()` at the end, in a `finally`.
+ */
+export function prepareHostedForCommand(ctx: Context, opts: HostedCommandOptions = {}): Promise<HostedExecution> {
+  if (!isHostedEnvironment(ctx.env)) {
+    throw new AuthError('not inside a hosted run: SVC_RUN_ID and SVC_RUN_TOKEN must both be set');
+  }
+  return prepareHostedExecution(ctx.env, {
+    baseUrl: resolveBaseUrl(ctx),
+    cwd: ctx.cwd,
+    workspaceDir: opts.workspaceDir,
+    clone: opts.clone,
+    refreshAheadMs: opts.refreshAheadMs,
+    helperArgv: opts.helperArgv ?? selfHelperArgv(),
+    client: {
+      insecure: Boolean(ctx.globals.insecure),
+      maxWaitMs: resolveMaxWaitMs(ctx),
+      version: ctx.version,
+      signal: ctx.interrupts.signal,
+      onRequest: (info) => ctx.out.verbose(`${info.method} ${info.path} → ${info.status || info.fault} (request ${info.requestId})`),
+    },
+    onWarning: (line) => ctx.out.warn(line),
+  });
+}

@@ -1,0 +1,14 @@
+// `svc git-credential <get|store|erase>`: git starts it (credential.helper) with the broker's
+// socket in its environment; the protocol itself lives in src/dispatch/hosted/credential-helper.ts.
+import { runGitCredential } from '../../dispatch/hosted/index.js';
+import type { Context } from '../context.js';
+
+/** A `get` with no credential for the URL: exit 1, nothing on stdout, so git fails rather than prompts. */
+export class NoCredentialError extends Error {
+  readonly exitCode = 1;
+}
+
+export async function gitCredential(action: string, ctx: Context): Promise<void> {
+  const status = await runGitCredential(action, { stdin: ctx.stdin, stdout: ctx.stdout, env: ctx.env });
+  if (status !== 0) throw new NoCredentialError('git-credential: no git credential of this run for that repository');
+}

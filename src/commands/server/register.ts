@@ -1,0 +1,49 @@
+// `svc server`: the local service. The commands module only parses flags; the service's own
+// runServerCommand does the work (the server depends on the contract alone, never on the CLI).
+import { Command, Option } from 'commander';
+import type { Context } from '../context.js';
+import { withExamples } from '../program.js';
+
+const port = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw Object.assign(new Error(`--port takes 0-65535, got '${v}'`), { code: 'commander.invalidArgument', exitCode: 2 });
+  return n;
+};
+
+export function registerServer(program: Command, context: (cmd: Command) => Context): void {
+  const server = program
+    .command('server')
+    .description('run the local service: the whole contract on SQLite (prints its URL, and a token with --seed demo)')
+    .option('--port <port>', 'port to listen on (0 picks a free one)', port, 8787)
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--db <file>', 'SQLite database file (default: in memory)')
+    .addOption(new Option('--seed <name>', 'seed a demo workspace, project and token').choices(['demo']))
+    .option('--rate-limit <n/seconds>', 'per-token rate limit, e.g. 600/60')
+    .action(async (opts: { port: number; host: string; db?: string; seed?: 'demo'; rateLimit?: string }, cmd: Command) => {
+      const ctx = context(cmd);
+      const { runServerCommand } = await import('../../server/index.js');
+      ctx.exitCode = await runServerCommand({ command: 'serve', ...opts }, { stdout: ctx.stdout, stderr: ctx.stderr, signal: ctx.interrupts.signal });
+    });
+  withExamples(server, 'svc server --db svc.db --seed demo', 'svc server --port 0 --rate-limit 100/10');
+
+  const token = server.command('token').description('manage personal access tokens of the local service');
+  const create = token
+    .command('create')
+    .description('create a token and print it once')
+    .requiredOption('--db <file>', 'the SQLite database of the service')
+    .requiredOption('--workspace <id-or-slug>', 'the workspace the token is bound to')
+    .option('--project <key>', 'narrow the token to one project')
+    .option('--scopes <list>', 'comma-separated: project:browse,work_item:edit,sprint:manage,ai:plan (default all)')
+    .option('--user <id-or-email>', 'the member the token acts as (default the first member)')
+    .option('--expires-at <date-time>', 'expiry, UTC ending in Z')
+    .action(async (opts: { db: string; workspace: string; project?: string; scopes?: string; user?: string; expiresAt?: string }, cmd: Command) => {
+      const ctx = context(cmd);
+      const { runServerCommand } = await import('../../server/index.js');
+      const scopes = opts.scopes?.split(',').map((s) => s.trim()).filter(Boolean);
+      ctx.exitCode = await runServerCommand(
+        { command: 'token-create', ...opts, ...(scopes ? { scopes } : {}) },
+        { stdout: ctx.stdout, stderr: ctx.stderr },
+      );
+    });
+  withExamples(create, 'svc server token create --db svc.db --workspace acme --project DEMO --scopes project:browse,work_item:edit');
+}

@@ -1,0 +1,118 @@
+// Dispatch progress. On a terminal: one spinner line naming the running legs with their elapsed
+// time, and a persisted line per finished leg; then a summary table. In CI or piped: plain
+// timestamped lines, nothing animated. All of it on stderr: stdout carries only data.
+import type { LegSummary } from '../dispatch/ports.js';
+import type { RunSummary } from '../dispatch/lifecycle.js';
+import { formatTable, type Output } from './output.js';
+
+interface Running {
+  key: string;
+  title: string;
+  startedAt: number;
+}
+
+export interface RunProgress {
+  legStarted(leg: { key: string; title: string; index: number; total: number; branch: string }): void;
+  legFinished(leg: LegSummary): void;
+  info(message: string): void;
+  warn(message: string): void;
+  /** Stops the animation (before the summary, or when the command fails). */
+  stop(): void;
+}
+
+export function seconds(ms: number): string {
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const m = Math.floor(ms / 60_000);
+  return `${m}m${String(Math.round((ms % 60_000) / 1000)).padStart(2, '0')}s`;
+}
+
+const stamp = (now: number) => new Date(now).toISOString().replace(/\.\d+Z$/, 'Z');
+
+export function createRunProgress(out: Output, now: () => number = Date.now): RunProgress {
+  const running = new Map<string, Running>();
+  const s = out.style;
+
+  if (!out.interactive) {
+    const line = (text: string) => out.info(`${stamp(now())} ${text}`);
+    return {
+      legStarted: (leg) => {
+        running.set(leg.key, { ...leg, startedAt: now() });
+        line(`${leg.key} started (${leg.index + 1}/${leg.total}) on ${leg.branch}: ${leg.title}`);
+      },
+      legFinished: (leg) => {
+        running.delete(leg.key);
+        line(`${leg.key} ${leg.disposition} in ${seconds(leg.durationMs)}${leg.exitCode !== null ? ` (exit ${leg.exitCode})` : ''}${leg.reason ? `: ${leg.reason}` : ''}`);
+      },
+      info: (m) => line(m),
+      warn: (m) => line(`warning: ${m}`),
+      stop: () => {},
+    };
+  }
+
+  // One ora instance for all running legs: several spinners on one terminal fight each other.
+  let spinner: import('ora').Ora | undefined;
+  let ticker: NodeJS.Timeout | undefined;
+  const text = () =>
+    [...running.values()].map((r) => `${s.bold(r.key)} ${r.title.slice(0, Math.max(10, out.columns - 30))} ${s.dim(seconds(now() - r.startedAt))}`).join(s.dim(' · '));
+  const ensure = async () => {
+    if (spinner) return;
+    const { default: ora } = await import('ora');
+    spinner = ora({ text: text(), stream: out.progressStream, discardStdin: false }).start();
+    ticker = setInterval(() => spinner && (spinner.text = text()), 1000);
+    ticker.unref();
+  };
+  const persist = (symbol: string, line: string) => {
+    if (spinner) {
+      spinner.stopAndPersist({ symbol, text: line });
+      if (running.size) spinner.start(text());
+      else clear();
+    } else out.info(`${symbol} ${line}`);
+  };
+  const clear = () => {
+    if (ticker) clearInterval(ticker);
+    spinner?.stop();
+    spinner = undefined;
+    ticker = undefined;
+  };
+
+  return {
+    legStarted: (leg) => {
+      running.set(leg.key, { ...leg, startedAt: now() });
+      void ensure().then(() => spinner && (spinner.text = text()));
+    },
+    legFinished: (leg) => {
+      running.delete(leg.key);
+      const ok = leg.disposition === 'implemented';
+      const symbol = ok ? s.green('✔') : leg.disposition === 'skipped' || leg.disposition === 'not_reached' ? s.yellow('–') : s.red('✖');
+      persist(symbol, `${s.bold(leg.key)} ${leg.title} ${s.dim(seconds(leg.durationMs))} ${ok ? s.green(leg.disposition) : s.red(leg.disposition)}${leg.reason ? s.dim(` (${leg.reason})`) : ''}`);
+    },
+    info: (m) => persist(s.cyan('ℹ'), m),
+    warn: (m) => persist(s.yellow('⚠'), m),
+    stop: clear,
+  };
+}
+
+/** The closing table: legs, dispositions, durations, cost when known, run id, stop reason. */
+export function printRunSummary(out: Output, summary: RunSummary): void {
+  const runs = summary.runs?.length ? summary.runs : [summary];
+  for (const run of runs) {
+    if (!run.runId) {
+      out.info(run.note);
+      continue;
+    }
+    const rows = run.legs.map((l) => [
+      l.key,
+      l.disposition,
+      seconds(l.durationMs),
+      l.exitCode === null ? '' : String(l.exitCode),
+      l.costUsd === null ? '' : `$${l.costUsd.toFixed(2)}`,
+      l.reason ?? '',
+    ]);
+    const skipped = run.cards.filter((c) => c.skipReason).map((c) => [c.key, 'skipped', '', '', '', c.skipReason ?? '']);
+    const cost = run.legs.reduce((sum, l) => sum + (l.costUsd ?? 0), 0);
+    out.info('');
+    out.info(out.style.bold(`run ${run.runId} · ${run.command} · ${run.stopReason ?? '-'} · ${run.status ?? '-'}${cost > 0 ? ` · $${cost.toFixed(2)}` : ''}`));
+    const table = formatTable(['CARD', 'DISPOSITION', 'TIME', 'EXIT', 'COST', 'NOTE'], [...rows, ...skipped], Number.POSITIVE_INFINITY, out.style);
+    for (const line of table.trimEnd().split('\n')) out.info(line);
+  }
+}
