@@ -61,6 +61,8 @@ export async function createRepository(gitRoot: string, name: string, opts: Crea
   const env = serviceGitEnv();
   const git = (args: string[], input?: string): Promise<string> => {
     const child = run('git', args, { cwd: path, env });
+    // git may exit before reading its input (it needs none for most commands): no EPIPE crash.
+    child.child.stdin?.on('error', () => undefined);
     child.child.stdin?.end(input ?? '');
     return child.then((r) => r.stdout.trim());
   };
