@@ -7,7 +7,9 @@ import { statSync } from 'node:fs';
 import { PassThrough, Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Command } from 'commander';
 import { attach } from '../../src/commands/hosted/attach.js';
+import { registerHosted } from '../../src/commands/hosted/register.js';
 import { gitCredential } from '../../src/commands/hosted/git-credential.js';
 import type { GitCredential } from '../../src/contract/types.js';
 import {
@@ -133,6 +135,19 @@ describe('svc git-credential', () => {
     expect(await ask('erase', `protocol=http\nhost=127.0.0.1:9\npath=git/acme/widgets.git\npassword=ghs_${'1'.padStart(36, '0')}\n\n`, env)).toEqual({ status: 0, stdout: '' });
     const again = await ask('get', 'protocol=http\nhost=127.0.0.1:9\npath=git/acme/widgets.git\n\n', env);
     expect(again.stdout).toContain(`password=ghs_${'2'.padStart(36, '0')}`);
+  });
+
+  it('is a hidden command of the tree that hands git\'s action to the protocol', async () => {
+    const clock = { t: 0 };
+    const broker = new GitCredentialBroker({ api: countingSource(HOUR, clock), runId: 'run_1', now: () => clock.t });
+    server = await startCredentialServer(broker);
+    const ctx = testContext({ env: { [CREDENTIAL_SOCKET_ENV]: server.socketPath }, stdin: 'protocol=http\nhost=127.0.0.1:9\npath=git/acme/gadgets.git\n\n' });
+    const program = new Command('svc').exitOverride();
+    registerHosted(program, () => ctx);
+    expect(program.helpInformation()).not.toContain('git-credential');
+    expect(program.helpInformation()).toContain('attach');
+    await program.parseAsync(['git-credential', 'get'], { from: 'user' });
+    expect(ctx.stdout.text).toBe(`username=x-access-token\npassword=ghs_${'1'.padStart(36, '0')}\n`);
   });
 
   it('exits 1 through the command with nothing on stdout when there is no broker', async () => {
