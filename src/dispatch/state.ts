@@ -4,7 +4,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { DispatchCommand } from '../contract/types.js';
+import type { DispatchCommand, DispatchRun } from '../contract/types.js';
 
 /** `SVC_STATE_DIR`, else `$XDG_STATE_HOME/svc`, else `~/.local/state/svc`. */
 export function resolveStateDir(env: Record<string, string | undefined>, home: string = homedir()): string {
@@ -26,6 +26,8 @@ export interface RunRecord {
   baseSeq: number;
   openedAt: string;
   cards: { workItemKey: string; skipReason?: string }[];
+  /** The run as the open answered it. */
+  run?: DispatchRun;
   /** Options a `continue` reuses (agent, timeouts, flags); plain data only. */
   options: Record<string, unknown>;
 }

@@ -6,7 +6,7 @@ import type { CloseStatus, DispatchRun, StopReason, WorkItemDetail } from '../..
 import { EventStream } from '../event-stream.js';
 import { startHeartbeat } from '../heartbeat.js';
 import { Journal } from '../journal.js';
-import { RunClosedError, isRunClosed, serviceErrorOf, type LegSummary } from '../ports.js';
+import { RunClosedError, isRetryable, isRunClosed, serviceErrorOf, type LegSummary } from '../ports.js';
 import { openBlockerKeys } from '../select/checks.js';
 import type { Selection } from '../select/types.js';
 import { interruptionExitCode } from '../signals.js';
@@ -92,6 +92,7 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
     baseSeq: run.seq,
     openedAt: new Date(deps.clock.now()).toISOString(),
     cards: selection.cards.map((c) => (c.skipReason ? { workItemKey: c.key, skipReason: c.skipReason } : { workItemKey: c.key })),
+    run,
     options: {
       repo: opts.repo, agent: opts.agent, onFailure: opts.onFailure, parallel: opts.parallel, sendLogs: opts.sendLogs,
       allowEmpty: opts.allowEmpty, timeouts: opts.timeouts, maxCostUsd: opts.maxCostUsd ?? null, worktree: opts.worktree,
@@ -223,16 +224,22 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
 
   let final: DispatchRun | null = null;
   let note = selection.note;
+  // Read through a function: the callbacks of the stream and the heartbeat set it meanwhile.
+  const closedRemotely = (): boolean => closedByServer !== null;
   try {
-    if (!closedByServer) {
+    if (!closedRemotely()) {
       const flushed = await stream.flush(interrupted || timedOut ? opts.timeouts.flushMs ?? SIGNAL_FLUSH_MS : CLOSE_FLUSH_MS);
-      if (!flushed && !closedByServer) {
+      // Events the service refused outright (a 4xx) can never be delivered: close anyway.
+      const undeliverable = stream.failure !== null && !isRetryable(stream.failure);
+      if (!flushed && !closedRemotely() && !undeliverable) {
         // Closing now would drop dispositions for good: leave the run to `svc runs recover`.
         output.warn(`${stream.pending} event(s) not delivered; run ${run.id} left open for \`svc runs recover\``);
         return { ...summaryOf(selection, run, exitCode || exitCodeFor(stream.failure ?? failure), note, legs), stopReason, status: 'running', closeOut };
       }
     }
-    if (!closedByServer) {
+    // The close is the run's last word: a beat racing it would come back 409 and read as a remote close.
+    await heartbeat.stop();
+    if (!closedRemotely()) {
       journal.markClosing(stopReason, status);
       try {
         final = await service.closeDispatchRun(run.id, { stopReason, status });
@@ -241,7 +248,7 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
         closedByServer = new RunClosedError(run.id, error);
       }
     }
-    if (closedByServer) {
+    if (closedRemotely()) {
       // The run ended on the service's side (reaper, another client): reads only from here.
       output.warn(`run ${run.id} was closed by the service; stopped locally`);
       note = 'closed by the service';

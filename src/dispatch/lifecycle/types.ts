@@ -66,6 +66,7 @@ export interface DispatchOptions {
 }
 
 export interface DispatchDeps {
+  /** Must NOT be aborted by `signal`: after an interruption the engine still flushes and closes. */
   service: DispatchService;
   runLeg: RunLeg;
   prepareWorktree: PrepareWorktree;

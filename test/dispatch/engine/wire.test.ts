@@ -9,6 +9,8 @@ import { dispatchServiceOf } from '../../../src/dispatch/api-service.js';
 import { EventStream } from '../../../src/dispatch/event-stream.js';
 import { Journal } from '../../../src/dispatch/journal.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle.js';
+import { recoverRuns } from '../../../src/dispatch/recover.js';
+import { Interrupted } from '../../../src/dispatch/signals.js';
 import { startFaultProxy, type FaultProxy } from '../../support/fault-proxy.js';
 import { startHarness, type Harness } from './harness.js';
 
@@ -63,6 +65,31 @@ describe('through a faulty wire', () => {
     const run = await h.service.getDispatchRun(s.runId!);
     expect(run.seq).toBe(4);
     expect(run.cards.map((c) => c.disposition)).toEqual(['implemented', 'implemented']);
+    await client.close();
+  });
+});
+
+describe('interrupted while the service is unreachable', () => {
+  it('leaves the run open with its journal, and recover delivers every disposition then closes it', async () => {
+    const a = h.item('task', 'A');
+    const client = createApiClient({ baseUrl: proxy.url, token: h.svc.token, maxWaitMs: 200, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
+    const ctl = new AbortController();
+    const deps = h.deps({ service: dispatchServiceOf(client), signal: ctl.signal });
+    deps.output.legStarted = () => {
+      // The service goes away, then the user presses Ctrl-C.
+      proxy.setPlan([{ method: 'POST', fault: { kind: 'status', status: 503 } }]);
+      setTimeout(() => ctl.abort(new Interrupted('SIGINT')), 50);
+    };
+    const opts = h.opts({ keys: [a], agent: { agentCmd: 'sleep 30' } });
+    const s = await runDispatch({ ...opts, timeouts: { ...opts.timeouts, flushMs: 300 } }, deps);
+    expect(s).toMatchObject({ status: 'running', exitCode: 130 });
+    expect(h.seen.some((l) => l.includes('svc runs recover'))).toBe(true);
+
+    proxy.setPlan([]);
+    const [r] = await recoverRuns({ stateDir: h.stateDir, serviceFor: () => h.service, output: { info: () => {}, warn: () => {} } });
+    expect(r).toMatchObject({ runId: s.runId, action: 'closed', stopReason: 'interrupted', status: 'cancelled' });
+    const run = await h.service.getDispatchRun(s.runId!);
+    expect(run.cards[0]).toMatchObject({ workItemKey: a, disposition: 'failed', sessionBranch: `svc/${a}` });
     await client.close();
   });
 });
