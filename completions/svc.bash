@@ -6,11 +6,11 @@ _svc() {
     w="${COMP_WORDS[i]}"
     [[ $w == -* ]] && continue
     case "$p/$w" in
-      "/next"|"/run"|"/run_scope"|"/batch"|"/auto"|"/fix"|"/continue"|"/review"|"/whoami"|"/workspaces"|"/projects"|"/projects/list"|"/projects/show"|"/items"|"/items/list"|"/items/show"|"/items/count"|"/items/create"|"/items/edit"|"/ready"|"/ready/bugs"|"/ready/containers"|"/runs"|"/runs/show"|"/runs/watch"|"/runs/recover"|"/logs"|"/worktrees"|"/worktrees/prune"|"/api"|"/auth"|"/auth/login"|"/auth/status"|"/auth/logout"|"/config"|"/config/get"|"/config/set"|"/config/unset"|"/config/list"|"/server"|"/server/token"|"/server/token/create"|"/help"|"/completion") p="$p/$w" ;;
+      "/next"|"/run"|"/run_scope"|"/batch"|"/auto"|"/fix"|"/continue"|"/review"|"/whoami"|"/workspaces"|"/projects"|"/projects/list"|"/projects/show"|"/items"|"/items/list"|"/items/show"|"/items/count"|"/items/create"|"/items/edit"|"/ready"|"/ready/bugs"|"/ready/containers"|"/runs"|"/runs/show"|"/runs/watch"|"/runs/recover"|"/logs"|"/worktrees"|"/worktrees/prune"|"/api"|"/auth"|"/auth/login"|"/auth/status"|"/auth/logout"|"/config"|"/config/get"|"/config/set"|"/config/unset"|"/config/list"|"/server"|"/server/token"|"/server/token/create"|"/server/run-token"|"/demo"|"/attach"|"/help"|"/completion") p="$p/$w" ;;
     esac
   done
   case "$p" in
-    "") subs="next run run_scope run-scope batch auto fix continue review whoami workspaces projects items ready runs logs worktrees api auth config server help completion"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "") subs="next run run_scope run-scope batch auto fix continue review whoami workspaces projects items ready runs logs worktrees api auth config server demo attach help completion"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/next") subs=""; opts="--project --repo --agent --agent-cmd --model --dry-run --max --on-failure --parallel --idempotency-key --hosted --timeout --idle-timeout --card-timeout --kill-grace --heartbeat-interval --send-logs --allow-empty --max-cost --no-worktree --push --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/run") subs=""; opts="--project --repo --agent --agent-cmd --model --dry-run --max --on-failure --parallel --idempotency-key --hosted --timeout --idle-timeout --card-timeout --kill-grace --heartbeat-interval --send-logs --allow-empty --max-cost --no-worktree --push --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/run_scope") subs=""; opts="--project --repo --agent --agent-cmd --model --dry-run --max --on-failure --parallel --idempotency-key --hosted --timeout --idle-timeout --card-timeout --kill-grace --heartbeat-interval --send-logs --allow-empty --max-cost --no-worktree --push --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
@@ -50,9 +50,12 @@ _svc() {
     "/config/set") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/config/unset") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/config/list") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/server") subs="token"; opts="--port --host --db --seed --rate-limit --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/server") subs="token run-token"; opts="--port --host --db --seed --rate-limit --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/server/token") subs="create"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/server/token/create") subs=""; opts="--db --workspace --project --scopes --user --expires-at --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/server/run-token") subs=""; opts="--db --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/demo") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/attach") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/help") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/completion") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
   esac

@@ -37,6 +37,7 @@ function context(cmd: Command): Context {
     config: () => (config ??= openConfig(env)),
     interrupts: { signal: trap.signal, reason: received },
     exitCode: EXIT.ok,
+    self: { execPath: process.execPath, script: process.argv[1] ?? 'svc' },
     version,
   };
   return built;

@@ -32,6 +32,8 @@ export interface Context {
   interrupts: Interrupts;
   /** Set by a command that ends without throwing but must not exit 0 (a failed run). */
   exitCode: number;
+  /** How to start svc again (git's credential helper, the demo agent): this node and this script. */
+  self: { execPath: string; script: string };
   /** The version of svc, for User-Agent and `--version`. */
   version: string;
 }

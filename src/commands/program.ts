@@ -6,6 +6,7 @@ import { registerConfig } from './config/register.js';
 import type { Context } from './context.js';
 import { registerDispatch } from './dispatch/register.js';
 import { registerHelpTopics } from './help/register.js';
+import { registerHosted } from './hosted/register.js';
 import { registerRead } from './read/register.js';
 import { registerServer } from './server/register.js';
 
@@ -35,6 +36,17 @@ export function buildProgram(version: string, context: (cmd: Command) => Context
   registerAuth(program, context);
   registerConfig(program, context);
   registerServer(program, context);
+  withExamples(
+    program
+      .command('demo')
+      .description('a whole dispatch run on the embedded local service with a scripted agent; nothing to set up')
+      .action(async (_o, cmd: Command) => {
+        const { runDemo } = await import('./demo.js');
+        await runDemo(context(cmd));
+      }),
+    'svc demo',
+  );
+  registerHosted(program, context);
   registerHelpTopics(program, context);
   return program;
 }

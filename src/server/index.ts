@@ -10,7 +10,9 @@ import { createRequestHandler, type ResponseInfo } from './app.js';
 import { loadContractHooks, type ContractHooks } from './contract-hooks.js';
 import { cursorCodecFor } from './cursors.js';
 import { openDatabase, type Database } from './db.js';
-import type { ServiceConfig } from './kernel.js';
+import { ServiceError, type ServiceConfig } from './kernel.js';
+import { mintRunCredential } from './dispatch-runs/index.js';
+import { configurePlanner } from './planning/index.js';
 import { MODULES } from './modules.js';
 import { RateLimiter } from './rate-limit.js';
 import { seedDemo } from './seed.js';
@@ -104,6 +106,8 @@ export async function startServer(opts: StartOptions = {}): Promise<LocalService
 
   const stops = MODULES.flatMap((m) => (m.start ? [m.start({ db, config, now })] : []));
   const seeded = opts.seed === 'demo' ? seedDemo(admin) : undefined;
+  // A demo should plan without any outside dependency: the built-in deterministic planner.
+  if (seeded) configurePlanner(db, { kind: 'builtin' });
   let closed: Promise<void> | null = null;
   return {
     url,
@@ -134,6 +138,7 @@ export interface ServerCommandIO {
 
 export type ServerCommand =
   | { command: 'serve'; port?: number; host?: string; db?: string; seed?: 'demo'; rateLimit?: string }
+  | { command: 'run-token'; db: string; runId: string }
   | {
       command: 'token-create';
       db: string;
@@ -155,6 +160,7 @@ export function parseRateLimit(text: string): Pick<ServiceConfig, 'rateLimit' | 
 /** Runs `svc server` (until the signal aborts) or `svc server token create`; returns the exit code. */
 export async function runServerCommand(cmd: ServerCommand, io: ServerCommandIO): Promise<number> {
   if (cmd.command === 'token-create') return tokenCreate(cmd, io);
+  if (cmd.command === 'run-token') return runToken(cmd, io);
   const service = await startServer({
     port: cmd.port ?? 0,
     host: cmd.host,
@@ -210,6 +216,24 @@ function tokenCreate(cmd: Extract<ServerCommand, { command: 'token-create' }>, i
     });
     io.stdout.write(`${token}\n`);
     return 0;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * `svc server run-token RUN_ID`: the credential a hosted runner is started with. On the real
+ * service the platform injects it; here an operator mints it once for a hosted run.
+ */
+function runToken(cmd: Extract<ServerCommand, { command: 'run-token' }>, io: ServerCommandIO): number {
+  const db = openDatabase(cmd.db, MODULES);
+  try {
+    io.stdout.write(`${mintRunCredential(db, cmd.runId)}\n`);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof ServiceError)) throw error;
+    io.stderr.write(`${error.message}\n`);
+    return error.status === 404 ? 4 : 2;
   } finally {
     db.close();
   }

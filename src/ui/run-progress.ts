@@ -37,7 +37,7 @@ export function createRunProgress(out: Output, now: () => number = Date.now): Ru
     return {
       legStarted: (leg) => {
         running.set(leg.key, { ...leg, startedAt: now() });
-        line(`${leg.key} started (${leg.index + 1}/${leg.total}) on ${leg.branch}: ${leg.title}`);
+        line(`${leg.key} started (${leg.index}/${leg.total}) on ${leg.branch}: ${leg.title}`);
       },
       legFinished: (leg) => {
         running.delete(leg.key);
@@ -109,6 +109,10 @@ export function printRunSummary(out: Output, summary: RunSummary): void {
       l.reason ?? '',
     ]);
     const skipped = run.cards.filter((c) => c.skipReason).map((c) => [c.key, 'skipped', '', '', '', c.skipReason ?? '']);
+    if (run.closeOut) {
+      const co = run.closeOut;
+      rows.push(['close-out', co.outcome, '', co.exitCode === null ? '' : String(co.exitCode), '', co.reason ?? '']);
+    }
     const cost = run.legs.reduce((sum, l) => sum + (l.costUsd ?? 0), 0);
     out.info('');
     out.info(out.style.bold(`run ${run.runId} · ${run.command} · ${run.stopReason ?? '-'} · ${run.status ?? '-'}${cost > 0 ? ` · $${cost.toFixed(2)}` : ''}`));

@@ -48,6 +48,7 @@ export function testContext(opts: { globals?: GlobalOptions; env?: Record<string
     config: () => (config ??= openConfig(env)),
     interrupts: { signal: abort.signal, reason: () => (abort.signal.aborted ? (abort.signal.reason as 'SIGINT') : null) },
     exitCode: 0,
+    self: { execPath: process.execPath, script: join(import.meta.dirname, '../../bin/svc.js') },
     version: '0.0.0-test',
     abort,
   };

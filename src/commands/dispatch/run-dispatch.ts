@@ -3,7 +3,7 @@
 // code the engine decided.
 import { resolve } from 'node:path';
 import type { DispatchCommand } from '../../contract/types.js';
-import type { AgentChoice } from '../../dispatch/agent/presets.js';
+import { AGENT_NAMES, isAgentName, type AgentChoice } from '../../dispatch/agent/presets.js';
 import { runLeg } from '../../dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../../dispatch/api-service.js';
 import { parseDuration } from '../../dispatch/duration.js';
@@ -41,6 +41,7 @@ export function agentChoice(flags: DispatchFlags, ctx: Context, required: boolea
   const stored = ctx.config().get('agent');
   const agent = flags.agent ?? (flags.agentCmd ? undefined : stored);
   const model = flags.model ?? ctx.config().get('model');
+  if (agent && !isAgentName(agent)) throw new UsageError(`unknown agent '${agent}'; presets: ${AGENT_NAMES.join(', ')} (or --agent-cmd "CMD ARGS")`);
   if (required && !agent && !flags.agentCmd) {
     throw new UsageError('no agent: pass --agent claude|codex|aider|gemini|opencode or --agent-cmd "CMD ARGS" (or `svc config set agent NAME`)');
   }

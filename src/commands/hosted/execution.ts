@@ -8,12 +8,9 @@ import { resolveBaseUrl, resolveMaxWaitMs } from '../settings.js';
 
 export { isHostedEnvironment };
 
-/**
- * How git starts `svc git-credential`: the same node and the same `bin/svc.js` as this process.
- * The one place a command reads `process`: a helper must be this svc, not whatever `svc` PATH finds.
- */
-export function selfHelperArgv(): string[] {
-  return [process.execPath, process.argv[1] ?? 'svc', 'git-credential'];
+/** How git starts `svc git-credential`: this very svc, not whatever `svc` PATH finds. */
+export function selfHelperArgv(ctx: Context): string[] {
+  return [ctx.self.execPath, ctx.self.script, 'git-credential'];
 }
 
 export type HostedCommandOptions = Partial<Pick<HostedExecutionOptions, 'workspaceDir' | 'clone' | 'helperArgv' | 'refreshAheadMs'>>;
@@ -33,7 +30,7 @@ export function prepareHostedForCommand(ctx: Context, opts: HostedCommandOptions
     workspaceDir: opts.workspaceDir,
     clone: opts.clone,
     refreshAheadMs: opts.refreshAheadMs,
-    helperArgv: opts.helperArgv ?? selfHelperArgv(),
+    helperArgv: opts.helperArgv ?? selfHelperArgv(ctx),
     client: {
       insecure: Boolean(ctx.globals.insecure),
       maxWaitMs: resolveMaxWaitMs(ctx),

@@ -45,5 +45,15 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
         { stdout: ctx.stdout, stderr: ctx.stderr },
       );
     });
+  const runToken = server
+    .command('run-token <run-id>')
+    .description('mint the credential a hosted runner of this run is started with (SVC_RUN_TOKEN); printed once')
+    .requiredOption('--db <file>', 'the SQLite database of the service')
+    .action(async (runId: string, opts: { db: string }, cmd: Command) => {
+      const ctx = context(cmd);
+      const { runServerCommand } = await import('../../server/index.js');
+      ctx.exitCode = await runServerCommand({ command: 'run-token', db: opts.db, runId }, { stdout: ctx.stdout, stderr: ctx.stderr });
+    });
+  withExamples(runToken, 'SVC_RUN_TOKEN=$(svc server run-token run_abc --db svc.db) SVC_RUN_ID=run_abc svc attach');
   withExamples(create, 'svc server token create --db svc.db --workspace acme --project DEMO --scopes project:browse,work_item:edit');
 }

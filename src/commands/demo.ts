@@ -1,0 +1,89 @@
+// `svc demo`: a whole dispatch run with nothing set up. It starts the local service in-process with
+// the demo seed, makes a throwaway git repository, and runs `svc next` with a scripted agent, so a
+// newcomer sees selection, worktrees, legs, events, the close-out prompt and the close end to end.
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { createApiClient } from '../api/client.js';
+import { runLeg } from '../dispatch/agent/run-leg.js';
+import { dispatchServiceOf } from '../dispatch/api-service.js';
+import { runDispatch } from '../dispatch/lifecycle.js';
+import { systemClock } from '../dispatch/ports.js';
+import { buildPrompt } from '../dispatch/prompt.js';
+import { checkoutInPlace, commitsSince, prepareWorktree } from '../dispatch/worktree.js';
+import { createRunProgress, printRunSummary } from '../ui/run-progress.js';
+import type { Context } from './context.js';
+import { EXIT } from './exit-codes.js';
+
+/** The package's own folder, found from this module whether it runs bundled (dist/) or from src/. */
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'examples', 'demo-agent.mjs'))) {
+    const up = dirname(dir);
+    if (up === dir) throw new Error('the demo agent (examples/demo-agent.mjs) is missing from this installation');
+    dir = up;
+  }
+  return dir;
+}
+
+async function makeDemoRepo(): Promise<string> {
+  const repo = mkdtempSync(join(tmpdir(), 'svc-demo-repo-'));
+  const git = (...args: string[]) => execa('git', args, { cwd: repo });
+  await git('init', '-q', '-b', 'main');
+  writeFileSync(join(repo, 'README.md'), '# Demo shop\n\nA repository the demo agent commits to.\n');
+  await git('add', 'README.md');
+  await git('-c', 'user.name=svc demo', '-c', 'user.email=demo@example.invalid', 'commit', '-q', '-m', 'Initial commit');
+  return repo;
+}
+
+export async function runDemo(ctx: Context): Promise<void> {
+  const { startServer } = await import('../server/index.js');
+  const out = ctx.out;
+  const service = await startServer({ port: 0, seed: 'demo' });
+  const seeded = service.seeded!;
+  const api = createApiClient({ baseUrl: service.url, token: seeded.token, version: ctx.version, signal: ctx.interrupts.signal });
+  try {
+    const repo = await makeDemoRepo();
+    const stateDir = mkdtempSync(join(tmpdir(), 'svc-demo-state-'));
+    const agent = join(packageRoot(), 'examples', 'demo-agent.mjs');
+    out.info(out.style.bold(`Local service on ${service.url} with project ${seeded.projectKey}; repository ${repo}`));
+    out.info('Running `svc next` with a scripted demo agent: the next runnable container, leaf by leaf, blockers first.\n');
+
+    const progress = createRunProgress(out);
+    const summary = await runDispatch(
+      {
+        command: 'next', keys: [], projectKey: seeded.projectKey, baseUrl: service.url, repo,
+        agent: { agentCmd: `"${ctx.self.execPath}" "${agent}" {prompt_file}` },
+        onFailure: 'halt', parallel: 1, sendLogs: true, allowEmpty: false,
+        timeouts: { idleMs: 60_000, cardMs: 120_000, killGraceMs: 2_000, runMs: null },
+        heartbeatIntervalMs: 60_000, worktree: true, dryRun: false, secrets: [seeded.token], env: ctx.env,
+      },
+      {
+        service: dispatchServiceOf(api), runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt,
+        clock: systemClock, stateDir, output: progress, signal: ctx.interrupts.signal,
+      },
+    ).finally(() => progress.stop());
+    ctx.exitCode = summary.exitCode;
+
+    if (ctx.out.json) {
+      const run = summary.runId ? await api.getDispatchRun(summary.runId) : null;
+      return ctx.out.document({ summary, run, repo, stateDir });
+    }
+    printRunSummary(out, summary);
+    if (summary.runId) {
+      const run = await api.getDispatchRun(summary.runId);
+      const branches = (await execa('git', ['branch', '--list', 'svc/*'], { cwd: repo })).stdout;
+      out.info('');
+      out.info(`The service recorded run ${run.id}: ${run.status}, ${run.stopReason}, ${run.seq} events.`);
+      out.info(`Branches the agent committed on:\n${branches}`);
+      out.info(`Agent logs: ${join(stateDir, 'runs', run.id, 'logs')}`);
+      out.info('\nNext: `svc server --db svc.db --seed demo` keeps a service running; see README.md.');
+    }
+  } finally {
+    await api.close();
+    await service.close();
+  }
+  if (ctx.interrupts.reason()) ctx.exitCode = ctx.interrupts.reason() === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint;
+}
