@@ -46,7 +46,7 @@ function plainStop(selection: Selection): StopReason {
 
 function noRun(selection: Selection, note: string, dryRun: boolean): RunSummary {
   return {
-    runId: null, command: selection.command, stopReason: null, status: null, cards: cardSummaries(selection),
+    runId: null, command: selection.command, scopeKey: selection.scopeKey, stopReason: null, status: null, cards: cardSummaries(selection),
     legs: [], exitCode: 0, note, dryRun,
   };
 }
@@ -113,7 +113,7 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
   }
   const last = runs[runs.length - 1];
   if (!last) {
-    return { runId: null, command: 'auto', stopReason: null, status: null, cards: [], legs: [], exitCode: 0, note: 'nothing is ready', dryRun: false };
+    return { runId: null, command: 'auto', scopeKey: null, stopReason: null, status: null, cards: [], legs: [], exitCode: 0, note: 'nothing is ready', dryRun: false };
   }
   return {
     ...last,

@@ -45,6 +45,7 @@ function summaryOf(selection: Selection, run: DispatchRun | null, exitCode: numb
   return {
     runId: run?.id ?? null,
     command: selection.command,
+    scopeKey: selection.scopeKey,
     stopReason: run?.stopReason ?? null,
     status: run?.status ?? null,
     cards: cardSummaries(selection),

@@ -93,6 +93,8 @@ export interface RunSummary {
   /** Null when no run was opened (dry run, nothing ready). */
   runId: string | null;
   command: DispatchCommand;
+  /** The scope the run was opened with (run_scope KEY, next's container or bug), else null. */
+  scopeKey: string | null;
   stopReason: string | null;
   status: string | null;
   cards: CardSummary[];

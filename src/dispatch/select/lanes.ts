@@ -74,9 +74,11 @@ export async function selectNext(req: SelectRequest, deps: SelectDeps): Promise<
   };
   const exclude = req.exclude ?? new Set<string>();
   const containers = await deps.service.listReadyContainers(req.projectKey, { ...laneQuery, limit: 100 });
-  const container = containers.items.find((c) => !exclude.has(c.key));
-  if (container) {
+  for (const container of containers.items) {
+    if (exclude.has(container.key)) continue;
     const scoped = await selectScope({ ...req, keys: [container.key] }, deps);
+    // A container whose ready leaves were all taken by other runs (409 on open) is not the next unit.
+    if (scoped.empty) continue;
     return { ...scoped, command: 'next', originalCommand: 'next', note: `next: container ${container.key} (${container.title})` };
   }
   const bugs = await deps.service.listReadyBugs(req.projectKey, { ...laneQuery, limit: 100 });

@@ -67,6 +67,17 @@ describe('batch and next', () => {
     expect(h.seen.some((l) => l.includes(`already in another running run: ${a}`))).toBe(true);
   });
 
+  it('next moves on to the following container when another run holds the first one\'s leaves', async () => {
+    const first = h.item('story', 'first', { priority: 'highest' });
+    const taken = h.item('subtask', 'taken', { parentKey: first });
+    const second = h.item('story', 'second', { priority: 'high' });
+    const free = h.item('subtask', 'free', { parentKey: second });
+    await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'run', cards: [{ workItemKey: taken }] });
+    const s = await runDispatch(h.opts({ command: 'next' }), h.deps());
+    expect(s.legs.map((l) => l.key)).toEqual([free]);
+    expect(s.scopeKey).toBe(second);
+  });
+
   it('a 409 naming none of our cards is not retried forever', async () => {
     const a = h.item('task', 'A');
     const deps = h.deps();
