@@ -164,9 +164,13 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
         output.warn(`${card.key} not started: its blocker ${unmet} did not land`);
         continue;
       }
-      const fresh = await service.getWorkItem(card.key);
-      const why = replanReason(card.item, fresh, opts.doneStatuses);
-      if (why) {
+      // An item that can no longer be read (deleted, moved out of the project) is a changed plan too.
+      const fresh = await service.getWorkItem(card.key).catch((error: unknown) => {
+        if (serviceErrorOf(error).status === 404) return null;
+        throw error;
+      });
+      const why = fresh ? replanReason(card.item, fresh, opts.doneStatuses) : `${card.key} can no longer be read`;
+      if (why || !fresh) {
         output.info(`${why}: stopping replanned`);
         stop = 'replanned';
         break;

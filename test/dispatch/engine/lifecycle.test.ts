@@ -102,6 +102,25 @@ describe('run KEY...', () => {
     expect(await cardsOf(s.runId!)).toEqual({ [a]: 'implemented', [b]: 'not_reached' });
   });
 
+  it.each([
+    ['archived', (b: string) => h.svc.admin.archiveItem(b)],
+    ['re-parented', (b: string) => h.svc.admin.setFields(b, { parent_id: h.svc.db.prepare(`SELECT id FROM work_items WHERE title = 'new parent'`).get()!.id as string })],
+  ])('stops replanned when the next item was %s since the run opened', async (what, change) => {
+    h.item('story', 'new parent');
+    const a = h.item('task', 'A');
+    const b = h.item('subtask', 'B', { parentKey: h.item('story', 'old parent') });
+    const deps = h.deps();
+    const realRunLeg = deps.runLeg;
+    deps.runLeg = async (spec) => {
+      const r = await realRunLeg(spec);
+      change(b);
+      return r;
+    };
+    const s = await runDispatch(h.opts({ keys: [a, b] }), deps);
+    expect(s).toMatchObject({ stopReason: 'replanned', status: 'succeeded' });
+    expect(h.seen.some((l) => l.includes(what))).toBe(true);
+  });
+
   it('a dry run opens nothing and answers the set with skip reasons', async () => {
     const a = h.item('task', 'A');
     const done = h.item('task', 'done', { status: 'done' });
