@@ -73,4 +73,5 @@ export class SelectionError extends Error {
   override readonly name = 'SelectionError';
 }
 
-export const DEFAULT_DONE_STATUSES = ['done', 'closed', 'resolved', 'cancelled', "won't do"] as const;
+/** The status names that count as done where no statusCategory is sent (one list, the prompt's). */
+export { DEFAULT_DONE_STATUSES } from '../prompt.js';
