@@ -4,12 +4,25 @@ import { createApiClient, type ApiClient } from '../api/client.js';
 import type { Context } from './context.js';
 import { resolveBaseUrl, resolveConnection, resolveMaxWaitMs } from './settings.js';
 
-export function connect(ctx: Context, token?: string): ApiClient {
-  const conn = token ? { baseUrl: resolveBaseUrl(ctx), token, insecure: Boolean(ctx.globals.insecure), maxWaitMs: resolveMaxWaitMs(ctx) } : resolveConnection(ctx);
+export interface ConnectOptions {
+  /** A token other than the configured one (auth login checks the new token). */
+  token?: string;
+  /**
+   * A dispatch run must still flush its events and close `interrupted` after the first Ctrl-C, so
+   * its client is not bound to the interrupt signal (the engine stops its own work); plain
+   * commands are, so Ctrl-C ends a slow request or a rate-limit wait at once.
+   */
+  interruptible?: boolean;
+}
+
+export function connect(ctx: Context, opts: ConnectOptions = {}): ApiClient {
+  const conn = opts.token
+    ? { baseUrl: resolveBaseUrl(ctx), token: opts.token, insecure: Boolean(ctx.globals.insecure), maxWaitMs: resolveMaxWaitMs(ctx) }
+    : resolveConnection(ctx);
   return createApiClient({
     ...conn,
     version: ctx.version,
-    signal: ctx.interrupts.signal,
+    ...(opts.interruptible === false ? {} : { signal: ctx.interrupts.signal }),
     onRequest: (info) =>
       ctx.out.verbose(
         `${info.method} ${info.path} → ${info.status || info.fault} in ${Math.round(info.ms)} ms (request ${info.requestId}${info.attempt > 1 ? `, attempt ${info.attempt}` : ''}${info.retryInMs !== null ? `, retry in ${info.retryInMs} ms` : ''})`,

@@ -43,7 +43,8 @@ export async function runDemo(ctx: Context): Promise<void> {
   const out = ctx.out;
   const service = await startServer({ port: 0, seed: 'demo' });
   const seeded = service.seeded!;
-  const api = createApiClient({ baseUrl: service.url, token: seeded.token, version: ctx.version, signal: ctx.interrupts.signal });
+  // Not bound to the interrupt signal: after Ctrl-C the engine still flushes and closes the run.
+  const api = createApiClient({ baseUrl: service.url, token: seeded.token, version: ctx.version });
   try {
     const repo = await makeDemoRepo();
     const stateDir = mkdtempSync(join(tmpdir(), 'svc-demo-state-'));

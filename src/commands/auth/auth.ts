@@ -17,7 +17,7 @@ export async function authLogin(opts: { withToken?: boolean }, ctx: Context): Pr
   const token = (await text(ctx.stdin)).trim();
   if (!token) throw new UsageError('no token on standard input');
   if (!token.startsWith('svc_pat_')) throw new AuthError('that is not a personal access token (it must start with svc_pat_)');
-  const me = await connect(ctx, token).getMe();
+  const me = await connect(ctx, { token }).getMe();
   ctx.config().set('token', token);
   if (ctx.out.json) return ctx.out.document({ user: me.user, workspaceId: me.workspaceId, permissions: me.permissions });
   ctx.out.info(`Logged in to ${resolveBaseUrl(ctx)} as ${me.user.name} <${me.user.email}>, workspace ${me.workspaceId}`);

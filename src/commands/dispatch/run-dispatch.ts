@@ -91,7 +91,7 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
 export async function runDispatchCommand(command: DispatchCommand, keys: string[], flags: DispatchFlags, ctx: Context): Promise<void> {
   const token = resolveToken(ctx);
   const opts = dispatchOptions(command, keys, flags, ctx, token);
-  const api = connect(ctx);
+  const api = connect(ctx, { interruptible: false });
   try {
     const service = dispatchServiceOf(api);
     const stateDir = resolveStateDir(ctx.env);

@@ -75,7 +75,7 @@ export async function runsRecover(ctx: Context, runId?: string): Promise<void> {
         // alone rather than sent a credential it was never meant to see.
         serviceFor: (record) => {
           if (record.baseUrl.replace(/\/+$/, '') !== current) return null;
-          const api = connect(ctx);
+          const api = connect(ctx, { interruptible: false });
           clients.push(api);
           return dispatchServiceOf(api);
         },
