@@ -102,5 +102,7 @@ describe('svc demo', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/completed · succeeded/);
     expect(r.stderr).toMatch(/svc\/DEMO-3/);
+    // The close-out is told about every leg that landed: events are flushed before it is read.
+    expect(r.stderr).toMatch(/close-out of DEMO-2 on svc\/DEMO-2 \(3 landed\)/);
   });
 });

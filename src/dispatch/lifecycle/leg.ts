@@ -156,6 +156,11 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
 
 /** The close-out prompt (op 28), run once in the scope's branch after the legs of run_scope. */
 export async function runCloseOut(ctx: LegContext, scope: WorkItemDetail): Promise<LegResult> {
+  // The service derives landedKeys from the legs' dispositions: they must reach it first, or the
+  // close-out would be told that nothing landed.
+  if (!(await ctx.stream.flush(ctx.opts.timeouts.flushMs ?? 60_000))) {
+    ctx.deps.output.warn('some events are not yet on the service: the close-out prompt may miss landed legs');
+  }
   const closeOut = await ctx.deps.service.getCloseOutPrompt(ctx.runId);
   const wt = await worktreeFor(ctx, scope.key);
   ctx.deps.output.info(`close-out of ${scope.key} on ${wt.branch} (${closeOut.landedKeys.length} landed)`);
