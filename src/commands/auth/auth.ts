@@ -1,13 +1,17 @@
 // `svc auth`: the token lives in the config file (mode 0600) or in SVC_TOKEN, which wins. It is
 // never printed: status shows its prefix and last four characters.
 import { text } from 'node:stream/consumers';
+import { ApiError } from '../../api/errors.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { AuthError, UsageError } from '../exit-codes.js';
 import { resolveBaseUrl } from '../settings.js';
 
+/** The prefix and, for a token long enough that it gives little away, its last four characters. */
 export function maskToken(token: string): string {
-  return `${token.slice(0, 8)}${'*'.repeat(8)}${token.slice(-4)}`;
+  // A short token would be shown whole by prefix + last four: show only its prefix then.
+  const tail = token.length >= 24 ? token.slice(-4) : '';
+  return `${token.slice(0, 8)}${'*'.repeat(8)}${tail}`;
 }
 
 export async function authLogin(opts: { withToken?: boolean }, ctx: Context): Promise<void> {
@@ -17,7 +21,15 @@ export async function authLogin(opts: { withToken?: boolean }, ctx: Context): Pr
   const token = (await text(ctx.stdin)).trim();
   if (!token) throw new UsageError('no token on standard input');
   if (!token.startsWith('svc_pat_')) throw new AuthError('that is not a personal access token (it must start with svc_pat_)');
-  const me = await connect(ctx, { token }).getMe();
+  const me = await connect(ctx, { token })
+    .getMe()
+    .catch((error: unknown) => {
+      // The service's own words ("authentication required") do not say that nothing was stored.
+      if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+        throw new AuthError(`${resolveBaseUrl(ctx)} refused that token (${error.status}); nothing was stored: check it, or create a new one`);
+      }
+      throw error;
+    });
   ctx.config().set('token', token);
   if (ctx.out.json) return ctx.out.document({ user: me.user, workspaceId: me.workspaceId, permissions: me.permissions });
   ctx.out.info(`Logged in to ${resolveBaseUrl(ctx)} as ${me.user.name} <${me.user.email}>, workspace ${me.workspaceId}`);
