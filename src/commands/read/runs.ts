@@ -1,6 +1,6 @@
 // runs show/watch read the record on the service; logs reads the local per-leg logs; recover and
 // worktrees prune hand over to the engine.
-import { createReadStream, existsSync, readdirSync } from 'node:fs';
+import { createReadStream, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DispatchRun } from '../../contract/types.js';
@@ -54,8 +54,12 @@ export async function logs(ctx: Context, runId: string, key: string | undefined)
   }
   const keys = key ? [key] : readdirSync(paths.logs).filter((f) => f.endsWith('.log')).map((f) => f.slice(0, -4)).sort();
   for (const k of keys) {
+    if (!existsSync(logPath(paths, k))) throw Object.assign(new Error(`no log for ${k} in run ${runId}`), { exitCode: EXIT.notFound });
+  }
+  // --json: one document holding each leg's log, instead of the raw text a pipe gets.
+  if (ctx.out.json) return ctx.out.document({ runId, legs: keys.map((k) => ({ key: k, log: readFileSync(logPath(paths, k), 'utf8') })) });
+  for (const k of keys) {
     const file = logPath(paths, k);
-    if (!existsSync(file)) throw Object.assign(new Error(`no log for ${k} in run ${runId}`), { exitCode: EXIT.notFound });
     if (!key) ctx.out.info(`── ${k} ──`);
     await pipeline(createReadStream(file), ctx.stdout, { end: false });
   }
