@@ -1,0 +1,170 @@
+// The dispatch progress view as a person sees it: `svc run KEY` on a real terminal (tmux) against a
+// spawned `svc server`, with a fake agent that works for about two seconds and commits. Then the
+// same command piped, and the colour switches (NO_COLOR, FORCE_COLOR, --no-color, CI).
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { DispatchRun } from '../../src/contract/types.js';
+import { isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { hasTmux, openTerminal, type Terminal } from './terminal.js';
+
+const AGENT = `${process.execPath} ${resolve(import.meta.dirname, 'fixtures/slow-commit.mjs')}`;
+const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
+const SGR = /\x1b\[[\d;]*m/;
+const ESC = /\x1b/;
+
+let server: ServerProcess;
+const terminals: Terminal[] = [];
+const printed: string[] = [];
+
+/** The environment of a user at a terminal: no NO_COLOR, no CI (isolatedEnv sets NO_COLOR for the other tests). */
+function userEnv(extra: CliEnv = {}): CliEnv {
+  return isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO', NO_COLOR: undefined, FORCE_COLOR: undefined, ...extra });
+}
+
+/** A fresh task for each run, so every test runs a card nobody ran before. */
+async function freshTask(title: string): Promise<string> {
+  const r = await runCli(['items', 'create', '--kind', 'task', '--title', title, '--json'], { env: userEnv() });
+  expect(r.code, r.stderr).toBe(0);
+  return (JSON.parse(r.stdout) as { key: string }).key;
+}
+
+async function onTerminal(args: string[], env: CliEnv): Promise<Terminal> {
+  const t = await openTerminal(args, { env, cwd: await makeRepo() });
+  terminals.push(t);
+  return t;
+}
+
+beforeAll(async () => {
+  server = await startServerProcess();
+});
+
+afterAll(async () => {
+  await Promise.all(terminals.map((t) => t.close()));
+  const violations = await server?.stop();
+  expect(violations, 'responses that break the contract document').toEqual([]);
+  for (const text of printed) expect(text).not.toContain(server.token);
+});
+
+describe.skipIf(!hasTmux())('on a real terminal', () => {
+  test('a spinner with the key and elapsed time, then the persisted ✔ line, then the summary table', async () => {
+    const key = await freshTask('Progress on a terminal');
+    const t = await onTerminal(['run', key, '--agent-cmd', AGENT, '--heartbeat-interval', '1s'], userEnv());
+
+    // While the agent works: one spinner line naming the card and its elapsed time, which grows.
+    const spinnerLine = (screen: string) => screen.split('\n').find((l) => SPINNER.test(l[0] ?? '') && l.includes(key));
+    const first = spinnerLine(await t.waitFor((s) => Boolean(spinnerLine(s))))!;
+    expect(first).toMatch(new RegExp(`^${SPINNER.source} ${key} Progress on a terminal (\\d+\\.\\d)s$`));
+    const later = spinnerLine(await t.waitFor((s) => /\s(1|2)\.\ds$/.test(spinnerLine(s) ?? '')))!;
+    expect(Number(later.match(/(\d+\.\d)s$/)![1])).toBeGreaterThanOrEqual(1);
+
+    expect(await t.exited()).toBe(0);
+    const screen = await t.screen();
+    printed.push(screen, t.raw());
+    const lines = screen.split('\n');
+
+    // The leg's line stays on screen with its disposition; the spinner is gone.
+    const done = lines.findIndex((l) => new RegExp(`^✔ ${key} Progress on a terminal \\d+\\.\\ds implemented$`).test(l));
+    expect(done, screen).toBeGreaterThanOrEqual(0);
+    expect(lines.some((l) => SPINNER.test(l))).toBe(false);
+
+    // Then the summary: the run, its stop reason and status, and a table of the legs.
+    const head = lines.findIndex((l) => /^run run_\w+ · run · completed · succeeded$/.test(l));
+    expect(head, screen).toBeGreaterThan(done);
+    expect(lines[head + 1]).toMatch(/^CARD\s+DISPOSITION\s+TIME\s+EXIT\s+COST\s+NOTE$/);
+    expect(lines[head + 2]).toMatch(new RegExp(`^${key}\\s+implemented\\s+\\d+\\.\\ds\\s+0$`));
+
+    // The run id printed is the run on the service.
+    const runId = lines[head]!.match(/^run (run_\w+)/)![1]!;
+    const record = JSON.parse((await runCli(['runs', 'show', runId, '--json'], { env: userEnv() })).stdout) as DispatchRun;
+    expect(record).toMatchObject({ status: 'succeeded', stopReason: 'completed' });
+    expect(record.cards).toEqual([expect.objectContaining({ workItemKey: key, disposition: 'implemented' })]);
+
+    // What went over the wire to the terminal: animated frames, a hidden cursor, colour.
+    const raw = t.raw();
+    expect(raw).toMatch(SPINNER);
+    expect(raw).toContain('\x1b[?25l');
+    expect(raw).toMatch(SGR);
+  });
+
+  test.each([
+    ['NO_COLOR=1', { NO_COLOR: '1' }, [], false],
+    ['--no-color', {}, ['--no-color'], false],
+    // CI stops the animation only: a CI log viewer that is a terminal may still show colour.
+    ['CI=true', { CI: 'true' }, [], true],
+  ])('%s on a terminal: plain timestamped lines, no spinner', async (_name, extra, flags, colour) => {
+    const key = await freshTask('Progress without colour');
+    const t = await onTerminal(['run', key, '--agent-cmd', AGENT, ...flags], userEnv(extra));
+    expect(await t.exited()).toBe(0);
+    const raw = t.raw();
+    printed.push(raw);
+    if (!colour) expect(raw).not.toMatch(SGR);
+    expect(raw).not.toMatch(SPINNER);
+    const screen = await t.screen();
+    expect(screen).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ ${key} implemented in \\d+\\.\\ds \\(exit 0\\)$`, 'm'));
+    expect(screen).toMatch(/^run run_\w+ · run · completed · succeeded$/m);
+  });
+
+  test('a read command on a terminal draws a table sized to it; piped, tab-separated rows', async () => {
+    const narrow = await openTerminal(['items', 'list'], { env: userEnv(), cwd: process.cwd(), width: 50 });
+    terminals.push(narrow);
+    expect(await narrow.exited()).toBe(0);
+    const lines = (await narrow.screen()).split('\n');
+    expect(lines[0]).toMatch(/^KEY\s+KIND\s+STATUS\s+PRIORITY\s+TITLE$/);
+    expect(lines.find((l) => l.startsWith('DEMO-1 '))).toMatch(/^DEMO-1\s+epic\s+todo\s+high\s+Check/);
+    // Every row fits the 50 columns: long titles are cut with an ellipsis instead of wrapping.
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(50);
+    expect(lines.some((l) => l.endsWith('…'))).toBe(true);
+
+    const piped = await runCli(['items', 'list'], { env: userEnv() });
+    expect(piped.stdout.split('\n')[0]).toBe('DEMO-1\tepic\ttodo\thigh\tCheckout revamp');
+    expect(piped.stdout).not.toMatch(ESC);
+  });
+});
+
+describe('piped', () => {
+  test('plain timestamped lines on stderr, no escapes, no spinner frames; stdout carries nothing', async () => {
+    const key = await freshTask('Progress in a pipe');
+    const r = await runCli(['run', key, '--agent-cmd', AGENT, '--repo', await makeRepo()], { env: userEnv() });
+    printed.push(r.stdout, r.stderr);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(ESC);
+    expect(r.stderr).not.toMatch(SPINNER);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.split('\n');
+    const blank = lines.indexOf('');
+    // Progress: every line stamped; then a blank line and the summary table.
+    for (const l of lines.slice(0, blank)) expect(l).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \S/);
+    expect(lines.slice(0, blank)).toEqual([
+      expect.stringMatching(/ run run_\w+ opened \(run .+\): 1 of 1 named card/),
+      expect.stringMatching(new RegExp(` ${key} started \\(1/1\\) on svc/${key}: Progress in a pipe$`)),
+      expect.stringMatching(new RegExp(` ${key} implemented in \\d+\\.\\ds \\(exit 0\\)$`)),
+    ]);
+    expect(lines[blank + 1]).toMatch(/^run run_\w+ · run · completed · succeeded$/);
+    expect(lines[blank + 2]).toMatch(/^CARD\s+DISPOSITION\s+TIME\s+EXIT\s+COST\s+NOTE$/);
+    expect(lines[blank + 3]).toMatch(new RegExp(`^${key}\\s+implemented\\s+\\d+\\.\\ds\\s+0$`));
+  });
+
+  test('FORCE_COLOR=1 piped: colour, still no spinner', async () => {
+    const key = await freshTask('Forced colour');
+    const r = await runCli(['run', key, '--agent-cmd', AGENT, '--repo', await makeRepo()], { env: userEnv({ FORCE_COLOR: '1' }) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(SGR);
+    expect(r.stderr).not.toMatch(SPINNER);
+  });
+
+  test('--no-color wins over FORCE_COLOR=1', async () => {
+    const key = await freshTask('No colour');
+    const r = await runCli(['run', key, '--agent-cmd', AGENT, '--repo', await makeRepo(), '--no-color'], { env: userEnv({ FORCE_COLOR: '1' }) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(ESC);
+  });
+
+  test('--json: the summary is the one document on stdout; stderr stays plain', async () => {
+    const key = await freshTask('Progress with --json');
+    const r = await runCli(['run', key, '--agent-cmd', AGENT, '--repo', await makeRepo(), '--json'], { env: userEnv({ FORCE_COLOR: '1' }) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ stopReason: 'completed', status: 'succeeded', legs: [expect.objectContaining({ key, disposition: 'implemented' })] });
+    expect(r.stderr).not.toMatch(ESC);
+  });
+});
