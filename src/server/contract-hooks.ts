@@ -9,20 +9,10 @@ import { validateRequestBody, validateResponse, validateResponseHeaders, type Sc
 export type { SchemaIssue };
 
 export interface ContractHooks {
-  openapiDocument: unknown;
-  validateRequestBody: ((operationId: OperationId, body: unknown) => SchemaIssue[]) | null;
-  validateResponse: ((operationId: OperationId, status: number, body: unknown) => SchemaIssue[]) | null;
-  validateResponseHeaders: ((operationId: OperationId, status: number, headers: Record<string, string>) => SchemaIssue[]) | null;
+  openapiDocument: typeof openapiDocument;
+  validateRequestBody(operationId: OperationId, body: unknown): SchemaIssue[];
+  validateResponse(operationId: OperationId, status: number, body: unknown): SchemaIssue[];
+  validateResponseHeaders(operationId: OperationId, status: number, headers: Record<string, string>): SchemaIssue[];
 }
 
-const HOOKS: ContractHooks = {
-  openapiDocument,
-  validateRequestBody,
-  validateResponse,
-  validateResponseHeaders: (operationId, status, headers) => validateResponseHeaders(operationId, status, headers),
-};
-
-/** The hooks (async for callers written before the contract modules existed). */
-export function loadContractHooks(): Promise<ContractHooks> {
-  return Promise.resolve(HOOKS);
-}
+export const CONTRACT_HOOKS: ContractHooks = { openapiDocument, validateRequestBody, validateResponse, validateResponseHeaders };

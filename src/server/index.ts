@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { SCOPES, type Scope } from '../contract/types.js';
 import { createAdmin, type Admin } from './admin.js';
 import { createRequestHandler, type ResponseInfo } from './app.js';
-import { loadContractHooks, type ContractHooks } from './contract-hooks.js';
+import { CONTRACT_HOOKS, type ContractHooks } from './contract-hooks.js';
 import { cursorCodecFor } from './cursors.js';
 import { openDatabase, type Database } from './db.js';
 import { ServiceError, type ServiceConfig } from './kernel.js';
@@ -61,8 +61,8 @@ function validationLogger(file: string, hooks: ContractHooks): (info: ResponseIn
   return (info) => {
     if (!info.operationId) return;
     const issues = [
-      ...(hooks.validateResponse?.(info.operationId, info.status, info.body) ?? []),
-      ...(hooks.validateResponseHeaders?.(info.operationId, info.status, info.headers) ?? []),
+      ...hooks.validateResponse(info.operationId, info.status, info.body),
+      ...hooks.validateResponseHeaders(info.operationId, info.status, info.headers),
     ];
     for (const issue of issues) {
       appendFileSync(file, `${JSON.stringify({ operationId: info.operationId, status: info.status, ...issue })}\n`);
@@ -76,7 +76,7 @@ export async function startServer(opts: StartOptions = {}): Promise<LocalService
   const logError = opts.logError ?? ((line: string) => process.stderr.write(`${line}\n`));
   const db = openDatabase(opts.dbFile ?? ':memory:', MODULES);
   const admin = createAdmin(db, now);
-  const contract = await loadContractHooks();
+  const contract = CONTRACT_HOOKS;
   const observers = [opts.onResponse];
   const logFile = process.env.SVC_SERVER_VALIDATE_LOG;
   if (logFile) observers.push(validationLogger(logFile, contract));

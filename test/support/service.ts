@@ -1,10 +1,10 @@
 // The local service as every test uses it: in-process, on a random port, memory database, one
 // seeded workspace with a project and a member holding an all-scopes token. Every response is
-// validated against the contract document (once src/contract/validate.ts exists) and close()
-// throws listing the violations, so any test using the service checks the document for free.
+// validated against the contract document and close() throws listing the violations, so any test
+// using the service checks the document for free.
 import type { ServiceConfig } from '../../src/server/kernel.js';
 import { startServer, type Admin, type LocalService, type ResponseInfo } from '../../src/server/index.js';
-import { loadContractHooks } from '../../src/server/contract-hooks.js';
+import { CONTRACT_HOOKS as hooks } from '../../src/server/contract-hooks.js';
 import type { Database } from '../../src/server/db.js';
 
 export interface TestServiceOptions {
@@ -60,7 +60,6 @@ export interface CallResult {
 }
 
 export async function startTestService(opts: TestServiceOptions = {}): Promise<TestService> {
-  const hooks = await loadContractHooks();
   const violations: string[] = [];
   const service = await startServer({
     seed: opts.seed,
@@ -72,8 +71,8 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
       opts.onResponse?.(info);
       if (opts.validate === false || !info.operationId) return;
       const issues = [
-        ...(hooks.validateResponse?.(info.operationId, info.status, info.body) ?? []),
-        ...(hooks.validateResponseHeaders?.(info.operationId, info.status, info.headers) ?? []),
+        ...hooks.validateResponse(info.operationId, info.status, info.body),
+        ...hooks.validateResponseHeaders(info.operationId, info.status, info.headers),
       ];
       for (const i of issues) violations.push(`${info.operationId} ${info.status}: ${i.path} ${i.message}`);
     },
