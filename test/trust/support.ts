@@ -1,0 +1,187 @@
+// Shared pieces of the trust suite (issue 8): quick vs full mode, seeds that replay, a digest of
+// the whole store (to prove a refused request changed nothing), the journal ↔ service comparison
+// of a run's event stream, and the secret scan.
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DatabaseSync } from 'node:sqlite';
+import type { JournalRecord } from '../../src/dispatch/journal.js';
+import { seededRandom } from '../support/fault-proxy.js';
+
+/** `npm run soak` sets SVC_SOAK=full; `npm test` runs the quick variants. */
+export const FULL = process.env.SVC_SOAK === 'full';
+
+/** Quick or full, by mode. */
+export const byMode = <T>(quick: T, full: T): T => (FULL ? full : quick);
+
+/**
+ * The seeds a test runs with: SVC_TRUST_SEED=<n> replays exactly one (printed on every failure),
+ * else `count` seeds derived from `base`.
+ */
+export function seedsFor(base: number, count: number): number[] {
+  const forced = process.env.SVC_TRUST_SEED;
+  if (forced) return [Number(forced)];
+  return Array.from({ length: count }, (_, i) => base + i * 7919);
+}
+
+/** A small seeded PRNG with the helpers generators need. */
+export interface Rng {
+  (): number;
+  int(lo: number, hi: number): number;
+  pick<T>(xs: readonly T[]): T;
+  chance(p: number): boolean;
+}
+
+export function rng(seed: number): Rng {
+  const r = seededRandom(seed) as Rng;
+  r.int = (lo, hi) => lo + Math.floor(r() * (hi - lo + 1));
+  r.pick = (xs) => xs[Math.floor(r() * xs.length)]!;
+  r.chance = (p) => r() < p;
+  return r;
+}
+
+/**
+ * SHA-256 of every row of every table, in a stable order. Two equal digests mean the store holds
+ * exactly the same data.
+ */
+export function storeDigest(db: DatabaseSync): string {
+  const hash = createHash('sha256');
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[];
+  for (const { name } of tables) {
+    hash.update(`\u0000table ${name}\u0000`);
+    const rows = db.prepare(`SELECT * FROM "${name}"`).all() as Record<string, unknown>[];
+    const lines = rows.map((row) => JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v)));
+    lines.sort();
+    for (const line of lines) hash.update(`${line}\n`);
+  }
+  return hash.digest('hex');
+}
+
+/** An event as the service stored it, in the shape the client sent it. */
+export interface StoredEvent {
+  seq: number;
+  workItemKey?: string;
+  disposition?: string;
+  sessionBranch?: string;
+  exitCode?: number;
+  body?: string;
+}
+
+/** The run's stored event stream, in seq order. */
+export function storedEvents(db: DatabaseSync, runId: string): StoredEvent[] {
+  const rows = db
+    .prepare('SELECT seq, work_item_key, disposition, session_branch, exit_code, body FROM dispatch_events WHERE run_id = ? ORDER BY seq')
+    .all(runId) as { seq: number; work_item_key: string | null; disposition: string | null; session_branch: string | null; exit_code: number | null; body: string | null }[];
+  return rows.map((r) => ({
+    seq: Number(r.seq),
+    ...(r.work_item_key !== null ? { workItemKey: r.work_item_key } : {}),
+    ...(r.disposition !== null ? { disposition: r.disposition } : {}),
+    ...(r.session_branch !== null ? { sessionBranch: r.session_branch } : {}),
+    ...(r.exit_code !== null ? { exitCode: Number(r.exit_code) } : {}),
+    ...(r.body !== null ? { body: r.body } : {}),
+  }));
+}
+
+export interface JournalView {
+  events: { n: number; ev: Record<string, unknown> }[];
+  acks: { n: number; seq: number }[];
+  closing: { stopReason: string; status: string } | null;
+  closed: { stopReason: string | null; status: string | null } | null;
+  torn: number;
+}
+
+/** Reads a run journal as the engine wrote it (a torn last line after kill -9 is counted, not fatal). */
+export function readJournal(path: string): JournalView {
+  const view: JournalView = { events: [], acks: [], closing: null, closed: null, torn: 0 };
+  if (!existsSync(path)) return view;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (!line) continue;
+    let r: JournalRecord;
+    try {
+      r = JSON.parse(line) as JournalRecord;
+    } catch {
+      view.torn++;
+      continue;
+    }
+    if (r.t === 'ev') view.events.push({ n: r.n, ev: r.ev as Record<string, unknown> });
+    else if (r.t === 'ack') view.acks.push({ n: r.n, seq: r.seq });
+    else if (r.t === 'close') view.closing = { stopReason: r.stopReason, status: r.status };
+    else if (r.t === 'closed') view.closed = { stopReason: r.stopReason, status: r.status };
+  }
+  return view;
+}
+
+/**
+ * Where the service's stream and the journal disagree: every journal event stored once, in order,
+ * at seq baseSeq + n, and nothing else stored. Empty when they agree.
+ */
+export function streamMismatches(stored: StoredEvent[], journal: JournalView, baseSeq: number): string[] {
+  const problems: string[] = [];
+  const seqs = stored.map((e) => e.seq);
+  if (new Set(seqs).size !== seqs.length) problems.push(`duplicate seq in the service's stream: ${seqs.join(',')}`);
+  const ns = journal.events.map((e) => e.n);
+  if (ns.some((n, i) => n !== i + 1)) problems.push(`journal numbers are not 1..N: ${ns.slice(0, 20).join(',')}`);
+  if (stored.length !== journal.events.length) {
+    problems.push(`service stored ${stored.length} event(s), the journal holds ${journal.events.length}`);
+  }
+  const n = Math.min(stored.length, journal.events.length);
+  for (let i = 0; i < n; i++) {
+    const { seq, ...ev } = stored[i]!;
+    const want = journal.events[i]!;
+    if (seq !== baseSeq + want.n) problems.push(`event ${want.n}: stored at seq ${seq}, expected ${baseSeq + want.n}`);
+    if (JSON.stringify(sortKeys(ev)) !== JSON.stringify(sortKeys(want.ev))) {
+      problems.push(`event ${want.n} differs: service ${JSON.stringify(ev).slice(0, 200)} journal ${JSON.stringify(want.ev).slice(0, 200)}`);
+    }
+    if (problems.length > 10) break;
+  }
+  return problems;
+}
+
+function sortKeys(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** Every regular file below `dir` with its bytes as latin1 text (so any byte sequence is searchable). */
+export function filesUnder(dir: string): { path: string; text: string; mode: number }[] {
+  const out: { path: string; text: string; mode: number }[] = [];
+  const walk = (d: string) => {
+    let names: string[];
+    try {
+      names = readdirSync(d);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const p = join(d, name);
+      const st = statSync(p, { throwIfNoEntry: false });
+      if (!st) continue;
+      if (st.isDirectory()) walk(p);
+      else if (st.isFile()) out.push({ path: p, text: readFileSync(p).toString('latin1'), mode: st.mode & 0o777 });
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** `where: secret…` for each secret found in each text; empty when nothing leaked. */
+export function scanForSecrets(texts: { where: string; text: string }[], secrets: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const { where, text } of texts) {
+    for (const s of secrets) if (s.length >= 8 && text.includes(s)) found.push(`${where}: ${s.slice(0, 12)}…`);
+  }
+  return found;
+}
+
+/** Lines that look like a JavaScript stack frame. */
+export const STACK_FRAME = /^\s+at .+(\(|:\d+:\d+)/m;
+
+/** Polls `check` every `everyMs` until it returns a value, or throws after `timeoutMs`. */
+export async function waitFor<T>(what: string, check: () => T | null | undefined | false, timeoutMs = 15_000, everyMs = 25): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
