@@ -1,14 +1,23 @@
 // Operations 6 (create) and 9 (update). The update is a merge: absent fields are untouched, null
 // clears, `If-Match` guards against a lost update (412), and without it the last write wins.
-import type { Kind } from '../../contract/types.js';
+// Every rule of the bodies themselves (api-v1 §2: fields, types, enums, bounds, patterns, required
+// fields, unknown properties) is the contract document's WorkItemCreate/WorkItemUpdate schema,
+// which app.ts enforces before any route runs; the rules here are the ones a schema cannot state.
+import type { Kind, WorkItemCreate, WorkItemUpdate } from '../../contract/types.js';
 import { projectById, projectForKey } from '../core/access.js';
 import { transaction, type Database } from '../db.js';
 import { invalid, ServiceError, type Principal, type RequestContext, type Route } from '../kernel.js';
-import { checkBody, type WorkItemFields } from './body.js';
 import { buildDetail, etagOf, ifMatchHolds, itemForKey } from './detail.js';
 import { rowByKey, type WorkItemRow } from './rows.js';
 import { insertWorkItem, updateColumns, type ColumnChanges } from './store.js';
 import { checkChildrenFit, checkPlacement } from './tree.js';
+
+/** The validated body, its dueDate normalised so date filters compare stored values as text. */
+function fieldsOf<Body extends WorkItemUpdate>(body: unknown): Body {
+  const fields = { ...(body as Body) };
+  if (typeof fields.dueDate === 'string') fields.dueDate = new Date(Date.parse(fields.dueDate)).toISOString();
+  return fields;
+}
 
 function parentRow(db: Database, principal: Principal, key: string): WorkItemRow {
   const row = rowByKey(db, key);
@@ -33,18 +42,18 @@ export const createWorkItem: Route = {
   handle(ctx: RequestContext) {
     const { db, principal } = ctx;
     const project = projectForKey(db, principal, ctx.params.projectKey!);
-    const f = checkBody(ctx.body, 'create');
+    const f = fieldsOf<WorkItemCreate>(ctx.body);
     const reporterId = userOf(principal);
     const row = transaction(db, () => {
       const parent = f.parentKey ? parentRow(db, principal, f.parentKey) : null;
-      checkPlacement(db, f.kind!, parent, project.id);
+      checkPlacement(db, f.kind, parent, project.id);
       checkAssignee(db, project.workspace_id, f.assigneeId);
       return insertWorkItem(
         db,
         {
           projectId: project.id,
-          kind: f.kind!,
-          title: f.title!,
+          kind: f.kind,
+          title: f.title,
           reporterId,
           parentId: parent?.id ?? null,
           descriptionMd: f.descriptionMd,
@@ -71,7 +80,7 @@ export const createWorkItem: Route = {
 };
 
 /** Field → column for the plain fields of the update body. */
-const PLAIN: Partial<Record<keyof WorkItemFields, string>> = {
+const PLAIN: Partial<Record<keyof WorkItemUpdate, string>> = {
   title: 'title',
   descriptionMd: 'description_md',
   priority: 'priority',
@@ -89,7 +98,7 @@ export const updateWorkItem: Route = {
   handle(ctx: RequestContext) {
     const { db, principal } = ctx;
     userOf(principal);
-    const f = checkBody(ctx.body, 'update');
+    const f = fieldsOf<WorkItemUpdate>(ctx.body);
     const ifMatch = ctx.headers['if-match'];
     const row = transaction(db, () => {
       const current = itemForKey(db, principal, ctx.params.key!);
@@ -98,7 +107,7 @@ export const updateWorkItem: Route = {
       }
       const changes: ColumnChanges = {};
       for (const [field, column] of Object.entries(PLAIN)) {
-        const v = f[field as keyof WorkItemFields];
+        const v = f[field as keyof WorkItemUpdate];
         if (v !== undefined) changes[column] = v as string | number | null;
       }
       if (f.targetRepos !== undefined) changes.target_repos = JSON.stringify(f.targetRepos);
