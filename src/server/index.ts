@@ -137,7 +137,7 @@ export interface ServerCommandIO {
 }
 
 export type ServerCommand =
-  | { command: 'serve'; port?: number; host?: string; db?: string; seed?: 'demo'; rateLimit?: string }
+  | { command: 'serve'; port?: number; host?: string; db?: string; seed?: 'demo'; rateLimit?: string; gitRoot?: string }
   | { command: 'run-token'; db: string; runId: string }
   | {
       command: 'token-create';
@@ -166,7 +166,10 @@ export async function runServerCommand(cmd: ServerCommand, io: ServerCommandIO):
     host: cmd.host,
     dbFile: cmd.db,
     seed: cmd.seed,
-    config: cmd.rateLimit ? parseRateLimit(cmd.rateLimit) : undefined,
+    config: {
+      ...(cmd.rateLimit ? parseRateLimit(cmd.rateLimit) : {}),
+      ...(cmd.gitRoot ? { gitRoot: cmd.gitRoot } : {}),
+    },
     logError: (line) => io.stderr.write(`${line}\n`),
   });
   io.stderr.write(`svc server listening on ${service.url} (database ${cmd.db ?? ':memory:'})\n`);

@@ -204,7 +204,7 @@ describe('svc attach', () => {
   it('reads the run with its own credential and shows the legs it would execute, minting no git token', async () => {
     const f = (fixture = await hostedFixture());
     const ctx = testContext({ env: f.env, globals: { json: true } });
-    await attach(ctx, { helperArgv: f.helperArgv });
+    await attach(ctx, {}, { helperArgv: f.helperArgv });
     const plan = JSON.parse(ctx.stdout.text);
     expect(plan).toMatchObject({ runId: f.runId, command: 'run', origin: 'hosted', push: true });
     expect(plan.legs).toEqual([

@@ -10,7 +10,8 @@ import { parseDuration } from '../../dispatch/duration.js';
 import { runDispatch, type DispatchOptions, type RunSummary } from '../../dispatch/lifecycle.js';
 import { systemClock } from '../../dispatch/ports.js';
 import { buildPrompt } from '../../dispatch/prompt.js';
-import { resolveStateDir } from '../../dispatch/state.js';
+import { isHostedEnvironment } from '../../dispatch/hosted/execution.js';
+import { readRunRecord, resolveStateDir } from '../../dispatch/state.js';
 import { checkoutInPlace, commitsSince, prepareWorktree } from '../../dispatch/worktree.js';
 import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
 import { connect } from '../connect.js';
@@ -88,8 +89,59 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
   };
 }
 
+/**
+ * `continue RUN_ID`: the agent and flags of the original run (run.json `options`) where the user
+ * passed none; flags still win. `--on-failure` arrives as `halt` when not given (the flag's
+ * default), so `halt` counts as not given here.
+ */
+export function continueFlags(flags: DispatchFlags, recorded: Record<string, unknown> | undefined): DispatchFlags {
+  if (!recorded) return flags;
+  const out: DispatchFlags = { ...flags };
+  const agent = recorded.agent as { agent?: unknown; agentCmd?: unknown; model?: unknown } | undefined;
+  if (!flags.agent && !flags.agentCmd && agent && typeof agent === 'object') {
+    if (typeof agent.agent === 'string') out.agent = agent.agent;
+    if (typeof agent.agentCmd === 'string') out.agentCmd = agent.agentCmd;
+    if (!flags.model && typeof agent.model === 'string') out.model = agent.model;
+  }
+  if ((flags.onFailure === undefined || flags.onFailure === 'halt') && (recorded.onFailure === 'halt' || recorded.onFailure === 'continue')) {
+    out.onFailure = recorded.onFailure;
+  }
+  if (flags.parallel === undefined && typeof recorded.parallel === 'number') out.parallel = String(recorded.parallel);
+  if (flags.sendLogs === undefined && typeof recorded.sendLogs === 'boolean') out.sendLogs = recorded.sendLogs;
+  if (flags.allowEmpty === undefined && recorded.allowEmpty === true) out.allowEmpty = true;
+  if (flags.maxCost === undefined && typeof recorded.maxCostUsd === 'number') out.maxCost = String(recorded.maxCostUsd);
+  if (flags.worktree !== false && recorded.worktree === false) out.worktree = false;
+  const t = recorded.timeouts as Record<string, unknown> | undefined;
+  const ms = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? `${Math.round(v)}ms` : undefined);
+  if (t && typeof t === 'object') {
+    if (flags.idleTimeout === undefined && ms(t.idleMs)) out.idleTimeout = ms(t.idleMs);
+    if (flags.cardTimeout === undefined && ms(t.cardMs)) out.cardTimeout = ms(t.cardMs);
+    if (flags.killGrace === undefined && ms(t.killGraceMs)) out.killGrace = ms(t.killGraceMs);
+    if (flags.timeout === undefined && ms(t.runMs)) out.timeout = ms(t.runMs);
+  }
+  return out;
+}
+
 export async function runDispatchCommand(command: DispatchCommand, keys: string[], flags: DispatchFlags, ctx: Context): Promise<void> {
+  if (isHostedEnvironment(ctx.env)) {
+    // Inside a hosted container the run decides (op 26): its command, cards and scope.
+    if (flags.hosted) throw new UsageError('--hosted opens a run for a hosted runner; inside a hosted run (SVC_RUN_ID) there is nothing to open');
+    const { runHostedCommand } = await import('../hosted/run.js');
+    const { printAttachPlan } = await import('../hosted/attach.js');
+    await runHostedCommand(ctx, { invokedAs: command, keys, flags }, (c, h) => printAttachPlan(c, h, flags.push !== false));
+    return;
+  }
   const token = resolveToken(ctx);
+  if (command === 'continue' && keys.length === 1) {
+    const recorded = (() => {
+      try {
+        return readRunRecord(resolveStateDir(ctx.env), keys[0]!)?.options;
+      } catch {
+        return undefined;
+      }
+    })();
+    flags = continueFlags(flags, recorded);
+  }
   const opts = dispatchOptions(command, keys, flags, ctx, token);
   const api = connect(ctx, { interruptible: false });
   try {

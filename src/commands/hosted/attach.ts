@@ -1,10 +1,11 @@
-// `svc attach`: inside a hosted container, read the run with its own credential and show what it
-// would execute (command, scope, agent, and each leg's item, repository and branch). It mints no
-// git token and clones nothing; the dispatch commands execute through the engine.
+// `svc attach`: inside a hosted container, read the run with its own credential and execute it
+// through the engine, as any dispatch command would there (run.ts). `--dry-run` only shows what it
+// would execute (command, scope, agent, and each leg's item, repository and branch): it mints no
+// git token and clones nothing.
 import { targetRepositoriesOf, type HostedExecution } from '../../dispatch/hosted/index.js';
 import { branchFor } from '../../dispatch/worktree.js';
 import type { Context } from '../context.js';
-import { prepareHostedForCommand, type HostedCommandOptions } from './execution.js';
+import { runHostedCommand, type HostedRunFlags, type HostedRunRequest } from './run.js';
 
 export interface AttachPlan {
   runId: string;
@@ -17,12 +18,12 @@ export interface AttachPlan {
   legs: Array<{ workItemKey: string; disposition: string; title: string; repositories: string[]; branch: string }>;
   /** Settled or skipped cards, not executed again. */
   settled: Array<{ workItemKey: string; disposition: string; skipReason: string | null }>;
-  /** Every branch is pushed after an implemented leg (hosted runs push by default). */
+  /** Every branch is pushed after an implemented leg (hosted runs push by default; `--no-push`). */
   push: boolean;
 }
 
 /** The plan of a hosted execution (pure: tests call it directly). */
-export function attachPlan(h: Pick<HostedExecution, 'run' | 'cards'>): AttachPlan {
+export function attachPlan(h: Pick<HostedExecution, 'run' | 'cards'>, push = true): AttachPlan {
   const open = new Set(h.cards.map((c) => c.card.workItemKey));
   return {
     runId: h.run.run.id,
@@ -42,27 +43,28 @@ export function attachPlan(h: Pick<HostedExecution, 'run' | 'cards'>): AttachPla
     settled: h.run.cards
       .filter((c) => !open.has(c.workItemKey))
       .map((c) => ({ workItemKey: c.workItemKey, disposition: c.disposition, skipReason: c.skipReason })),
-    push: true,
+    push,
   };
 }
 
-export async function attach(ctx: Context, opts: HostedCommandOptions = {}): Promise<void> {
-  const hosted = await prepareHostedForCommand(ctx, { ...opts, clone: false });
-  try {
-    const plan = attachPlan(hosted);
-    if (ctx.out.json) return ctx.out.document(plan);
-    ctx.out.data(`run ${plan.runId}: ${plan.command} (${plan.origin}, ${plan.status})`);
-    if (plan.scope) ctx.out.data(`scope: ${plan.scope.label ?? plan.scope.workItemId}`);
-    ctx.out.data(`agent: ${plan.agent ?? '(default)'}${plan.model ? ` model ${plan.model}` : ''}`);
-    if (plan.legs.length === 0) ctx.out.data('nothing left to run');
-    else {
-      ctx.out.table(
-        ['KEY', 'STATE', 'REPOSITORY', 'BRANCH', 'TITLE'],
-        plan.legs.map((l) => [l.workItemKey, l.disposition, l.repositories.join(',') || '-', l.branch, l.title]),
-      );
-    }
-    for (const s of plan.settled) ctx.out.info(`${s.workItemKey}: ${s.disposition}${s.skipReason ? ` (${s.skipReason})` : ''}`);
-  } finally {
-    await hosted.dispose();
+/** Prints the plan (`--dry-run`, and any dispatch command's `--dry-run` inside a hosted container). */
+export function printAttachPlan(ctx: Context, hosted: Pick<HostedExecution, 'run' | 'cards'>, push = true): void {
+  const plan = attachPlan(hosted, push);
+  if (ctx.out.json) return ctx.out.document(plan);
+  ctx.out.data(`run ${plan.runId}: ${plan.command} (${plan.origin}, ${plan.status})`);
+  if (plan.scope) ctx.out.data(`scope: ${plan.scope.label ?? plan.scope.workItemId}`);
+  ctx.out.data(`agent: ${plan.agent ?? '(default)'}${plan.model ? ` model ${plan.model}` : ''}`);
+  if (plan.legs.length === 0) ctx.out.data('nothing left to run');
+  else {
+    ctx.out.table(
+      ['KEY', 'STATE', 'REPOSITORY', 'BRANCH', 'TITLE'],
+      plan.legs.map((l) => [l.workItemKey, l.disposition, l.repositories.join(',') || '-', l.branch, l.title]),
+    );
   }
+  for (const s of plan.settled) ctx.out.info(`${s.workItemKey}: ${s.disposition}${s.skipReason ? ` (${s.skipReason})` : ''}`);
+}
+
+/** `svc attach`: executes the run (`--dry-run`: prints the plan only). */
+export async function attach(ctx: Context, flags: HostedRunFlags = {}, hosted?: HostedRunRequest['hosted']): Promise<void> {
+  await runHostedCommand(ctx, { invokedAs: 'attach', flags, ...(hosted ? { hosted } : {}) }, (c, h) => printAttachPlan(c, h, flags.push !== false));
 }

@@ -13,7 +13,13 @@ export function selfHelperArgv(ctx: Context): string[] {
   return [ctx.self.execPath, ctx.self.script, 'git-credential'];
 }
 
-export type HostedCommandOptions = Partial<Pick<HostedExecutionOptions, 'workspaceDir' | 'clone' | 'helperArgv' | 'refreshAheadMs'>>;
+export type HostedCommandOptions = Partial<Pick<HostedExecutionOptions, 'workspaceDir' | 'clone' | 'helperArgv' | 'refreshAheadMs'>> & {
+  /**
+   * Bind the client to the first Ctrl-C (default true). An executing run passes false: after an
+   * interruption it must still flush its events and close `interrupted`.
+   */
+  interruptible?: boolean;
+};
 
 /**
  * For the dispatch commands (and `svc attach`) when SVC_RUN_ID and SVC_RUN_TOKEN are set: reads the
@@ -35,7 +41,7 @@ export function prepareHostedForCommand(ctx: Context, opts: HostedCommandOptions
       insecure: Boolean(ctx.globals.insecure),
       maxWaitMs: resolveMaxWaitMs(ctx),
       version: ctx.version,
-      signal: ctx.interrupts.signal,
+      ...(opts.interruptible === false ? {} : { signal: ctx.interrupts.signal }),
       onRequest: (info) => ctx.out.verbose(`${info.method} ${info.path} → ${info.status || info.fault} (request ${info.requestId})`),
     },
     onWarning: (line) => ctx.out.warn(line),

@@ -1,20 +1,39 @@
-// Hosted runs: `svc attach` (what this container's run would execute) and `svc git-credential`, the
-// credential helper git calls for the run's repositories (hidden: people never type it).
-import type { Command } from 'commander';
+// Hosted runs: `svc attach` (execute this container's run, or show it with --dry-run) and `svc
+// git-credential`, the credential helper git calls for the run's repositories (hidden: people
+// never type it).
+import { Option, type Command } from 'commander';
 import type { Context } from '../context.js';
 import { withExamples } from '../program.js';
+import type { HostedRunFlags } from './run.js';
 
 export function registerHosted(program: Command, context: (cmd: Command) => Context): void {
   withExamples(
     program
       .command('attach')
-      .description('inside a hosted container (SVC_RUN_ID, SVC_RUN_TOKEN): read the run and show what it would execute')
-      .action(async (_o: unknown, cmd: Command) => {
+      .description('inside a hosted container (SVC_RUN_ID, SVC_RUN_TOKEN): execute the run (--dry-run: show what it would execute)')
+      .option('--repo <dir>', 'the workspace the run\'s repositories are cloned into (SVC_REPO; default: the current directory)')
+      .option('--agent <name>', 'agent preset (default: the run\'s agent): claude, codex, aider, gemini, opencode')
+      .option('--agent-cmd <command>', 'any agent command; placeholders {prompt_file} {key} {workdir} {branch} {run_id}')
+      .option('--model <model>', 'model passed to the agent preset (default: the run\'s model)')
+      .option('--dry-run', 'print the run\'s legs, repositories and branches; execute nothing, mint no git token')
+      .addOption(new Option('--on-failure <mode>', 'what a failed leg does to the run (default halt)').choices(['halt', 'continue']))
+      .option('--parallel <n>', 'legs run at once, each in its own worktree')
+      .option('--timeout <duration>', 'whole-run time limit; the run closes timed_out')
+      .option('--idle-timeout <duration>', 'stop an agent silent this long (default 15m)')
+      .option('--card-timeout <duration>', 'stop an agent running this long (default 60m)')
+      .option('--kill-grace <duration>', 'wait between SIGTERM and SIGKILL (default 10s)')
+      .option('--send-logs', 'send agent output to the service as event bodies (redacted)')
+      .option('--allow-empty', 'a leg that leaves no commit is not failed')
+      .option('--max-cost <usd>', 'stop the run once the agents report this much spend')
+      .option('--no-worktree', 'run in place in the clone instead of a worktree per card')
+      .option('--push', 'push an implemented leg\'s branch (the default)')
+      .option('--no-push', 'do not push implemented legs\' branches')
+      .action(async (flags: HostedRunFlags, cmd: Command) => {
         const { attach } = await import('./attach.js');
-        await attach(context(cmd));
+        await attach(context(cmd), flags);
       }),
-    'SVC_RUN_ID=run_… SVC_RUN_TOKEN=… svc attach',
-    'svc attach --json',
+    'SVC_RUN_ID=run_… SVC_RUN_TOKEN=… svc attach --agent-cmd "./agent.sh {prompt_file}"',
+    'svc attach --dry-run --json',
   );
   program
     .command('git-credential <action>', { hidden: true })

@@ -10,6 +10,18 @@ const port = (v: string) => {
   return n;
 };
 
+/**
+ * `--db` of a subcommand. The root parses all options before dispatching, so `svc server run-token
+ * RUN --db FILE` hands `--db` to `server` (which has its own) rather than to `run-token`: take it
+ * from whichever command got it.
+ */
+function dbOf(opts: { db?: string }, cmd: Command): string {
+  let db = opts.db;
+  for (let c: Command | null = cmd.parent; !db && c; c = c.parent) db = (c.opts() as { db?: string }).db;
+  if (!db) throw Object.assign(new Error("required option '--db <file>' not specified"), { code: 'commander.missingMandatoryOptionValue', exitCode: 2 });
+  return db;
+}
+
 export function registerServer(program: Command, context: (cmd: Command) => Context): void {
   const server = program
     .command('server')
@@ -19,7 +31,8 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
     .option('--db <file>', 'SQLite database file (default: in memory)')
     .addOption(new Option('--seed <name>', 'seed a demo workspace, project and token').choices(['demo']))
     .option('--rate-limit <n/seconds>', 'per-token rate limit, e.g. 600/60')
-    .action(async (opts: { port: number; host: string; db?: string; seed?: 'demo'; rateLimit?: string }, cmd: Command) => {
+    .option('--git-root <dir>', 'folder of bare repositories (<dir>/<owner>/<name>.git) served to hosted runs over smart HTTP')
+    .action(async (opts: { port: number; host: string; db?: string; seed?: 'demo'; rateLimit?: string; gitRoot?: string }, cmd: Command) => {
       const ctx = context(cmd);
       const { runServerCommand } = await import('../../server/index.js');
       ctx.exitCode = await runServerCommand({ command: 'serve', ...opts }, { stdout: ctx.stdout, stderr: ctx.stderr, signal: ctx.interrupts.signal });
@@ -30,13 +43,14 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
   const create = token
     .command('create')
     .description('create a token and print it once')
-    .requiredOption('--db <file>', 'the SQLite database of the service')
+    .option('--db <file>', 'the SQLite database of the service (required)')
     .requiredOption('--workspace <id-or-slug>', 'the workspace the token is bound to')
     .option('--project <key>', 'narrow the token to one project')
     .option('--scopes <list>', 'comma-separated: project:browse,work_item:edit,sprint:manage,ai:plan (default all)')
     .option('--user <id-or-email>', 'the member the token acts as (default the first member)')
     .option('--expires-at <date-time>', 'expiry, UTC ending in Z')
-    .action(async (opts: { db: string; workspace: string; project?: string; scopes?: string; user?: string; expiresAt?: string }, cmd: Command) => {
+    .action(async (raw: { db?: string; workspace: string; project?: string; scopes?: string; user?: string; expiresAt?: string }, cmd: Command) => {
+      const opts = { ...raw, db: dbOf(raw, cmd) };
       const ctx = context(cmd);
       const { runServerCommand } = await import('../../server/index.js');
       const scopes = opts.scopes?.split(',').map((s) => s.trim()).filter(Boolean);
@@ -48,8 +62,9 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
   const runToken = server
     .command('run-token <run-id>')
     .description('mint the credential a hosted runner of this run is started with (SVC_RUN_TOKEN); printed once')
-    .requiredOption('--db <file>', 'the SQLite database of the service')
-    .action(async (runId: string, opts: { db: string }, cmd: Command) => {
+    .option('--db <file>', 'the SQLite database of the service (required)')
+    .action(async (runId: string, raw: { db?: string }, cmd: Command) => {
+      const opts = { db: dbOf(raw, cmd) };
       const ctx = context(cmd);
       const { runServerCommand } = await import('../../server/index.js');
       ctx.exitCode = await runServerCommand({ command: 'run-token', db: opts.db, runId }, { stdout: ctx.stdout, stderr: ctx.stderr });

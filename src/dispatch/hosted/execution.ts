@@ -24,8 +24,11 @@ export interface HostedExecutionOptions {
   cwd?: string;
   /** How git starts `svc git-credential`; the CLI passes `[node, bin/svc.js, 'git-credential']`. */
   helperArgv: readonly string[];
-  /** Clone the repositories now (default true); `svc attach` only looks. */
-  clone?: boolean;
+  /**
+   * Clone the repositories now (default true); `--dry-run` only looks. A function decides once the
+   * run is read (`svc attach` with no agent to execute with only looks).
+   */
+  clone?: boolean | ((run: HostedRun) => boolean);
   /** Passed to the API client (insecure, version, maxWaitMs, signal, ...). */
   client?: Omit<Partial<ClientOptions>, 'baseUrl' | 'token' | 'credentialKind'>;
   /** Broker tuning (tests). */
@@ -81,7 +84,7 @@ export async function prepareHostedExecution(env: Record<string, string | undefi
     const workspaceDir = opts.workspaceDir ?? env.SVC_REPO ?? opts.cwd ?? '.';
     const git = { env: env_, helperArgv: opts.helperArgv };
     const repositories =
-      opts.clone === false ? [] : await prepareHostedRepositories({ ...git, items: cards.map((c) => c.item), workspaceDir, broker });
+      (typeof opts.clone === 'function' ? !opts.clone(run) : opts.clone === false) ? [] : await prepareHostedRepositories({ ...git, items: cards.map((c) => c.item), workspaceDir, broker });
     const byDir = new Map(repositories.map((r) => [r.dir, r.repository]));
     return {
       api,

@@ -10,7 +10,7 @@ import type { LegResult } from '../agent/types.js';
 import { BodyChunker, type EventStream } from '../event-stream.js';
 import type { LegSummary, PreparedWorktree } from '../ports.js';
 import { expectsCode } from '../prompt.js';
-import { createStreamRedactor } from '../redact.js';
+import { createRedactor, createStreamRedactor } from '../redact.js';
 import type { LegMode } from '../select/types.js';
 import { logPath, type RunPaths } from '../state.js';
 import type { DispatchDeps, DispatchOptions } from './types.js';
@@ -33,9 +33,51 @@ export interface LegOutcome {
   implemented: boolean;
 }
 
+/** No repository for a card (a hosted card that names no target repository). */
+class NoRepositoryError extends Error {}
+
+/** The repository `key` works in: `deps.repoFor` (hosted: the card's clone), else `opts.repo`. */
+export function repoOf(ctx: Pick<LegContext, 'opts' | 'deps'>, key: string): string {
+  if (!ctx.deps.repoFor) return ctx.opts.repo;
+  const repo = ctx.deps.repoFor(key);
+  if (!repo) throw new NoRepositoryError(`${key} names no target repository`);
+  return repo;
+}
+
+/** Every secret in play now: the fixed ones and those minted since (hosted git tokens). */
+export function secretsNow(opts: DispatchOptions): readonly string[] {
+  return opts.liveSecrets ? [...opts.secrets, ...opts.liveSecrets()] : opts.secrets;
+}
+
+/** One line, redacted: what a failure reason may say (git's messages span lines). */
+export function reasonLine(text: string, opts: DispatchOptions): string {
+  const line = createRedactor(secretsNow(opts))(text)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .join(' | ');
+  return line.length > 300 ? `${line.slice(0, 297)}...` : line;
+}
+
+/**
+ * Pushes an implemented leg's branch (`--push`). Null when pushed (or nothing to do), else the
+ * leg's failure reason: "push failed: …", one line, no token.
+ */
+async function pushLeg(ctx: LegContext, key: string, branch: string): Promise<string | null> {
+  const { opts, deps } = ctx;
+  if (!opts.push || !deps.pushBranch) return null;
+  try {
+    await deps.pushBranch(repoOf(ctx, key), branch);
+    deps.output.info(`${key}: pushed ${branch}`);
+    return null;
+  } catch (error) {
+    return `push failed: ${reasonLine(error instanceof Error ? error.message : String(error), opts) || 'error'}`;
+  }
+}
+
 async function worktreeFor(ctx: LegContext, key: string): Promise<PreparedWorktree> {
   const { opts, deps } = ctx;
-  const base = { repo: opts.repo, key, ...(opts.baseRef ? { baseRef: opts.baseRef } : {}) };
+  const base = { repo: repoOf(ctx, key), key, ...(opts.baseRef ? { baseRef: opts.baseRef } : {}) };
   if (!opts.worktree) {
     if (!deps.checkoutInPlace) throw new Error('--no-worktree needs checkoutInPlace');
     return deps.checkoutInPlace(base);
@@ -60,14 +102,24 @@ export async function runAgent(
   const command = resolveAgentCommand(opts.agent, {
     prompt_file: promptFile, key, workdir: wt.path, branch: wt.branch, run_id: ctx.runId, prompt,
   });
-  const redactor = createStreamRedactor(opts.secrets);
+  const redactor = createStreamRedactor(secretsNow(opts));
+  // A secret minted after the stream redactor was built (a refreshed git token) is caught by a
+  // second pass over every emitted piece; rebuilt only when the list grows.
+  let late: { count: number; redact: (text: string) => string } | null = null;
+  const lateRedact = (text: string): string => {
+    if (!opts.liveSecrets || text.length === 0) return text;
+    const now = secretsNow(opts);
+    if (!late || late.count !== now.length) late = { count: now.length, redact: createRedactor(now) };
+    return late.redact(text);
+  };
   const log = openSync(logFile, 'a', 0o600);
   const chunker = opts.sendLogs
     ? new BodyChunker((body) => ctx.stream.push({ ...(eventKey ? { workItemKey: eventKey } : {}), body }))
     : null;
   // Gathered output goes out about as often as the stream flushes, not per agent write.
   const ticker = chunker ? setInterval(() => chunker.flush(), opts.flushIntervalMs ?? 1000) : null;
-  const sink = (text: string): void => {
+  const sink = (raw: string): void => {
+    const text = lateRedact(raw);
     if (text.length === 0) return;
     writeSync(log, text);
     chunker?.write(text);
@@ -123,9 +175,19 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       implemented = false;
       reason = 'no changes';
     }
+    if (implemented) {
+      const refused = await pushLeg(ctx, key, wt.branch);
+      if (refused) {
+        implemented = false;
+        reason = refused;
+      }
+    }
     return finish(implemented);
   } catch (error) {
-    reason = `${wt ? 'leg' : 'worktree'}: ${error instanceof Error ? error.message : String(error)}`;
+    reason =
+      error instanceof NoRepositoryError
+        ? error.message
+        : `${wt ? 'leg' : 'worktree'}: ${createRedactor(secretsNow(opts))(error instanceof Error ? error.message : String(error))}`;
     return finish(false);
   }
 
@@ -168,5 +230,8 @@ export async function runCloseOut(ctx: LegContext, scope: WorkItemDetail): Promi
     branch: wt.branch, runId: ctx.runId, mode: 'implement', expectsCode: false,
     closeOut: { prompt: closeOut.prompt, landedKeys: closeOut.landedKeys },
   });
-  return runAgent(ctx, wt, scope.key, prompt, join(ctx.paths.logs, `${scope.key}.close-out.log`), undefined);
+  const result = await runAgent(ctx, wt, scope.key, prompt, join(ctx.paths.logs, `${scope.key}.close-out.log`), undefined);
+  if (result.outcome !== 'succeeded') return result;
+  const refused = await pushLeg(ctx, scope.key, wt.branch);
+  return refused ? { ...result, outcome: 'failed', reason: refused } : result;
 }

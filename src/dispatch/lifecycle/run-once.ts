@@ -73,13 +73,75 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
   );
   if (!result) return summaryOf(input.selection, null, 0, 'every candidate is already in another running run');
   const { selection } = result;
-  let run = result.opened.run;
+  const run = result.opened.run;
   const adopted = !result.opened.created;
   if (adopted && run.status !== 'running') {
     // A retried CI job found its finished run: report it, run nothing.
     output.info(`run ${run.id} already exists (idempotency key) and is ${run.status}`);
     return summaryOf(selection, run, run.status === 'failed' ? 1 : 0, 'existing run, already closed');
   }
+  return executeRun(opts, deps, { run, selection, resumed: adopted, idempotencyKey, naturalStop: input.naturalStop });
+}
+
+/** What `executeRun` runs: a run that is open on the service, and its card set. */
+export interface ExecuteInput {
+  run: DispatchRun;
+  selection: Selection;
+  /**
+   * The run existed before this invocation (an adopted idempotency key, a hosted run): its legs
+   * already `implemented` count as landed, and a state folder left by an earlier attempt is reused.
+   */
+  resumed: boolean;
+  /** Recorded in run.json; null for a run this client did not open (hosted). */
+  idempotencyKey: string | null;
+  naturalStop(selection: Selection): Promise<StopReason>;
+  /** Recorded in run.json's options (hosted runs say so, for `svc runs recover`). */
+  origin?: 'local' | 'hosted';
+}
+
+/**
+ * Reconciles a journal an earlier attempt left behind with the run's seq (op 26), as `svc runs
+ * recover` does: what the service stored is acknowledged, the rest is sent by the stream.
+ */
+function reconcileJournal(journal: Journal, record: RunRecord, run: DispatchRun): void {
+  const stored = Math.min(journal.lastN, Math.max(0, run.seq - record.baseSeq));
+  if (stored > journal.ackedN) journal.ack(stored, run.seq);
+}
+
+/**
+ * Before a hosted run is resumed: events an earlier attempt journalled but never delivered (a
+ * crash, kill -9) are sent first, so the legs still to run are read from an up-to-date run.
+ * Returns the run as the service has it afterwards (unchanged when nothing was pending).
+ */
+export async function deliverEarlierAttempt(deps: DispatchDeps, run: DispatchRun, timeoutMs = 60_000): Promise<DispatchRun> {
+  const record = readRunRecord(deps.stateDir, run.id);
+  if (!record) return run;
+  const paths = runPaths(deps.stateDir, run.id);
+  const journal = Journal.open(paths.journal);
+  try {
+    reconcileJournal(journal, record, run);
+    const pending = journal.lastN - journal.ackedN;
+    if (pending === 0) return run;
+    deps.output.info(`run ${run.id}: sending ${pending} event(s) an earlier attempt left undelivered`);
+    const stream = new EventStream({ service: deps.service, runId: run.id, journal, baseSeq: record.baseSeq, flushIntervalMs: 50, warn: (m) => deps.output.warn(m) });
+    try {
+      const flushed = await stream.flush(timeoutMs);
+      if (!flushed) deps.output.warn(`run ${run.id}: ${stream.pending} earlier event(s) still not delivered; they are sent with this attempt's`);
+    } finally {
+      await stream.stop();
+    }
+    return await deps.service.getDispatchRun(run.id);
+  } finally {
+    journal.close();
+  }
+}
+
+/** Runs the legs of an open run and closes it with an explicit status. */
+export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, input: ExecuteInput): Promise<RunSummary> {
+  const { service, output } = deps;
+  const { selection, idempotencyKey } = input;
+  let run = input.run;
+  const adopted = input.resumed;
 
   // --- local state: run.json (no secrets) and the journal, before any event ---
   const existing = readRunRecord(deps.stateDir, run.id);
@@ -97,11 +159,12 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
     options: {
       repo: opts.repo, agent: opts.agent, onFailure: opts.onFailure, parallel: opts.parallel, sendLogs: opts.sendLogs,
       allowEmpty: opts.allowEmpty, timeouts: opts.timeouts, maxCostUsd: opts.maxCostUsd ?? null, worktree: opts.worktree,
-      lanes: opts.lanes ?? null, idempotencyKey,
+      lanes: opts.lanes ?? null, idempotencyKey, push: opts.push ?? false, origin: input.origin ?? 'local',
     },
   };
   const paths = existing ? runPaths(deps.stateDir, run.id) : createRunFolder(deps.stateDir, record);
   const journal = Journal.open(paths.journal);
+  if (existing) reconcileJournal(journal, record, run);
 
   const controller = new AbortController();
   let closedByServer: RunClosedError | null = null;
@@ -123,7 +186,11 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
     },
     warn: (m) => output.warn(m),
   });
-  const heartbeat = startHeartbeat({ service, runId: run.id, intervalMs: opts.heartbeatIntervalMs, onClosed, warn: (m) => output.warn(m) });
+  // Hosted runs send no heartbeat: op 31 is not among the run credential's operations.
+  const heartbeat =
+    opts.heartbeat === false
+      ? { stop: async () => undefined }
+      : startHeartbeat({ service, runId: run.id, intervalMs: opts.heartbeatIntervalMs, onClosed, warn: (m) => output.warn(m) });
   const onSignal = () => controller.abort(deps.signal.reason);
   if (deps.signal.aborted) onSignal();
   else deps.signal.addEventListener('abort', onSignal, { once: true });
@@ -133,7 +200,7 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
         controller.abort(new Error('run timeout'));
       }, opts.timeouts.runMs)
     : null;
-  output.info(`run ${run.id} opened (${selection.command}${selection.scopeKey ? ` ${selection.scopeKey}` : ''}): ${selection.note}`);
+  output.info(`run ${run.id} ${adopted ? 'resumed' : 'opened'} (${selection.command}${selection.scopeKey ? ` ${selection.scopeKey}` : ''}): ${selection.note}`);
 
   // --- legs ---
   const ctx: LegContext = { runId: run.id, command: selection.command, mode: selection.mode, opts, deps, stream, paths, signal: controller.signal };

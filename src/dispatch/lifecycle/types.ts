@@ -59,6 +59,15 @@ export interface DispatchOptions {
   doneStatuses?: readonly string[];
   /** Secrets in play (SVC_TOKEN, SVC_RUN_TOKEN, git tokens): redacted from every log line. */
   secrets: readonly string[];
+  /**
+   * Secrets that appear while the run goes on (a hosted run's git tokens, minted again before they
+   * expire): asked again for every piece of agent output and every failure reason.
+   */
+  liveSecrets?: () => readonly string[];
+  /** Heartbeats from open to close (default true). A hosted run sends none: op 31 is for local runs. */
+  heartbeat?: boolean;
+  /** Push an implemented leg's branch through `deps.pushBranch` (hosted runs: on by default). */
+  push?: boolean;
   /** The environment agents inherit (filtered of tokens by agentEnv). */
   env: NodeJS.ProcessEnv;
   /** Event flush interval (default 1 s). */
@@ -72,6 +81,13 @@ export interface DispatchDeps {
   prepareWorktree: PrepareWorktree;
   /** Needed only with `worktree: false`. */
   checkoutInPlace?: CheckoutInPlace;
+  /**
+   * The repository a card works in (a hosted run: the clone of the card's target repository);
+   * null when the card has none (its leg fails). Absent: every card works in `opts.repo`.
+   */
+  repoFor?(key: string): string | null;
+  /** Pushes `branch` of `repo` to the same name on its remote (`opts.push`); rejects on failure. */
+  pushBranch?(repo: string, branch: string): Promise<void>;
   commitsSince: CommitsSince;
   buildPrompt: BuildPrompt;
   clock: Clock;

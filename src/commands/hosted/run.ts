@@ -1,0 +1,204 @@
+// A hosted run executed by this container (DISPATCH.md §6, docs/hosted.md): any dispatch command,
+// or `svc attach`, started with SVC_RUN_ID and SVC_RUN_TOKEN (and no SVC_TOKEN). The run decides:
+// its command, its cards (the legs still queued or running) and its scope come from op 26; the
+// command's own card selection is not done. Everything goes through the run credential (ops 26, 8,
+// 29, 27, 30; no heartbeat), each card works in a worktree of its target repository's clone, and
+// an implemented leg's branch is pushed through the credential helper (`--push`, on by default).
+import { resolve } from 'node:path';
+import type { DispatchCommand } from '../../contract/types.js';
+import { AGENT_NAMES, isAgentName, type AgentChoice } from '../../dispatch/agent/presets.js';
+import { runLeg } from '../../dispatch/agent/run-leg.js';
+import { dispatchServiceOf } from '../../dispatch/api-service.js';
+import { parseDuration } from '../../dispatch/duration.js';
+import { RUN_TOKEN_ENV, type HostedExecution } from '../../dispatch/hosted/index.js';
+import { runExistingRun, type DispatchOptions, type RunSummary } from '../../dispatch/lifecycle.js';
+import { systemClock } from '../../dispatch/ports.js';
+import { buildPrompt } from '../../dispatch/prompt.js';
+import { resolveStateDir } from '../../dispatch/state.js';
+import { checkoutInPlace, commitsSince, prepareWorktree } from '../../dispatch/worktree.js';
+import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
+import type { Context } from '../context.js';
+import { UsageError } from '../exit-codes.js';
+import { resolveBaseUrl } from '../settings.js';
+import { prepareHostedForCommand, type HostedCommandOptions } from './execution.js';
+
+/** The flags a hosted execution honours (a subset of the dispatch flags; `svc attach` takes them too). */
+export interface HostedRunFlags {
+  project?: string;
+  repo?: string;
+  agent?: string;
+  agentCmd?: string;
+  model?: string;
+  dryRun?: boolean;
+  onFailure?: 'halt' | 'continue';
+  parallel?: string;
+  timeout?: string;
+  idleTimeout?: string;
+  cardTimeout?: string;
+  killGrace?: string;
+  sendLogs?: boolean;
+  allowEmpty?: boolean;
+  maxCost?: string;
+  worktree?: boolean;
+  /** Undefined: push (the default of hosted runs); false: `--no-push`. */
+  push?: boolean;
+}
+
+function count(raw: string | undefined, flag: string): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} takes a whole number of at least 1, got '${raw}'`);
+  return n;
+}
+
+function money(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw.replace(/^\$/, ''));
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--max-cost takes an amount in USD above 0, got '${raw}'`);
+  return n;
+}
+
+/**
+ * The agent of a hosted run: the flags, else the agent and model the run was opened with (when it
+ * names a preset; `custom` means it was opened with --agent-cmd, which the run does not carry),
+ * else the container's stored choice.
+ */
+export function hostedAgentChoice(flags: HostedRunFlags, ctx: Context, run: { agent: string | null; model: string | null }, required: boolean): AgentChoice {
+  if (flags.agent && flags.agentCmd) throw new UsageError('pass either --agent or --agent-cmd, not both');
+  const fromRun = run.agent && isAgentName(run.agent) ? run.agent : undefined;
+  const agent = flags.agent ?? (flags.agentCmd ? undefined : (fromRun ?? ctx.config().get('agent')));
+  const model = flags.model ?? run.model ?? ctx.config().get('model');
+  if (agent && !isAgentName(agent)) throw new UsageError(`unknown agent '${agent}'; presets: ${AGENT_NAMES.join(', ')} (or --agent-cmd "CMD ARGS")`);
+  if (required && !agent && !flags.agentCmd) {
+    const named = run.agent ? ` (the run names '${run.agent}')` : '';
+    throw new UsageError(`no agent${named}: pass --agent claude|codex|aider|gemini|opencode or --agent-cmd "CMD ARGS"`);
+  }
+  return { ...(agent ? { agent } : {}), ...(flags.agentCmd ? { agentCmd: flags.agentCmd } : {}), ...(model ? { model } : {}) };
+}
+
+/** The project of a hosted run: the flag or SVC_PROJECT, else the prefix of its cards' keys. */
+function projectOf(flags: HostedRunFlags, ctx: Context, h: HostedExecution): string {
+  const key = h.run.cards[0]?.workItemKey;
+  return flags.project ?? ctx.env.SVC_PROJECT ?? (key ? key.slice(0, key.lastIndexOf('-')) : '');
+}
+
+/** The engine's options for a hosted run. Secrets: the run credential and every git token so far. */
+export function hostedDispatchOptions(flags: HostedRunFlags, ctx: Context, h: HostedExecution, workspaceDir: string): DispatchOptions {
+  const runToken = ctx.env[RUN_TOKEN_ENV] ?? '';
+  return {
+    command: (h.run.command as DispatchCommand) ?? 'run',
+    keys: h.run.cards.map((c) => c.workItemKey),
+    projectKey: projectOf(flags, ctx, h),
+    baseUrl: resolveBaseUrl(ctx),
+    repo: workspaceDir,
+    agent: hostedAgentChoice(flags, ctx, h.run.run, !flags.dryRun),
+    maxCards: null,
+    onFailure: flags.onFailure ?? 'halt',
+    parallel: count(flags.parallel, '--parallel') ?? ctx.config().get('parallel') ?? 1,
+    sendLogs: flags.sendLogs ?? ctx.config().get('sendLogs') ?? false,
+    allowEmpty: Boolean(flags.allowEmpty),
+    timeouts: {
+      idleMs: parseDuration(flags.idleTimeout ?? '15m', '--idle-timeout'),
+      cardMs: parseDuration(flags.cardTimeout ?? '60m', '--card-timeout'),
+      killGraceMs: parseDuration(flags.killGrace ?? '10s', '--kill-grace'),
+      runMs: flags.timeout ? parseDuration(flags.timeout, '--timeout') : null,
+    },
+    maxCostUsd: money(flags.maxCost) ?? null,
+    // Op 31 is not among the run credential's operations: hosted runs send no heartbeat.
+    heartbeat: false,
+    heartbeatIntervalMs: 60_000,
+    worktree: flags.worktree !== false,
+    dryRun: Boolean(flags.dryRun),
+    push: flags.push !== false,
+    secrets: [runToken, ...(ctx.env.SVC_TOKEN ? [ctx.env.SVC_TOKEN] : [])].filter(Boolean),
+    liveSecrets: () => h.secrets(),
+    // The agent inherits svc's environment minus every SVC_* variable and token (agentEnv); its
+    // own git calls must fail rather than prompt.
+    env: { ...ctx.env, GIT_TERMINAL_PROMPT: '0' },
+  };
+}
+
+export interface HostedRunRequest {
+  /** The command the user typed (`attach` for `svc attach`). */
+  invokedAs: DispatchCommand | 'attach';
+  /** Positional arguments of the command (ignored: the run decides). */
+  keys?: string[];
+  flags: HostedRunFlags;
+  /** Tests: the helper's argv and broker tuning. */
+  hosted?: Pick<HostedCommandOptions, 'helperArgv' | 'refreshAheadMs'>;
+}
+
+/** Whether an agent is known without asking: a flag, the run's preset, or the stored choice. */
+function agentKnown(flags: HostedRunFlags, ctx: Context, runAgent: string | null): boolean {
+  return Boolean(flags.agent || flags.agentCmd || (runAgent && isAgentName(runAgent)) || ctx.config().get('agent'));
+}
+
+/** `--dry-run` (and `svc attach --dry-run`): the plan, as `svc attach` printed it before. */
+export type DryRunPrinter = (ctx: Context, h: HostedExecution) => void;
+
+/**
+ * Executes this container's hosted run through the engine. Sets ctx.exitCode from the summary;
+ * the broker and its socket are disposed whatever happens.
+ */
+export async function runHostedCommand(ctx: Context, req: HostedRunRequest, printPlan: DryRunPrinter): Promise<RunSummary | null> {
+  const workspaceDir = resolve(ctx.cwd, req.flags.repo ?? ctx.env.SVC_REPO ?? '.');
+  // `svc attach` with no agent at all (no flag, the run names none, none stored) cannot execute:
+  // it shows the plan, as --dry-run does, and says so. A dispatch command is a usage error then.
+  let lookOnly = Boolean(req.flags.dryRun);
+  const h = await prepareHostedForCommand(ctx, {
+    ...req.hosted,
+    workspaceDir,
+    interruptible: false,
+    clone: (r) => {
+      if (!lookOnly && req.invokedAs === 'attach' && !agentKnown(req.flags, ctx, r.run.agent)) {
+        ctx.out.warn(`no agent to execute run ${r.run.id} with: showing its plan (pass --agent or --agent-cmd to execute it)`);
+        lookOnly = true;
+      }
+      return !lookOnly;
+    },
+  });
+  const flags: HostedRunFlags = { ...req.flags, dryRun: lookOnly };
+  try {
+    const run = h.run.run;
+    if (req.invokedAs !== 'attach' && req.invokedAs !== h.run.command) {
+      ctx.out.warn(`svc ${req.invokedAs} inside hosted run ${run.id}: the run's command is ${h.run.command}; following the run`);
+    } else if (req.invokedAs !== 'attach' && req.keys && req.keys.length > 0) {
+      const cards = new Set(h.run.cards.map((c) => c.workItemKey));
+      const foreign = req.keys.filter((k) => !cards.has(k));
+      if (foreign.length > 0) ctx.out.warn(`hosted run ${run.id} decides its cards; ignoring ${foreign.join(', ')}`);
+    }
+    if (flags.dryRun) {
+      printPlan(ctx, h);
+      return null;
+    }
+    const opts = hostedDispatchOptions(flags, ctx, h, workspaceDir);
+    const only = h.repositories.length === 1 ? h.repositories[0]!.dir : null;
+    const progress = createRunProgress(ctx.out);
+    let summary: RunSummary;
+    try {
+      summary = await runExistingRun(
+        opts,
+        {
+          service: dispatchServiceOf(h.api),
+          runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock,
+          stateDir: resolveStateDir(ctx.env),
+          output: progress,
+          signal: ctx.interrupts.signal,
+          // Each card works in the clone of its first target repository; the scope of a
+          // close-out names none, so it works in the run's only clone when there is one.
+          repoFor: (key) => h.repoDirFor(key) ?? only,
+          pushBranch: (repo, branch) => h.pushBranch(repo, branch),
+        },
+        { run, items: h.cards.map((c) => c.item) },
+      );
+    } finally {
+      progress.stop();
+    }
+    ctx.exitCode = summary.exitCode;
+    if (ctx.out.json) ctx.out.document(summary);
+    else printRunSummary(ctx.out, summary);
+    return summary;
+  } finally {
+    await h.dispose();
+  }
+}
