@@ -1,28 +1,13 @@
 // Operations 10 (the ranked backlog) and 11 (move items out of their sprint) against the real local
 // service, plus the sprint reference helper the ready lanes may share.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { resolveSprint } from '../../../src/server/backlog/sprints.js';
 import { ServiceError } from '../../../src/server/kernel.js';
-import { startTestService, type TestService } from '../../support/service.js';
-import { caller, tokenWith, type Call } from '../folders/http.js';
+import type { TestService } from '../../support/service.js';
+import { tokenWith } from '../support/http.js';
+import { useProjectService } from '../support/project-service.js';
 
-let svc: TestService;
-let call: Call;
-let n = 0;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  call = caller(svc);
-});
-afterAll(async () => {
-  await svc.close();
-});
-
-function project(): string {
-  const key = `B${++n}`;
-  svc.admin.createProject({ workspaceId: svc.workspaceId, key, name: `Backlog ${n}` });
-  return key;
-}
+const { svc, call, project } = useProjectService('B', 'Backlog');
 
 const item = (key: string, title: string, more: Partial<Parameters<TestService['admin']['createWorkItem']>[0]> = {}) =>
   svc.admin.createWorkItem({ projectKey: key, kind: 'task', title, ...more }).key;

@@ -1,27 +1,11 @@
 // Operation 12 against the real local service: approved designs only, newest first, the two
 // narrowing parameters, paging, and no download links.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { createDesign, setDesignStatus } from '../../../src/server/designs/index.js';
-import { startTestService, type TestService } from '../../support/service.js';
-import { caller, tokenWith, type Call } from '../folders/http.js';
+import { tokenWith } from '../support/http.js';
+import { useProjectService } from '../support/project-service.js';
 
-let svc: TestService;
-let call: Call;
-let n = 0;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  call = caller(svc);
-});
-afterAll(async () => {
-  await svc.close();
-});
-
-function project(): string {
-  const key = `D${++n}`;
-  svc.admin.createProject({ workspaceId: svc.workspaceId, key, name: `Designs ${n}` });
-  return key;
-}
+const { svc, call, project } = useProjectService('D', 'Designs');
 
 /** A design created `minutesAgo` minutes ago (the listing is newest first). */
 function design(key: string, title: string, minutesAgo: number, opts: { status?: 'draft' | 'approved'; paths?: string[] } = {}): string {

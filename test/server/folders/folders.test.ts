@@ -1,27 +1,12 @@
 // Operations 13–15 against the real local service: listing in tree order, create, read, and the
 // status and error code of every way they can be refused.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startTestService, type TestService } from '../../support/service.js';
-import { caller, tokenWith, type Call } from './http.js';
+import { describe, expect, test } from 'vitest';
+import { tokenWith } from '../support/http.js';
+import { useProjectService } from '../support/project-service.js';
 
-let svc: TestService;
-let call: Call;
+const { svc, call, project } = useProjectService('F', 'Folders');
+/** Numbers the other names a test needs unique (workspaces, members-only projects, folders). */
 let n = 0;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  call = caller(svc);
-});
-afterAll(async () => {
-  await svc.close();
-});
-
-/** A project of its own for each test, so trees never mix. */
-function project(): string {
-  const key = `F${++n}`;
-  svc.admin.createProject({ workspaceId: svc.workspaceId, key, name: `Folders ${n}` });
-  return key;
-}
 
 async function folder(key: string, name: string, parentFolderId?: string | null): Promise<string> {
   const res = await call('POST', `/projects/${key}/folders`, parentFolderId === undefined ? { name } : { name, parentFolderId });

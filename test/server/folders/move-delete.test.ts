@@ -1,26 +1,9 @@
 // Operations 16 (rename or placement) and 17 (delete, keeping the contents) against the real
 // local service.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startTestService, type TestService } from '../../support/service.js';
-import { caller, type Call } from './http.js';
+import { describe, expect, test } from 'vitest';
+import { useProjectService } from '../support/project-service.js';
 
-let svc: TestService;
-let call: Call;
-let n = 0;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  call = caller(svc);
-});
-afterAll(async () => {
-  await svc.close();
-});
-
-function project(): string {
-  const key = `G${++n}`;
-  svc.admin.createProject({ workspaceId: svc.workspaceId, key, name: `Moves ${n}` });
-  return key;
-}
+const { svc, call, project } = useProjectService('G', 'Moves');
 
 async function folder(key: string, name: string, parentFolderId?: string): Promise<string> {
   const res = await call('POST', `/projects/${key}/folders`, parentFolderId ? { name, parentFolderId } : { name });

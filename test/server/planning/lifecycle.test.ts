@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startServer } from '../../../src/server/index.js';
 import { configurePlanner, runnerFor } from '../../../src/server/planning/index.js';
 import { startTestService } from '../../support/service.js';
-import { caller } from '../folders/http.js';
+import { caller } from '../support/http.js';
 
 let dir: string;
 const node = JSON.stringify(process.execPath);

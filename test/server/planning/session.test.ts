@@ -1,27 +1,11 @@
 // Operations 18 (open a thread) and 19 (add a turn) against the real local service: thread
 // addressing by anchor set or sessionId, turns persisting without a job, and every refusal.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { planCredits, setPlanCredits } from '../../../src/server/planning/index.js';
-import { startTestService, type TestService } from '../../support/service.js';
-import { caller, tokenWith, type Call } from '../folders/http.js';
+import { tokenWith } from '../support/http.js';
+import { useProjectService } from '../support/project-service.js';
 
-let svc: TestService;
-let call: Call;
-let n = 0;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  call = caller(svc);
-});
-afterAll(async () => {
-  await svc.close();
-});
-
-function project(): string {
-  const key = `S${++n}`;
-  svc.admin.createProject({ workspaceId: svc.workspaceId, key, name: `Sessions ${n}` });
-  return key;
-}
+const { svc, call, project } = useProjectService('S', 'Sessions');
 
 const item = (key: string, title = 'anchor') => svc.admin.createWorkItem({ projectKey: key, kind: 'story', title }).key;
 const jobCount = () => (svc.db.prepare('SELECT COUNT(*) AS n FROM plan_jobs').get() as { n: number }).n;

@@ -13,13 +13,11 @@ import {
   runnerFor,
   setPlanCredits,
 } from '../../../src/server/planning/index.js';
-import { startTestService, type TestService } from '../../support/service.js';
-import { caller, tokenWith, type Call } from '../folders/http.js';
+import { tokenWith } from '../support/http.js';
+import { useProjectService } from '../support/project-service.js';
 
-let svc: TestService;
-let call: Call;
+const { svc, call, project } = useProjectService('Q', 'Plans');
 let dir: string;
-let n = 0;
 
 const node = JSON.stringify(process.execPath);
 const readStdin = `let s = ''; process.stdin.on('data', (d) => (s += d)); process.stdin.on('end', () => main(JSON.parse(s)));`;
@@ -41,9 +39,7 @@ function main() {
   }, 20);
 }`;
 
-beforeAll(async () => {
-  svc = await startTestService();
-  call = caller(svc);
+beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'svc-planner-'));
   writeFileSync(join(dir, 'echo.cjs'), ECHO);
   writeFileSync(join(dir, 'gated.cjs'), GATED);
@@ -51,20 +47,11 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'badop.cjs'), `${readStdin}\nfunction main() { process.stdout.write(JSON.stringify([{ op: 'rename' }])); }`);
   writeFileSync(join(dir, 'crash.cjs'), `${readStdin}\nfunction main() { process.stderr.write('boom'); process.exit(3); }`);
 });
-afterAll(async () => {
-  await svc.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 beforeEach(() => {
   configurePlanner(svc.db, { kind: 'builtin' });
   setPlanCredits(svc.db, svc.workspaceId, null);
 });
-
-function project(): string {
-  const key = `Q${++n}`;
-  svc.admin.createProject({ workspaceId: svc.workspaceId, key, name: `Plans ${n}` });
-  return key;
-}
 
 async function turns(key: string, bodies: string[], address: object = {}): Promise<void> {
   for (const body of bodies) {
@@ -147,7 +134,7 @@ describe('POST /projects/{projectKey}/plan-session/submissions (op 20)', () => {
 
   test('a turn while the submission is in flight is 409; afterwards it is accepted', async () => {
     const key = project();
-    const gate = join(dir, `gate-${n}`);
+    const gate = join(dir, `gate-${key}`);
     configurePlanner(svc.db, { kind: 'command', command: `${node} ${JSON.stringify(join(dir, 'gated.cjs'))} ${JSON.stringify(gate)}` });
     await turns(key, ['slow one']);
     const sub = await submit(key);
@@ -230,7 +217,7 @@ describe('GET /plans/{planId} and /plans/{planId}/status (ops 21, 22)', () => {
     expect((await call('GET', path('plan_nope'))).status).toBe(404);
     const narrowed = await call('GET', path(planId), undefined, tokenWith(svc, ['project:browse'], project()));
     expect([narrowed.status, narrowed.body.code]).toEqual([404, 'NOT_FOUND']);
-    const ws = svc.admin.createWorkspace({ name: `Else ${n}`, slug: `else-${n}` });
+    const ws = svc.admin.createWorkspace({ name: `Else ${key}`, slug: `else-${key.toLowerCase()}` });
     svc.admin.addMember(ws.id, svc.userId);
     const foreign = svc.admin.createToken({ workspaceId: ws.id, userId: svc.userId }).token;
     expect((await call('GET', path(planId), undefined, foreign)).status).toBe(404);
