@@ -238,6 +238,14 @@ describe('svc api', () => {
     expect(await item('DEMO-9')).toMatchObject({ priority: 'high' });
   });
 
+  test('--verbose: a line per request (each page too) with its status, time and request id', async () => {
+    const r = await svc(['api', 'GET', '/projects/DEMO/work-items', '--paginate', '-f', 'limit=4', '--verbose']);
+    expect(r.code).toBe(0);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(3);
+    for (const l of lines) expect(l).toMatch(/^GET \/api\/v1\/projects\/DEMO\/work-items\?limit=4\S* → 200 in \d+ ms \(request [\w.-]+\)$/);
+  });
+
   test('--input - sends the body from stdin', async () => {
     const r = await svc(['api', 'PATCH', '/work-items/DEMO-9', '--input', '-'], {}, JSON.stringify({ priority: 'low' }));
     expect(r.code, r.stderr).toBe(0);

@@ -60,7 +60,16 @@ export async function apiCommand(ctx: Context, method: string, path: string, opt
   } else if (Object.keys(fields).length) {
     body = fields;
   }
-  const transport = createTransport({ ...resolveConnection(ctx), version: ctx.version, signal: ctx.interrupts.signal });
+  const transport = createTransport({
+    ...resolveConnection(ctx),
+    version: ctx.version,
+    signal: ctx.interrupts.signal,
+    // The same --verbose line as every other command (connect.ts): request id and timing, no header.
+    onRequest: (info) =>
+      ctx.out.verbose(
+        `${info.method} ${info.path} → ${info.status || info.fault} in ${Math.round(info.ms)} ms (request ${info.requestId}${info.attempt > 1 ? `, attempt ${info.attempt}` : ''}${info.retryInMs !== null ? `, retry in ${info.retryInMs} ms` : ''})`,
+      ),
+  });
   const call = (cursor?: string) =>
     transport.call<Page<unknown>>({ operationId: op.id as never, params, query: { ...q, ...(cursor ? { cursor } : {}) }, ...(body !== undefined ? { body } : {}) });
   try {
