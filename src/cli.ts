@@ -2,12 +2,11 @@
 // commander tree, turns every error into one line on stderr and the documented exit code, and
 // turns SIGINT/SIGTERM into an abort signal the dispatch engine honours.
 import type { Command } from 'commander';
-import { openConfig, type ConfigStore } from './commands/config/store.js';
+import type { ConfigStore } from './commands/config/store.js';
 import type { Context, GlobalOptions } from './commands/context.js';
 import { EXIT, exitCodeOf } from './commands/exit-codes.js';
 import { buildProgram } from './commands/program.js';
 import { Interrupted, trapSignals } from './dispatch/signals.js';
-import { createOutput } from './ui/output.js';
 
 declare const __SVC_VERSION__: string | undefined;
 const version = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-dev';
@@ -20,9 +19,20 @@ const received = () => {
   return reason instanceof Interrupted ? reason.signal : null;
 };
 
+// The config store (conf, which loads ajv) and the output (chalk) are loaded just before a command
+// runs, so `svc --version` and `svc --help` load neither.
+let lazy: { openConfig: typeof import('./commands/config/store.js').openConfig; createOutput: typeof import('./ui/output.js').createOutput } | undefined;
+async function loadLazy(): Promise<void> {
+  if (lazy) return;
+  const [{ openConfig }, { createOutput }] = await Promise.all([import('./commands/config/store.js'), import('./ui/output.js')]);
+  lazy = { openConfig, createOutput };
+}
+
 let built: Context | undefined;
 function context(cmd: Command): Context {
   if (built) return built;
+  if (!lazy) throw new Error('internal: a command ran before its modules were loaded');
+  const { openConfig, createOutput } = lazy;
   const globals = cmd.optsWithGlobals() as GlobalOptions;
   const env = process.env;
   let config: ConfigStore | undefined;
@@ -43,7 +53,7 @@ function context(cmd: Command): Context {
   return built;
 }
 
-const program = buildProgram(version, context);
+const program = buildProgram(version, context).hook('preAction', loadLazy);
 
 try {
   await program.parseAsync(process.argv);
