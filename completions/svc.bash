@@ -6,11 +6,11 @@ _svc() {
     w="${COMP_WORDS[i]}"
     [[ $w == -* ]] && continue
     case "$p/$w" in
-      "/next"|"/run"|"/run_scope"|"/batch"|"/auto"|"/fix"|"/continue"|"/review"|"/whoami"|"/workspaces"|"/projects"|"/projects/list"|"/projects/show"|"/items"|"/items/list"|"/items/show"|"/items/count"|"/items/create"|"/items/edit"|"/ready"|"/ready/bugs"|"/ready/containers"|"/runs"|"/runs/show"|"/runs/watch"|"/runs/recover"|"/logs"|"/worktrees"|"/worktrees/prune"|"/api"|"/auth"|"/auth/login"|"/auth/status"|"/auth/logout"|"/config"|"/config/get"|"/config/set"|"/config/unset"|"/config/list"|"/server"|"/server/token"|"/server/token/create"|"/server/run-token"|"/demo"|"/attach"|"/help"|"/completion") p="$p/$w" ;;
+      "/next"|"/run"|"/run_scope"|"/batch"|"/auto"|"/fix"|"/continue"|"/review"|"/whoami"|"/workspaces"|"/projects"|"/projects/list"|"/projects/show"|"/items"|"/items/list"|"/items/show"|"/items/count"|"/items/create"|"/items/edit"|"/ready"|"/ready/bugs"|"/ready/containers"|"/runs"|"/runs/show"|"/runs/watch"|"/runs/recover"|"/logs"|"/worktrees"|"/worktrees/prune"|"/api"|"/backlog"|"/backlog/list"|"/backlog/move"|"/folders"|"/folders/list"|"/folders/create"|"/folders/rename"|"/folders/move"|"/folders/rm"|"/designs"|"/plan"|"/plan/add"|"/plan/submit"|"/plan/show"|"/auth"|"/auth/login"|"/auth/status"|"/auth/logout"|"/config"|"/config/get"|"/config/set"|"/config/unset"|"/config/list"|"/server"|"/server/token"|"/server/token/create"|"/server/run-token"|"/demo"|"/attach"|"/help"|"/completion") p="$p/$w" ;;
     esac
   done
   case "$p" in
-    "") subs="next run run_scope run-scope batch auto fix continue review whoami workspaces projects items ready runs logs worktrees api auth config server demo attach help completion"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "") subs="next run run_scope run-scope batch auto fix continue review whoami workspaces projects items ready runs logs worktrees api backlog folders designs plan auth config server demo attach help completion"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/next") subs=""; opts="--project --repo --agent --agent-cmd --model --dry-run --max --on-failure --parallel --idempotency-key --hosted --timeout --idle-timeout --card-timeout --kill-grace --heartbeat-interval --send-logs --allow-empty --max-cost --no-worktree --push --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/run") subs=""; opts="--project --repo --agent --agent-cmd --model --dry-run --max --on-failure --parallel --idempotency-key --hosted --timeout --idle-timeout --card-timeout --kill-grace --heartbeat-interval --send-logs --allow-empty --max-cost --no-worktree --push --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/run_scope") subs=""; opts="--project --repo --agent --agent-cmd --model --dry-run --max --on-failure --parallel --idempotency-key --hosted --timeout --idle-timeout --card-timeout --kill-grace --heartbeat-interval --send-logs --allow-empty --max-cost --no-worktree --push --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
@@ -41,6 +41,20 @@ _svc() {
     "/worktrees") subs="prune"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/worktrees/prune") subs=""; opts="--repo --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/api") subs=""; opts="--field --input --paginate --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/backlog") subs="list move"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/backlog/list") subs=""; opts="--project --filter --limit --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/backlog/move") subs=""; opts="--project --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/folders") subs="list create rename move rm"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/folders/list") subs=""; opts="--project --parent --recursive --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/folders/create") subs=""; opts="--project --parent --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/folders/rename") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/folders/move") subs=""; opts="--parent --root --after --before --first --last --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/folders/rm") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/designs") subs=""; opts="--project --path-prefix --query --limit --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/plan") subs="add submit show"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/plan/add") subs=""; opts="--project --target --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/plan/submit") subs=""; opts="--project --target --wait --timeout --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/plan/show") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/auth") subs="login status logout"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/auth/login") subs=""; opts="--with-token --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/auth/status") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
@@ -50,12 +64,12 @@ _svc() {
     "/config/set") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/config/unset") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/config/list") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/server") subs="token run-token"; opts="--port --host --db --seed --rate-limit --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/server") subs="token run-token"; opts="--port --host --db --seed --rate-limit --git-root --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/server/token") subs="create"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/server/token/create") subs=""; opts="--db --workspace --project --scopes --user --expires-at --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/server/run-token") subs=""; opts="--db --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/demo") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/attach") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/attach") subs=""; opts="--repo --agent --agent-cmd --model --dry-run --on-failure --parallel --timeout --idle-timeout --card-timeout --kill-grace --send-logs --allow-empty --max-cost --no-worktree --push --no-push --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/help") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/completion") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
   esac

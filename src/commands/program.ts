@@ -2,11 +2,15 @@
 // `svc --version` and `svc --help` load none of them.
 import { Command, Option } from 'commander';
 import { registerAuth } from './auth/register.js';
+import { registerBacklog } from './backlog/register.js';
 import { registerConfig } from './config/register.js';
 import type { Context } from './context.js';
+import { registerDesigns } from './designs/register.js';
 import { registerDispatch } from './dispatch/register.js';
+import { registerFolders } from './folders/register.js';
 import { registerHelpTopics } from './help/register.js';
 import { registerHosted } from './hosted/register.js';
+import { registerPlan } from './plan/register.js';
 import { registerRead } from './read/register.js';
 import { registerServer } from './server/register.js';
 
@@ -33,6 +37,10 @@ export function buildProgram(version: string, context: (cmd: Command) => Context
 
   registerDispatch(program, context);
   registerRead(program, context);
+  registerBacklog(program, context);
+  registerFolders(program, context);
+  registerDesigns(program, context);
+  registerPlan(program, context);
   registerAuth(program, context);
   registerConfig(program, context);
   registerServer(program, context);
