@@ -1,4 +1,4 @@
-// A tiny HTTP caller for the tests of operations 10–22: real requests against the real local
+// A positional HTTP caller for the tests of operations 10–22: real requests against the real local
 // service, answering status, parsed body and headers.
 import type { TestService } from '../../support/service.js';
 
@@ -12,19 +12,11 @@ export interface Answer {
 
 export type Call = (method: string, path: string, body?: unknown, token?: string | null) => Promise<Answer>;
 
-/** A caller bound to the service; `token` null sends no Authorization header. */
+/** A caller bound to the service (over its own `call`); `token` null sends no Authorization header. */
 export function caller(svc: TestService): Call {
-  return async (method, path, body, token = svc.token) => {
-    const headers: Record<string, string> = {};
-    if (token !== null) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${svc.api}${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+  return async (method, path, body, token) => {
+    const res = await svc.call(method, path, { body, token });
+    return { ...res, headers: new Headers(res.headers) };
   };
 }
 
