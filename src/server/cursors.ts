@@ -73,3 +73,8 @@ export function pageOf<T>(rows: T[], req: PageRequest, codec: CursorCodec): { it
     nextCursor: more ? codec.encode(req.collection, req.offset + req.limit) : null,
   };
 }
+
+/** Builds a page from a whole list computed in memory, in its order. */
+export function pageOfList<T>(all: readonly T[], req: PageRequest, codec: CursorCodec): { items: T[]; nextCursor: string | null } {
+  return pageOf(all.slice(req.offset, req.offset + req.limit + 1), req, codec);
+}

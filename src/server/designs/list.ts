@@ -5,7 +5,7 @@
 import type { Page } from '../../contract/types.js';
 import type { RequestContext, Reply } from '../kernel.js';
 import { projectForKey } from '../core/access.js';
-import { readPaging } from '../cursors.js';
+import { pageOfList, readPaging } from '../cursors.js';
 import { toDesignRows, type DesignRecord, type DesignRow } from './store.js';
 
 export function listDesigns(ctx: RequestContext): Reply {
@@ -36,10 +36,7 @@ export function listDesigns(ctx: RequestContext): Reply {
     const needle = query.toLocaleLowerCase('und');
     records = records.filter((r) => r.title.toLocaleLowerCase('und').includes(needle));
   }
-  const end = paging.offset + paging.limit;
-  const body: Page<DesignRow> = {
-    items: toDesignRows(ctx.db, records.slice(paging.offset, end)),
-    nextCursor: end < records.length ? ctx.cursors.encode(collection, end) : null,
-  };
+  const page = pageOfList(records, paging, ctx.cursors);
+  const body: Page<DesignRow> = { items: toDesignRows(ctx.db, page.items), nextCursor: page.nextCursor };
   return { status: 200, body };
 }

@@ -1,6 +1,6 @@
 // Operations 13 (one level of child folders, in tree order) and 15 (one folder).
 import { projectForKey } from '../core/access.js';
-import { pageOf, readPaging } from '../cursors.js';
+import { pageOfList, readPaging } from '../cursors.js';
 import { ServiceError, notFound, type Reply, type RequestContext } from '../kernel.js';
 import { childFolders, getFolderRow, inReach, toFolder } from './store.js';
 
@@ -17,8 +17,7 @@ export function listFolders(ctx: RequestContext): Reply {
     parentId = parent.id;
   }
   const paging = readPaging(ctx.query, ctx.cursors, `folders:${project.id}:${parentId ?? ''}`);
-  const rows = childFolders(ctx.db, project.id, parentId).slice(paging.offset, paging.offset + paging.limit + 1);
-  const page = pageOf(rows, paging, ctx.cursors);
+  const page = pageOfList(childFolders(ctx.db, project.id, parentId), paging, ctx.cursors);
   return { status: 200, body: { items: page.items.map((r) => toFolder(ctx.db, r, project.key)), nextCursor: page.nextCursor } };
 }
 

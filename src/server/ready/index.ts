@@ -1,6 +1,6 @@
 // Ready lanes (operations 23 and 24): paged views of the ready set, computed per request.
 import { projectForKey } from '../core/access.js';
-import { pageOf, readPaging } from '../cursors.js';
+import { pageOfList, readPaging } from '../cursors.js';
 import { sha256 } from '../ids.js';
 import type { RequestContext, ServiceModule } from '../kernel.js';
 import { readyBugGroups, readyContainers, renderBugGroups } from './lanes.js';
@@ -16,7 +16,7 @@ function lanePage<T, R>(
   const params = readLaneParams(ctx.db, project, ctx.query, lane);
   // Cursors are scoped to the lane, the project and the exact parameters.
   const page = readPaging(ctx.query, ctx.cursors, `ready-${lane}:${project.id}:${sha256(params.canonical).slice(0, 24)}`);
-  const paged = pageOf(compute(project.id, params).slice(page.offset, page.offset + page.limit + 1), page, ctx.cursors);
+  const paged = pageOfList(compute(project.id, params), page, ctx.cursors);
   return { status: 200, body: { items: render(paged.items), nextCursor: paged.nextCursor } };
 }
 
