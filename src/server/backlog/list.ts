@@ -3,21 +3,16 @@
 // (unless the filter names `archived`). `filter` is operation 5's grammar, applied on top.
 // Rank order: `rank` ascending; items never ranked follow, oldest first; (createdAt, id) breaks ties.
 import type { RankedPage, WorkItemSummary } from '../../contract/types.js';
-import { projectForKey } from '../core/access.js';
 import { pageOf, readPaging } from '../cursors.js';
 import { sha256 } from '../ids.js';
 import type { Reply, RequestContext } from '../kernel.js';
-import { filteredItems } from '../work-items/filter.js';
-import { filterParam } from '../work-items/list.js';
+import { filteredProjectItems } from '../work-items/list.js';
 import { summariesOf } from '../work-items/rows.js';
 import { DONE_SQL } from '../work-items/status.js';
 
 export function listBacklog(ctx: RequestContext): Reply {
-  const project = projectForKey(ctx.db, ctx.principal, ctx.params.projectKey!);
-  const filter = filterParam(ctx.query);
-  const userId = ctx.principal.kind === 'pat' ? ctx.principal.userId : null;
-  const q = filteredItems(filter, { db: ctx.db, projectId: project.id, userId })
-    .where(`w.sprint_id IS NULL OR w.sprint_id IN (SELECT s.id FROM sprints s WHERE s.state = 'closed')`)
+  const { project, filter, q } = filteredProjectItems(ctx);
+  q.where(`w.sprint_id IS NULL OR w.sprint_id IN (SELECT s.id FROM sprints s WHERE s.state = 'closed')`)
     .where(`w.status NOT IN ${DONE_SQL}`);
   // Scoped to the project and the exact filter, so a cursor cannot page another list.
   const paging = readPaging(ctx.query, ctx.cursors, `backlog:${project.id}:${sha256(filter ?? '').slice(0, 24)}`);

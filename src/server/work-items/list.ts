@@ -16,7 +16,8 @@ export function filterParam(query: URLSearchParams): string | null {
   return f;
 }
 
-function scoped(ctx: RequestContext) {
+/** The path's project and its items under the request's `filter` (`assignee:me` is the caller). */
+export function filteredProjectItems(ctx: RequestContext) {
   const project = projectForKey(ctx.db, ctx.principal, ctx.params.projectKey!);
   const filter = filterParam(ctx.query);
   const userId = ctx.principal.kind === 'pat' ? ctx.principal.userId : null;
@@ -27,7 +28,7 @@ function scoped(ctx: RequestContext) {
 export const listWorkItems: Route = {
   operationId: 'listWorkItems',
   handle(ctx) {
-    const { project, filter, q } = scoped(ctx);
+    const { project, filter, q } = filteredProjectItems(ctx);
     // The cursor is scoped to the project and the exact filter, so it cannot page another list.
     const collection = `work-items:${project.id}:${sha256(filter ?? '').slice(0, 24)}`;
     const page = readPaging(ctx.query, ctx.cursors, collection);
@@ -40,7 +41,7 @@ export const listWorkItems: Route = {
 export const countWorkItems: Route = {
   operationId: 'countWorkItems',
   handle(ctx) {
-    const { q } = scoped(ctx);
+    const { q } = filteredProjectItems(ctx);
     const body: WorkItemCount = { count: q.count(ctx.db) };
     return { status: 200, body };
   },
