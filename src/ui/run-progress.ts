@@ -21,9 +21,10 @@ export interface RunProgress {
 }
 
 export function seconds(ms: number): string {
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
-  const m = Math.floor(ms / 60_000);
-  return `${m}m${String(Math.round((ms % 60_000) / 1000)).padStart(2, '0')}s`;
+  if (ms < 59_950) return `${(ms / 1000).toFixed(1)}s`;
+  // Round once, then split: rounding the remainder alone printed 119.6 s as "1m60s".
+  const total = Math.round(ms / 1000);
+  return `${Math.floor(total / 60)}m${String(total % 60).padStart(2, '0')}s`;
 }
 
 const stamp = (now: number) => new Date(now).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -54,13 +55,21 @@ export function createRunProgress(out: Output, now: () => number = Date.now): Ru
   let ticker: NodeJS.Timeout | undefined;
   const text = () =>
     [...running.values()].map((r) => `${s.bold(r.key)} ${r.title.slice(0, Math.max(10, out.columns - 30))} ${s.dim(seconds(now() - r.startedAt))}`).join(s.dim(' · '));
-  const ensure = async () => {
-    if (spinner) return;
-    const { default: ora } = await import('ora');
-    spinner = ora({ text: text(), stream: out.progressStream, discardStdin: false }).start();
-    ticker = setInterval(() => spinner && (spinner.text = text()), 1000);
-    ticker.unref();
-  };
+  // ora loads asynchronously: legs started in the same tick share one load (two loads made two
+  // spinners, one of them never stopped), and a leg that ended, or a command that stopped, while it
+  // loaded starts none.
+  let loading: Promise<void> | undefined;
+  let stopped = false;
+  const ensure = (): Promise<void> =>
+    spinner
+      ? Promise.resolve()
+      : (loading ??= import('ora').then(({ default: ora }) => {
+          loading = undefined;
+          if (spinner || stopped || running.size === 0) return;
+          spinner = ora({ text: text(), stream: out.progressStream, discardStdin: false }).start();
+          ticker = setInterval(() => spinner && (spinner.text = text()), 1000);
+          ticker.unref();
+        }));
   const persist = (symbol: string, line: string) => {
     if (spinner) {
       spinner.stopAndPersist({ symbol, text: line });
@@ -88,7 +97,10 @@ export function createRunProgress(out: Output, now: () => number = Date.now): Ru
     },
     info: (m) => persist(s.cyan('ℹ'), m),
     warn: (m) => persist(s.yellow('⚠'), m),
-    stop: clear,
+    stop: () => {
+      stopped = true;
+      clear();
+    },
   };
 }
 

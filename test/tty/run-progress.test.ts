@@ -1,0 +1,101 @@
+// The progress view in-process, on a stream that says it is a terminal: what the real-terminal test
+// cannot time precisely (legs starting in the same tick, a leg ending while ora still loads), and
+// the durations it prints.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { stripVTControlCharacters as plain } from 'node:util';
+import { describe, expect, test } from 'vitest';
+import type { LegSummary } from '../../src/dispatch/ports.js';
+import { createOutput } from '../../src/ui/output.js';
+import { createRunProgress, seconds } from '../../src/ui/run-progress.js';
+import { MemoryStream } from '../support/context.js';
+
+const HIDE_CURSOR = '\x1b[?25l';
+const count = (text: string, part: string) => text.split(part).length - 1;
+
+/** An in-memory terminal: ora moves the cursor through these methods of a TTY stream. */
+class TtyStream extends MemoryStream {
+  constructor() {
+    super(true, 100);
+  }
+  cursorTo(_x: number, _y?: number | (() => void)) {
+    return true;
+  }
+  moveCursor(_dx: number, _dy: number) {
+    return true;
+  }
+  clearLine(_dir: number) {
+    return true;
+  }
+}
+
+function terminal() {
+  const stdout = new TtyStream();
+  const stderr = new TtyStream();
+  const out = createOutput({ stdout, stderr, env: { TERM: 'xterm-256color' } });
+  expect(out.interactive).toBe(true);
+  return { stderr, progress: createRunProgress(out) };
+}
+
+const leg = (key: string): LegSummary => ({
+  key, title: `Card ${key}`, disposition: 'implemented', durationMs: 1200, exitCode: 0, reason: null, costUsd: null, tokens: { in: null, out: null }, sessionBranch: `svc/${key}`,
+});
+const started = (key: string, index: number) => ({ key, title: `Card ${key}`, index, total: 2, branch: `svc/${key}` });
+
+/** True when nothing more is written to the stream for a while: no spinner is left animating. */
+async function quiet(stream: TtyStream): Promise<boolean> {
+  await sleep(100);
+  const before = stream.text.length;
+  await sleep(300);
+  return stream.text.length === before;
+}
+
+describe('the progress view on a terminal', () => {
+  test('legs started in the same tick share one spinner, and stop() leaves none animating', async () => {
+    const { stderr, progress } = terminal();
+    progress.legStarted(started('A-1', 1));
+    progress.legStarted(started('A-2', 2));
+    await sleep(250);
+    expect(count(stderr.text, HIDE_CURSOR)).toBe(1);
+    progress.legFinished(leg('A-1'));
+    progress.legFinished(leg('A-2'));
+    progress.stop();
+    expect(plain(stderr.text)).toMatch(/✔ A-1 Card A-1 1\.2s implemented/);
+    expect(plain(stderr.text)).toMatch(/✔ A-2 Card A-2 1\.2s implemented/);
+    expect(await quiet(stderr)).toBe(true);
+  });
+
+  test('a leg that ends before ora has loaded starts no spinner', async () => {
+    const { stderr, progress } = terminal();
+    progress.legStarted(started('B-1', 1));
+    progress.legFinished(leg('B-1'));
+    await sleep(250);
+    expect(plain(stderr.text)).toBe('✔ B-1 Card B-1 1.2s implemented\n');
+    expect(count(stderr.text, HIDE_CURSOR)).toBe(0);
+    expect(await quiet(stderr)).toBe(true);
+    progress.stop();
+  });
+
+  test('stop() while ora loads: no spinner afterwards', async () => {
+    const { stderr, progress } = terminal();
+    progress.legStarted(started('C-1', 1));
+    progress.stop();
+    await sleep(250);
+    expect(count(stderr.text, HIDE_CURSOR)).toBe(0);
+    expect(await quiet(stderr)).toBe(true);
+  });
+});
+
+describe('durations', () => {
+  test.each([
+    [0, '0.0s'],
+    [1_234, '1.2s'],
+    [59_940, '59.9s'],
+    [59_960, '1m00s'],
+    [60_000, '1m00s'],
+    [119_600, '2m00s'],
+    [125_400, '2m05s'],
+    [3_600_000, '60m00s'],
+  ])('%i ms → %s', (ms, text) => {
+    expect(seconds(ms)).toBe(text);
+  });
+});
