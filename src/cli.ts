@@ -19,6 +19,15 @@ const received = () => {
   return reason instanceof Interrupted ? reason.signal : null;
 };
 
+// A reader that goes away (`svc help exit-codes | head -1`) is no error of ours: without a listener
+// the EPIPE killed svc with a stack trace. The command runs on to its own end and exit code (a
+// dispatch run still closes), its further output going nowhere.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+}
+
 // The config store (conf, which loads ajv) and the output (chalk) are loaded just before a command
 // runs, so `svc --version` and `svc --help` load neither.
 let lazy: { openConfig: typeof import('./commands/config/store.js').openConfig; createOutput: typeof import('./ui/output.js').createOutput } | undefined;
