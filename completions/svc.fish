@@ -27,7 +27,7 @@ complete -c svc -n '__fish_use_subcommand' -a 'config' -d 'read and change the s
 complete -c svc -n '__fish_use_subcommand' -a 'server' -d 'run the local service: the whole contract on SQLite (prints its URL, and a token with --seed demo)'
 complete -c svc -n '__fish_use_subcommand' -a 'demo' -d 'a whole dispatch run on the embedded local service with a scripted agent; nothing to set up'
 complete -c svc -n '__fish_use_subcommand' -a 'attach' -d 'inside a hosted container (SVC_RUN_ID, SVC_RUN_TOKEN): execute the run (--dry-run: show what it would execute)'
-complete -c svc -n '__fish_use_subcommand' -a 'help' -d 'show help for a command, or a topic: exit-codes'
+complete -c svc -n '__fish_use_subcommand' -a 'help' -d 'show help for a command or subcommand, or a topic: exit-codes'
 complete -c svc -n '__fish_use_subcommand' -a 'completion' -d 'print a shell completion script'
 complete -c svc -n '__fish_use_subcommand' -l version -d 'print the version'
 complete -c svc -n '__fish_use_subcommand' -l base-url -r -d 'service base address (SVC_BASE_URL)'
