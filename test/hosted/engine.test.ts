@@ -13,6 +13,7 @@ import { runLeg } from '../../src/dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../../src/dispatch/api-service.js';
 import { prepareHostedExecution, type HostedExecution } from '../../src/dispatch/hosted/index.js';
 import { Journal } from '../../src/dispatch/journal.js';
+import { Interrupted } from '../../src/dispatch/signals.js';
 import { runExistingRun, type DispatchDeps, type DispatchOptions } from '../../src/dispatch/lifecycle.js';
 import { systemClock } from '../../src/dispatch/ports.js';
 import { buildPrompt } from '../../src/dispatch/prompt.js';
@@ -199,4 +200,18 @@ describe('the engine on an existing hosted run', () => {
     expect(leaks(ctx.stdout.text + ctx.stderr.text, [f.runToken])).toEqual([]);
     expect(runPaths(join(f.home, 'state'), f.runId).dir).toBeTruthy();
   });
+
+  it('an interrupted hosted run stops its agent, still closes interrupted/cancelled with the run credential, exit 130', async () => {
+    const f = (fixture = await hostedFixture());
+    const ctx = testContext({ env: { ...f.env, SVC_REPO: f.workspaceDir }, globals: { json: true } });
+    const done = runDispatchCommand('run', [], { agentCmd: 'sleep 30', killGrace: '1s', onFailure: 'halt' }, ctx);
+    for (let i = 0; i < 200 && (await runOf(f)).cards[0]?.disposition !== 'running'; i++) await new Promise((r) => setTimeout(r, 50));
+    ctx.abort.abort(new Interrupted('SIGINT'));
+    await done;
+    expect(ctx.exitCode).toBe(130);
+    const run = await runOf(f);
+    expect(run).toMatchObject({ status: 'cancelled', stopReason: 'interrupted', lastHeartbeatAt: null });
+    expect(run.cards[0]).toMatchObject({ disposition: 'failed' });
+    expect(JSON.parse(ctx.stdout.text)).toMatchObject({ runId: f.runId, stopReason: 'interrupted', status: 'cancelled', exitCode: 130 });
+  }, 30_000);
 });
