@@ -68,6 +68,7 @@ const ownShapes: JsonSchema = {
       tokens: exact({ in: intOrNull, out: intOrNull }),
       sessionBranch: strOrNull,
     }),
+    BacklogListing: exact({ total: { type: 'integer', minimum: 0 }, items: arrayOf(contract('WorkItemSummary')) }),
     RecoverResult: exact(
       {
         runId: str,
@@ -151,6 +152,8 @@ let env: CliEnv;
 let repo: string;
 let runId: string;
 let hostedRunId: string;
+let folderId = '';
+let planId = '';
 const printed: string[] = [];
 
 async function svc(args: string[], opts: { env?: CliEnv; input?: string; cwd?: string } = {}) {
@@ -216,6 +219,19 @@ const cases: Case[] = [
   ['api GET /me', () => ['api', 'GET', '/me'], contract('Identity')],
   ['api GET --paginate', () => ['api', 'GET', '/projects/DEMO/work-items', '--paginate', '-f', 'limit=3'], { ...arrayOf(contract('WorkItemSummary')), minItems: 10 }],
   ['api PATCH -f', () => ['api', 'PATCH', '/work-items/DEMO-9', '-f', 'priority=high'], contract('WorkItemDetail')],
+  ['backlog', () => ['backlog'], own('BacklogListing')],
+  ['backlog list --limit', () => ['backlog', 'list', '--limit', '2', '--filter', 'kind:subtask'], { allOf: [own('BacklogListing'), { properties: { items: { maxItems: 2 } } }] }],
+  ['backlog move', () => ['backlog', 'move', 'DEMO-10'], contract('BacklogMoved')],
+  ['folders create', () => ['folders', 'create', 'Checkout'], contract('Folder')],
+  ['folders', () => ['folders'], { ...arrayOf(contract('Folder')), minItems: 1 }],
+  ['folders list --recursive', () => ['folders', 'list', '--recursive'], arrayOf(contract('Folder'))],
+  ['folders rename', () => ['folders', 'rename', folderId, 'Checkout v2'], contract('Folder')],
+  ['folders move', () => ['folders', 'move', folderId, '--root'], contract('Folder')],
+  ['folders rm', () => ['folders', 'rm', folderId], contract('FolderDeleted')],
+  ['designs', () => ['designs'], arrayOf(contract('Design'))],
+  ['plan TEXT', () => ['plan', 'Split the checkout epic in two'], contract('PlanningThread')],
+  ['plan submit', () => ['plan', 'submit'], contract('PlanSubmitted')],
+  ['plan show', () => ['plan', 'show', planId], contract('Plan')],
 ];
 
 describe('--json: one document of the documented shape', () => {
@@ -225,6 +241,9 @@ describe('--json: one document of the documented shape', () => {
     const r = await svc(argv.length % 2 ? ['--json', ...argv] : [...argv, '--json']);
     expect(r.code, r.stderr).toBe(0);
     const doc = oneDocument(r.stdout);
+    // Later cases act on what earlier ones made.
+    if (argv[0] === 'folders' && argv[1] === 'create') folderId = (doc as { id: string }).id;
+    if (argv[0] === 'plan' && argv[1] === 'submit') planId = (doc as { planId: string }).planId;
     expect(shapeErrors(schema, doc), JSON.stringify(doc, null, 1).slice(0, 2000)).toEqual([]);
   });
 
@@ -240,7 +259,7 @@ describe('--json: one document of the documented shape', () => {
     expect(oneDocument((await svc(['auth', 'logout', '--json'], { env: own_ })).stdout)).toEqual({ loggedOut: false });
   });
 
-  test('attach, inside a hosted run (SVC_RUN_ID, SVC_RUN_TOKEN)', async () => {
+  test('attach --dry-run, inside a hosted run (SVC_RUN_ID, SVC_RUN_TOKEN)', async () => {
     // The run credential is minted the way `svc server run-token RUN --db FILE` does it.
     const out = new PassThrough();
     const err = new PassThrough();
@@ -250,7 +269,7 @@ describe('--json: one document of the documented shape', () => {
     expect(code, await text(err)).toBe(0);
     const runToken = (await text(out)).trim();
     const hostedEnv = isolatedEnv({ SVC_BASE_URL: server.url, SVC_RUN_ID: hostedRunId, SVC_RUN_TOKEN: runToken });
-    const r = await svc(['attach', '--json'], { env: hostedEnv });
+    const r = await svc(['attach', '--dry-run', '--json'], { env: hostedEnv });
     printed.push(runToken);
     expect(r.code, r.stderr).toBe(0);
     const plan = oneDocument(r.stdout);
@@ -288,7 +307,7 @@ describe('docs/json.md', () => {
       if (name === 'CardSummary' || name === 'LegSummary') expect(doc).toContain(`${name} =`);
       else expect(doc, name).toMatch(new RegExp(`^### ${name}$`, 'm'));
     }
-    for (const c of ['whoami', 'workspaces', 'projects show KEY', 'items list', 'items show KEY', 'items count', 'items create', 'items edit KEY', 'ready bugs', 'ready containers', 'runs show ID', 'runs watch ID', 'runs recover', 'logs RUN', 'worktrees prune', 'attach', 'demo', 'config get KEY', 'config set KEY VALUE', 'config unset KEY', 'config list', 'auth login --with-token', 'auth status', 'auth logout', 'help exit-codes', 'api METHOD PATH', 'completion bash']) {
+    for (const c of ['whoami', 'workspaces', 'projects show KEY', 'items list', 'items show KEY', 'items count', 'items create', 'items edit KEY', 'ready bugs', 'ready containers', 'runs show ID', 'runs watch ID', 'runs recover', 'logs RUN', 'worktrees prune', 'backlog', 'backlog move KEY', 'folders', 'folders create NAME', 'folders rm ID', 'designs', 'plan TEXT', 'plan submit', 'plan show ID', 'attach --dry-run', 'demo', 'config get KEY', 'config set KEY VALUE', 'config unset KEY', 'config list', 'auth login --with-token', 'auth status', 'auth logout', 'help exit-codes', 'api METHOD PATH', 'completion bash']) {
       expect(doc, c).toContain(`\`${c}`);
     }
   });
