@@ -192,3 +192,24 @@ describe('maskToken', () => {
     expect(maskToken(token)).toBe(masked);
   });
 });
+
+describe('svc config set checks what later commands will read', () => {
+  test.each([
+    [['config', 'set', 'maxWait', 'soon'], /invalid duration "soon" for maxWait/],
+    [['config', 'set', 'agent', 'clippy'], /unknown agent 'clippy'; presets: .*claude/],
+  ])('%j → exit 2, nothing stored', async (args, message) => {
+    const env = home();
+    const r = await svc(args, env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect((await svc(['config', 'get', args[2]!], env)).stdout).toBe('');
+  });
+
+  test('good values are stored and used', async () => {
+    const env = home({ SVC_TOKEN: server.token });
+    expect((await svc(['config', 'set', 'maxWait', '2s'], env)).code).toBe(0);
+    expect((await svc(['config', 'set', 'agent', 'codex'], env)).code).toBe(0);
+    expect(JSON.parse((await svc(['config', 'list', '--json'], env)).stdout)).toMatchObject({ maxWait: '2s', agent: 'codex' });
+    expect((await svc(['whoami'], env)).code).toBe(0);
+  });
+});

@@ -1,5 +1,7 @@
 // `svc config`: the settings users may store. The token is stored by `svc auth login` only and is
 // never printed here.
+import { AGENT_NAMES, isAgentName } from '../../dispatch/agent/presets.js';
+import { parseDuration } from '../../dispatch/duration.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 import { CONFIG_KEYS, isConfigKey, type ConfigKey } from './store.js';
@@ -21,6 +23,10 @@ export function configSet(key: string, raw: string, ctx: Context): void {
   const k = checkKey(key);
   const value = CONFIG_KEYS[k].parse(raw);
   if (k === 'baseUrl') checkUrl(raw);
+  // Refused now rather than stored: a bad stored value broke every later command, with a message
+  // naming a flag the user never typed ("invalid duration ... for --max-wait").
+  if (k === 'maxWait') parseDuration(raw, 'maxWait');
+  if (k === 'agent' && !isAgentName(raw)) throw new UsageError(`unknown agent '${raw}'; presets: ${AGENT_NAMES.join(', ')} (any other command: --agent-cmd)`);
   ctx.config().set(k, value);
   if (ctx.out.json) return ctx.out.document({ key: k, value });
   ctx.out.info(`${k} set to ${String(value)}`);
