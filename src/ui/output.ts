@@ -52,18 +52,20 @@ export interface Output {
 }
 
 const isSet = (v: string | undefined) => v !== undefined && v !== '' && v !== '0' && v !== 'false';
+/** no-color.org: NO_COLOR present and not empty, whatever its value (NO_COLOR=0 too). */
+const noColor = (env: Record<string, string | undefined>) => env.NO_COLOR !== undefined && env.NO_COLOR !== '';
 
 export function colorLevel(opts: OutputOptions, stream: OutStream): 0 | 1 | 2 | 3 {
   if (opts.color === false || opts.json) return 0;
   const force = opts.env.FORCE_COLOR;
   if (force !== undefined) return force === '0' || force === 'false' ? 0 : 1;
-  if (isSet(opts.env.NO_COLOR)) return 0;
+  if (noColor(opts.env)) return 0;
   return stream.isTTY ? 1 : 0;
 }
 
 export function createOutput(opts: OutputOptions): Output {
   const { stdout, stderr } = opts;
-  const interactive = Boolean(stderr.isTTY) && !opts.json && !isSet(opts.env.CI) && !isSet(opts.env.NO_COLOR) && opts.color !== false;
+  const interactive = Boolean(stderr.isTTY) && !opts.json && !isSet(opts.env.CI) && !noColor(opts.env) && opts.color !== false;
   const style = new Chalk({ level: colorLevel(opts, stderr) });
   const columns = stdout.columns ?? stderr.columns ?? 100;
   const err = (line: string) => stderr.write(`${line}\n`);

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { stripVTControlCharacters as plain } from 'node:util';
 import { describe, expect, test } from 'vitest';
 import type { LegSummary } from '../../src/dispatch/ports.js';
-import { createOutput } from '../../src/ui/output.js';
+import { colorLevel, createOutput } from '../../src/ui/output.js';
 import { createRunProgress, seconds } from '../../src/ui/run-progress.js';
 import { MemoryStream } from '../support/context.js';
 
@@ -97,5 +97,23 @@ describe('durations', () => {
     [3_600_000, '60m00s'],
   ])('%i ms → %s', (ms, text) => {
     expect(seconds(ms)).toBe(text);
+  });
+});
+
+describe('colour and animation switches', () => {
+  test.each([
+    ['nothing set', {}, 1, true],
+    ['NO_COLOR=1', { NO_COLOR: '1' }, 0, false],
+    // no-color.org: any non-empty value, 0 included.
+    ['NO_COLOR=0', { NO_COLOR: '0' }, 0, false],
+    ['NO_COLOR empty', { NO_COLOR: '' }, 1, true],
+    ['CI=true', { CI: 'true' }, 1, false],
+    ['CI=false', { CI: 'false' }, 1, true],
+    ['FORCE_COLOR=0', { FORCE_COLOR: '0' }, 0, true],
+  ])('on a terminal with %s: colour level %i, animated %s', (_name, env, level, animated) => {
+    const stdout = new TtyStream();
+    const stderr = new TtyStream();
+    expect(colorLevel({ stdout, stderr, env }, stderr)).toBe(level);
+    expect(createOutput({ stdout, stderr, env }).interactive).toBe(animated);
   });
 });
