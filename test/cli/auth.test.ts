@@ -83,6 +83,14 @@ describe('svc auth login --with-token', () => {
     expect(stored(env)).toBe(server.token);
   });
 
+  test('with another SVC_TOKEN in the environment: stored, and a warning that SVC_TOKEN still wins', async () => {
+    const env = home({ SVC_TOKEN: browseOnly });
+    const r = await svc(['auth', 'login', '--with-token'], env, server.token);
+    expect(r.code, r.stderr).toBe(0);
+    expect(stored(env)).toBe(server.token);
+    expect(r.stderr).toMatch(/^SVC_TOKEN is set and wins over the stored token until it is unset\.$/m);
+  });
+
   test('without --with-token → exit 2 naming the way to do it', async () => {
     const r = await svc(['auth', 'login'], home(), server.token);
     expect(r.code).toBe(2);

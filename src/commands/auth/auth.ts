@@ -31,6 +31,8 @@ export async function authLogin(opts: { withToken?: boolean }, ctx: Context): Pr
       throw error;
     });
   ctx.config().set('token', token);
+  // Otherwise the next command silently acts as whoever SVC_TOKEN belongs to.
+  if (ctx.env.SVC_TOKEN && ctx.env.SVC_TOKEN !== token) ctx.out.warn('SVC_TOKEN is set and wins over the stored token until it is unset.');
   if (ctx.out.json) return ctx.out.document({ user: me.user, workspaceId: me.workspaceId, permissions: me.permissions });
   ctx.out.info(`Logged in to ${resolveBaseUrl(ctx)} as ${me.user.name} <${me.user.email}>, workspace ${me.workspaceId}`);
 }
