@@ -2,8 +2,10 @@
 // piped (tab-separated rows; tables on a terminal are test/tty's). `items edit` is watched on the
 // wire through the fault proxy: it sends If-Match from its own read, and a change made between its
 // read and its write becomes the one-line explanation of a 412.
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
+import { BIN, isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
@@ -207,6 +209,33 @@ describe('runs show', () => {
     expect(lines[1]).toMatch(/^started \S+Z · ended \S+Z · seq \d+ · agent custom$/);
     expect(lines[2]).toBe('DEMO-5\timplemented\t0\tsvc/DEMO-5\t');
     expect((await svc(['runs', 'show', 'run_nope'])).code).toBe(4);
+  });
+});
+
+describe('runs watch', () => {
+  test('follows a live run: a stamped line when it changes, until it closes; then exit 0', async () => {
+    const repo = await makeRepo();
+    const agent = `${process.execPath} ${resolve(import.meta.dirname, '../tty/fixtures/slow-commit.mjs')}`;
+    // svc run in the background; its first progress line names the run.
+    const child = spawn(process.execPath, [BIN, 'run', 'DEMO-3', '--agent-cmd', agent, '--repo', repo], { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'ignore', 'pipe'] });
+    const ran = new Promise<number | null>((done) => child.on('close', done));
+    const runId = await new Promise<string>((found, fail) => {
+      let seen = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        seen += d;
+        const m = seen.match(/run (run_\w+) opened/);
+        if (m) found(m[1]!);
+      });
+      child.on('close', () => fail(new Error(`svc run ended before opening a run: ${seen}`)));
+    });
+
+    const r = await svc(['runs', 'watch', runId, '--interval', '200ms']);
+    expect(await ran).toBe(0);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines[0]).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\S+Z run ${runId} · run · running$`));
+    expect(lines.at(-2)).toMatch(new RegExp(`^\\S+Z run ${runId} · run · succeeded \\(completed\\)$`));
+    expect(lines.at(-1)).toBe('  DEMO-3 implemented exit 0');
   });
 });
 
