@@ -122,6 +122,28 @@ describe.skipIf(!hasTmux())('on a real terminal', () => {
   });
 });
 
+describe.skipIf(!hasTmux())('tables on a real terminal', () => {
+  test('runs show: the run, then an aligned table with a header; piped, plain rows', async () => {
+    const key = await freshTask('A run to show');
+    const done = await runCli(['run', key, '--agent-cmd', AGENT, '--repo', await makeRepo(), '--json'], { env: userEnv() });
+    expect(done.code, done.stderr).toBe(0);
+    const { runId } = JSON.parse(done.stdout) as { runId: string };
+
+    const t = await onTerminal(['runs', 'show', runId], userEnv());
+    expect(await t.exited()).toBe(0);
+    const lines = (await t.screen()).split('\n');
+    expect(lines[0]).toBe(`run ${runId} · run · succeeded (completed)`);
+    expect(lines[2]).toMatch(/^CARD\s+DISPOSITION\s+EXIT\s+BRANCH\s+SKIP REASON$/);
+    expect(lines[3]).toMatch(new RegExp(`^${key}\\s+implemented\\s+0\\s+svc/${key}$`));
+    // The columns line up under their headings.
+    expect(lines[3]!.indexOf('implemented')).toBe(lines[2]!.indexOf('DISPOSITION'));
+    expect(lines[3]!.indexOf(`svc/${key}`)).toBe(lines[2]!.indexOf('BRANCH'));
+
+    const piped = await runCli(['runs', 'show', runId], { env: userEnv() });
+    expect(piped.stdout.split('\n')[2]).toBe(`${key}\timplemented\t0\tsvc/${key}\t`);
+  });
+});
+
 describe('piped', () => {
   test('plain timestamped lines on stderr, no escapes, no spinner frames; stdout carries nothing', async () => {
     const key = await freshTask('Progress in a pipe');
