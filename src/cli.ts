@@ -14,6 +14,19 @@ const version = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-d
 // The first SIGINT/SIGTERM aborts (no new leg, agents signalled, the run closed); a second one
 // exits at once and leaves the run to `svc runs recover` or the service's reaper.
 const trap = trapSignals(process, (code) => process.exit(code), (message) => process.stderr.write(`svc: ${message}\n`));
+const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+const ownHandlers = new Map(SIGNALS.map((sig) => [sig, new Set(process.listeners(sig))]));
+
+/**
+ * conf's atomic writer hooks SIGINT/SIGTERM through when-exit, which re-raises the signal at the
+ * process on the first one: the trap would read that as the second Ctrl-C and exit before the run
+ * is closed. Called once such a module has loaded; its 'exit' clean-up stays.
+ */
+function dropForeignSignalHandlers(): void {
+  for (const sig of SIGNALS) {
+    for (const listener of process.listeners(sig)) if (!ownHandlers.get(sig)!.has(listener)) process.off(sig, listener);
+  }
+}
 const received = () => {
   const reason: unknown = trap.signal.reason;
   return reason instanceof Interrupted ? reason.signal : null;
@@ -35,6 +48,7 @@ async function loadLazy(): Promise<void> {
   if (lazy) return;
   const [{ openConfig }, { createOutput }] = await Promise.all([import('./commands/config/store.js'), import('./ui/output.js')]);
   lazy = { openConfig, createOutput };
+  dropForeignSignalHandlers();
 }
 
 let built: Context | undefined;
