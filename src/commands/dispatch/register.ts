@@ -81,7 +81,7 @@ function addDispatchFlags(cmd: Command, spec: Spec): void {
     .option('--model <model>', 'model passed to the agent preset')
     .option('--dry-run', 'print the card set with skip reasons and open nothing')
     .option('--max <n>', 'most cards to run')
-    .addOption(new Option('--on-failure <mode>', 'what a failed leg does to the run').choices(['halt', 'continue']).default('halt'))
+    .addOption(new Option('--on-failure <mode>', 'what a failed leg does to the run (default halt; continue follows the original run)').choices(['halt', 'continue']))
     .option('--parallel <n>', 'legs run at once, each in its own worktree')
     .option('--idempotency-key <key>', 'find the same run again when a CI job is retried whole')
     .option('--hosted', 'open the run for a hosted runner and print it instead of running it here')
@@ -94,7 +94,8 @@ function addDispatchFlags(cmd: Command, spec: Spec): void {
     .option('--allow-empty', 'a leg that leaves no commit is not failed')
     .option('--max-cost <usd>', 'stop the run once the agents report this much spend')
     .option('--no-worktree', 'run in place on the branch instead of a worktree per card')
-    .option('--push', 'push an implemented leg\'s branch (default on for hosted runs)');
+    .option('--push', 'push an implemented leg\'s branch (default on for hosted runs)')
+    .option('--no-push', 'do not push implemented branches of a hosted run');
   if (spec.name === 'auto') cmd.option('--retry-failed', 'do not skip cards that failed in recent local runs');
   if (spec.lanes) {
     cmd

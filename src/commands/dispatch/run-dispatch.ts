@@ -103,7 +103,7 @@ export function continueFlags(flags: DispatchFlags, recorded: Record<string, unk
     if (typeof agent.agentCmd === 'string') out.agentCmd = agent.agentCmd;
     if (!flags.model && typeof agent.model === 'string') out.model = agent.model;
   }
-  if ((flags.onFailure === undefined || flags.onFailure === 'halt') && (recorded.onFailure === 'halt' || recorded.onFailure === 'continue')) {
+  if (flags.onFailure === undefined && (recorded.onFailure === 'halt' || recorded.onFailure === 'continue')) {
     out.onFailure = recorded.onFailure;
   }
   if (flags.parallel === undefined && typeof recorded.parallel === 'number') out.parallel = String(recorded.parallel);

@@ -128,7 +128,7 @@ describe('continue RUN_ID takes the original run\'s options', () => {
 
     writeFileSync(marker, '');
     const again = testContext({ env, globals: { json: true } });
-    await runDispatchCommand('continue', [firstSummary.runId], { onFailure: 'halt' }, again);
+    await runDispatchCommand('continue', [firstSummary.runId], {}, again);
     const summary = JSON.parse(again.stdout.text);
     expect(summary, again.stderr.text).toMatchObject({ command: 'continue', status: 'succeeded' });
     expect(summary.legs.map((l: { key: string; disposition: string }) => [l.key, l.disposition])).toEqual([[a, 'implemented'], [b, 'implemented']]);
