@@ -5,6 +5,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DatabaseSync } from 'node:sqlite';
 import { createApiClient, type ApiClient } from '../../src/api/client.js';
 import { runLeg } from '../../src/dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../../src/dispatch/api-service.js';
@@ -118,8 +119,10 @@ export interface RunRow {
   seq: number;
 }
 
-export function runRows(w: SoakWorld): RunRow[] {
-  return (w.svc.db.prepare('SELECT id, status, stop_reason, seq FROM dispatch_runs ORDER BY started_at, id').all() as unknown as RunRow[])
+export const runRows = (w: SoakWorld): RunRow[] => rowsOf(w.svc.db);
+
+export function rowsOf(db: DatabaseSync): RunRow[] {
+  return (db.prepare('SELECT id, status, stop_reason, seq FROM dispatch_runs ORDER BY started_at, id').all() as unknown as RunRow[])
     .map((r) => ({ ...r, seq: Number(r.seq) }));
 }
 
@@ -143,11 +146,17 @@ export function journalDispositions(journal: JournalView): Map<string, string> {
  * disposition as the journal last said (or settled by the close), and no token in a stored body.
  */
 export function agreementProblems(w: SoakWorld, runId: string): string[] {
-  const { journal, record } = journalOf(w.stateDir, runId);
-  const problems = streamMismatches(storedEvents(w.svc.db, runId), journal, record.baseSeq);
-  const row = runRows(w).find((r) => r.id === runId)!;
+  return agreement(w.svc.db, w.stateDir, runId, [w.svc.token]);
+}
+
+/** The same checks against any store (a spawned server's database file) and state folder. */
+export function agreement(db: DatabaseSync, stateDir: string, runId: string, secrets: readonly string[]): string[] {
+  const { journal, record } = journalOf(stateDir, runId);
+  const problems = streamMismatches(storedEvents(db, runId), journal, record.baseSeq);
+  const row = rowsOf(db).find((r) => r.id === runId);
+  if (!row) return [`run ${runId} is not on the service`];
   if (row.seq !== record.baseSeq + journal.events.length) problems.push(`run seq ${row.seq}, journal ends at ${record.baseSeq + journal.events.length}`);
-  const cards = w.svc.db.prepare('SELECT work_item_key AS key, disposition FROM dispatch_cards WHERE run_id = ? ORDER BY position').all(runId) as { key: string; disposition: string }[];
+  const cards = db.prepare('SELECT work_item_key AS key, disposition FROM dispatch_cards WHERE run_id = ? ORDER BY position').all(runId) as { key: string; disposition: string }[];
   const last = journalDispositions(journal);
   for (const c of cards) {
     const j = last.get(c.key);
@@ -160,8 +169,8 @@ export function agreementProblems(w: SoakWorld, runId: string): string[] {
       problems.push(`${c.key}: never started per the journal, service says ${c.disposition}`);
     }
   }
-  for (const e of storedEvents(w.svc.db, runId)) {
-    if (e.body && (e.body.includes(w.svc.token) || /ghp_x{20}/.test(e.body))) problems.push(`seq ${e.seq}: a token reached a stored body`);
+  for (const e of storedEvents(db, runId)) {
+    if (e.body && (secrets.some((t) => e.body!.includes(t)) || /ghp_x{20}/.test(e.body))) problems.push(`seq ${e.seq}: a token reached a stored body`);
   }
   return problems;
 }

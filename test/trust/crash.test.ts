@@ -1,0 +1,237 @@
+// Crash and signals (issue 8), with the real processes: `svc server` in one process, `svc run` in
+// another, a fake agent that prints a few lines.
+// - kill -9 the CLI at seeded random moments of its run (quick: 3, full: 20); `svc runs recover`
+//   must then leave the service in agreement with the journal (same events, same order, no
+//   duplicate) and the run closed: `interrupted`/`cancelled`, or the close the journal had already
+//   decided. No run may be left running on the service, even one killed right after its open.
+// - SIGINT: the agents are stopped (their process group is gone), the run closes
+//   `interrupted`/`cancelled`, exit 130. SIGTERM: the same, exit 143.
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { openDatabase, type Database } from '../../src/server/db.js';
+import { createAdmin } from '../../src/server/admin.js';
+import { MODULES } from '../../src/server/modules.js';
+import { BIN, isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { agreement, journalOf, rowsOf } from './soak-harness.js';
+import { byMode, rng, seedsFor, waitFor } from './support.js';
+
+const KILLS = byMode(3, 20);
+const SEED = seedsFor(4242, 1)[0]!;
+
+let server: ServerProcess;
+let db: Database;
+let root: string;
+let agentCmd: string;
+let slowAgentCmd: string;
+const pidFile = () => join(root, 'pids');
+
+beforeAll(async () => {
+  server = await startServerProcess();
+  db = openDatabase(server.db, MODULES);
+  root = mkdtempSync(join(tmpdir(), 'svc-crash-'));
+  const agent = join(root, 'agent.sh');
+  writeFileSync(agent, `#!/bin/sh
+echo $$ >> "$TRUST_PIDS"
+for i in 1 2 3 4; do echo "tick $i of $SVC_CARD_KEY"; sleep 0.05; done
+`);
+  const slow = join(root, 'slow-agent.sh');
+  // Records its process group (it leads one: the runner starts each agent in its own), then waits.
+  writeFileSync(slow, `#!/bin/sh
+echo $$ >> "$TRUST_PIDS"
+echo "started $SVC_CARD_KEY"
+sleep 30
+echo "not reached"
+`);
+  chmodSync(agent, 0o755);
+  chmodSync(slow, 0o755);
+  agentCmd = `sh ${agent}`;
+  slowAgentCmd = `sh ${slow}`;
+});
+
+afterAll(async () => {
+  // Agents orphaned by kill -9 (they lead their own process groups): end them.
+  if (root && existsSync(pidFile())) {
+    for (const pid of readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean).map(Number)) {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+  db?.close();
+  const violations = await server?.stop();
+  expect(violations ?? [], 'responses that break the contract document').toEqual([]);
+});
+
+/** Fresh cards for one invocation (the demo's own are shared by other tests). */
+function cards(n: number): string[] {
+  const admin = createAdmin(db);
+  return Array.from({ length: n }, (_, i) => admin.createWorkItem({ projectKey: 'DEMO', kind: 'task', title: `crash card ${i}`, type: 'chore' }).key);
+}
+
+function envFor(home: string): CliEnv {
+  return {
+    ...isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO', SVC_HEARTBEAT_INTERVAL: '300ms', TRUST_PIDS: pidFile() }),
+    HOME: home, SVC_CONFIG_DIR: join(home, 'config'), SVC_STATE_DIR: join(home, 'state'),
+  };
+}
+
+function spawnRun(env: CliEnv, args: string[]) {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  return { child, done, out: () => ({ stdout, stderr }) };
+}
+
+const runIdsIn = (stateDir: string): string[] => (existsSync(join(stateDir, 'runs')) ? readdirSync(join(stateDir, 'runs')) : []);
+
+/** Every problem between the service and the state folder, plus runs left running on the service. */
+function problemsAfter(stateDir: string, before: Set<string>): string[] {
+  const problems: string[] = [];
+  for (const runId of runIdsIn(stateDir)) {
+    problems.push(...agreement(db, stateDir, runId, [server.token]).map((p) => `${runId}: ${p}`));
+    const row = rowsOf(db).find((r) => r.id === runId);
+    const { journal } = journalOf(stateDir, runId);
+    const want = journal.closing ?? { stopReason: 'interrupted', status: 'cancelled' };
+    if (row && (row.status !== want.status || row.stop_reason !== want.stopReason)) {
+      problems.push(`${runId}: closed ${row.stop_reason}/${row.status}, expected ${want.stopReason}/${want.status}`);
+    }
+    if (!journal.closed) problems.push(`${runId}: the journal was not marked closed`);
+  }
+  for (const row of rowsOf(db)) {
+    if (!before.has(row.id) && row.status === 'running') problems.push(`${row.id}: left running on the service, unknown to the state folder`);
+  }
+  return problems;
+}
+
+describe('kill -9 at random points, then svc runs recover', () => {
+  let fullRunMs = 2_000;
+
+  test('calibration: an uninterrupted run agrees with its journal and closes completed', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'svc-crash-home-'));
+    const env = envFor(home);
+    const before = new Set(rowsOf(db).map((r) => r.id));
+    const started = Date.now();
+    const r = await runCli(['run', ...cards(5), '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', await makeRepo()], { env });
+    fullRunMs = Date.now() - started;
+    expect(r.code, r.stderr).toBe(0);
+    expect(problemsAfter(join(home, 'state'), before)).toEqual([]);
+    const [runId] = runIdsIn(join(home, 'state'));
+    expect(journalOf(join(home, 'state'), runId!).journal.closed).toEqual({ stopReason: 'completed', status: 'succeeded' });
+  });
+
+  test(`${KILLS} kills at seeded moments (seed ${SEED}): recover leaves the service agreeing with every journal, every run closed`, async () => {
+    const r = rng(SEED);
+    const report: string[] = [];
+    for (let k = 0; k < KILLS; k++) {
+      const home = mkdtempSync(join(tmpdir(), 'svc-crash-home-'));
+      const env = envFor(home);
+      const stateDir = join(home, 'state');
+      const before = new Set(rowsOf(db).map((x) => x.id));
+      // Anywhere from the start-up to past the end of a normal run.
+      const killAt = r.int(20, Math.round(fullRunMs * 1.1));
+      const run = spawnRun(env, ['run', ...cards(5), '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', await makeRepo()]);
+      await new Promise((resolve) => setTimeout(resolve, killAt));
+      run.child.kill('SIGKILL');
+      const ended = await run.done;
+      const recovered = await runCli(['runs', 'recover'], { env });
+      const where = `kill #${k} at ${killAt} ms (seed ${SEED}, replay: SVC_TRUST_SEED=${SEED}; ended ${ended.signal ?? ended.code}; recover exit ${recovered.code}: ${recovered.stderr.trim().slice(0, 300)})`;
+      expect(recovered.code, where).toBe(0);
+      const problems = problemsAfter(stateDir, before);
+      expect(problems, where).toEqual([]);
+      const runs = runIdsIn(stateDir);
+      report.push(`${killAt}ms→${runs.length ? rowsOf(db).find((x) => x.id === runs[0])?.stop_reason : 'no run'}`);
+      // A second recover finds nothing left to do.
+      const again = await runCli(['runs', 'recover', '--json'], { env });
+      expect(again.code, again.stderr).toBe(0);
+    }
+    console.log(`crash kills (seed ${SEED}): ${report.join(', ')}`);
+  }, byMode(90_000, 600_000));
+});
+
+/** `pid state command` of the live processes in process group `pgid` (from /proc). */
+function groupMembers(pgid: number): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid) out.push(`${name} ${fields[0]} ${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return out;
+}
+
+describe('a run opened but never recorded locally', () => {
+  // KNOWN BUG (reported): the run is opened on the service (op 25) BEFORE its state folder and
+  // journal exist (src/dispatch/lifecycle/run-once.ts: `openWithReselect` at line ~67, then
+  // `createRunFolder` at line ~165). When the folder cannot be written (here SVC_STATE_DIR lies
+  // under a regular file; equally a full disk, or a kill -9 between the open's answer and
+  // run.json), svc exits "ENOTDIR: not a directory, mkdir …" with exit 1 and the run stays
+  // `running` on the service, unknown to `svc runs recover`, until the reaper abandons it 5
+  // minutes later. Fix: create the folder (recording base URL and idempotency key) before the
+  // open, and close a run opened whose record could not be written. Remove `.fails` once fixed.
+  test.fails('a state folder that cannot be written leaves no run running on the service', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'svc-crash-home-'));
+    writeFileSync(join(home, 'not-a-folder'), '');
+    const env = { ...envFor(home), SVC_STATE_DIR: join(home, 'not-a-folder', 'state') };
+    const before = new Set(rowsOf(db).map((x) => x.id));
+    const r = await runCli(['run', ...cards(1), '--agent-cmd', agentCmd, '--allow-empty', '--repo', await makeRepo()], { env });
+    expect(r.code).not.toBe(0);
+    const left = rowsOf(db).filter((x) => !before.has(x.id) && x.status === 'running');
+    expect(left.map((x) => x.id), r.stderr).toEqual([]);
+  });
+});
+
+describe('signals', () => {
+  test.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)('%s: agents stopped (process group gone), run closed interrupted/cancelled, exit %i', async (signal, code) => {
+    const home = mkdtempSync(join(tmpdir(), 'svc-signal-home-'));
+    const env = envFor(home);
+    const stateDir = join(home, 'state');
+    const before = new Set(rowsOf(db).map((x) => x.id));
+    const seenPids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean).length : 0;
+    const run = spawnRun(env, ['run', ...cards(2), '--agent-cmd', slowAgentCmd, '--send-logs', '--allow-empty', '--kill-grace', '1s', '--repo', await makeRepo()]);
+    const pid = await waitFor('the agent to start', () => {
+      const pids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean) : [];
+      return pids.length > seenPids ? Number(pids[pids.length - 1]) : null;
+    }, 20_000);
+    // The agent leads its own process group.
+    expect(() => process.kill(-pid, 0)).not.toThrow();
+    run.child.kill(signal);
+    const ended = await run.done;
+    expect(ended.code, run.out().stderr).toBe(code);
+    // When svc has exited, nothing of the agent's group still runs (a zombie the init process has
+    // not reaped yet is already dead), and the group is soon gone altogether.
+    expect(groupMembers(pid).filter((m) => m.split(' ')[1] !== 'Z'), 'live processes of the agent\'s group').toEqual([]);
+    await waitFor('the agent\'s process group to be reaped', () => {
+      try {
+        process.kill(-pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, 5_000);
+    const [runId] = runIdsIn(stateDir);
+    const row = rowsOf(db).find((x) => x.id === runId)!;
+    expect(row).toMatchObject({ status: 'cancelled', stop_reason: 'interrupted' });
+    expect(problemsAfter(stateDir, before)).toEqual([]);
+    // The leg that was running is settled failed on the service; the one never started, not_reached.
+    const legs = db.prepare('SELECT disposition FROM dispatch_cards WHERE run_id = ? ORDER BY position').all(runId!) as { disposition: string }[];
+    expect(legs.map((l) => l.disposition)).toEqual(['failed', 'not_reached']);
+    expect(run.out().stderr).not.toMatch(/^\s+at /m);
+  }, 60_000);
+});
