@@ -31,8 +31,13 @@ CREATE TABLE IF NOT EXISTS work_items (
   archived_at TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
   UNIQUE (project_id, number));
 CREATE INDEX IF NOT EXISTS work_items_by_key ON work_items (key);
-CREATE INDEX IF NOT EXISTS work_items_by_parent ON work_items (parent_id);
+-- (parent_id, archived_at): "has live children" (leaves, the ready lanes, child counts) is read
+-- from the index alone; it replaces the plain parent_id index of older databases.
+DROP INDEX IF EXISTS work_items_by_parent;
+CREATE INDEX IF NOT EXISTS work_items_by_live_parent ON work_items (parent_id, archived_at);
 CREATE INDEX IF NOT EXISTS work_items_by_project ON work_items (project_id, created_at, id);
+-- The bug trees of the ready lanes and kind filters (a count of open bugs over 50k items: 10 -> 2 ms).
+CREATE INDEX IF NOT EXISTS work_items_by_kind ON work_items (project_id, kind);
 -- kind: blocks (from blocks to), relates, duplicates, clones
 CREATE TABLE IF NOT EXISTS work_item_links (
   from_id TEXT NOT NULL REFERENCES work_items(id), to_id TEXT NOT NULL REFERENCES work_items(id),
