@@ -1,0 +1,140 @@
+// Two `svc auto` processes over one queue (issue 8): the same project with ~10 ready leaves, a
+// slow-ish fake agent, two machines (own homes, own repositories), one `svc server`. No card may be
+// run twice: neither by the runs' legs on the service nor by the agents' own records.
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createAdmin } from '../../src/server/admin.js';
+import { openDatabase, type Database } from '../../src/server/db.js';
+import { MODULES } from '../../src/server/modules.js';
+import { isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { byMode } from './support.js';
+
+let server: ServerProcess;
+let db: Database;
+let agentCmd: string;
+let root: string;
+
+beforeAll(async () => {
+  server = await startServerProcess();
+  db = openDatabase(server.db, MODULES);
+  root = mkdtempSync(join(tmpdir(), 'svc-queue-'));
+  const agent = join(root, 'agent.sh');
+  // Each agent writes down which card it worked on, in which run, on which machine.
+  writeFileSync(agent, `#!/bin/sh
+echo "$SVC_CARD_KEY $SVC_RUN_ID $TRUST_MACHINE" >> "$TRUST_RECORDS"
+sleep 0.3
+echo "worked on $SVC_CARD_KEY"
+`);
+  chmodSync(agent, 0o755);
+  agentCmd = `sh ${agent}`;
+});
+
+afterAll(async () => {
+  db?.close();
+  const violations = await server?.stop();
+  expect(violations ?? [], 'responses that break the contract document').toEqual([]);
+});
+
+function machine(name: string, project: string, records: string): CliEnv {
+  return isolatedEnv({
+    SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: project, SVC_HEARTBEAT_INTERVAL: '1s',
+    TRUST_RECORDS: records, TRUST_MACHINE: name,
+  });
+}
+
+/** A project of its own with `n` ready leaves. */
+function queue(key: string, n: number): string[] {
+  const admin = createAdmin(db);
+  const ws = (db.prepare("SELECT id FROM workspaces WHERE slug = 'acme'").get() as { id: string }).id;
+  admin.createProject({ workspaceId: ws, key, name: `Queue ${key}` });
+  return Array.from({ length: n }, (_, i) => admin.createWorkItem({ projectKey: key, kind: 'task', title: `leaf ${i + 1}`, type: 'chore' }).key);
+}
+
+interface Leg {
+  run: string;
+  key: string;
+  disposition: string;
+}
+
+/** Legs the service recorded as given to an agent (started, whatever came of it). */
+function legsOf(project: string): Leg[] {
+  return db
+    .prepare(`SELECT c.run_id AS run, c.work_item_key AS key, c.disposition FROM dispatch_cards c JOIN dispatch_runs r ON r.id = c.run_id
+              JOIN projects p ON p.id = r.project_id WHERE p.key = ? AND c.disposition IN ('running', 'implemented', 'failed') ORDER BY c.run_id, c.position`)
+    .all(project) as unknown as Leg[];
+}
+
+function duplicates(keys: string[]): string[] {
+  const seen = new Set<string>();
+  return [...new Set(keys.filter((k) => (seen.has(k) ? true : (seen.add(k), false))))];
+}
+
+interface Outcome {
+  keys: string[];
+  legs: Leg[];
+  agentRecords: string[][];
+  context: string;
+}
+
+/** Runs two machines' `svc auto` over a fresh queue; B starts when `startB` resolves. */
+async function twoMachines(project: string, argsA: string[], startB: (a: Promise<unknown>) => Promise<void>): Promise<Outcome> {
+  const keys = queue(project, 10);
+  const records = join(root, `records-${project}.txt`);
+  const args = (repo: string) => ['auto', '--agent-cmd', agentCmd, '--allow-empty', '--repo', repo, '--json'];
+  const [repoA, repoB] = await Promise.all([makeRepo(), makeRepo()]);
+  const a = runCli([...args(repoA), ...argsA], { env: machine('A', project, records), timeoutMs: 120_000 });
+  await startB(a);
+  const b = runCli(args(repoB), { env: machine('B', project, records), timeoutMs: 120_000 });
+  const [ra, rb] = await Promise.all([a, b]);
+  expect(ra.code, ra.stderr).toBe(0);
+  expect(rb.code, rb.stderr).toBe(0);
+  const agentRecords = existsSync(records) ? readFileSync(records, 'utf8').trim().split('\n').filter(Boolean).map((l) => l.split(' ')) : [];
+  const legs = legsOf(project);
+  const by = (m: string) => agentRecords.filter((x) => x[2] === m).length;
+  console.log(`queue ${project}: machine A ran ${by('A')}, machine B ran ${by('B')} card(s) in ${new Set(legs.map((l) => l.run)).size} run(s)`);
+  const context = `legs: ${legs.map((l) => `${l.key}@${l.run}`).join(' ')}\nagents: ${agentRecords.map((x) => x.join('@')).join(' ')}\nA: ${ra.stderr.slice(-600)}\nB: ${rb.stderr.slice(-600)}`;
+  return { keys, legs, agentRecords, context };
+}
+
+/** No card run twice (service legs and agents' records agree), and the queue drained. */
+function expectEachCardOnce({ keys, legs, agentRecords, context }: Outcome): void {
+  expect(duplicates(agentRecords.map((x) => x[0]!)), context).toEqual([]);
+  expect(duplicates(legs.map((l) => l.key)), context).toEqual([]);
+  expect(agentRecords.map((x) => x[0]).sort(), context).toEqual([...keys].sort());
+  for (const [key, run] of agentRecords) expect(legs.some((l) => l.key === key && l.run === run), `${key}@${run}\n${context}`).toBe(true);
+  expect(legs.every((l) => l.disposition === 'implemented'), context).toBe(true);
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Resolves once a run of `project` is open on the service. */
+async function runOpenIn(project: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const row = db.prepare("SELECT 1 FROM dispatch_runs r JOIN projects p ON p.id = r.project_id WHERE p.key = ? AND r.status = 'running'").get(project);
+    if (row) return;
+    await sleep(20);
+  }
+  throw new Error(`no run opened in ${project}`);
+}
+
+describe('two svc auto over one queue never run the same card', () => {
+  test.each(byMode([[0], [150]], [[0], [50], [150], [400], [900]]))('second machine starts %i ms after the first', async (delayMs) => {
+    expectEachCardOnce(await twoMachines(`Q${delayMs}`, [], () => sleep(delayMs)));
+  }, byMode(60_000, 120_000));
+
+  // KNOWN BUG (reported): A runs `auto --max 3` and opens its run over Q-1..3; B's `auto` gets the
+  // 409, reselects without them and runs Q-4..10. A finishes first and closes; the three cards are
+  // still ready (a run moves no status), so B's close sees "more is ready", closes `completed`,
+  // and its next round runs Q-1..3 AGAIN. src/dispatch/lifecycle.ts `runAuto`: the keys a 409
+  // excluded (another machine's cards; the `exclude` set inside openWithReselect,
+  // src/dispatch/lifecycle/open.ts) are not added to `avoid`, so later rounds — and the "is more
+  // ready?" check of naturalStop — take them again. Fix: surface the keys excluded on 409 and
+  // avoid them for the rest of the invocation. Remove `.fails` once fixed.
+  test.fails('one machine with --max 3, the other without: the second one never re-runs the first one\'s cards', async () => {
+    expectEachCardOnce(await twoMachines('QMAX', ['--max', '3'], () => runOpenIn('QMAX')));
+  }, 60_000);
+});
