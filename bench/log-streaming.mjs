@@ -1,0 +1,149 @@
+// 3. Log streaming: an agent printing 100 MB under `svc run --send-logs`, against the same agent
+// writing into /dev/null. The agent (agents/print.mjs) prints at a steady rate and times itself,
+// so "the agent is never blocked" reads directly as its own wall time. Appends are counted on the
+// service's side; their batches are checked against the journal; svc's peak RSS is sampled from
+// /proc. The same run goes once more through a proxy that makes every request take ten times as
+// long, and once at 10 MB, to see memory stay flat. An unpaced run gives svc's raw throughput.
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { request, createServer, Agent } from 'node:http';
+import { join } from 'node:path';
+import { BIN, NODE, journalOf, makeRepo, mb, ms, row, runSvc, startService, summaryOf, svcEnv, tempDir, timed, x } from './lib.mjs';
+
+const MB = 1024 * 1024;
+const RATE = 20 * MB; // bytes/s: 100 MB in 5 s, far chattier than any real agent
+const EVENTS_PER_APPEND = 200;
+const MAX_BATCH_BYTES = 512 * 1024; // the event stream's cap on a batch (src/dispatch/event-stream.ts)
+const FLUSH_MS = 1000;
+const PRINT = join(import.meta.dirname, 'agents', 'print.mjs');
+
+/** A proxy in front of the service that holds each answer until the request took `factor` × as long. */
+async function slowProxy(target, factor) {
+  const agent = new Agent({ keepAlive: true });
+  const server = createServer((req, res) => {
+    const t0 = performance.now();
+    const up = request(`${target}${req.url}`, { method: req.method, headers: req.headers, agent }, (ans) => {
+      const parts = [];
+      ans.on('data', (d) => parts.push(d));
+      ans.on('end', () => {
+        setTimeout(() => {
+          res.writeHead(ans.statusCode, ans.headers);
+          res.end(Buffer.concat(parts));
+        }, (performance.now() - t0) * (factor - 1));
+      });
+    });
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: () => {
+      server.closeAllConnections();
+      agent.destroy();
+      return new Promise((done) => server.close(done));
+    },
+  };
+}
+
+/** The agent alone, into /dev/null: its own wall time. */
+function alone(bytes, rate) {
+  const file = join(tempDir('alone'), 'ms');
+  const r = timed('sh', ['-c', `"${NODE}" "${PRINT}" ${bytes} ${rate} "${file}" > /dev/null`]);
+  if (r.status !== 0) throw new Error(`agent alone failed: ${r.stderr}`);
+  return Number(readFileSync(file, 'utf8'));
+}
+
+/** One `svc run --send-logs` of the agent; appends are counted by `counter`. */
+async function underSvc(service, counter, bytes, rate, baseUrl) {
+  const key = service.admin.createWorkItem({ projectKey: service.projectKey, kind: 'task', type: 'code', title: `logs ${bytes}` }).key;
+  const file = join(tempDir('agent'), 'ms');
+  const env = svcEnv(service, baseUrl ? { SVC_BASE_URL: baseUrl } : {});
+  counter.n = 0;
+  const agentCmd = `"${NODE}" "${PRINT}" ${bytes} ${rate} "${file}"`;
+  const r = await runSvc(['run', key, '--agent-cmd', agentCmd, '--allow-empty', '--send-logs', '--repo', makeRepo(), '--json'], { env, timeoutMs: 600_000 });
+  const summary = summaryOf(r);
+  if (summary.status !== 'succeeded') throw new Error(`svc run --send-logs ended ${summary.status}: ${r.stderr.slice(-1000)}`);
+  const stored = service.db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(length(CAST(body AS BLOB))), 0) AS bytes FROM dispatch_events WHERE run_id = ? AND body IS NOT NULL').get(summary.runId);
+  return { agentMs: Number(readFileSync(file, 'utf8')), peakRss: r.peakRss, wallMs: r.wallMs, appends: counter.n, stored, batches: batchesOf(env, summary.runId), summary };
+}
+
+/**
+ * The batches the run sent, read from its journal (each ack closes one), and how many of them
+ * were not full: under 200 events while the next event would still have fitted in 512 KiB. Only
+ * the last batch of a flush may be so.
+ */
+function batchesOf(env, runId) {
+  const records = journalOf(env, runId);
+  const events = records.filter(({ r }) => r.t === 'ev');
+  const size = new Map(events.map(({ r, line }) => [r.n, Buffer.byteLength(line)]));
+  const acks = records.filter(({ r }) => r.t === 'ack').map(({ r }) => r.n);
+  let from = 0;
+  let short = 0;
+  for (const to of acks) {
+    let bytes = 0;
+    for (let n = from + 1; n <= to; n++) bytes += size.get(n) ?? 0;
+    const next = size.get(to + 1);
+    if (to - from < EVENTS_PER_APPEND && next !== undefined && bytes + next <= MAX_BATCH_BYTES) short++;
+    from = to;
+  }
+  return { acks: acks.length, short, events: events.length };
+}
+
+export async function logStreaming() {
+  const counter = { n: 0 };
+  const service = await startService({
+    start: { onResponse: (info) => info.operationId === 'appendDispatchEvents' && info.status === 200 && counter.n++ },
+  });
+  try {
+    const base100 = alone(100 * MB, RATE);
+    const floor = await underSvc(service, counter, 0, RATE);
+    const big = await underSvc(service, counter, 100 * MB, RATE);
+    const small = await underSvc(service, counter, 10 * MB, RATE);
+    const proxy = await slowProxy(service.url, 10);
+    let slow;
+    try {
+      slow = await underSvc(service, counter, 100 * MB, RATE, proxy.url);
+    } finally {
+      await proxy.close();
+    }
+    const base100b = alone(100 * MB, RATE);
+    const baseMs = Math.min(base100, base100b);
+    const unpacedAlone = alone(100 * MB, 0);
+    const unpaced = await underSvc(service, counter, 100 * MB, 0);
+
+    const wall = big.agentMs / baseMs;
+    const slowWall = slow.agentMs / baseMs;
+    const flat = big.peakRss / small.peakRss;
+    const slowFlat = slow.peakRss / big.peakRss;
+    const maxShort = Math.ceil(big.agentMs / FLUSH_MS) + 2;
+    const fewest = Math.ceil(big.batches.events / EVENTS_PER_APPEND);
+    return [
+      row('agent wall with --send-logs ÷ into /dev/null (100 MB at 20 MB/s)', `${x(wall)} (${ms(big.agentMs)} vs ${ms(baseMs)})`, '≤ 1.1×', wall <= 1.1),
+      row('appends counted by the service = batches in the journal', `${big.appends} = ${big.batches.acks}`, 'equal', big.appends === big.batches.acks),
+      row(
+        'appends not full (< 200 events and < 512 KiB)',
+        `${big.batches.short} of ${big.appends}`,
+        `≤ ${maxShort} (one per flush)`,
+        big.batches.short <= maxShort,
+        `${big.batches.events} events; ⌈events/200⌉ = ${fewest}: 200 bodies of 16 KiB exceed the 512 KiB batch cap (the service takes 1 MiB)`,
+      ),
+      row('bodies stored = bytes printed', `${mb(big.stored.bytes)} in ${big.stored.n} bodies`, mb(100 * MB), big.stored.bytes === 100 * MB),
+      row('svc peak RSS, 100 MB of output', mb(big.peakRss), '≤ 80 MB', big.peakRss <= 80 * MB),
+      row('svc peak RSS, an agent that prints nothing', mb(floor.peakRss), 'context', null, 'the floor: Node and the modules a run loads'),
+      row('svc peak RSS, 100 MB ÷ 10 MB of output', `${x(flat)} (${mb(big.peakRss)} vs ${mb(small.peakRss)})`, '≤ 1.2× (flat)', flat <= 1.2),
+      row('service 10× slower: agent wall ÷ into /dev/null', `${x(slowWall)} (${ms(slow.agentMs)})`, '≤ 1.1×', slowWall <= 1.1),
+      row('service 10× slower: svc peak RSS ÷ normal service', `${x(slowFlat)} (${mb(slow.peakRss)})`, '≤ 1.2× (flat)', slowFlat <= 1.2, `svc ran ${(slow.wallMs / 1000).toFixed(1)} s to deliver every event`),
+      row(
+        'unpaced agent: svc throughput (100 MB as fast as the pipe takes it)',
+        `${((100 / unpaced.agentMs) * 1000).toFixed(0)} MB/s (agent ${ms(unpaced.agentMs)} vs ${ms(unpacedAlone)} into /dev/null)`,
+        'context',
+        null,
+        `peak RSS ${mb(unpaced.peakRss)}`,
+      ),
+    ];
+  } finally {
+    await service.close();
+  }
+}

@@ -1,0 +1,81 @@
+// 2. Per-card overhead: `svc run` over 100 cards with a no-op agent (`true`, --allow-empty) and a
+// worktree per card, against the local service, beside a shell loop doing the same `git worktree
+// add` and agent per card. A card's cycle is the time from one card's `running` event to the
+// next's (svc's journal stamps each event when it happens); the loop stamps each iteration with
+// bash's $EPOCHREALTIME (no extra process). Overhead = median svc cycle − median loop cycle.
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { git, journalOf, makeRepo, median, ms, row, runSvc, startService, summaryOf, svcEnv, tempDir, timed } from './lib.mjs';
+
+const CARDS = 100;
+
+/** The shell loop: the same branch, worktree folder and agent per card, nothing else. */
+function shellLoop(keys) {
+  const repo = makeRepo();
+  const root = join(git(repo, 'rev-parse', '--absolute-git-dir'), 'svc-worktrees');
+  const script = join(tempDir('loop'), 'loop.sh');
+  writeFileSync(
+    script,
+    `set -e
+mkdir -p "${root}"
+echo "$EPOCHREALTIME"
+for k in ${keys.join(' ')}; do
+  git worktree add -q -b "svc/$k" "${root}/$k" HEAD
+  (cd "${root}/$k" && "$TRUE_BIN")
+  echo "$EPOCHREALTIME"
+done
+`,
+  );
+  // The program `true`, as svc spawns it (bash's builtin would cost nothing).
+  const trueBin = ['/usr/bin/true', '/bin/true'].find((p) => existsSync(p));
+  const r = timed('bash', [script], { cwd: repo, env: { ...process.env, TRUE_BIN: trueBin } });
+  if (r.status !== 0) throw new Error(`shell loop failed: ${r.stderr}`);
+  const stamps = r.stdout.trim().split('\n').map((s) => Number(s.replace(',', '.')) * 1000);
+  return { cycles: stamps.slice(1).map((t, i) => t - stamps[i]), wallMs: r.wallMs };
+}
+
+export async function perCard() {
+  const service = await startService();
+  try {
+    const keys = [];
+    for (let i = 1; i <= CARDS; i++) {
+      keys.push(service.admin.createWorkItem({ projectKey: service.projectKey, kind: 'task', type: 'code', title: `Card ${i}` }).key);
+    }
+    const before = shellLoop(keys);
+    const repo = makeRepo();
+    const env = svcEnv(service);
+    const r = await runSvc(['run', ...keys, '--agent-cmd', 'true', '--allow-empty', '--repo', repo, '--json'], { env });
+    const summary = summaryOf(r);
+    if (summary.status !== 'succeeded' || summary.legs.length !== CARDS) {
+      throw new Error(`svc run ended ${summary.status} with ${summary.legs.length} legs: ${r.stderr.slice(-1000)}`);
+    }
+    const after = shellLoop(keys);
+    const worktrees = readdirSync(join(git(repo, 'rev-parse', '--absolute-git-dir'), 'svc-worktrees')).length;
+
+    const running = journalOf(env, summary.runId)
+      .filter(({ r: rec }) => rec.t === 'ev' && rec.ev.disposition === 'running')
+      .map(({ r: rec }) => Date.parse(rec.at));
+    const svcCycles = running.slice(1).map((t, i) => t - running[i]);
+    const loopCycles = [...before.cycles, ...after.cycles];
+    const overhead = median(svcCycles) - median(loopCycles);
+    const loopWall = (before.wallMs + after.wallMs) / 2;
+    return [
+      row(
+        `per-card overhead beyond git worktree add + agent (median of ${svcCycles.length})`,
+        `${ms(overhead)} (svc ${ms(median(svcCycles))} vs loop ${ms(median(loopCycles))} per card)`,
+        '≤ 30 ms',
+        overhead <= 30,
+      ),
+      row(
+        `whole run: svc run ${CARDS} cards vs the shell loop`,
+        `${(r.wallMs / 1000).toFixed(2)} s vs ${(loopWall / 1000).toFixed(2)} s (+${ms((r.wallMs - loopWall) / CARDS)}/card)`,
+        'context',
+        null,
+        'includes svc start-up, open and close',
+      ),
+      row('worktrees and legs implemented', `${worktrees} / ${summary.legs.filter((l) => l.disposition === 'implemented').length}`, `${CARDS} / ${CARDS}`, worktrees === CARDS && summary.legs.every((l) => l.disposition === 'implemented')),
+    ];
+  } finally {
+    await service.close();
+  }
+}

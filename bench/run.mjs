@@ -1,0 +1,84 @@
+// `npm run bench`: builds (npm does), runs every benchmark of issue 7 against the built CLI and
+// local service, and prints each figure beside its goal. Exits 1 when any figure FAILs, after
+// printing all of them, so it can gate a release; never part of `npm test`.
+//
+//   node bench/run.mjs [startup] [per-card] [logs] [service] [--markdown]
+//
+// Each benchmark measures its figures side by side in one run (ratios and counts, never absolute
+// times against a fixed machine). Requests go to loopback only; every loop is bounded; the whole
+// run is capped at BUDGET_MS and temporary folders are removed at the end.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, cleanup, row } from './lib.mjs';
+import { logStreaming } from './log-streaming.mjs';
+import { perCard } from './per-card.mjs';
+import { serviceScale } from './service-scale.mjs';
+import { startup } from './startup.mjs';
+
+const BENCHMARKS = {
+  startup: { title: '1. Start-up', run: startup },
+  'per-card': { title: '2. Per-card overhead (100 cards, worktrees, no-op agent)', run: perCard },
+  logs: { title: '3. Log streaming (--send-logs)', run: logStreaming },
+  service: { title: '4. The local service at 50,000 work items', run: serviceScale },
+};
+const BUDGET_MS = 30 * 60_000;
+
+const args = process.argv.slice(2);
+const markdown = args.includes('--markdown');
+const picked = args.filter((a) => !a.startsWith('--'));
+for (const name of picked) if (!BENCHMARKS[name]) throw new Error(`unknown benchmark ${name} (known: ${Object.keys(BENCHMARKS).join(', ')})`);
+if (!existsSync(join(ROOT, 'dist', 'cli.js')) || !existsSync(join(ROOT, 'dist', 'server.js'))) {
+  throw new Error('dist/ is missing: run `npm run bench` (it builds first)');
+}
+
+const watchdog = setTimeout(() => {
+  process.stderr.write(`bench: still running after ${BUDGET_MS / 60_000} min; giving up\n`);
+  cleanup();
+  process.exit(1);
+}, BUDGET_MS);
+watchdog.unref();
+
+const sections = [];
+for (const [name, b] of Object.entries(BENCHMARKS)) {
+  if (picked.length && !picked.includes(name)) continue;
+  process.stderr.write(`bench: ${b.title}…\n`);
+  const t0 = performance.now();
+  let rows;
+  try {
+    rows = await b.run();
+  } catch (error) {
+    rows = [row(`${name}: the benchmark could not run`, String(error?.message ?? error).split('\n')[0], 'runs', false)];
+  } finally {
+    cleanup();
+  }
+  process.stderr.write(`bench: ${b.title} done in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
+  sections.push({ title: b.title, rows });
+}
+clearTimeout(watchdog);
+
+const verdict = (pass) => (pass === null ? '—' : pass ? 'PASS' : 'FAIL');
+const all = sections.flatMap((s) => s.rows);
+const failed = all.filter((r) => r.pass === false);
+
+if (markdown) {
+  const cell = (s) => String(s).replaceAll('|', '\\|');
+  console.log('| figure | measured | goal | |\n|---|---|---|---|');
+  for (const s of sections) {
+    console.log(`| **${cell(s.title)}** | | | |`);
+    for (const r of s.rows) console.log(`| ${cell(r.figure)}${r.note ? ` <br><sub>${cell(r.note)}</sub>` : ''} | ${cell(r.measured)} | ${cell(r.goal)} | ${verdict(r.pass)} |`);
+  }
+} else {
+  const width = (k) => Math.max(...all.map((r) => String(r[k]).length), k.length);
+  const [wf, wm, wg] = [width('figure'), width('measured'), width('goal')];
+  const line = (f, m, g, v) => `${f.padEnd(wf)}  ${m.padEnd(wm)}  ${g.padEnd(wg)}  ${v}`;
+  console.log(line('figure', 'measured', 'goal', 'result'));
+  for (const s of sections) {
+    console.log(`\n${s.title}`);
+    for (const r of s.rows) {
+      console.log(line(r.figure, String(r.measured), r.goal, verdict(r.pass)));
+      if (r.note) console.log(`  ↳ ${r.note}`);
+    }
+  }
+}
+console.log(`\n${all.length - failed.length} of ${all.length} figures PASS or are context; ${failed.length} FAIL`);
+process.exitCode = failed.length ? 1 : 0;
