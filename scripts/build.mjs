@@ -8,7 +8,8 @@
 //   else imports dist/main.js. The text is the program's own output, so it cannot drift.
 // - Before the program loads, dist/cli.js tells V8 to keep the heap small (see below).
 import { spawnSync } from 'node:child_process';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -34,7 +35,7 @@ const lazyBuiltinsForCommander = {
   },
 };
 
-await build({
+const { metafile } = await build({
   entryPoints: { main: 'src/cli.ts', server: 'src/server/index.ts' },
   outdir: 'dist',
   bundle: true,
@@ -48,6 +49,7 @@ await build({
   plugins: [lazyBuiltinsForCommander],
   sourcemap: 'linked',
   logLevel: 'warning',
+  metafile: true,
   define: { __SVC_VERSION__: JSON.stringify(pkg.version) },
 });
 
@@ -99,3 +101,15 @@ if (only('--version', '-V')) {
 // Replaced in one rename: a test spawning bin/svc.js meanwhile sees the old entry or the new one.
 writeFileSync(new URL('cli.js.tmp', dist), entry);
 renameSync(new URL('cli.js.tmp', dist), new URL('cli.js', dist));
+
+// Chunk names carry content hashes, so every build leaves the previous chunks behind (and `npm
+// pack` would ship them). Remove outputs of earlier builds once they are an hour old: a command
+// started before a rebuild may still import its own chunks for a while.
+const current = new Set([...Object.keys(metafile.outputs).map((f) => basename(f)), 'cli.js']);
+for (const name of readdirSync(dist)) {
+  if (current.has(name)) continue;
+  const file = new URL(name, dist);
+  // Another build may be pruning the same folder: a file gone meanwhile is fine.
+  const age = Date.now() - (statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+  if (age > 60 * 60_000) rmSync(file, { force: true });
+}
