@@ -251,8 +251,11 @@ export function createTransport(opts: ClientOptions): Transport {
         json = false;
       }
       if (status >= 200 && status < 300) {
-        if (json) return { status, body: parsed as T, headers, requestId };
-        return fail(status, 'bad_body', `${meta.method} ${meta.path} answered HTTP ${status} with a body that is not JSON (${contentType(headers)})`, {
+        // Every operation of the contract answers a JSON object: anything else (a proxy's page, a
+        // bare string) is no answer of the service, and must not reach code that reads its fields.
+        if (json && typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return { status, body: parsed as T, headers, requestId };
+        const what = json ? 'JSON that is not an object' : `a body that is not JSON (${contentType(headers)})`;
+        return fail(status, 'bad_body', `${meta.method} ${meta.path} answered HTTP ${status} with ${what}`, {
           requestId, ambiguous: mayHaveApplied,
         });
       }

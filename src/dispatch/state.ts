@@ -40,9 +40,17 @@ export interface RunPaths {
   prompts: string;
 }
 
+/** A run id that would leave the state folder (`../..`): bad input, exit 2. */
+export class UnsafeRunIdError extends Error {
+  readonly exitCode = 2;
+  constructor(runId: string) {
+    super(`'${runId}' is not a run id`);
+  }
+}
+
 export function runPaths(stateDir: string, runId: string): RunPaths {
   // Run ids come from the service; keep them from escaping the folder.
-  if (!/^[A-Za-z0-9._-]+$/.test(runId) || runId.startsWith('.')) throw new Error(`unsafe run id: ${runId}`);
+  if (!/^[A-Za-z0-9._-]+$/.test(runId) || runId.startsWith('.')) throw new UnsafeRunIdError(runId);
   const dir = join(stateDir, 'runs', runId);
   return {
     dir,

@@ -105,12 +105,9 @@ describe('answers that are not the JSON the contract promises', () => {
     }
   });
 
-  // KNOWN BUG (reported): a 200 whose body is JSON but not the operation's shape (here a bare
-  // string for GET /me) escapes as "svc: Cannot read properties of undefined (reading 'name')",
-  // exit 1: src/commands/read/read.ts:9 reads me.user.name unchecked, and the transport
-  // (src/api/request.ts) only checks that a 2xx body parses, not that it is an object. Expected:
-  // the `bad_body` fault ("not the JSON the operation answers"), exit 5. Remove `.fails` once fixed.
-  test.fails('JSON of the wrong shape with a 200 → exit 5', async () => {
+  // A 200 whose body is JSON but not an object (a bare string for GET /me) is no answer of the
+  // service: the `bad_body` fault, exit 5, not a crash in the command reading its fields.
+  test('JSON of the wrong shape with a 200 → exit 5', async () => {
     proxy.setPlan([{ path: /^\/api\/v1\//, fault: { kind: 'status', status: 200, body: '"just a string"' } }]);
     try {
       const r = await runCli(['whoami'], { env });
@@ -129,11 +126,8 @@ describe('answers that are not the JSON the contract promises', () => {
 });
 
 describe('run ids given to local commands', () => {
-  // KNOWN BUG (reported): `svc logs ../../etc` answers "svc: unsafe run id: ../../etc" with exit 1
-  // (an unexpected error); it is bad input, exit 2. src/dispatch/state.ts:49 `runPaths` throws a
-  // plain Error, and src/commands/read/runs.ts:51 `logs` lets it escape; it should be a UsageError
-  // (or carry exitCode 2). Remove `.fails` once fixed.
-  test.fails('a run id that climbs out of the state folder → exit 2', async () => {
+  // `svc logs ../../etc` is bad input (exit 2), not an unexpected error.
+  test('a run id that climbs out of the state folder → exit 2', async () => {
     const r = await runCli(['logs', '../../etc'], { env });
     expect(r.code, r.stderr).toBe(2);
     expectOneLine(r.stderr);
