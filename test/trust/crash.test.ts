@@ -234,4 +234,30 @@ describe('signals', () => {
     expect(legs.map((l) => l.disposition)).toEqual(['failed', 'not_reached']);
     expect(run.out().stderr).not.toMatch(/^\s+at /m);
   }, 60_000);
+
+  test('a second SIGINT exits at once (130); svc runs recover then closes the run interrupted, in agreement with the journal', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'svc-signal-home-'));
+    const env = envFor(home);
+    const stateDir = join(home, 'state');
+    const before = new Set(rowsOf(db).map((x) => x.id));
+    const seenPids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean).length : 0;
+    const run = spawnRun(env, ['run', ...cards(2), '--agent-cmd', slowAgentCmd, '--send-logs', '--allow-empty', '--kill-grace', '5s', '--repo', await makeRepo()]);
+    await waitFor('the agent to start', () => {
+      const pids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean) : [];
+      return pids.length > seenPids;
+    }, 20_000);
+    run.child.kill('SIGINT');
+    await new Promise((r) => setTimeout(r, 100));
+    const second = Date.now();
+    run.child.kill('SIGINT');
+    const ended = await run.done;
+    expect(ended.code, run.out().stderr).toBe(130);
+    // "At once": well before the 5 s kill grace the first SIGINT started.
+    expect(Date.now() - second).toBeLessThan(3_000);
+    const recovered = await runCli(['runs', 'recover'], { env });
+    expect(recovered.code, recovered.stderr).toBe(0);
+    expect(problemsAfter(stateDir, before)).toEqual([]);
+    const [runId] = runIdsIn(stateDir);
+    expect(rowsOf(db).find((x) => x.id === runId)).toMatchObject({ status: 'cancelled', stop_reason: 'interrupted' });
+  }, 60_000);
 });

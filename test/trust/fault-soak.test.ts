@@ -30,10 +30,9 @@ const ANY = /^\/api\/v1\//;
 const EVENTS = /^\/api\/v1\/dispatch-runs\/[^/]+\/events$/;
 const RUN_PATHS = /^\/api\/v1\/dispatch-runs/;
 /**
- * Ambiguous faults (reset after the service applied it, an answer cut short) on the close are
- * kept out of the soak while the known bug pinned below ("the invocation itself learns its close
- * landed") stands: with them, a seed that hits the close fails on that one bug (full soak, seed
- * 7926). Set to true once it is fixed.
+ * Resets and cut answers on the close are kept out of the soak while the known bug pinned below
+ * ("the invocation itself closes the run right") stands: with them, a seed that hits the close
+ * fails on that one bug (full soak: seeds 7926, 15845, 126711). Set to true once it is fixed.
  */
 const AMBIGUOUS_FAULTS_ON_THE_CLOSE = false;
 const NOT_THE_CLOSE = /^\/api\/v1\/(?!dispatch-runs\/[^/]+\/close$)/;
@@ -47,7 +46,7 @@ function planFor(seed: number, scale: number): { rules: FaultRule[]; text: strin
   const rules: FaultRule[] = [
     { method: 'POST', path: EVENTS, nth: [burstAt, burstAt + 1, burstAt + 2], fault: { kind: 'rate-limit', resetInMs: 150 } },
     { path: RUN_PATHS, nth: [runAt, runAt + 1, runAt + 2, runAt + 3], fault: { kind: 'status', status: 503 } },
-    { path: ANY, probability: 0.03, fault: { kind: 'reset-before' } },
+    { path: AMBIGUOUS, probability: 0.03, fault: { kind: 'reset-before' } },
     { path: AMBIGUOUS, probability: 0.03, fault: { kind: 'reset-after' } },
     { path: AMBIGUOUS, probability: 0.03, fault: { kind: 'truncate' } },
     { method: 'GET', path: ANY, probability: 0.03, fault: { kind: 'html-500' } },
@@ -120,59 +119,49 @@ describe('an ambiguous fault on the close itself', () => {
     const keys = Array.from({ length: 3 }, (_, i) => w.svc.admin.createWorkItem({ projectKey: w.svc.projectKey, kind: 'task', title: `C${i}`, type: 'chore' }).key);
     w.proxy.setPlan([{ method: 'POST', path: /\/close$/, times: 1, fault }]);
     const summary = await runSoak(w, soakOptions(w, { command: 'run', keys }));
-    console.log(`close under ${fault.kind}: exit ${summary.exitCode}, ${summary.stopReason}/${summary.status}; warnings: ${w.warnings.join(' | ')}`);
+    console.log(`close under ${fault.kind}: exit ${summary.exitCode}, ${summary.stopReason}/${summary.status}, service ${runRows(w)[0]?.status}; warnings: ${w.warnings.join(' | ')}`);
     return { w, summary };
   }
 
-  // The close was applied, only its answer was lost: the service holds the right close.
-  test.each([
-    ['reset after the service applied it', { kind: 'reset-after' } as const],
+  // To the client every one of these is ambiguous: the request was sent whole, no usable answer
+  // came back. Only the service knows whether the close was applied (reset-after, truncate) or
+  // not (reset-before: the proxy read the request and reset; an HTML 500 from a gateway).
+  const AMBIGUOUS_CLOSES = [
+    ['a reset before the service saw it', { kind: 'reset-before' } as const],
+    ['a reset after the service applied it', { kind: 'reset-after' } as const],
     ['an answer cut short', { kind: 'truncate' } as const],
-  ])('%s: the service is closed right and the run agrees with the journal', async (_name, fault) => {
-    const { w, summary } = await closeUnder(fault);
-    const rows = runRows(w);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ status: 'succeeded', stop_reason: 'completed' });
-    expect(agreementProblems(w, rows[0]!.id)).toEqual([]);
-    // Whatever the invocation concluded, recover leaves nothing behind and changes nothing.
-    await recoverAll(w);
-    expect(runRows(w)[0]).toMatchObject({ status: 'succeeded', stop_reason: 'completed' });
-    expect(journalOf(w.stateDir, rows[0]!.id).journal.closed).toMatchObject({ status: 'succeeded', stopReason: 'completed' });
-    expect(summary.runId).toBe(rows[0]!.id);
-  });
+    ['an HTML 500 from a gateway', { kind: 'html-500' } as const],
+  ] as const;
 
-  // KNOWN BUG (reported): when the close's answer is lost (reset after the service applied it, or
-  // a body cut short), the engine does not read the run (op 26) to learn that its close landed: it
-  // warns "could not close run …; `svc runs recover` will", leaves the journal without its
-  // `closed` record and exits 5 ("the service stayed unavailable") for a run that closed
-  // succeeded. The event stream already resolves ambiguity this way (read seq, then resend);
-  // src/dispatch/lifecycle/run-once.ts (the `catch` around `service.closeDispatchRun`) should do
-  // the same: read the run; closed as sent → done, exit as the run deserves; still running →
-  // close again. Remove `.fails` once fixed.
-  test.fails.each([
-    ['reset after the service applied it', { kind: 'reset-after' } as const],
-    ['an answer cut short', { kind: 'truncate' } as const],
-  ])('%s: the invocation itself learns its close landed (exit 0, journal closed)', async (_name, fault) => {
+  // Whatever the invocation concluded, the journal recorded the close it meant to send, and
+  // `svc runs recover` leaves the service closed right and in agreement with the journal.
+  test.each(AMBIGUOUS_CLOSES)('%s: after recover, the service is closed right and agrees with the journal', async (_name, fault) => {
     const { w, summary } = await closeUnder(fault);
-    expect(summary.exitCode).toBe(0);
-    expect(journalOf(w.stateDir, summary.runId!).journal.closed).toMatchObject({ status: 'succeeded', stopReason: 'completed' });
-  });
-
-  test('an HTML 500 from a gateway (not applied, not retried: a write): the run is left for recover, which closes it with the decided close', async () => {
-    const { w, summary } = await closeUnder({ kind: 'html-500' });
     const rows = runRows(w);
     expect(rows).toHaveLength(1);
     const runId = rows[0]!.id;
-    const { journal } = journalOf(w.stateDir, runId);
-    // The engine recorded the close it meant to send before sending it.
-    expect(journal.closing).toEqual({ stopReason: 'completed', status: 'succeeded' });
-    if (rows[0]!.status === 'running') {
-      expect(summary.exitCode).not.toBe(0);
-      const results = await recoverAll(w);
-      expect(results.map((r) => r.action)).toEqual(['closed']);
-    }
+    expect(summary.runId).toBe(runId);
+    expect(journalOf(w.stateDir, runId).journal.closing).toEqual({ stopReason: 'completed', status: 'succeeded' });
+    await recoverAll(w);
     expect(runRows(w)[0]).toMatchObject({ status: 'succeeded', stop_reason: 'completed' });
     expect(agreementProblems(w, runId)).toEqual([]);
     expect(journalOf(w.stateDir, runId).journal.closed).toMatchObject({ status: 'succeeded', stopReason: 'completed' });
+  });
+
+  // KNOWN BUG (reported): after an ambiguous failure of the close, the engine does not read the
+  // run (op 26) to learn whether its close landed: it warns "could not close run …; `svc runs
+  // recover` will", leaves the journal without its `closed` record and exits 5. When the close was
+  // applied (reset after, cut short) that is a wrong exit code for a run that closed right; when
+  // it was not (a reset before the service saw it, a gateway's 500) the run stays `running` on the
+  // service until someone runs recover — or the reaper abandons it. The full soak hit both (seeds
+  // 7926, 15845, 126711). The event stream already resolves ambiguity this way (read seq, then
+  // resend); src/dispatch/lifecycle/run-once.ts (the `catch` around `service.closeDispatchRun`)
+  // should do the same: read the run; closed → done; still running → close again (a repeated close
+  // is harmless: 409). Remove `.fails` once fixed, and set AMBIGUOUS_FAULTS_ON_THE_CLOSE.
+  test.fails.each(AMBIGUOUS_CLOSES)('%s: the invocation itself closes the run right (exit 0, journal closed)', async (_name, fault) => {
+    const { w, summary } = await closeUnder(fault);
+    expect(runRows(w)[0]).toMatchObject({ status: 'succeeded', stop_reason: 'completed' });
+    expect(summary.exitCode).toBe(0);
+    expect(journalOf(w.stateDir, summary.runId!).journal.closed).toMatchObject({ status: 'succeeded', stopReason: 'completed' });
   });
 });

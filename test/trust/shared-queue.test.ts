@@ -80,14 +80,14 @@ interface Outcome {
 }
 
 /** Runs two machines' `svc auto` over a fresh queue; B starts when `startB` resolves. */
-async function twoMachines(project: string, argsA: string[], startB: (a: Promise<unknown>) => Promise<void>): Promise<Outcome> {
+async function twoMachines(project: string, argsA: string[], startB: (a: Promise<unknown>) => Promise<void>, argsB: string[] = []): Promise<Outcome> {
   const keys = queue(project, 10);
   const records = join(root, `records-${project}.txt`);
   const args = (repo: string) => ['auto', '--agent-cmd', agentCmd, '--allow-empty', '--repo', repo, '--json'];
   const [repoA, repoB] = await Promise.all([makeRepo(), makeRepo()]);
   const a = runCli([...args(repoA), ...argsA], { env: machine('A', project, records), timeoutMs: 120_000 });
   await startB(a);
-  const b = runCli(args(repoB), { env: machine('B', project, records), timeoutMs: 120_000 });
+  const b = runCli([...args(repoB), ...argsB], { env: machine('B', project, records), timeoutMs: 120_000 });
   const [ra, rb] = await Promise.all([a, b]);
   expect(ra.code, ra.stderr).toBe(0);
   expect(rb.code, rb.stderr).toBe(0);
@@ -124,6 +124,15 @@ async function runOpenIn(project: string): Promise<void> {
 describe('two svc auto over one queue never run the same card', () => {
   test.each(byMode([[0], [150]], [[0], [50], [150], [400], [900]]))('second machine starts %i ms after the first', async (delayMs) => {
     expectEachCardOnce(await twoMachines(`Q${delayMs}`, [], () => sleep(delayMs)));
+  }, byMode(60_000, 120_000));
+
+  // Each machine takes at most 5: the second one's open meets the first one's run (409) and
+  // reselects around its cards, so both work and the queue is shared.
+  test.each(byMode([[0], [150]], [[0], [150], [400]]))('both with --max 5, the second starting %i ms later: the work is split', async (delayMs) => {
+    const outcome = await twoMachines(`S${delayMs}`, ['--max', '5'], () => sleep(delayMs), ['--max', '5']);
+    expectEachCardOnce(outcome);
+    const machines = new Set(outcome.agentRecords.map((x) => x[2]));
+    expect([...machines].sort(), outcome.context).toEqual(['A', 'B']);
   }, byMode(60_000, 120_000));
 
   // KNOWN BUG (reported): A runs `auto --max 3` and opens its run over Q-1..3; B's `auto` gets the
