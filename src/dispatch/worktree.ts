@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { simpleGit, type SimpleGit } from 'simple-git';
+import { execa } from 'execa';
 
 /** A git operation on a worktree that cannot be done safely; the message says why and what to do. */
 export class WorktreeError extends Error {
@@ -39,14 +39,33 @@ function serialized<T>(fn: () => Promise<T>): Promise<T> {
   return run;
 }
 
-function git(dir: string): SimpleGit {
-  return simpleGit({ baseDir: dir, trimmed: true });
+/**
+ * git through execa, not simple-git: simple-git waits a fixed 50 ms after any command that prints
+ * nothing (`worktree prune`, a branch lookup that finds none), which was most of svc's per-card
+ * overhead. A non-zero exit throws with git's stderr in the message.
+ */
+function git(dir: string) {
+  const raw = async (args: string[]): Promise<string> => (await execa('git', args, { cwd: dir, stdin: 'ignore' })).stdout.trim();
+  return { raw, revparse: (args: string[]) => raw(['rev-parse', ...args]) };
 }
 
-/** `<git common dir>/svc-worktrees`: the default root for a repository's card worktrees. */
-export async function defaultWorktreeRoot(repo: string): Promise<string> {
-  const common = await git(repo).raw(['rev-parse', '--git-common-dir']);
-  return join(isAbsolute(common) ? common : resolve(repo, common), 'svc-worktrees');
+const roots = new Map<string, Promise<string>>();
+
+/** `<git common dir>/svc-worktrees`: the default root for a repository's card worktrees (asked once per repository). */
+export function defaultWorktreeRoot(repo: string): Promise<string> {
+  let root = roots.get(repo);
+  if (!root) {
+    root = git(repo).raw(['rev-parse', '--git-common-dir']).then((common) => join(isAbsolute(common) ? common : resolve(repo, common), 'svc-worktrees'));
+    roots.set(repo, root);
+    root.catch(() => roots.delete(repo));
+  }
+  return root;
+}
+
+/** The commit each revision names, or null where it names none: one git process for all of them. */
+async function commitsOf(repo: string, revisions: string[]): Promise<(string | null)[]> {
+  const { stdout } = await execa('git', ['cat-file', '--batch-check=%(objectname)'], { cwd: repo, input: revisions.map((r) => `${r}^{commit}`).join('\n') + '\n' });
+  return stdout.split('\n').map((line) => (/^[0-9a-f]{40,64}$/.test(line) ? line : null));
 }
 
 interface WorktreeEntry {
@@ -77,8 +96,7 @@ async function listWorktrees(repo: string): Promise<WorktreeEntry[]> {
 }
 
 async function branchExists(repo: string, branch: string): Promise<boolean> {
-  // for-each-ref rather than `rev-parse --verify --quiet`: simple-git does not treat a non-zero
-  // exit with empty stderr as an error, so the quiet form would always look like success.
+  // for-each-ref answers every case with exit 0; a missing branch is simply no line.
   const out = await git(repo).raw(['for-each-ref', '--format=%(refname)', `refs/heads/${branch}`]);
   return out.split('\n').includes(`refs/heads/${branch}`);
 }
@@ -104,6 +122,17 @@ export function prepareWorktree(opts: PrepareOptions): Promise<PreparedWorktree>
   const branch = branchFor(opts.key);
   return serialized(async () => {
     const root = opts.root ?? (await defaultWorktreeRoot(opts.repo));
+    const path = join(root, opts.key);
+    const base = opts.baseRef ?? 'HEAD';
+    // A new card (the common case) costs one lookup and the `worktree add`: a branch that does not
+    // exist yet cannot be checked out in any worktree.
+    const [branchHead, baseHead] = await commitsOf(opts.repo, [`refs/heads/${branch}`, base]);
+    if (!branchHead) {
+      if (!baseHead) throw new WorktreeError(`cannot start ${branch}: '${base}' names no commit in ${opts.repo}`);
+      await mkdir(root, { recursive: true });
+      await git(opts.repo).raw(['worktree', 'add', '-b', branch, path, base]);
+      return { path, branch, created: true, headBefore: baseHead };
+    }
     let existing = (await listWorktrees(opts.repo)).find((w) => w.branch === branch);
     if (existing && (existing.prunable || !existsSync(existing.path))) {
       // Its folder was deleted by hand: forget the stale registration, keep the branch.
@@ -111,15 +140,9 @@ export function prepareWorktree(opts: PrepareOptions): Promise<PreparedWorktree>
       existing = undefined;
     }
     if (existing) return { path: existing.path, branch, created: false, headBefore: await headOf(existing.path) };
-
-    const path = join(root, opts.key);
     await mkdir(root, { recursive: true });
-    if (await branchExists(opts.repo, branch)) {
-      await git(opts.repo).raw(['worktree', 'add', path, branch]);
-    } else {
-      await git(opts.repo).raw(['worktree', 'add', '-b', branch, path, opts.baseRef ?? 'HEAD']);
-    }
-    return { path, branch, created: true, headBefore: await headOf(path) };
+    await git(opts.repo).raw(['worktree', 'add', path, branch]);
+    return { path, branch, created: true, headBefore: branchHead };
   });
 }
 
