@@ -1,10 +1,11 @@
 // The local state folder: one directory per dispatch run, holding its journal (every event before it
 // is sent, and the acknowledgements), run.json (what a resume or a recovery needs — never a token)
 // and the full, redacted agent output per leg. It is the ground truth after a crash.
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { DispatchCommand, DispatchRun } from '../contract/types.js';
+import type { DispatchCommand, DispatchRun, DispatchRunOpen } from '../contract/types.js';
 
 /** `SVC_STATE_DIR`, else `$XDG_STATE_HOME/svc`, else `~/.local/state/svc`. */
 export function resolveStateDir(env: Record<string, string | undefined>, home: string = homedir()): string {
@@ -104,4 +105,81 @@ export function listRunRecords(stateDir: string): RunRecord[] {
     }
   }
   return records.sort((a, b) => a.openedAt.localeCompare(b.openedAt));
+}
+
+/** The local state could not be written: a one-line error, exit 1. */
+export class LocalStateError extends Error {
+  readonly exitCode = 1;
+  constructor(message: string, cause?: unknown) {
+    super(message, { cause });
+    this.name = 'LocalStateError';
+  }
+}
+
+/** `ENOTDIR: not a directory, mkdir '…'` → `ENOTDIR (not a directory)`: short, one line. */
+export function describeFsError(error: unknown): string {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  const text = typeof e?.message === 'string' ? e.message.split('\n')[0]! : String(error);
+  return typeof e?.code === 'string' ? text.replace(/,\s.*$/, '') : text;
+}
+
+/**
+ * A run about to be opened. Written BEFORE the open (op 25) and removed once run.json holds the
+ * run's id, so a run whose open landed while its record did not (a kill -9 between the open's
+ * answer and run.json, a disk that filled up) can still be found: `svc runs recover` repeats the
+ * open with the same idempotency key and learns the run's id. Never holds a token.
+ */
+export interface PendingOpen {
+  idempotencyKey: string;
+  /** The open exactly as sent (the idempotency key included); recover repeats it. */
+  open: DispatchRunOpen;
+  /** run.json without what only the open's answer tells (the id, the seq, the run). */
+  record: Omit<RunRecord, 'runId' | 'baseSeq' | 'run'>;
+}
+
+/** `<state>/opening/<sha256 of the key>.json`: a user's `--idempotency-key` never names a path. */
+export function pendingOpenPath(stateDir: string, idempotencyKey: string): string {
+  const name = createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 40);
+  return join(stateDir, 'opening', `${name}.json`);
+}
+
+/** Writes the pending record atomically (mode 0600 in a 0700 folder); throws LocalStateError. */
+export function writePendingOpen(stateDir: string, pending: PendingOpen): string {
+  const path = pendingOpenPath(stateDir, pending.idempotencyKey);
+  try {
+    mkdirSync(join(stateDir, 'opening'), { recursive: true, mode: 0o700 });
+    const tmp = `${path}.tmp`;
+    writeFileSync(tmp, JSON.stringify(pending, null, 2) + '\n', { mode: 0o600 });
+    renameSync(tmp, path);
+    return path;
+  } catch (error) {
+    throw new LocalStateError(`cannot write the local state of the run under ${stateDir}: ${describeFsError(error)}; no run was opened`, error);
+  }
+}
+
+/** Removes a pending record (best effort: a leftover one only makes recover ask the service). */
+export function removePendingOpen(path: string): void {
+  try {
+    rmSync(path, { force: true });
+  } catch {
+    // Recover finds it, re-opens with its key and learns the run is recorded or closed.
+  }
+}
+
+/** Every pending open left in the state folder, with its file. */
+export function listPendingOpens(stateDir: string): { path: string; pending: PendingOpen }[] {
+  const root = join(stateDir, 'opening');
+  if (!existsSync(root)) return [];
+  const out: { path: string; pending: PendingOpen }[] = [];
+  for (const name of readdirSync(root).sort()) {
+    if (!name.endsWith('.json')) continue;
+    const path = join(root, name);
+    try {
+      const pending = JSON.parse(readFileSync(path, 'utf8')) as PendingOpen;
+      if (typeof pending?.idempotencyKey === 'string' && pending.open && pending.record) out.push({ path, pending });
+    } catch {
+      // Not a record we wrote (they are written whole, by rename): leave it alone.
+    }
+  }
+  return out;
 }

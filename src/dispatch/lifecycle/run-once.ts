@@ -10,7 +10,11 @@ import { RunClosedError, isRetryable, isRunClosed, serviceErrorOf, type LegSumma
 import { openBlockerKeys } from '../select/checks.js';
 import type { Selection } from '../select/types.js';
 import { interruptionExitCode } from '../signals.js';
-import { createRunFolder, readRunRecord, runPaths, type RunRecord } from '../state.js';
+import { closeRun } from '../close.js';
+import {
+  LocalStateError, createRunFolder, describeFsError, readRunRecord, removePendingOpen, runPaths, writePendingOpen,
+  type PendingOpen, type RunPaths, type RunRecord,
+} from '../state.js';
 import { runCardLeg, runCloseOut, type LegContext } from './leg.js';
 import { openBody, openWithReselect } from './open.js';
 import type { CardSummary, DispatchDeps, DispatchOptions, RunSummary } from './types.js';
@@ -64,23 +68,87 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
   }
   const idempotencyKey = input.idempotencyKey ?? opts.idempotencyKey ?? randomUUID();
   const agentName = opts.agent.agent ?? 'custom';
-  const result = await openWithReselect(
-    service,
-    input.selection,
-    (s) => openBody(s, opts.projectKey, idempotencyKey, agentName, opts.agent.model),
-    input.reselect,
-    (m) => output.info(m),
-  );
-  if (!result) return summaryOf(input.selection, null, 0, 'every candidate is already in another running run');
+  // The local record comes first: a pending record (no token) names the open's idempotency key,
+  // so a run whose open lands while its run.json never does is still found by `svc runs recover`.
+  // A state folder that cannot be written stops here, before anything is opened.
+  // (An object: the path is set inside the body callback, which narrowing does not see.)
+  const pending: { path: string | null } = { path: null };
+  // Whether the last open sent may have created the run: a refusal (4xx) proves it did not (a
+  // repeated key is answered with its run before any check could refuse it); a fault past
+  // max-wait may have come after the open landed.
+  let mayHaveLanded = false;
+  const opener: Pick<typeof service, 'openDispatchRun'> = {
+    openDispatchRun: async (body) => {
+      mayHaveLanded = true;
+      try {
+        return await service.openDispatchRun(body);
+      } catch (error) {
+        if (!isRetryable(error) && !serviceErrorOf(error).ambiguous) mayHaveLanded = false;
+        throw error;
+      }
+    },
+  };
+  let result: Awaited<ReturnType<typeof openWithReselect>>;
+  try {
+    result = await openWithReselect(
+      opener,
+      input.selection,
+      (s) => {
+        const body = openBody(s, opts.projectKey, idempotencyKey, agentName, opts.agent.model);
+        // Rewritten on each reselection: recover repeats the open exactly as last sent.
+        pending.path = writePendingOpen(deps.stateDir, {
+          idempotencyKey, open: body, record: recordBase(opts, deps, s, idempotencyKey, 'local'),
+        });
+        return body;
+      },
+      input.reselect,
+      (m) => output.info(m),
+    );
+  } catch (error) {
+    // No run was made: the record goes. One may have been: the record stays, and recover
+    // re-opens with the key to find out.
+    if (pending.path && !mayHaveLanded) removePendingOpen(pending.path);
+    else if (pending.path) output.warn('the open of the run may have landed; `svc runs recover` closes the run if it did');
+    throw error;
+  }
+  if (!result) {
+    if (pending.path) removePendingOpen(pending.path);
+    return summaryOf(input.selection, null, 0, 'every candidate is already in another running run');
+  }
   const { selection } = result;
   const run = result.opened.run;
   const adopted = !result.opened.created;
   if (adopted && run.status !== 'running') {
     // A retried CI job found its finished run: report it, run nothing.
+    if (pending.path) removePendingOpen(pending.path);
     output.info(`run ${run.id} already exists (idempotency key) and is ${run.status}`);
     return summaryOf(selection, run, run.status === 'failed' ? 1 : 0, 'existing run, already closed');
   }
-  return executeRun(opts, deps, { run, selection, resumed: adopted, idempotencyKey, naturalStop: input.naturalStop });
+  return executeRun(opts, deps, { run, selection, resumed: adopted, idempotencyKey, naturalStop: input.naturalStop, pendingPath: pending.path });
+}
+
+/** run.json's content apart from what the open answers (id, seq, run): no secrets. */
+export function recordBase(
+  opts: DispatchOptions,
+  deps: Pick<DispatchDeps, 'clock'>,
+  selection: Selection,
+  idempotencyKey: string | null,
+  origin: 'local' | 'hosted',
+): PendingOpen['record'] {
+  return {
+    baseUrl: opts.baseUrl,
+    projectKey: opts.projectKey,
+    command: selection.command,
+    originalCommand: selection.originalCommand,
+    scopeKey: selection.scopeKey,
+    openedAt: new Date(deps.clock.now()).toISOString(),
+    cards: selection.cards.map((c) => (c.skipReason ? { workItemKey: c.key, skipReason: c.skipReason } : { workItemKey: c.key })),
+    options: {
+      repo: opts.repo, agent: opts.agent, onFailure: opts.onFailure, parallel: opts.parallel, sendLogs: opts.sendLogs,
+      allowEmpty: opts.allowEmpty, timeouts: opts.timeouts, maxCostUsd: opts.maxCostUsd ?? null, worktree: opts.worktree,
+      lanes: opts.lanes ?? null, idempotencyKey, push: opts.push ?? false, origin,
+    },
+  };
 }
 
 /** What `executeRun` runs: a run that is open on the service, and its card set. */
@@ -97,6 +165,8 @@ export interface ExecuteInput {
   naturalStop(selection: Selection): Promise<StopReason>;
   /** Recorded in run.json's options (hosted runs say so, for `svc runs recover`). */
   origin?: 'local' | 'hosted';
+  /** The pending record written before the open: removed once run.json holds the run. */
+  pendingPath?: string | null;
 }
 
 /**
@@ -136,6 +206,24 @@ export async function deliverEarlierAttempt(deps: DispatchDeps, run: DispatchRun
   }
 }
 
+/**
+ * The run is open on the service but its state folder or journal could not be written: nothing
+ * may run unrecorded, so the run is closed at once (`interrupted`/`cancelled`) and the pending
+ * record removed. When even the close fails, the pending record stays for `svc runs recover`.
+ * Returns the error to throw (one line, exit 1).
+ */
+async function abandonUnrecorded(deps: DispatchDeps, run: DispatchRun, pendingPath: string | null, error: unknown): Promise<LocalStateError> {
+  const why = `cannot record run ${run.id} under ${deps.stateDir}: ${describeFsError(error)}`;
+  try {
+    const closed = await closeRun(deps.service, run.id, { stopReason: 'interrupted', status: 'cancelled' }, { warn: (m) => deps.output.warn(m) });
+    if (pendingPath) removePendingOpen(pendingPath);
+    return new LocalStateError(`${why}; the run was closed ${closed.run?.stopReason ?? 'interrupted'} without running anything`, error);
+  } catch (closeError) {
+    const tail = pendingPath ? '`svc runs recover` closes it' : 'the service\'s reaper closes it';
+    return new LocalStateError(`${why}; it could not be closed either (${serviceErrorOf(closeError).message ?? String(closeError)}): ${tail}`, error);
+  }
+}
+
 /** Runs the legs of an open run and closes it with an explicit status. */
 export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, input: ExecuteInput): Promise<RunSummary> {
   const { service, output } = deps;
@@ -144,27 +232,22 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
   const adopted = input.resumed;
 
   // --- local state: run.json (no secrets) and the journal, before any event ---
-  const existing = readRunRecord(deps.stateDir, run.id);
-  const record: RunRecord = existing ?? {
-    runId: run.id,
-    baseUrl: opts.baseUrl,
-    projectKey: opts.projectKey,
-    command: selection.command,
-    originalCommand: selection.originalCommand,
-    scopeKey: selection.scopeKey,
-    baseSeq: run.seq,
-    openedAt: new Date(deps.clock.now()).toISOString(),
-    cards: selection.cards.map((c) => (c.skipReason ? { workItemKey: c.key, skipReason: c.skipReason } : { workItemKey: c.key })),
-    run,
-    options: {
-      repo: opts.repo, agent: opts.agent, onFailure: opts.onFailure, parallel: opts.parallel, sendLogs: opts.sendLogs,
-      allowEmpty: opts.allowEmpty, timeouts: opts.timeouts, maxCostUsd: opts.maxCostUsd ?? null, worktree: opts.worktree,
-      lanes: opts.lanes ?? null, idempotencyKey, push: opts.push ?? false, origin: input.origin ?? 'local',
-    },
-  };
-  const paths = existing ? runPaths(deps.stateDir, run.id) : createRunFolder(deps.stateDir, record);
-  const journal = Journal.open(paths.journal);
-  if (existing) reconcileJournal(journal, record, run);
+  let record: RunRecord;
+  let paths: RunPaths;
+  let journal: Journal;
+  try {
+    const existing = readRunRecord(deps.stateDir, run.id);
+    record = existing ?? { ...recordBase(opts, deps, selection, idempotencyKey, input.origin ?? 'local'), runId: run.id, baseSeq: run.seq, run };
+    paths = existing ? runPaths(deps.stateDir, run.id) : createRunFolder(deps.stateDir, record);
+    journal = Journal.open(paths.journal);
+    if (existing) reconcileJournal(journal, record, run);
+  } catch (error) {
+    // A run this invocation opened is closed rather than left running unrecorded; a run it was
+    // handed (hosted) belongs to its platform, which sees the failure.
+    if (input.pendingPath === undefined) throw error;
+    throw await abandonUnrecorded(deps, run, input.pendingPath, error);
+  }
+  if (input.pendingPath) removePendingOpen(input.pendingPath);
 
   const controller = new AbortController();
   let closedByServer: RunClosedError | null = null;
@@ -313,11 +396,13 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
     await heartbeat.stop();
     if (!closedRemotely()) {
       journal.markClosing(stopReason, status);
-      try {
-        final = await service.closeDispatchRun(run.id, { stopReason, status });
-      } catch (error) {
-        if (!isRunClosed(error)) throw error;
-        closedByServer = new RunClosedError(run.id, error);
+      // An ambiguous failure is settled by reading the run, and the close repeated while it is
+      // still running: exit by the run's outcome, not 5, when the close landed after all.
+      const closed = await closeRun(service, run.id, { stopReason, status }, { warn: (m) => output.warn(m) });
+      if (closed.kind === 'closed') final = closed.run;
+      else {
+        closedByServer = new RunClosedError(run.id);
+        final = closed.run;
       }
     }
     if (closedRemotely()) {
@@ -325,7 +410,7 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
       output.warn(`run ${run.id} was closed by the service; stopped locally`);
       note = 'closed by the service';
       exitCode = 1;
-      final = await service.getDispatchRun(run.id).catch(() => null);
+      final ??= await service.getDispatchRun(run.id).catch(() => null);
     }
     journal.markClosed(final?.stopReason ?? null, final?.status ?? null);
   } catch (error) {
