@@ -387,6 +387,28 @@ describe('fuzzing the local service', () => {
     if (PER_SEED >= 500) expect([...opsSeen].sort()).toEqual(OPERATIONS.map((o) => o.id).sort());
   }, byMode(120_000, 900_000));
 
+  // KNOWN BUG (reported): an answer the service gives without reading the request's body never
+  // reaches the client when the answer is a few hundred KB: a GET with a 400 KB body to
+  // /projects/P/backlog (answer ~480 KB) ends in "aborted" 20 times out of 20, though the service
+  // logged its 200. The service ends the response with `connection: close` while the unread body
+  // is still in the socket, so the kernel resets the connection and the client loses the answer
+  // (src/server/app.ts: a GET or DELETE body is never read — `readBody` runs for POST, PATCH and
+  // PUT only — and `send` calls `req.resume()` only after `res.end`). Found by the full fuzz (seed 20276959 at 10,000 requests, request #9639). Fix:
+  // drain (or read) the body before answering, or never close with unread input. Remove `.fails`
+  // once fixed.
+  test.fails('an answer given without reading the request body reaches the client (GET with a 400 KB body, answer ~480 KB)', async () => {
+    for (let i = 0; i < 60; i++) s.admin.createWorkItem({ projectKey: s.projectKey, kind: 'task', title: `wide ${i} ${'x'.repeat(8000)}` });
+    const results: string[] = [];
+    for (let k = 0; k < 5; k++) {
+      const a = await send({
+        method: 'GET', path: `/api/v1/projects/${s.projectKey}/backlog`, body: Buffer.alloc(400_000, '['),
+        headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
+      }).then((x) => String(x.status), (e: unknown) => String(e));
+      results.push(a);
+    }
+    expect(results).toEqual(['200', '200', '200', '200', '200']);
+  });
+
   // KNOWN BUG (reported, src/server/app.ts handle()): the service answers statuses the contract
   // document does not list for the operation — 413 PAYLOAD_TOO_LARGE for a body over 1 MiB on
   // every POST/PATCH (the contract lists 413 on op 29 only), and 422 for a non-JSON body on ops 30
