@@ -15,6 +15,7 @@ import { openDatabase, type Database } from '../../src/server/db.js';
 import { createAdmin } from '../../src/server/admin.js';
 import { MODULES } from '../../src/server/modules.js';
 import { BIN, isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
+import { startFaultProxy } from '../support/fault-proxy.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { agreement, journalOf, rowsOf } from './soak-harness.js';
 import { byMode, rng, seedsFor, waitFor } from './support.js';
@@ -174,15 +175,10 @@ function groupMembers(pgid: number): string[] {
 }
 
 describe('a run opened but never recorded locally', () => {
-  // KNOWN BUG (reported): the run is opened on the service (op 25) BEFORE its state folder and
-  // journal exist (src/dispatch/lifecycle/run-once.ts: `openWithReselect` at line ~67, then
-  // `createRunFolder` at line ~165). When the folder cannot be written (here SVC_STATE_DIR lies
-  // under a regular file; equally a full disk, or a kill -9 between the open's answer and
-  // run.json), svc exits "ENOTDIR: not a directory, mkdir …" with exit 1 and the run stays
-  // `running` on the service, unknown to `svc runs recover`, until the reaper abandons it 5
-  // minutes later. Fix: create the folder (recording base URL and idempotency key) before the
-  // open, and close a run opened whose record could not be written. Remove `.fails` once fixed.
-  test.fails('a state folder that cannot be written leaves no run running on the service', async () => {
+  // The run is recorded locally (base URL, idempotency key) before it is opened (eb55467); until
+  // then a state folder that could not be written — or a kill -9 between the open's answer and
+  // run.json — left the run `running` on the service, unknown to `svc runs recover`.
+  test('a state folder that cannot be written leaves no run running on the service', async () => {
     const home = mkdtempSync(join(tmpdir(), 'svc-crash-home-'));
     writeFileSync(join(home, 'not-a-folder'), '');
     const env = { ...envFor(home), SVC_STATE_DIR: join(home, 'not-a-folder', 'state') };
@@ -192,6 +188,37 @@ describe('a run opened but never recorded locally', () => {
     const left = rowsOf(db).filter((x) => !before.has(x.id) && x.status === 'running');
     expect(left.map((x) => x.id), r.stderr).toEqual([]);
   });
+});
+
+describe('kill -9 while the open is in flight', () => {
+  // A proxy holds the open for 1.5 s; svc is killed while it waits, and the proxy then delivers
+  // the open to the service: a run exists that svc never heard of. Its pending record (written
+  // before the open) lets `svc runs recover` find it by its idempotency key and close it.
+  test('the service applies the open after svc died: recover finds the run and closes it interrupted', async () => {
+    const proxy = await startFaultProxy({ target: server.url, plan: [{ method: 'POST', path: /^\/api\/v1\/dispatch-runs$/, fault: { kind: 'latency', ms: 1500 } }] });
+    try {
+      const home = mkdtempSync(join(tmpdir(), 'svc-crash-home-'));
+      const env = { ...envFor(home), SVC_BASE_URL: proxy.url };
+      const stateDir = join(home, 'state');
+      const before = new Set(rowsOf(db).map((x) => x.id));
+      const run = spawnRun(env, ['run', ...cards(2), '--agent-cmd', agentCmd, '--allow-empty', '--repo', await makeRepo()]);
+      await waitFor('the open to reach the proxy', () => proxy.requests('POST', /^\/api\/v1\/dispatch-runs$/).length > 0, 20_000);
+      run.child.kill('SIGKILL');
+      await run.done;
+      // The proxy forwards the held open once its latency is over; the service opens the run.
+      const opened = await waitFor('the service to open the run', () => rowsOf(db).find((x) => !before.has(x.id)), 10_000);
+      expect(opened.status).toBe('running');
+      expect(runIdsIn(stateDir)).toEqual([]);
+      proxy.setPlan([]);
+      const recovered = await runCli(['runs', 'recover'], { env });
+      expect(recovered.code, recovered.stderr).toBe(0);
+      expect(problemsAfter(stateDir, before)).toEqual([]);
+      expect(rowsOf(db).filter((x) => !before.has(x.id)).map((x) => [x.id, x.status, x.stop_reason])).toEqual([[opened.id, 'cancelled', 'interrupted']]);
+      expect(runIdsIn(stateDir)).toEqual([opened.id]);
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
 });
 
 describe('signals', () => {

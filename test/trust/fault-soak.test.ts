@@ -6,10 +6,9 @@
 // and the close is the right one (stop reason and status), recorded in the journal too.
 // Quick: 20-card runs × 3 seeds; full (npm run soak): 200-card runs × 20 seeds.
 //
-// The proxy's plan keeps HTML 500s off the open and the close: for a write, a 500 is not retried
-// (DISPATCH §5), so the invocation cannot open or close there by design. The targeted tests at the
-// end show what happens then, and that `svc runs recover` finishes the job. Ambiguous faults on
-// the close are there too (see AMBIGUOUS_FAULTS_ON_THE_CLOSE).
+// The proxy's plan keeps HTML 500s off the open and the close (a 500 on a write is not retried,
+// DISPATCH §5); the targeted tests at the end put each ambiguous fault, the HTML 500 included, on
+// the close and check that the invocation still closes the run right.
 import { afterEach, describe, expect, test } from 'vitest';
 import type { FaultRule } from '../support/fault-proxy.js';
 import { byMode, rng, seedsFor } from './support.js';
@@ -30,11 +29,11 @@ const ANY = /^\/api\/v1\//;
 const EVENTS = /^\/api\/v1\/dispatch-runs\/[^/]+\/events$/;
 const RUN_PATHS = /^\/api\/v1\/dispatch-runs/;
 /**
- * Resets and cut answers on the close are kept out of the soak while the known bug pinned below
- * ("the invocation itself closes the run right") stands: with them, a seed that hits the close
- * fails on that one bug (full soak: seeds 7926, 15845, 126711). Set to true once it is fixed.
+ * Resets and cut answers on the close are in the soak since eb55467 settles an ambiguous close by
+ * reading the run (before it, the full soak's seeds 7926, 15845 and 126711 failed there). Set to
+ * false only to keep them out while a regression there is being fixed.
  */
-const AMBIGUOUS_FAULTS_ON_THE_CLOSE = false;
+const AMBIGUOUS_FAULTS_ON_THE_CLOSE = true;
 const NOT_THE_CLOSE = /^\/api\/v1\/(?!dispatch-runs\/[^/]+\/close$)/;
 const AMBIGUOUS = AMBIGUOUS_FAULTS_ON_THE_CLOSE ? ANY : NOT_THE_CLOSE;
 
@@ -148,17 +147,11 @@ describe('an ambiguous fault on the close itself', () => {
     expect(journalOf(w.stateDir, runId).journal.closed).toMatchObject({ status: 'succeeded', stopReason: 'completed' });
   });
 
-  // KNOWN BUG (reported): after an ambiguous failure of the close, the engine does not read the
-  // run (op 26) to learn whether its close landed: it warns "could not close run …; `svc runs
-  // recover` will", leaves the journal without its `closed` record and exits 5. When the close was
-  // applied (reset after, cut short) that is a wrong exit code for a run that closed right; when
-  // it was not (a reset before the service saw it, a gateway's 500) the run stays `running` on the
-  // service until someone runs recover — or the reaper abandons it. The full soak hit both (seeds
-  // 7926, 15845, 126711). The event stream already resolves ambiguity this way (read seq, then
-  // resend); src/dispatch/lifecycle/run-once.ts (the `catch` around `service.closeDispatchRun`)
-  // should do the same: read the run; closed → done; still running → close again (a repeated close
-  // is harmless: 409). Remove `.fails` once fixed, and set AMBIGUOUS_FAULTS_ON_THE_CLOSE.
-  test.fails.each(AMBIGUOUS_CLOSES)('%s: the invocation itself closes the run right (exit 0, journal closed)', async (_name, fault) => {
+  // And the invocation itself settles it: it reads the run (op 26) after an ambiguous failure of
+  // the close, closes again if the close did not land, and ends with the exit the run deserves and
+  // the journal closed (until eb55467 it exited 5 and, when the close had not landed, left the run
+  // `running` on the service until recover).
+  test.each(AMBIGUOUS_CLOSES)('%s: the invocation itself closes the run right (exit 0, journal closed)', async (_name, fault) => {
     const { w, summary } = await closeUnder(fault);
     expect(runRows(w)[0]).toMatchObject({ status: 'succeeded', stop_reason: 'completed' });
     expect(summary.exitCode).toBe(0);
