@@ -4,7 +4,10 @@
 //
 // Decisions (docs/service.md): an unknown path or a known path with the wrong method answers 404
 // NOT_FOUND (the contract names no 405); requests without a valid token count against a per-address
-// bucket of the same size, so their X-RateLimit-* headers are real, not invented.
+// bucket of the same size, so their X-RateLimit-* headers are real, not invented. The request body
+// is consumed before any answer is written, on every path (./http-body.ts says why); an operation
+// the document gives no request body (every GET and DELETE, ops 30 and 31) ignores whatever body
+// comes, and an oversized body is refused with a status the operation documents.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { API_PREFIX, OPENAPI_PATH, OPERATIONS, RUN_CREDENTIAL_OPERATIONS, type OperationId } from '../contract/operations.js';
@@ -12,10 +15,11 @@ import { API_VERSION, KEY_PATTERN, REQUEST_ID_PATTERN, type ErrorCode } from '..
 import { authenticate, rateBucket } from './auth.js';
 import type { ContractHooks } from './contract-hooks.js';
 import type { Database } from './db.js';
+import { consumeBody, MAX_BODY_BYTES, type ConsumedBody } from './http-body.js';
 import { ServiceError, type CursorCodec, type Principal, type Reply, type Route, type ServiceConfig, type ServiceModule } from './kernel.js';
 import type { RateLimiter } from './rate-limit.js';
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+export { MAX_BODY_BYTES };
 
 export interface ResponseInfo {
   /** Null when no operation matched (unknown path, the OpenAPI document). */
@@ -117,7 +121,15 @@ async function handle(deps: AppDeps, routes: CompiledRoute[], req: IncomingMessa
   let operationId: OperationId | null = null;
   let rate = { limit: deps.config.rateLimit, remaining: deps.config.rateLimit, resetEpochSeconds: 0 };
 
-  const send = (status: number, body: unknown, extra: Record<string, string> = {}) => {
+  // The body is read once: kept by an operation that takes one, else discarded when answering.
+  let consumed: Promise<ConsumedBody> | null = null;
+  const send = async (status: number, body: unknown, extra: Record<string, string> = {}): Promise<void> => {
+    const read = await (consumed ??= consumeBody(req, 0));
+    if (read.gone) {
+      // The client went away mid-body: nobody to answer.
+      res.destroy();
+      return;
+    }
     const headers: Record<string, string> = {
       'x-request-id': requestId,
       'x-svc-api-version': API_VERSION,
@@ -162,13 +174,22 @@ async function handle(deps: AppDeps, routes: CompiledRoute[], req: IncomingMessa
     if (denied) return fail(403, 'FORBIDDEN', denied);
     if (!compiled.route) return fail(404, 'NOT_FOUND', `operation ${compiled.operationId} is not served by this local service`);
 
+    // Only an operation the document gives a request body parses one; any other ignores it (a body
+    // on a GET, DELETE, git-credential or heartbeat is drained by `send`, never refused).
     let body: unknown = undefined;
-    if (method === 'POST' || method === 'PATCH' || method === 'PUT') {
-      const read = await readBody(req);
-      if (read === 'too-large') return fail(413, 'PAYLOAD_TOO_LARGE', `request body exceeds ${MAX_BODY_BYTES} bytes`);
-      if (read.length > 0) {
+    if (takesBody(deps, compiled)) {
+      const read = await (consumed ??= consumeBody(req, MAX_BODY_BYTES));
+      if (read.gone) return void res.destroy();
+      if (read.over) {
+        // 413 only where the document lists it (the event append); elsewhere a body too large is
+        // caller-fixable validation, 422.
+        return documents(deps, compiled, 413)
+          ? fail(413, 'PAYLOAD_TOO_LARGE', `request body exceeds ${MAX_BODY_BYTES} bytes`)
+          : fail(422, 'INVALID_REQUEST', `request body too large (over ${MAX_BODY_BYTES} bytes)`);
+      }
+      if (read.bytes.length > 0) {
         try {
-          body = JSON.parse(read.toString('utf8'));
+          body = JSON.parse(read.bytes.toString('utf8'));
         } catch {
           return fail(422, 'INVALID_REQUEST', 'request body is not valid JSON');
         }
@@ -193,7 +214,7 @@ async function handle(deps: AppDeps, routes: CompiledRoute[], req: IncomingMessa
       now: deps.now,
       cursors: deps.cursors,
     });
-    return send(reply.status, reply.body, reply.headers);
+    return await send(reply.status, reply.body, reply.headers);
   } catch (err) {
     if (err instanceof ServiceError) return fail(err.status, err.code, err.message);
     deps.logError(`svc server: internal error (request ${requestId}): ${err instanceof Error ? err.stack : String(err)}`);
@@ -210,21 +231,22 @@ function permissionDenied(p: Principal, operationId: OperationId): string | null
   return p.scopes.includes(op.permission) ? null : `token lacks the ${op.permission} permission`;
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) return Promise.resolve('too-large');
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) over = true;
-      else chunks.push(chunk);
-    });
-    req.on('end', () => resolve(over ? 'too-large' : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+type DocumentedOperation = { requestBody?: unknown; responses?: Record<string, unknown> };
+
+/** The operation's object in the served document. */
+function documented(deps: AppDeps, route: CompiledRoute): DocumentedOperation | undefined {
+  const paths = deps.contract.openapiDocument.paths as Record<string, Record<string, DocumentedOperation>>;
+  return paths['/' + route.segments.join('/')]?.[route.method.toLowerCase()];
+}
+
+/** Whether the document gives the operation a request body. */
+function takesBody(deps: AppDeps, route: CompiledRoute): boolean {
+  return documented(deps, route)?.requestBody !== undefined;
+}
+
+/** Whether the document lists `status` among the operation's responses. */
+function documents(deps: AppDeps, route: CompiledRoute, status: number): boolean {
+  return documented(deps, route)?.responses?.[String(status)] !== undefined;
 }
 
 function lowerKeys(h: Record<string, string>): Record<string, string> {

@@ -240,4 +240,18 @@ describe('the OpenAPI document', () => {
     expect(statuses('heartbeatDispatchRun')).toEqual(expect.arrayContaining(['204', '409']));
     expect(statuses('getMe')).toEqual(['200', '401', '403', '429', '500']);
   });
+
+  // What the local service answers for a request body rests on these (src/server/app.ts): an
+  // operation without a request body ignores one; an oversized body is 413 only where 413 is listed,
+  // else 422 — so every operation that takes a body must list 422.
+  test('request bodies and the statuses the service answers for them agree', () => {
+    const byId = new Map(operations.map(({ operation }) => [operation.operationId as string, operation]));
+    expect(byId.get('getGitCredential')?.requestBody).toBeUndefined();
+    expect(byId.get('heartbeatDispatchRun')?.requestBody).toBeUndefined();
+    const with413 = operations.filter(({ operation }) => (operation.responses as Json)['413']).map(({ operation }) => operation.operationId);
+    expect(with413).toEqual(['appendDispatchEvents']);
+    for (const { operation } of operations) {
+      if (operation.requestBody) expect(Object.keys(operation.responses as Json), String(operation.operationId)).toContain('422');
+    }
+  });
 });

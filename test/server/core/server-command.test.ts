@@ -87,12 +87,12 @@ describe('SVC_SERVER_VALIDATE_LOG', () => {
       const auth = { authorization: `Bearer ${svc.seeded!.token}`, 'content-type': 'application/json' };
       expect((await fetch(`${svc.url}/api/v1/me`, { headers: auth })).status).toBe(200);
       expect(existsSync(log)).toBe(false);
-      // The document lists 413 only on the event append: a 413 elsewhere is reported.
-      const big = JSON.stringify({ kind: 'task', title: 'x', descriptionMd: 'y'.repeat(1024 * 1024 + 1) });
-      expect((await fetch(`${svc.url}/api/v1/projects/DEMO/work-items`, { method: 'POST', headers: auth, body: big })).status).toBe(413);
+      // A priority outside the document's enum, planted in the store, makes the read break it.
+      svc.db.prepare("UPDATE work_items SET priority = 'urgent' WHERE key = 'DEMO-1'").run();
+      expect((await fetch(`${svc.url}/api/v1/work-items/DEMO-1`, { headers: auth })).status).toBe(200);
       const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { operationId: string; status: number; message: string });
       expect(lines.length).toBeGreaterThan(0);
-      expect(lines[0]).toMatchObject({ operationId: 'createWorkItem', status: 413, message: expect.any(String) });
+      expect(lines[0]).toMatchObject({ operationId: 'getWorkItem', status: 200, message: expect.any(String) });
     } finally {
       await svc.close();
     }
