@@ -74,6 +74,9 @@ export async function runDispatch(opts: DispatchOptions, deps: DispatchDeps): Pr
  * `auto`: rounds of batch-like runs. A card that failed in this invocation is never picked again,
  * nor one that failed in a recent local run (unless retryFailed). Each run closes `completed` when
  * more is ready and the loop goes on, `drained` when nothing is left, `max` when the cap is hit.
+ * A card a 409 on open said another running run holds (another machine sharing the queue) is left
+ * alone for the rest of the invocation: it stays ready once that run closes (a run moves no
+ * status), so neither a later round nor the "is more ready?" check may count it again.
  */
 async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSummary> {
   const sdeps = selectDeps(deps);
@@ -81,12 +84,14 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
     ? new Set<string>()
     : recentFailures(deps.stateDir, opts.projectKey, deps.clock.now() - (opts.recentFailureWindowMs ?? DAY_MS));
   if (avoid.size > 0) deps.output.info(`skipping cards that failed recently: ${[...avoid].join(', ')} (--retry-failed to include)`);
+  // Cards another machine's run held when we tried to open them: theirs for this invocation.
+  const elsewhere = new Set<string>();
   let left = opts.maxCards ?? Number.POSITIVE_INFINITY;
   const runs: RunSummary[] = [];
   const baseKey = opts.idempotencyKey ?? randomUUID();
   for (let round = 1; left > 0 && !deps.signal.aborted; round++) {
     const pick = (exclude: ReadonlySet<string>) =>
-      selectBatch(request(opts, { command: 'auto', max: left, exclude: new Set([...avoid, ...exclude]) }), sdeps);
+      selectBatch(request(opts, { command: 'auto', max: left, exclude: new Set([...avoid, ...elsewhere, ...exclude]) }), sdeps);
     const selection = await pick(new Set());
     if (opts.dryRun) return noRun(selection, selection.note, true);
     if (selection.empty) {
@@ -97,10 +102,14 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
       selection,
       reselect: pick,
       idempotencyKey: round === 1 ? baseKey : `${baseKey}-${round}`,
+      onTakenElsewhere: (keys) => {
+        for (const k of keys) elsewhere.add(k);
+      },
       naturalStop: async (s) => {
         const remaining = left - s.cards.filter((c) => !c.skipReason).length;
-        // Is more ready beyond what this invocation took? (Its cards stay ready: no status moves.)
-        const taken = new Set([...avoid, ...s.cards.map((c) => c.key)]);
+        // Is more ready beyond what this invocation took, or left to another machine? (Their cards
+        // stay ready: no status moves.)
+        const taken = new Set([...avoid, ...elsewhere, ...s.cards.map((c) => c.key)]);
         const more = await selectBatch(request(opts, { command: 'auto', max: 1, exclude: taken }), sdeps);
         if (more.empty) return 'drained';
         return remaining <= 0 ? 'max' : 'completed';

@@ -33,12 +33,17 @@ export function conflictingKeys(error: unknown, selection: Selection): string[] 
 export interface OpenResult {
   opened: DispatchRunOpened;
   selection: Selection;
+  /** The keys a 409 said another running run holds (another machine's cards), in the order met. */
+  takenElsewhere: string[];
 }
 
 /**
  * Opens the run, reselecting on 409 without the conflicting cards. Gives up (rethrowing the 409)
  * when the error names none of our cards, or after MAX_REOPENS reselections. Returns null when a
- * reselection leaves nothing to run (every candidate was taken elsewhere).
+ * reselection leaves nothing to run (every candidate was taken elsewhere). `onTaken` hears the keys
+ * of each 409 as they are excluded (whatever the outcome of the open), so a caller that selects
+ * again later (`auto`'s rounds, its "is more ready?" check) can leave another machine's cards alone:
+ * they stay ready after that machine's run closes, since a run moves no status.
  */
 export async function openWithReselect(
   service: Pick<DispatchService, 'openDispatchRun'>,
@@ -46,18 +51,20 @@ export async function openWithReselect(
   body: (s: Selection) => DispatchRunOpen,
   reselect: (exclude: ReadonlySet<string>) => Promise<Selection>,
   info: (message: string) => void,
+  onTaken?: (keys: readonly string[]) => void,
 ): Promise<OpenResult | null> {
   let selection = first;
   const exclude = new Set<string>();
   for (let attempt = 0; ; attempt++) {
     try {
-      return { opened: await service.openDispatchRun(body(selection)), selection };
+      return { opened: await service.openDispatchRun(body(selection)), selection, takenElsewhere: [...exclude] };
     } catch (error) {
       const fault = serviceErrorOf(error);
       if (fault.status !== 409 || attempt >= MAX_REOPENS) throw error;
       const taken = conflictingKeys(error, selection).filter((k) => !exclude.has(k));
       if (taken.length === 0) throw error;
       for (const k of taken) exclude.add(k);
+      onTaken?.(taken);
       info(`already in another running run: ${taken.join(', ')}; reselecting without ${taken.length === 1 ? 'it' : 'them'}`);
       selection = await reselect(exclude);
       if (selection.empty && selection.cards.every((c) => c.skipReason)) {

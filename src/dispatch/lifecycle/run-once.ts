@@ -25,6 +25,8 @@ export interface RunOnceInput {
   reselect(exclude: ReadonlySet<string>): Promise<Selection>;
   /** The stop reason when nothing stopped the run early (auto asks whether more is ready). */
   naturalStop(selection: Selection): Promise<StopReason>;
+  /** Hears the keys a 409 on open said another running run holds, as they are excluded. */
+  onTakenElsewhere?(keys: readonly string[]): void;
   idempotencyKey?: string;
 }
 
@@ -103,6 +105,7 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
       },
       input.reselect,
       (m) => output.info(m),
+      input.onTakenElsewhere,
     );
   } catch (error) {
     // No run was made: the record goes. One may have been: the record stays, and recover
