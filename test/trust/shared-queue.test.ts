@@ -135,15 +135,11 @@ describe('two svc auto over one queue never run the same card', () => {
     expect([...machines].sort(), outcome.context).toEqual(['A', 'B']);
   }, byMode(60_000, 120_000));
 
-  // KNOWN BUG (reported): A runs `auto --max 3` and opens its run over Q-1..3; B's `auto` gets the
-  // 409, reselects without them and runs Q-4..10. A finishes first and closes; the three cards are
-  // still ready (a run moves no status), so B's close sees "more is ready", closes `completed`,
-  // and its next round runs Q-1..3 AGAIN. src/dispatch/lifecycle.ts `runAuto`: the keys a 409
-  // excluded (another machine's cards; the `exclude` set inside openWithReselect,
-  // src/dispatch/lifecycle/open.ts) are not added to `avoid`, so later rounds — and the "is more
-  // ready?" check of naturalStop — take them again. Fix: surface the keys excluded on 409 and
-  // avoid them for the rest of the invocation. Remove `.fails` once fixed.
-  test.fails('one machine with --max 3, the other without: the second one never re-runs the first one\'s cards', async () => {
+  // A runs `auto --max 3` and opens its run over Q-1..3; B's `auto` gets the 409, reselects
+  // without them and runs Q-4..10. A finishes first; its cards are still ready (a run moves no
+  // status), yet B must not take them in a later round: a card a 409 showed in another machine's
+  // run is that machine's for the rest of the invocation (B re-ran them until this was fixed).
+  test('one machine with --max 3, the other without: the second one never re-runs the first one\'s cards', async () => {
     expectEachCardOnce(await twoMachines('QMAX', ['--max', '3'], () => runOpenIn('QMAX')));
   }, 60_000);
 });
