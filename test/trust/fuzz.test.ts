@@ -333,9 +333,13 @@ describe('fuzzing the local service', () => {
     const { title } = s.db.prepare('SELECT title FROM work_items WHERE key = ?').get(key) as { title: string };
     s.db.prepare('UPDATE work_items SET title = ? WHERE key = ?').run(`${title}!`, key);
     expect(storeDigest(s.db)).not.toBe(before);
+    // Each write moves the counter (the ready-lane cache's triggers add changes of their own, so
+    // the step is not one); what the fuzz relies on is that no write goes unseen.
+    const afterFirst = totalChanges();
+    expect(afterFirst).toBeGreaterThan(changes);
     s.db.prepare('UPDATE work_items SET title = ? WHERE key = ?').run(title, key);
     expect(storeDigest(s.db)).toBe(before);
-    expect(totalChanges()).toBe(changes + 2);
+    expect(totalChanges()).toBeGreaterThan(afterFirst);
   });
 
   test.each(SEEDS)(`%i: ${PER_SEED} malformed requests: no 5xx, {error, code} on every error, refused requests change nothing`, async (seed) => {
