@@ -35,6 +35,69 @@ const lazyBuiltinsForCommander = {
   },
 };
 
+// The API client (src/api/request.ts) uses two things of undici: `Agent` and `request`. undici's
+// index loads all of it (fetch, WebSocket, EventSource, caches, mocks: 1.4 MB of source), and a
+// `svc run` keeps every loaded source in its heap. Here `undici`, imported from our own code,
+// is a module of just those two, made of undici's own files exactly as its index makes them:
+// `request` is index.js's makeDispatcher(api.request), its text taken from the installed
+// undici at build time (the build fails if undici changes shape), and the index's two side
+// effects stay (the dispatcher API on Dispatcher.prototype; the global dispatcher). Importing
+// any other name of undici fails the build ("No matching export").
+const UNDICI = new URL('../node_modules/undici/', import.meta.url);
+function undiciClientModule() {
+  const index = readFileSync(new URL('index.js', UNDICI), 'utf8');
+  const makeDispatcher = /^function makeDispatcher \(fn\) \{\n[\s\S]*?\n\}\n/m.exec(index)?.[0];
+  for (const needed of ['Object.assign(Dispatcher.prototype, api)', 'module.exports.request = makeDispatcher(api.request)', "require('./lib/global')"]) {
+    if (!makeDispatcher || !index.includes(needed)) throw new Error(`build: undici/index.js changed shape (${needed}); revisit undiciForTheClient in scripts/build.mjs`);
+  }
+  return `import Agent from 'undici/lib/dispatcher/agent.js';
+import Dispatcher from 'undici/lib/dispatcher/dispatcher.js';
+import api from 'undici/lib/api/index.js';
+import util from 'undici/lib/core/util.js';
+import errors from 'undici/lib/core/errors.js';
+import globals from 'undici/lib/global.js';
+const { InvalidArgumentError } = errors;
+const { getGlobalDispatcher } = globals;
+Object.assign(Dispatcher.prototype, api);
+${makeDispatcher}
+export const request = makeDispatcher(api.request);
+export { Agent };
+`;
+}
+const undiciForTheClient = {
+  name: 'undici-for-the-client',
+  setup(b) {
+    b.onResolve({ filter: /^undici$/ }, (args) =>
+      /[/\\]node_modules[/\\]/.test(args.importer) ? undefined : { path: 'undici', namespace: 'undici-client' },
+    );
+    b.onLoad({ filter: /.*/, namespace: 'undici-client' }, () => ({
+      loader: 'js',
+      resolveDir: new URL('..', UNDICI).pathname,
+      contents: undiciClientModule(),
+    }));
+  },
+};
+
+// conf imports ajv (with ajv-formats) for its `schema` option and semver for its `migrations`;
+// svc's store (src/commands/config/store.ts) passes neither, yet every command loaded them
+// (~0.5 MB of source kept in the heap). Inside conf they are stand-ins that fail loudly if a
+// store ever asks for a schema or a migration: then this plugin must go.
+const confWithoutSchemas = {
+  name: 'conf-without-schemas',
+  setup(b) {
+    b.onResolve({ filter: /^(ajv\/dist\/2020\.js|ajv-formats|semver)$/ }, (args) =>
+      /[/\\]node_modules[/\\]conf[/\\]/.test(args.importer) ? { path: args.path, namespace: 'conf-unused' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'conf-unused' }, ({ path }) => {
+      const fail = `() => { throw new Error(${JSON.stringify(`svc: conf needs ${path}, which scripts/build.mjs leaves out (a config schema or migrations): drop its conf-without-schemas plugin`)}); }`;
+      const contents = path === 'ajv/dist/2020.js'
+        ? `const fail = ${fail};\nexport class Ajv2020 { constructor() { fail(); } }`
+        : `const fail = ${fail};\nexport default new Proxy({}, { get: fail });`;
+      return { loader: 'js', contents };
+    });
+  },
+};
+
 const { metafile } = await build({
   entryPoints: { main: 'src/cli.ts', server: 'src/server/index.ts' },
   outdir: 'dist',
@@ -46,7 +109,12 @@ const { metafile } = await build({
   packages: 'bundle',
   // Bundled CommonJS dependencies (ajv, semver, …) call require() for Node's own modules.
   banner: { js: "const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);" },
-  plugins: [lazyBuiltinsForCommander],
+  plugins: [lazyBuiltinsForCommander, undiciForTheClient, confWithoutSchemas],
+  // Whitespace and comments out: a run keeps the source of every chunk it loads in its heap, and
+  // one non-ASCII character in a comment (undici has a few) stores a whole chunk as two-byte text.
+  // Names stay (no identifier minifying); dist/*.js.map maps stack positions back to src/.
+  minifyWhitespace: true,
+  minifySyntax: true,
   sourcemap: 'linked',
   logLevel: 'warning',
   metafile: true,
@@ -92,8 +160,15 @@ if (only('--version', '-V')) {
 } else {
   // A run streams agent output for as long as the agent talks: keep the heap near what is live
   // instead of letting V8 grow it with the traffic (peak RSS stays flat when output grows
-  // tenfold). Not for \`svc server\`, whose throughput matters more than its footprint.
-  if (args[0] !== 'server') process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=1 --heap-growing-percent=50');
+  // tenfold). And compile for footprint: the client is I/O-bound (its heavy lifting, JSON, buffers
+  // and regexes, is native), so JavaScript stays in the interpreter (no Sparkplug, no TurboFan,
+  // whose code and compile zones cost ~8 MB of a run), and undici's HTTP parser (WebAssembly)
+  // stays in Liftoff (TurboFan compiling it costs ~16 MB at the first request). Only flags read at
+  // compile time are set here; GC threading flags are fixed once V8 runs (setting them now
+  // crashes it). Not for \`svc server\`, whose throughput matters more than its footprint.
+  if (args[0] !== 'server') {
+    process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=1 --heap-growing-percent=50 --optimize-for-size --liftoff-only --no-opt --no-sparkplug');
+  }
   await import('./main.js');
 }
 `;
