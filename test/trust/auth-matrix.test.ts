@@ -12,7 +12,10 @@
 //   403, before the run is read.
 // Every refused request must leave the store unchanged.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { OPERATIONS, RUN_CREDENTIAL_OPERATIONS, type Operation } from '../../src/contract/operations.js';
+import { OPERATIONS, RUN_CREDENTIAL_OPERATIONS } from '../../src/contract/operations.js';
+
+/** An operation with its literal id, so the switch below must name every one of the 31. */
+type Op = (typeof OPERATIONS)[number];
 import { SCOPES } from '../../src/contract/types.js';
 import { mintRunCredential } from '../../src/server/dispatch-runs/index.js';
 import { configurePlanner } from '../../src/server/planning/index.js';
@@ -113,7 +116,7 @@ interface Req {
  * The request of each operation against the seeded workspace. `fresh` gives destructive ops
  * (delete, close) a resource of their own so each column starts from the same world.
  */
-async function requestFor(op: Operation, who: 'pat' | 'run'): Promise<Req> {
+async function requestFor(op: Op, who: 'pat' | 'run'): Promise<Req> {
   const runId = who === 'run' ? w.hostedRunId : w.runId;
   switch (op.id) {
     case 'getMe': return { method: 'GET', path: '/me' };
@@ -155,7 +158,7 @@ async function requestFor(op: Operation, who: 'pat' | 'run'): Promise<Req> {
   }
 }
 
-const OPS = OPERATIONS as readonly Operation[];
+const OPS: readonly Op[] = OPERATIONS;
 const ACCOUNT_LEVEL = new Set(['getMe', 'listWorkspaces', 'listProjects']);
 
 /** Sends one cell; a refused request must leave the store as it was. */
@@ -225,7 +228,7 @@ describe('auth matrix', () => {
       if (op.id === 'getGitCredential') expect(r.status).toBe(403);
       else if (ACCOUNT_LEVEL.has(op.id)) {
         expect(r.status).toBe(200);
-        if (op.id === 'listProjects') expect(r.body.items.map((p: { key: string }) => p.key)).toEqual(['SIDE']);
+        if (op.id === 'listProjects') expect((r.body as unknown as { items: { key: string }[] }).items.map((p) => p.key)).toEqual(['SIDE']);
       } else expect(r.status, JSON.stringify(r.body)).toBe(404);
     });
   });
