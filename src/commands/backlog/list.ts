@@ -4,8 +4,8 @@ import { paginatePages } from '../../api/paginate.js';
 import type { WorkItemSummary } from '../../contract/types.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
-import { UsageError } from '../exit-codes.js';
 import { requireProject } from '../settings.js';
+import { wholeNumber } from '../flag-values.js';
 
 export interface BacklogListOptions {
   project?: string;
@@ -21,7 +21,7 @@ export interface BacklogListing {
 
 export async function runBacklogList(opts: BacklogListOptions, ctx: Context): Promise<void> {
   const project = requireProject(ctx, opts.project);
-  const max = parseLimit(opts.limit);
+  const max = wholeNumber(opts.limit, '--limit') ?? Number.POSITIVE_INFINITY;
   const api = connect(ctx);
   const listing: BacklogListing = { total: 0, items: [] };
   const pages = paginatePages(async (cursor) => {
@@ -38,9 +38,3 @@ export async function runBacklogList(opts: BacklogListOptions, ctx: Context): Pr
   ctx.out.info(listing.items.length < listing.total ? `${listing.items.length} of ${listing.total} in the backlog` : `${listing.total} in the backlog`);
 }
 
-function parseLimit(raw: string | undefined): number {
-  if (raw === undefined) return Number.POSITIVE_INFINITY;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--limit takes a whole number of at least 1, got '${raw}'`);
-  return n;
-}

@@ -4,8 +4,8 @@ import type { DesignRow } from '../../api/client.js';
 import { paginate } from '../../api/paginate.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
-import { UsageError } from '../exit-codes.js';
 import { requireProject } from '../settings.js';
+import { wholeNumber } from '../flag-values.js';
 
 export interface DesignsListOptions {
   project?: string;
@@ -16,7 +16,7 @@ export interface DesignsListOptions {
 
 export async function runDesignsList(opts: DesignsListOptions, ctx: Context): Promise<void> {
   const project = requireProject(ctx, opts.project);
-  const max = parseLimit(opts.limit);
+  const max = wholeNumber(opts.limit, '--limit');
   const api = connect(ctx);
   const query = { ...(opts.pathPrefix ? { pathPrefix: opts.pathPrefix } : {}), ...(opts.query ? { query: opts.query } : {}) };
   const rows: DesignRow[] = [];
@@ -34,9 +34,3 @@ function designRow(row: DesignRow): string[] {
   return [text(row.id), text(row.workItemKey), text(row.approvedAt).slice(0, 10), files, text(row.title)];
 }
 
-function parseLimit(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--limit takes a whole number of at least 1, got '${raw}'`);
-  return n;
-}

@@ -3,7 +3,6 @@
 // code the engine decided.
 import { resolve } from 'node:path';
 import type { DispatchCommand } from '../../contract/types.js';
-import { AGENT_NAMES, isAgentName, type AgentChoice } from '../../dispatch/agent/presets.js';
 import { runLeg } from '../../dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../../dispatch/api-service.js';
 import { parseDuration } from '../../dispatch/duration.js';
@@ -19,35 +18,11 @@ import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 import { requireProject, resolveBaseUrl, resolveToken } from '../settings.js';
 import type { DispatchFlags } from './register.js';
+import { agentChoice } from './agent-choice.js';
 import { openHosted } from './hosted-open.js';
+import { usd, wholeNumber } from '../flag-values.js';
 
 const DEFAULT_HEARTBEAT = '60s';
-
-function count(raw: string | undefined, flag: string): number | undefined {
-  if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} takes a whole number of at least 1, got '${raw}'`);
-  return n;
-}
-
-function money(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const n = Number(raw.replace(/^\$/, ''));
-  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--max-cost takes an amount in USD above 0, got '${raw}'`);
-  return n;
-}
-
-export function agentChoice(flags: DispatchFlags, ctx: Context, required: boolean): AgentChoice {
-  if (flags.agent && flags.agentCmd) throw new UsageError('pass either --agent or --agent-cmd, not both');
-  const stored = ctx.config().get('agent');
-  const agent = flags.agent ?? (flags.agentCmd ? undefined : stored);
-  const model = flags.model ?? ctx.config().get('model');
-  if (agent && !isAgentName(agent)) throw new UsageError(`unknown agent '${agent}'; presets: ${AGENT_NAMES.join(', ')} (or --agent-cmd "CMD ARGS")`);
-  if (required && !agent && !flags.agentCmd) {
-    throw new UsageError('no agent: pass --agent claude|codex|aider|gemini|opencode or --agent-cmd "CMD ARGS" (or `svc config set agent NAME`)');
-  }
-  return { ...(agent ? { agent } : {}), ...(flags.agentCmd ? { agentCmd: flags.agentCmd } : {}), ...(model ? { model } : {}) };
-}
 
 /** Turns flags into the engine's options; every bad value is a one-line usage error. */
 export function dispatchOptions(command: DispatchCommand, keys: string[], flags: DispatchFlags, ctx: Context, token: string): DispatchOptions {
@@ -66,9 +41,9 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
     baseUrl: resolveBaseUrl(ctx),
     repo: resolve(ctx.cwd, flags.repo ?? ctx.env.SVC_REPO ?? '.'),
     agent: agentChoice(flags, ctx, !flags.dryRun && !flags.hosted),
-    maxCards: count(flags.max, '--max') ?? null,
+    maxCards: wholeNumber(flags.max, '--max') ?? null,
     onFailure: flags.onFailure ?? 'halt',
-    parallel: count(flags.parallel, '--parallel') ?? ctx.config().get('parallel') ?? 1,
+    parallel: wholeNumber(flags.parallel, '--parallel') ?? ctx.config().get('parallel') ?? 1,
     ...(flags.idempotencyKey ? { idempotencyKey: flags.idempotencyKey } : {}),
     sendLogs: flags.sendLogs ?? ctx.config().get('sendLogs') ?? false,
     allowEmpty: Boolean(flags.allowEmpty),
@@ -78,7 +53,7 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
       killGraceMs: parseDuration(flags.killGrace ?? '10s', '--kill-grace'),
       runMs: flags.timeout ? parseDuration(flags.timeout, '--timeout') : null,
     },
-    maxCostUsd: money(flags.maxCost) ?? null,
+    maxCostUsd: usd(flags.maxCost, '--max-cost') ?? null,
     heartbeatIntervalMs: parseDuration(heartbeat, flags.heartbeatInterval ? '--heartbeat-interval' : 'SVC_HEARTBEAT_INTERVAL'),
     worktree: flags.worktree !== false,
     dryRun: Boolean(flags.dryRun),

@@ -6,7 +6,7 @@
 // an implemented leg's branch is pushed through the credential helper (`--push`, on by default).
 import { resolve } from 'node:path';
 import type { DispatchCommand } from '../../contract/types.js';
-import { AGENT_NAMES, isAgentName, type AgentChoice } from '../../dispatch/agent/presets.js';
+import { isAgentName } from '../../dispatch/agent/presets.js';
 import { runLeg } from '../../dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../../dispatch/api-service.js';
 import { parseDuration } from '../../dispatch/duration.js';
@@ -18,9 +18,10 @@ import { resolveStateDir } from '../../dispatch/state.js';
 import { checkoutInPlace, commitsSince, prepareWorktree } from '../../dispatch/worktree.js';
 import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';
-import { UsageError } from '../exit-codes.js';
 import { resolveBaseUrl } from '../settings.js';
 import { prepareHostedForCommand, type HostedCommandOptions } from './execution.js';
+import { agentChoice } from '../dispatch/agent-choice.js';
+import { usd, wholeNumber } from '../flag-values.js';
 
 /** The flags a hosted execution honours (a subset of the dispatch flags; `svc attach` takes them too). */
 export interface HostedRunFlags {
@@ -44,38 +45,6 @@ export interface HostedRunFlags {
   push?: boolean;
 }
 
-function count(raw: string | undefined, flag: string): number | undefined {
-  if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} takes a whole number of at least 1, got '${raw}'`);
-  return n;
-}
-
-function money(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const n = Number(raw.replace(/^\$/, ''));
-  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--max-cost takes an amount in USD above 0, got '${raw}'`);
-  return n;
-}
-
-/**
- * The agent of a hosted run: the flags, else the agent and model the run was opened with (when it
- * names a preset; `custom` means it was opened with --agent-cmd, which the run does not carry),
- * else the container's stored choice.
- */
-export function hostedAgentChoice(flags: HostedRunFlags, ctx: Context, run: { agent: string | null; model: string | null }, required: boolean): AgentChoice {
-  if (flags.agent && flags.agentCmd) throw new UsageError('pass either --agent or --agent-cmd, not both');
-  const fromRun = run.agent && isAgentName(run.agent) ? run.agent : undefined;
-  const agent = flags.agent ?? (flags.agentCmd ? undefined : (fromRun ?? ctx.config().get('agent')));
-  const model = flags.model ?? run.model ?? ctx.config().get('model');
-  if (agent && !isAgentName(agent)) throw new UsageError(`unknown agent '${agent}'; presets: ${AGENT_NAMES.join(', ')} (or --agent-cmd "CMD ARGS")`);
-  if (required && !agent && !flags.agentCmd) {
-    const named = run.agent ? ` (the run names '${run.agent}')` : '';
-    throw new UsageError(`no agent${named}: pass --agent claude|codex|aider|gemini|opencode or --agent-cmd "CMD ARGS"`);
-  }
-  return { ...(agent ? { agent } : {}), ...(flags.agentCmd ? { agentCmd: flags.agentCmd } : {}), ...(model ? { model } : {}) };
-}
-
 /** The project of a hosted run: the flag or SVC_PROJECT, else the prefix of its cards' keys. */
 function projectOf(flags: HostedRunFlags, ctx: Context, h: HostedExecution): string {
   const key = h.run.cards[0]?.workItemKey;
@@ -91,10 +60,10 @@ export function hostedDispatchOptions(flags: HostedRunFlags, ctx: Context, h: Ho
     projectKey: projectOf(flags, ctx, h),
     baseUrl: resolveBaseUrl(ctx),
     repo: workspaceDir,
-    agent: hostedAgentChoice(flags, ctx, h.run.run, !flags.dryRun),
+    agent: agentChoice(flags, ctx, !flags.dryRun, h.run.run),
     maxCards: null,
     onFailure: flags.onFailure ?? 'halt',
-    parallel: count(flags.parallel, '--parallel') ?? ctx.config().get('parallel') ?? 1,
+    parallel: wholeNumber(flags.parallel, '--parallel') ?? ctx.config().get('parallel') ?? 1,
     sendLogs: flags.sendLogs ?? ctx.config().get('sendLogs') ?? false,
     allowEmpty: Boolean(flags.allowEmpty),
     timeouts: {
@@ -103,7 +72,7 @@ export function hostedDispatchOptions(flags: HostedRunFlags, ctx: Context, h: Ho
       killGraceMs: parseDuration(flags.killGrace ?? '10s', '--kill-grace'),
       runMs: flags.timeout ? parseDuration(flags.timeout, '--timeout') : null,
     },
-    maxCostUsd: money(flags.maxCost) ?? null,
+    maxCostUsd: usd(flags.maxCost, '--max-cost') ?? null,
     // Op 31 is not among the run credential's operations: hosted runs send no heartbeat.
     heartbeat: false,
     heartbeatIntervalMs: 60_000,

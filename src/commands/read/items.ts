@@ -6,24 +6,18 @@ import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { requireProject } from '../settings.js';
+import { wholeNumber } from '../flag-values.js';
 
 function checkKey(key: string): string {
   if (!KEY_PATTERN.test(key)) throw new UsageError(`'${key}' is not a work item key (like PROJ-12)`);
   return key;
 }
 
-function positiveInt(raw: string | undefined, flag: string): number | undefined {
-  if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} takes a whole number of at least 1, got '${raw}'`);
-  return n;
-}
-
 const summaryRow = (i: WorkItemSummary) => [i.key, i.kind, i.status, i.priority, i.title];
 
 export async function itemsList(ctx: Context, opts: { project?: string; filter?: string; limit?: string }): Promise<void> {
   const project = requireProject(ctx, opts.project);
-  const max = positiveInt(opts.limit, '--limit');
+  const max = wholeNumber(opts.limit, '--limit');
   const api = connect(ctx);
   const rows: WorkItemSummary[] = [];
   const pages = paginate((cursor) => api.listWorkItems(project, { cursor, limit: 100, ...(opts.filter ? { filter: opts.filter } : {}) }), max ? { maxItems: max } : {});
