@@ -177,6 +177,16 @@ describe('the ready lanes never answer from a stale cache', () => {
     expect(await containerKeys()).not.toContain(story);
   });
 
+  test('after 1,000 writes a lane request refreshes SQLite statistics, and answers the same', async () => {
+    const stats = () => (s.db.prepare(`SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'sqlite_stat1'`).get() as { n: number }).n;
+    const bug = make({ kind: 'bug', title: 'statistics' });
+    const before = await bugKeys();
+    expect(before).toContain(bug);
+    for (let i = 0; i < 1000; i++) s.admin.setFields(bug, { title: `statistics ${i % 2}` });
+    expect(await bugKeys()).toEqual(before);
+    expect(stats()).toBe(1);
+  });
+
   test('a write inside a transaction that rolls back leaves no stale answer behind', async () => {
     const bug = make({ kind: 'bug', title: 'rolled back' });
     expect(await bugKeys()).toContain(bug);
