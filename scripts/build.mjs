@@ -160,8 +160,8 @@ if (only('--version', '-V')) {
 } else {
   // A run streams agent output for as long as the agent talks: keep the heap near what is live
   // instead of letting V8 grow it with the traffic (peak RSS stays flat when output grows
-  // tenfold); --optimize-for-size makes V8 grow the old generation in smaller steps between full
-  // collections (~3 MB off the peak). And compile for footprint: the client is I/O-bound (its heavy lifting, JSON, buffers and
+  // tenfold). --optimize-for-size would take ~3 MB more off the peak, but V8 does not promise it
+  // is safe to set once running, and a run must never crash for a benchmark. Compile for footprint: the client is I/O-bound (its heavy lifting, JSON, buffers and
   // regexes, is native), so JavaScript stays in the interpreter (no Sparkplug, no TurboFan, whose
   // code and compile zones cost ~8 MB of a run), and undici's HTTP parser (WebAssembly) stays in
   // Liftoff (TurboFan compiling it costs ~16 MB at the first request). Only flags V8 reads as it
@@ -169,7 +169,7 @@ if (only('--version', '-V')) {
   // (--single-threaded-gc set now crashes it at its next full collection). Not for \`svc server\`,
   // whose throughput matters more than its footprint.
   if (args[0] !== 'server') {
-    process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=1 --heap-growing-percent=50 --optimize-for-size --liftoff-only --no-opt --no-sparkplug');
+    process.getBuiltinModule('node:v8').setFlagsFromString('--semi-space-growth-factor=1 --heap-growing-percent=50 --liftoff-only --no-opt --no-sparkplug');
   }
   await import('./main.js');
 }
