@@ -181,12 +181,13 @@ renameSync(new URL('cli.js.tmp', dist), new URL('cli.js', dist));
 
 // Chunk names carry content hashes, so every build leaves the previous chunks behind (and `npm
 // pack` would ship them). Remove outputs of earlier builds once they are an hour old: a command
-// started before a rebuild may still import its own chunks for a while.
+// started before a rebuild may still import its own chunks for a while. `--clean` (npm's prepack)
+// removes them all, so a tarball holds exactly one build.
 const current = new Set([...Object.keys(metafile.outputs).map((f) => basename(f)), 'cli.js']);
 for (const name of readdirSync(dist)) {
   if (current.has(name)) continue;
   const file = new URL(name, dist);
   // Another build may be pruning the same folder: a file gone meanwhile is fine.
   const age = Date.now() - (statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
-  if (age > 60 * 60_000) rmSync(file, { force: true });
+  if (process.argv.includes('--clean') || age > 60 * 60_000) rmSync(file, { force: true });
 }
