@@ -3,7 +3,7 @@
 // the durations it prints.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stripVTControlCharacters as plain } from 'node:util';
-import { describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test, vi } from 'vitest';
 import type { LegSummary } from '../../src/dispatch/ports.js';
 import { colorLevel, createOutput } from '../../src/ui/output.js';
 import { createRunProgress, seconds } from '../../src/ui/run-progress.js';
@@ -50,10 +50,17 @@ async function quiet(stream: TtyStream): Promise<boolean> {
 }
 
 describe('the progress view on a terminal', () => {
+  // ora's first import is slow on a cold machine (a fresh clone in CI); loaded once here, the view's
+  // own import still resolves asynchronously, which is what these tests are about.
+  beforeAll(async () => {
+    await import('ora');
+  });
+
   test('legs started in the same tick share one spinner, and stop() leaves none animating', async () => {
     const { stderr, progress } = terminal();
     progress.legStarted(started('A-1', 1));
     progress.legStarted(started('A-2', 2));
+    await vi.waitFor(() => expect(count(stderr.text, HIDE_CURSOR)).toBeGreaterThan(0), { timeout: 5_000 });
     await sleep(250);
     expect(count(stderr.text, HIDE_CURSOR)).toBe(1);
     progress.legFinished(leg('A-1'));
