@@ -93,7 +93,8 @@ export function createOutput(opts: OutputOptions): Output {
       }
       // ora is imported only when a spinner is really shown: it is not needed on the start-up path.
       const { default: ora } = await import('ora');
-      const s = ora({ text, stream: stderr, color: 'cyan' }).start();
+      // ora would check process.env.CI itself; the decision is made above, from the context's env.
+      const s = ora({ text, stream: stderr, color: 'cyan', isEnabled: true }).start();
       return {
         text: (t) => void (s.text = t),
         succeed: (t) => void s.succeed(t),

@@ -66,7 +66,9 @@ export function createRunProgress(out: Output, now: () => number = Date.now): Ru
       : (loading ??= import('ora').then(({ default: ora }) => {
           loading = undefined;
           if (spinner || stopped || running.size === 0) return;
-          spinner = ora({ text: text(), stream: out.progressStream, discardStdin: false }).start();
+          // Enabled on purpose: the output object decided from the context's env; ora would look at
+          // process.env.CI on its own and could disagree.
+          spinner = ora({ text: text(), stream: out.progressStream, discardStdin: false, isEnabled: true }).start();
           ticker = setInterval(() => spinner && (spinner.text = text()), 1000);
           ticker.unref();
         }));
