@@ -18,9 +18,9 @@ import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 import { requireProject, resolveBaseUrl, resolveToken } from '../settings.js';
 import type { DispatchFlags } from './register.js';
-import { agentChoice } from './agent-choice.js';
+import { agentChoice, legOptions } from './run-options.js';
 import { openHosted } from './hosted-open.js';
-import { usd, wholeNumber } from '../flag-values.js';
+import { wholeNumber } from '../flag-values.js';
 
 const DEFAULT_HEARTBEAT = '60s';
 
@@ -42,18 +42,8 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
     repo: resolve(ctx.cwd, flags.repo ?? ctx.env.SVC_REPO ?? '.'),
     agent: agentChoice(flags, ctx, !flags.dryRun && !flags.hosted),
     maxCards: wholeNumber(flags.max, '--max') ?? null,
-    onFailure: flags.onFailure ?? 'halt',
-    parallel: wholeNumber(flags.parallel, '--parallel') ?? ctx.config().get('parallel') ?? 1,
+    ...legOptions(flags, ctx),
     ...(flags.idempotencyKey ? { idempotencyKey: flags.idempotencyKey } : {}),
-    sendLogs: flags.sendLogs ?? ctx.config().get('sendLogs') ?? false,
-    allowEmpty: Boolean(flags.allowEmpty),
-    timeouts: {
-      idleMs: parseDuration(flags.idleTimeout ?? '15m', '--idle-timeout'),
-      cardMs: parseDuration(flags.cardTimeout ?? '60m', '--card-timeout'),
-      killGraceMs: parseDuration(flags.killGrace ?? '10s', '--kill-grace'),
-      runMs: flags.timeout ? parseDuration(flags.timeout, '--timeout') : null,
-    },
-    maxCostUsd: usd(flags.maxCost, '--max-cost') ?? null,
     heartbeatIntervalMs: parseDuration(heartbeat, flags.heartbeatInterval ? '--heartbeat-interval' : 'SVC_HEARTBEAT_INTERVAL'),
     worktree: flags.worktree !== false,
     dryRun: Boolean(flags.dryRun),

@@ -9,7 +9,6 @@ import type { DispatchCommand } from '../../contract/types.js';
 import { isAgentName } from '../../dispatch/agent/presets.js';
 import { runLeg } from '../../dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../../dispatch/api-service.js';
-import { parseDuration } from '../../dispatch/duration.js';
 import { RUN_TOKEN_ENV, type HostedExecution } from '../../dispatch/hosted/index.js';
 import { runExistingRun, type DispatchOptions, type RunSummary } from '../../dispatch/lifecycle.js';
 import { systemClock } from '../../dispatch/ports.js';
@@ -20,8 +19,7 @@ import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';
 import { resolveBaseUrl } from '../settings.js';
 import { prepareHostedForCommand, type HostedCommandOptions } from './execution.js';
-import { agentChoice } from '../dispatch/agent-choice.js';
-import { usd, wholeNumber } from '../flag-values.js';
+import { agentChoice, legOptions } from '../dispatch/run-options.js';
 
 /** The flags a hosted execution honours (a subset of the dispatch flags; `svc attach` takes them too). */
 export interface HostedRunFlags {
@@ -62,17 +60,7 @@ export function hostedDispatchOptions(flags: HostedRunFlags, ctx: Context, h: Ho
     repo: workspaceDir,
     agent: agentChoice(flags, ctx, !flags.dryRun, h.run.run),
     maxCards: null,
-    onFailure: flags.onFailure ?? 'halt',
-    parallel: wholeNumber(flags.parallel, '--parallel') ?? ctx.config().get('parallel') ?? 1,
-    sendLogs: flags.sendLogs ?? ctx.config().get('sendLogs') ?? false,
-    allowEmpty: Boolean(flags.allowEmpty),
-    timeouts: {
-      idleMs: parseDuration(flags.idleTimeout ?? '15m', '--idle-timeout'),
-      cardMs: parseDuration(flags.cardTimeout ?? '60m', '--card-timeout'),
-      killGraceMs: parseDuration(flags.killGrace ?? '10s', '--kill-grace'),
-      runMs: flags.timeout ? parseDuration(flags.timeout, '--timeout') : null,
-    },
-    maxCostUsd: usd(flags.maxCost, '--max-cost') ?? null,
+    ...legOptions(flags, ctx),
     // Op 31 is not among the run credential's operations: hosted runs send no heartbeat.
     heartbeat: false,
     heartbeatIntervalMs: 60_000,

@@ -1,8 +1,11 @@
-// Which agent a dispatch runs: the flags, else the agent a hosted run was opened with, else the
-// stored choice. One rule for local and hosted runs, so they cannot drift apart.
+// Which agent a dispatch runs and how its legs run: one rule for local and hosted runs, so they
+// cannot drift apart.
 import { AGENT_NAMES, isAgentName, type AgentChoice } from '../../dispatch/agent/presets.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
+import { parseDuration } from '../../dispatch/duration.js';
+import type { DispatchOptions } from '../../dispatch/lifecycle.js';
+import { usd, wholeNumber } from '../flag-values.js';
 
 export interface AgentFlags {
   agent?: string;
@@ -25,4 +28,34 @@ export function agentChoice(flags: AgentFlags, ctx: Context, required: boolean, 
     throw new UsageError(`no agent${named}: pass --agent claude|codex|aider|gemini|opencode or --agent-cmd "CMD ARGS" (or \`svc config set agent NAME\`)`);
   }
   return { ...(agent ? { agent } : {}), ...(flags.agentCmd ? { agentCmd: flags.agentCmd } : {}), ...(model ? { model } : {}) };
+}
+
+/** The flags of how legs run, shared by local and hosted runs. */
+export interface LegFlags {
+  onFailure?: 'halt' | 'continue';
+  parallel?: string;
+  sendLogs?: boolean;
+  allowEmpty?: boolean;
+  timeout?: string;
+  idleTimeout?: string;
+  cardTimeout?: string;
+  killGrace?: string;
+  maxCost?: string;
+}
+
+/** How legs run: failures, parallelism, logs, timeouts and spend, with their defaults. */
+export function legOptions(flags: LegFlags, ctx: Context) {
+  return {
+    onFailure: flags.onFailure ?? 'halt',
+    parallel: wholeNumber(flags.parallel, '--parallel') ?? ctx.config().get('parallel') ?? 1,
+    sendLogs: flags.sendLogs ?? ctx.config().get('sendLogs') ?? false,
+    allowEmpty: Boolean(flags.allowEmpty),
+    timeouts: {
+      idleMs: parseDuration(flags.idleTimeout ?? '15m', '--idle-timeout'),
+      cardMs: parseDuration(flags.cardTimeout ?? '60m', '--card-timeout'),
+      killGraceMs: parseDuration(flags.killGrace ?? '10s', '--kill-grace'),
+      runMs: flags.timeout ? parseDuration(flags.timeout, '--timeout') : null,
+    },
+    maxCostUsd: usd(flags.maxCost, '--max-cost') ?? null,
+  } satisfies Partial<DispatchOptions>;
 }
