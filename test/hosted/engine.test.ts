@@ -22,7 +22,7 @@ import { createRunFolder, readRunRecord, runPaths } from '../../src/dispatch/sta
 import { checkoutInPlace, commitsSince, prepareWorktree } from '../../src/dispatch/worktree.js';
 import { repositoryPath } from '../../src/server/git/index.js';
 import { testContext } from '../support/context.js';
-import { filesUnder, git, hostedFixture, leaks, type HostedFixture } from './support.js';
+import { bareRef, filesUnder, git, hostedFixture, leaks, type HostedFixture } from './support.js';
 
 const COMMIT =
   'sh -c "echo $SVC_CARD_KEY > card-$SVC_CARD_KEY.txt && git add -A && git -c user.name=agent -c user.email=agent@example.invalid commit -qm \\"$SVC_CARD_KEY: done\\""';
@@ -70,9 +70,6 @@ function engine(f: HostedFixture, h: HostedExecution, over: Partial<DispatchOpti
 
 /** The run as its operator reads it (PAT): the run credential dies with the run. */
 const runOf = async (f: HostedFixture) => (await f.svc.call('GET', `/dispatch-runs/${f.runId}`)).body as import('../../src/contract/types.js').DispatchRun;
-
-const bareRef = (f: HostedFixture, repository: string, ref: string) =>
-  git(repositoryPath(f.gitRoot, repository), 'rev-parse', '--verify', '--quiet', ref).catch(() => null);
 
 describe('the engine on an existing hosted run', () => {
   it('runs the queued legs in their clones, pushes each branch, sends no heartbeat and closes with the run credential', async () => {

@@ -7,8 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, createApiClient } from '../../src/api/index.js';
 import { isAuthFailure, prepareHostedExecution, type HostedExecution } from '../../src/dispatch/hosted/index.js';
-import { repositoryPath } from '../../src/server/git/index.js';
-import { filesUnder, git, hostedFixture, leaks, type HostedFixture } from './support.js';
+import { bareRef, filesUnder, git, hostedFixture, leaks, type HostedFixture } from './support.js';
 
 let fixture: HostedFixture | undefined;
 let hosted: HostedExecution | undefined;
@@ -27,9 +26,6 @@ async function agentCommits(dir: string, key: string, file: string): Promise<str
   await git(dir, 'commit', '--quiet', '--allow-empty', '-m', `${key}: ${file}`);
   return git(dir, 'rev-parse', 'HEAD');
 }
-
-const bareRef = (f: HostedFixture, repository: string, ref: string) =>
-  git(repositoryPath(f.gitRoot, repository), 'rev-parse', '--verify', '--quiet', ref).catch(() => null);
 
 describe('a hosted run end to end', () => {
   it('clones through the helper, pushes the leg branch, refuses a push after the close, and leaks no token', async () => {

@@ -2,14 +2,15 @@
 // that name repositories in it, the run's own credential, and the credential helper bundled from
 // source (fixtures/helper-entry.ts) so git can start it as a separate process.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { mintRunCredential } from '../../src/server/dispatch-runs/index.js';
-import { createRepository } from '../../src/server/git/index.js';
+import { createRepository, repositoryPath } from '../../src/server/git/index.js';
 import type { ServiceConfig } from '../../src/server/kernel.js';
+export { filesUnder } from '../support/files.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 const exec = promisify(execFile);
@@ -102,26 +103,9 @@ export async function git(cwd: string, ...args: string[]): Promise<string> {
   return (await exec('git', args, { cwd, env })).stdout.trim();
 }
 
-/** Every regular file below `dir` (following no links), with its contents. */
-export function filesUnder(dir: string): Array<{ path: string; text: string }> {
-  const out: Array<{ path: string; text: string }> = [];
-  const walk = (d: string) => {
-    let names: string[];
-    try {
-      names = readdirSync(d);
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      const p = join(d, name);
-      const st = statSync(p, { throwIfNoEntry: false });
-      if (!st) continue;
-      if (st.isDirectory()) walk(p);
-      else if (st.isFile()) out.push({ path: p, text: readFileSync(p).toString('latin1') });
-    }
-  };
-  walk(dir);
-  return out;
+/** The commit a ref names in the service's bare repository, or null when it names none. */
+export function bareRef(f: HostedFixture, repository: string, ref: string): Promise<string | null> {
+  return git(repositoryPath(f.gitRoot, repository), 'rev-parse', '--verify', '--quiet', ref).catch(() => null);
 }
 
 /** Where any of `secrets` appears in `text`; empty when none. */

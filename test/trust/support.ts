@@ -2,11 +2,11 @@
 // the whole store (to prove a refused request changed nothing), the journal ↔ service comparison
 // of a run's event stream, and the secret scan.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import type { DatabaseSync } from 'node:sqlite';
 import type { JournalRecord } from '../../src/dispatch/journal.js';
 import { seededRandom } from '../support/fault-proxy.js';
+export { filesUnder } from '../support/files.js';
 
 /** `npm run soak` sets SVC_SOAK=full; `npm test` runs the quick variants. */
 export const FULL = process.env.SVC_SOAK === 'full';
@@ -138,28 +138,6 @@ export function streamMismatches(stored: StoredEvent[], journal: JournalView, ba
 
 function sortKeys(o: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
-}
-
-/** Every regular file below `dir` with its bytes as latin1 text (so any byte sequence is searchable). */
-export function filesUnder(dir: string): { path: string; text: string; mode: number }[] {
-  const out: { path: string; text: string; mode: number }[] = [];
-  const walk = (d: string) => {
-    let names: string[];
-    try {
-      names = readdirSync(d);
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      const p = join(d, name);
-      const st = statSync(p, { throwIfNoEntry: false });
-      if (!st) continue;
-      if (st.isDirectory()) walk(p);
-      else if (st.isFile()) out.push({ path: p, text: readFileSync(p).toString('latin1'), mode: st.mode & 0o777 });
-    }
-  };
-  walk(dir);
-  return out;
 }
 
 /** `where: secret…` for each secret found in each text; empty when nothing leaked. */
