@@ -34,6 +34,7 @@ export interface DispatchFlags {
   sprint?: string;
   ancestor?: string[];
   kind?: string[];
+  report?: string[];
 }
 
 interface Spec {
@@ -95,7 +96,8 @@ function addDispatchFlags(cmd: Command, spec: Spec): void {
     .option('--max-cost <usd>', 'stop the run once the agents report this much spend')
     .option('--no-worktree', 'run in place on the branch instead of a worktree per card')
     .option('--push', 'push an implemented leg\'s branch (default on for hosted runs)')
-    .option('--no-push', 'do not push implemented branches of a hosted run');
+    .option('--no-push', 'do not push implemented branches of a hosted run')
+    .option('--report <format:file>', 'write a report when the run ends: junit, markdown, html or json (repeatable)', collect);
   if (spec.name === 'auto') cmd.option('--retry-failed', 'do not skip cards that failed in recent local runs');
   if (spec.lanes) {
     cmd

@@ -21,6 +21,7 @@ import type { DispatchFlags } from './register.js';
 import { agentChoice, legOptions } from './run-options.js';
 import { openHosted } from './hosted-open.js';
 import { wholeNumber } from '../flag-values.js';
+import { planReports, writeRunReports } from './reports.js';
 
 const DEFAULT_HEARTBEAT = '60s';
 
@@ -108,6 +109,8 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
     flags = continueFlags(flags, recorded);
   }
   const opts = dispatchOptions(command, keys, flags, ctx, token);
+  if (flags.hosted && flags.report?.length) throw new UsageError('--report needs a run executed here; a hosted run reports where it runs');
+  const reports = await planReports(flags.report, ctx);
   const api = connect(ctx, { interruptible: false });
   try {
     const service = dispatchServiceOf(api);
@@ -130,6 +133,7 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
       progress.stop();
     }
     ctx.exitCode = summary.exitCode;
+    await writeRunReports(ctx, reports, summary, opts.secrets);
     if (ctx.out.json) return ctx.out.document(summary);
     if (summary.dryRun) return printDryRun(ctx, summary);
     printRunSummary(ctx.out, summary);

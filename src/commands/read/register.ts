@@ -103,6 +103,17 @@ export function registerRead(program: Command, context: Ctx): void {
     'svc runs recover',
   );
   withExamples(
+    runs
+      .command('report [run-ids...]')
+      .description('write a junit, markdown, html or json report of runs from the local state')
+      .option('--since <duration>', 'also every local run opened this recently (e.g. 12h)')
+      .option('--format <format>', 'junit, markdown, html or json (default: from --output\'s extension)')
+      .option('-o, --output <file>', 'where to write it (default: stdout)')
+      .action(lazy(context, async () => (await import('./runs-report.js')).runsReport)),
+    'svc runs report 01J9ZK3RUN --format html --output report.html',
+    'svc runs report --since 12h --output svc-junit.xml',
+  );
+  withExamples(
     program.command('logs <run-id> [key]').description('print the local agent logs of a run, or of one leg').action(lazy(context, async () => (await import('./runs.js')).logs)),
     'svc logs 01J9ZK3RUN PROJ-12',
   );

@@ -8,6 +8,7 @@ import { agentEnv } from '../agent/env.js';
 import { parserFor, resolveAgentCommand } from '../agent/presets.js';
 import type { LegResult } from '../agent/types.js';
 import { BodyChunker, type EventStream } from '../event-stream.js';
+import { headOf, recordLeg } from '../report/record.js';
 import type { LegSummary, PreparedWorktree } from '../ports.js';
 import { expectsCode } from '../prompt.js';
 import { createRedactor, createStreamRedactor } from '../redact.js';
@@ -211,6 +212,10 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       tokens: { in: result?.tokensIn ?? null, out: result?.tokensOut ?? null },
       sessionBranch: wt?.branch ?? null,
     };
+    recordLeg(ctx.paths, {
+      ...summary, startedAt: new Date(started).toISOString(), endedAt: new Date(deps.clock.now()).toISOString(),
+      repo: wt ? repoOf(ctx, key) : null, base: wt?.headBefore ?? null, head: headOf(wt?.path),
+    });
     deps.output.legFinished(summary);
     return { summary, implemented };
   }
@@ -230,8 +235,16 @@ export async function runCloseOut(ctx: LegContext, scope: WorkItemDetail): Promi
     branch: wt.branch, runId: ctx.runId, mode: 'implement', expectsCode: false,
     closeOut: { prompt: closeOut.prompt, landedKeys: closeOut.landedKeys },
   });
-  const result = await runAgent(ctx, wt, scope.key, prompt, join(ctx.paths.logs, `${scope.key}.close-out.log`), undefined);
-  if (result.outcome !== 'succeeded') return result;
-  const refused = await pushLeg(ctx, scope.key, wt.branch);
-  return refused ? { ...result, outcome: 'failed', reason: refused } : result;
+  const started = ctx.deps.clock.now();
+  const ran = await runAgent(ctx, wt, scope.key, prompt, join(ctx.paths.logs, `${scope.key}.close-out.log`), undefined);
+  const refused = ran.outcome === 'succeeded' ? await pushLeg(ctx, scope.key, wt.branch) : null;
+  const result: LegResult = refused ? { ...ran, outcome: 'failed', reason: refused } : ran;
+  recordLeg(ctx.paths, {
+    key: scope.key, title: scope.title, disposition: result.outcome === 'succeeded' ? 'implemented' : 'failed',
+    durationMs: result.durationMs, exitCode: result.exitCode, reason: result.outcome === 'succeeded' ? null : result.reason ?? 'failed',
+    costUsd: result.costUsd ?? null, tokens: { in: result.tokensIn ?? null, out: result.tokensOut ?? null }, sessionBranch: wt.branch,
+    startedAt: new Date(started).toISOString(), endedAt: new Date(ctx.deps.clock.now()).toISOString(),
+    repo: repoOf(ctx, scope.key), base: wt.headBefore, head: headOf(wt.path), closeOut: true,
+  });
+  return result;
 }

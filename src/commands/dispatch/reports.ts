@@ -1,0 +1,62 @@
+// `--report FORMAT:FILE` on the dispatch commands: the specs are checked before anything runs (a
+// typo must not cost a night of agents), and the reports are written from the local state once
+// the run is over, together with the CI summary (step summary, Buildkite annotation).
+import type { RunSummary } from '../../dispatch/lifecycle.js';
+import { resolveStateDir } from '../../dispatch/state.js';
+import type { Context } from '../context.js';
+import { UsageError } from '../exit-codes.js';
+
+export interface PlannedReport {
+  format: 'junit' | 'markdown' | 'html' | 'json';
+  file: string;
+}
+
+/** Parses every `--report`; a bad one is a usage error before the run opens. */
+export async function planReports(specs: readonly string[] | undefined, ctx: Context): Promise<PlannedReport[]> {
+  if (!specs?.length) return [];
+  const { parseReportSpec } = await import('../../dispatch/report/index.js');
+  try {
+    const planned = specs.map((s) => parseReportSpec(s, ctx.cwd));
+    if (ctx.out.json && planned.some((p) => p.file === '-')) throw new Error('--report FORMAT:- writes to stdout, which --json keeps for its one document; name a file');
+    return planned;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** The runs a summary opened: one, or each of `auto`'s. */
+function runIdsOf(summary: RunSummary): string[] {
+  const ids = (summary.runs?.length ? summary.runs : [summary]).map((r) => r.runId);
+  return [...new Set(ids.filter((id): id is string => Boolean(id)))];
+}
+
+/**
+ * Writes the planned reports and the CI summary. A report that cannot be written is a warning and
+ * exit 1 when the run itself succeeded: the run is closed and its state kept, so `svc runs report`
+ * can make it again.
+ */
+export async function writeRunReports(ctx: Context, planned: readonly PlannedReport[], summary: RunSummary, secrets: readonly string[]): Promise<void> {
+  const ids = runIdsOf(summary);
+  const ci = ctx.env.GITHUB_STEP_SUMMARY || ctx.env.BUILDKITE;
+  if (!planned.length && !(ci && ids.length)) return;
+  const { buildRunReport, publishToCi, renderReport, writeReportFile } = await import('../../dispatch/report/index.js');
+  const stateDir = resolveStateDir(ctx.env);
+  const runs = [];
+  for (const id of ids) {
+    try {
+      runs.push(await buildRunReport(stateDir, id, { secrets }));
+    } catch (error) {
+      ctx.out.warn(`no report for run ${id}: ${(error as Error).message}`);
+    }
+  }
+  for (const p of planned) {
+    try {
+      writeReportFile(p.file, renderReport(p.format, runs), ctx.stdout);
+      if (p.file !== '-') ctx.out.info(`${p.format} report: ${p.file}`);
+    } catch (error) {
+      ctx.out.warn(`could not write the ${p.format} report ${p.file}: ${(error as Error).message.split('\n')[0]}`);
+      if (ctx.exitCode === 0) ctx.exitCode = 1;
+    }
+  }
+  for (const w of await publishToCi(runs, ctx.env)) ctx.out.warn(w);
+}

@@ -1,0 +1,138 @@
+// Reports of dispatch runs: the formats, `--report FORMAT:FILE` specs, and where markdown goes on
+// its own in CI (the GitHub Actions step summary, a Buildkite annotation).
+import { spawn } from 'node:child_process';
+import { appendFileSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { accessSync, constants } from 'node:fs';
+import { renderHtml } from './html.js';
+import { renderJunit } from './junit.js';
+import { renderMarkdown } from './markdown.js';
+import { REPORT_FORMATS, type ReportDocument, type ReportFormat, type RunReport } from './types.js';
+
+export { buildRunReport, RunNotFoundLocallyError } from './model.js';
+export type { ReportDocument, RunReport, LegReport, ReportFormat } from './types.js';
+export { REPORT_FORMATS } from './types.js';
+
+export interface ReportSpec {
+  format: ReportFormat;
+  file: string;
+}
+
+/** A bad `--report` or `--format`: a usage error (exit 2). */
+export class ReportSpecError extends Error {
+  readonly exitCode = 2;
+}
+
+export function parseFormat(text: string, flag: string): ReportFormat {
+  const format = text.trim().toLowerCase();
+  if (format === 'md') return 'markdown';
+  if (format === 'xml') return 'junit';
+  if (!(REPORT_FORMATS as readonly string[]).includes(format)) {
+    throw new ReportSpecError(`${flag}: unknown format '${text}'; one of ${REPORT_FORMATS.join(', ')}`);
+  }
+  return format as ReportFormat;
+}
+
+/** `junit:out/svc.xml` → {format, file}; the file is resolved against `cwd`. */
+export function parseReportSpec(text: string, cwd: string): ReportSpec {
+  const colon = text.indexOf(':');
+  if (colon <= 0 || colon === text.length - 1) {
+    throw new ReportSpecError(`--report expects FORMAT:FILE (e.g. junit:svc-report.xml), got '${text}'`);
+  }
+  const file = text.slice(colon + 1);
+  return { format: parseFormat(text.slice(0, colon), '--report'), file: file === '-' ? '-' : resolve(cwd, file) };
+}
+
+export function renderReport(format: ReportFormat, runs: readonly RunReport[]): string {
+  switch (format) {
+    case 'junit':
+      return renderJunit(runs);
+    case 'markdown':
+      return renderMarkdown(runs);
+    case 'html':
+      return renderHtml(runs);
+    case 'json':
+      return JSON.stringify({ schema: 'svc.report/1', runs: [...runs] } satisfies ReportDocument, null, 2) + '\n';
+  }
+}
+
+/** Writes the file whole (temp file, then rename), creating its folder; `-` is stdout. */
+export function writeReportFile(file: string, text: string, stdout: NodeJS.WritableStream): void {
+  if (file === '-') {
+    stdout.write(text);
+    return;
+  }
+  const existing = statSync(file, { throwIfNoEntry: false });
+  if (existing && !existing.isFile()) {
+    // /dev/stdout, a named pipe: written through, never replaced by a rename.
+    writeFileSync(file, text);
+    return;
+  }
+  mkdirSync(dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, file);
+}
+
+/** GitHub caps a step summary at 1 MiB, Buildkite an annotation at 1 MiB. */
+const CI_LIMIT = 1000 * 1024;
+
+function capped(markdown: string): string {
+  if (Buffer.byteLength(markdown) <= CI_LIMIT) return markdown;
+  return `${Buffer.from(markdown).subarray(0, CI_LIMIT - 200).toString('utf8').replace(/\uFFFD$/, '')}\n\n_(report cut: see the full report file)_\n`;
+}
+
+function onPath(name: string, env: Record<string, string | undefined>): string | null {
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const file = join(dir, name);
+    try {
+      accessSync(file, constants.X_OK);
+      return file;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+function annotate(agent: string, markdown: string, style: string, context: string, env: Record<string, string | undefined>): Promise<string | null> {
+  return new Promise((done) => {
+    const child = spawn(agent, ['annotate', '--style', style, '--context', context], { env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    child.on('error', (e) => done(e.message));
+    child.on('close', (code) => done(code === 0 ? null : `buildkite-agent annotate exited ${code}: ${err.trim().split('\n')[0] ?? ''}`));
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(markdown);
+  });
+}
+
+/**
+ * Markdown where CI shows it without being asked: appended to `$GITHUB_STEP_SUMMARY` (GitHub
+ * Actions), and a Buildkite annotation when `BUILDKITE` is set and `buildkite-agent` is on PATH
+ * (one per run, its context `svc-<run id>`, so a retried job replaces rather than repeats it).
+ * `SVC_CI_SUMMARY=0` turns both off. Returns warnings; never throws: a report must not fail a run.
+ */
+export async function publishToCi(runs: readonly RunReport[], env: Record<string, string | undefined>): Promise<string[]> {
+  if (!runs.length || env.SVC_CI_SUMMARY === '0') return [];
+  const warnings: string[] = [];
+  const markdown = capped(renderMarkdown(runs));
+  if (env.GITHUB_STEP_SUMMARY) {
+    try {
+      appendFileSync(env.GITHUB_STEP_SUMMARY, `${markdown}\n`);
+    } catch (error) {
+      warnings.push(`could not write the step summary: ${(error as Error).message.split('\n')[0]}`);
+    }
+  }
+  const truthy = env.BUILDKITE && env.BUILDKITE !== 'false' && env.BUILDKITE !== '0';
+  const agent = truthy ? onPath('buildkite-agent', env) : null;
+  if (agent) {
+    for (const run of runs) {
+      const style = run.status === 'succeeded' ? 'success' : run.status === 'failed' ? 'error' : 'warning';
+      const failed = await annotate(agent, capped(renderMarkdown([run])), style, `svc-${run.runId}`, env);
+      if (failed) warnings.push(failed);
+    }
+  }
+  return warnings;
+}

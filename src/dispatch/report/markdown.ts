@@ -1,0 +1,73 @@
+// Markdown for people reading CI: a summary table per run (GitHub-flavoured, as the step summary and
+// Buildkite annotations render it) and a section per failed card with its reason and log tail.
+import { formatDuration } from '../../html/timeline.js';
+import type { LegReport, RunReport } from './types.js';
+
+const MARK: Record<string, string> = { implemented: '✅', failed: '❌', skipped: '⏭️', not_reached: '⏸️', running: '⏳' };
+const RUN_MARK: Record<string, string> = { succeeded: '✅', failed: '❌', cancelled: '🛑', timed_out: '⌛', running: '⏳' };
+
+/** A table cell: one line, pipes escaped, no HTML. */
+function cell(text: string | null | undefined): string {
+  return (text ?? '').replace(/\s+/g, ' ').trim().replace(/[\\|]/g, (c) => `\\${c}`).replace(/</g, '&lt;');
+}
+
+export function usd(x: number | null): string {
+  return x === null ? '' : `$${x < 1 ? x.toFixed(4) : x.toFixed(2)}`;
+}
+
+export function tokenCount(t: { in: number | null; out: number | null }): string {
+  if (t.in === null && t.out === null) return '';
+  return `${((t.in ?? 0) + (t.out ?? 0)).toLocaleString('en-US')}`;
+}
+
+/** A fence longer than any run of backticks in `text`, so a log cannot close it. */
+function fenced(text: string): string {
+  const longest = Math.max(2, ...(text.match(/`+/g) ?? []).map((m) => m.length));
+  const fence = '`'.repeat(longest + 1);
+  return `${fence}text\n${text}\n${fence}`;
+}
+
+function legRow(l: LegReport): string {
+  const name = l.title ? `${l.key} ${l.title}` : l.key;
+  const why = l.disposition === 'skipped' ? l.skipReason : l.reason;
+  return `| ${cell(name)} | ${MARK[l.disposition] ?? '•'} ${cell(l.disposition.replace('_', ' '))} | ${l.durationMs === null ? '' : formatDuration(l.durationMs)} | ${l.exitCode ?? ''} | ${tokenCount(l.tokens)} | ${usd(l.costUsd)} | ${l.branch ? `\`${cell(l.branch)}\`` : ''} | ${l.commits.length || ''} | ${cell(why)} |`;
+}
+
+function failedSection(l: LegReport): string {
+  const parts = [`#### ❌ ${cell(l.title ? `${l.key} ${l.title}` : l.key)}`, '', `**Reason:** ${cell(l.reason ?? 'failed')}${l.exitCode !== null ? ` · exit code ${l.exitCode}` : ''}${l.branch ? ` · branch \`${cell(l.branch)}\`` : ''}`];
+  if (l.logTail) parts.push('', '<details><summary>Last lines of the log</summary>', '', fenced(l.logTail), '', '</details>');
+  return parts.join('\n');
+}
+
+function runMarkdown(run: RunReport): string {
+  const t = run.totals;
+  const facts = [
+    `run \`${run.runId}\``,
+    `project ${run.projectKey}`,
+    ...(run.scopeKey ? [`scope ${run.scopeKey}`] : []),
+    ...(run.agent ? [`agent ${run.agent}${run.model ? ` (${run.model})` : ''}`] : []),
+    formatDuration(run.durationMs),
+    ...(tokenCount(t.tokens) ? [`${tokenCount(t.tokens)} tokens`] : []),
+    ...(t.costUsd !== null ? [usd(t.costUsd)] : []),
+  ];
+  const counts = [`${t.implemented} implemented`, `${t.failed} failed`, `${t.skipped} skipped`, ...(t.notReached ? [`${t.notReached} not reached`] : []), ...(t.running ? [`${t.running} running`] : [])];
+  const legs = run.closeOut ? [...run.legs, { ...run.closeOut, key: `${run.closeOut.key} (close-out)` }] : run.legs;
+  const out = [
+    `### ${RUN_MARK[run.status] ?? '•'} svc ${run.command}${run.scopeKey ? ` ${run.scopeKey}` : ''}: ${run.status}${run.stopReason ? ` (${run.stopReason})` : ''}`,
+    '',
+    `${facts.join(' · ')}  `,
+    `${t.cards} cards: ${counts.join(', ')}`,
+    '',
+    '| Card | Result | Duration | Exit | Tokens | Cost | Branch | Commits | Reason |',
+    '|---|---|--:|--:|--:|--:|---|--:|---|',
+    ...legs.map(legRow),
+  ];
+  const failed = legs.filter((l) => l.disposition === 'failed');
+  for (const l of failed) out.push('', failedSection(l));
+  return out.join('\n');
+}
+
+export function renderMarkdown(runs: readonly RunReport[]): string {
+  if (!runs.length) return '### svc: no runs to report\n';
+  return runs.map(runMarkdown).join('\n\n') + '\n';
+}
