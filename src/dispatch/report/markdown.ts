@@ -30,7 +30,7 @@ function fenced(text: string): string {
 function legRow(l: LegReport): string {
   const name = l.title ? `${l.key} ${l.title}` : l.key;
   const why = l.disposition === 'skipped' ? l.skipReason : l.reason;
-  return `| ${cell(name)} | ${MARK[l.disposition] ?? '•'} ${cell(l.disposition.replace('_', ' '))} | ${l.durationMs === null ? '' : formatDuration(l.durationMs)} | ${l.exitCode ?? ''} | ${tokenCount(l.tokens)} | ${usd(l.costUsd)} | ${l.branch ? `\`${cell(l.branch)}\`` : ''} | ${l.commits.length || ''} | ${cell(why)} |`;
+  return `| ${cell(name)} | ${MARK[l.disposition] ?? '•'} ${cell(l.disposition.replace('_', ' '))} | ${l.durationMs === null ? '' : formatDuration(l.durationMs)} | ${l.exitCode ?? ''} | ${tokenCount(l.tokens)} | ${usd(l.costUsd)} | ${l.branch ? `\`${cell(l.branch)}\`` : ''} | ${l.startedAt ? l.commits.length : ''} | ${cell(why)} |`;
 }
 
 function failedSection(l: LegReport): string {

@@ -147,6 +147,9 @@ async function legReport(
 
 const sum = (xs: (number | null)[]): number | null => (xs.some((x) => x !== null) ? xs.reduce<number>((a, x) => a + (x ?? 0), 0) : null);
 
+/** Sums of binary fractions drift (0.43699999…); a micro-dollar is finer than any agent reports. */
+const roundUsd = (x: number | null) => (x === null ? null : Math.round(x * 1e6) / 1e6);
+
 /** The report of one run, from this machine's state folder. */
 export async function buildRunReport(stateDir: string, runId: string, opts: ReportOptions): Promise<RunReport> {
   const paths = runPaths(stateDir, runId);
@@ -196,7 +199,7 @@ export async function buildRunReport(stateDir: string, runId: string, opts: Repo
       skipped: count('skipped'),
       notReached: count('not_reached'),
       running: count('running'),
-      costUsd: sum(all.map((l) => l.costUsd)),
+      costUsd: roundUsd(sum(all.map((l) => l.costUsd))),
       tokens: { in: sum(all.map((l) => l.tokens.in)), out: sum(all.map((l) => l.tokens.out)) },
     },
     legs,
