@@ -1,6 +1,6 @@
 // Secret hygiene (issue 8): a representative set of real CLI calls — log in, auth status, config
 // list, whoami --verbose, a local run with --send-logs whose agent prints token-shaped strings and
-// its whole environment, runs show, logs, failing calls, recover, and a hosted run (its own
+// its whole environment and every --report format, runs show, logs, runs report, failing calls, recover, and a hosted run (its own
 // svc_run_ credential, git tokens traded for it) — then a scan of EVERYTHING produced: stdout and
 // stderr of every call, every file under the state and config folders (and the hosted workspace),
 // the events the service stored, the service's database file, and the argv and environment each
@@ -107,7 +107,9 @@ describe('secret hygiene across a representative set of CLI calls', () => {
 
     // A local run whose agent prints token shapes and its environment, with --send-logs.
     const repo = await makeRepo();
-    const ran = await svc(['run', 'DEMO-6', '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', repo, '--verbose', '--json'], user);
+    const reports = join(user.HOME!, 'reports');
+    const ran = await svc(['run', 'DEMO-6', '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', repo, '--verbose', '--json',
+      ...['junit', 'markdown', 'html', 'json'].flatMap((f) => ['--report', `${f}:${reports}/run.${f}`])], user);
     expect(ran.code, ran.stderr).toBe(0);
     const runId = (JSON.parse(ran.stdout) as { runId: string }).runId;
     expect((await svc(['runs', 'show', runId], user)).code).toBe(0);
@@ -115,6 +117,7 @@ describe('secret hygiene across a representative set of CLI calls', () => {
     expect((await svc(['logs', runId], user)).code).toBe(0);
     expect((await svc(['logs', runId, 'DEMO-6', '--json'], user)).code).toBe(0);
     expect((await svc(['runs', 'recover'], user)).code).toBe(0);
+    for (const f of ['junit', 'markdown', 'html', 'json']) expect((await svc(['runs', 'report', runId, '--format', f], user)).code).toBe(0);
 
     // Failing calls: a missing item, an unknown path, a refused token, a bad flag.
     expect((await svc(['items', 'show', 'DEMO-999', '--verbose'], user)).code).toBe(4);
@@ -190,6 +193,11 @@ describe('secret hygiene across a representative set of CLI calls', () => {
     expect(configFiles, 'the login stored the token in exactly one config file').toHaveLength(1);
     expect(texts.filter((t) => t.where.endsWith('journal.jsonl')).length).toBeGreaterThanOrEqual(2);
     expect(texts.some((t) => /\/logs\/[^/]+\.log$/.test(t.where))).toBe(true);
+    // The reports were scanned too; html and json hold the tail of the agent's output (its environment).
+    const reportTexts = texts.filter((t) => t.where.startsWith(reports));
+    expect(reportTexts).toHaveLength(4);
+    for (const t of reportTexts) expect(t.text, t.where).toContain('DEMO-6');
+    for (const t of reportTexts.filter((r) => /\.(html|json)$/.test(r.where))) expect(t.text, t.where).toContain('done with DEMO-6');
 
     const leaks = scanForSecrets(texts, secrets);
     for (const { where, text } of texts) {
