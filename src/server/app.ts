@@ -110,9 +110,9 @@ export function createRequestHandler(deps: AppDeps): (req: IncomingMessage, res:
 }
 
 async function handle(deps: AppDeps, routes: CompiledRoute[], req: IncomingMessage, res: ServerResponse): Promise<void> {
-  // Paths a module answers itself (the git remote under /git/) bypass the API pipeline entirely.
+  // Paths a module answers itself (the git remote under /git/, the pages at /) bypass the API pipeline entirely.
   const rawPath = (req.url ?? '/').split('?')[0]!;
-  const raw = deps.modules.flatMap((m) => m.raw ?? []).find((r) => rawPath.startsWith(r.prefix));
+  const raw = deps.modules.flatMap((m) => m.raw ?? []).find((r) => (r.exact ? rawPath === r.prefix : rawPath.startsWith(r.prefix)));
   if (raw) return raw.handle(req, res, { db: deps.db, config: deps.config, now: deps.now });
   const given = req.headers['x-request-id'];
   const requestId = typeof given === 'string' && REQUEST_ID_PATTERN.test(given) ? given : randomUUID();

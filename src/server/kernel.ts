@@ -104,5 +104,7 @@ export const notFound = (what: string) => new ServiceError(404, 'NOT_FOUND', `${
 export interface RawHandler {
   /** A path prefix such as `/git/`. */
   prefix: string;
+  /** Match the path exactly, not as a prefix (the page at `/`). */
+  exact?: boolean;
   handle(req: IncomingMessage, res: ServerResponse, deps: { db: DatabaseSync; config: ServiceConfig; now(): Date }): void | Promise<void>;
 }

@@ -9,6 +9,7 @@ import { gitModule } from './git/index.js';
 import type { ServiceModule } from './kernel.js';
 import { planningModule } from './planning/index.js';
 import { readyModule } from './ready/index.js';
+import { createWebModule } from './web/index.js';
 import { workItemsModule } from './work-items/index.js';
 
 export const MODULES: readonly ServiceModule[] = [
@@ -21,4 +22,5 @@ export const MODULES: readonly ServiceModule[] = [
   planningModule,
   dispatchRunsModule,
   gitModule,
+  createWebModule(),
 ];

@@ -24,6 +24,7 @@ section.run{border:1px solid var(--border);border-radius:8px;padding:20px;margin
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--border);vertical-align:top}
 th{color:var(--muted);font-weight:600;font-size:12px}
+td code{white-space:nowrap}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 article.leg{border:1px solid var(--border);border-radius:6px;padding:12px 14px;margin:12px 0;break-inside:avoid}
 h5{font-size:12px;color:var(--muted);margin:10px 0 4px;font-weight:600}
@@ -112,7 +113,7 @@ function runSection(run: RunReport): string {
     fact('Agent', h(run.agent ? `${run.agent}${run.model ? ` (${run.model})` : ''}` : '–')),
     fact('Cards', h(`${t.implemented} implemented · ${t.failed} failed · ${t.skipped} skipped${t.notReached ? ` · ${t.notReached} not reached` : ''}`)),
   ];
-  const overview = legs.map((l) => `<tr data-key="${h(l.key)}"><td><a href="#${anchor(run, l.key)}"><code>${h(l === run.closeOut ? `${l.key} (close-out)` : l.key)}</code></a> ${h(l.title ?? '')}</td><td>${badge(l.disposition)}</td><td class="num">${h(formatDuration(l.durationMs))}</td><td class="num">${l.exitCode ?? ''}</td><td class="num">${h(tokenCount(l.tokens))}</td><td class="num">${h(usd(l.costUsd))}</td><td>${l.branch ? `<code>${h(l.branch)}</code>` : ''}</td><td class="num">${l.commits.length}</td><td>${h((l.disposition === 'skipped' ? l.skipReason : l.reason) ?? '')}</td></tr>`);
+  const overview = legs.map((l) => `<tr data-key="${h(l.key)}"><td><a href="#${anchor(run, l.key)}"><code>${h(l === run.closeOut ? `${l.key} (close-out)` : l.key)}</code></a> ${h(l.title ?? '')}</td><td>${badge(l.disposition)}</td><td class="num">${l.durationMs === null ? '' : h(formatDuration(l.durationMs))}</td><td class="num">${l.exitCode ?? ''}</td><td class="num">${h(tokenCount(l.tokens))}</td><td class="num">${h(usd(l.costUsd))}</td><td>${l.branch ? `<code>${h(l.branch)}</code>` : ''}</td><td class="num">${l.startedAt ? l.commits.length : ''}</td><td>${h((l.disposition === 'skipped' ? l.skipReason : l.reason) ?? '')}</td></tr>`);
   return `<section class="run" id="run-${h(run.runId)}" data-run="${h(run.runId)}">
 <h2>${badge(run.status)} svc ${h(run.command)}${run.scopeKey ? ` ${h(run.scopeKey)}` : ''} <span class="muted mono">${h(run.runId)}</span></h2>
 <dl class="facts">${facts.join('')}</dl>
