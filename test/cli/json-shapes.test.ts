@@ -68,6 +68,22 @@ const ownShapes: JsonSchema = {
       tokens: exact({ in: intOrNull, out: intOrNull }),
       sessionBranch: strOrNull,
     }),
+    ReportDocument: exact({ schema: { const: 'svc.report/1' }, runs: arrayOf(own('RunReport')) }),
+    RunReport: exact({
+      runId: str, projectKey: str, command: str, originalCommand: str, scopeKey: strOrNull, agent: strOrNull, model: strOrNull,
+      status: str, stopReason: strOrNull, startedAt: str, endedAt: strOrNull, durationMs: { type: ['number', 'null'] },
+      totals: exact({
+        cards: { type: 'integer' }, implemented: { type: 'integer' }, failed: { type: 'integer' }, skipped: { type: 'integer' },
+        notReached: { type: 'integer' }, running: { type: 'integer' }, costUsd: { type: ['number', 'null'] }, tokens: exact({ in: intOrNull, out: intOrNull }),
+      }),
+      legs: arrayOf(own('LegReport')),
+      closeOut: { oneOf: [{ type: 'null' }, own('LegReport')] },
+    }),
+    LegReport: exact({
+      key: str, title: strOrNull, disposition: str, skipReason: strOrNull, reason: strOrNull, startedAt: strOrNull, endedAt: strOrNull,
+      durationMs: { type: ['number', 'null'] }, exitCode: intOrNull, costUsd: { type: ['number', 'null'] }, tokens: exact({ in: intOrNull, out: intOrNull }),
+      branch: strOrNull, base: strOrNull, head: strOrNull, commits: arrayOf(exact({ sha: str, subject: str })), diffStat: strOrNull, logTail: strOrNull,
+    }),
     BacklogListing: exact({ total: { type: 'integer', minimum: 0 }, items: arrayOf(contract('WorkItemSummary')) }),
     RecoverResult: exact(
       {
@@ -205,6 +221,7 @@ const cases: Case[] = [
   ['runs recover', () => ['runs', 'recover'], arrayOf(own('RecoverResult'))],
   ['logs RUN', () => ['logs', runId], own('RunLogs')],
   ['logs RUN KEY', () => ['logs', runId, 'DEMO-6'], own('RunLogs')],
+  ['runs report RUN', () => ['runs', 'report', runId], own('ReportDocument')],
   ['a dispatch command (run)', () => ['run', 'DEMO-8', '--agent-cmd', COMMIT], own('RunSummary')],
   ['auto (one run per round)', () => ['auto', '--max', '1', '--agent-cmd', COMMIT], { allOf: [own('RunSummary'), { required: ['runs'] }] }],
   ['a dry run', () => ['run_scope', 'DEMO-1', '--dry-run'], { allOf: [own('RunSummary'), { properties: { dryRun: { const: true }, runId: { const: null }, legs: { maxItems: 0 } } }] }],
@@ -307,7 +324,7 @@ describe('docs/json.md', () => {
       if (name === 'CardSummary' || name === 'LegSummary') expect(doc).toContain(`${name} =`);
       else expect(doc, name).toMatch(new RegExp(`^### ${name}$`, 'm'));
     }
-    for (const c of ['whoami', 'workspaces', 'projects show KEY', 'items list', 'items show KEY', 'items count', 'items create', 'items edit KEY', 'ready bugs', 'ready containers', 'runs show ID', 'runs watch ID', 'runs recover', 'logs RUN', 'worktrees prune', 'backlog', 'backlog move KEY', 'folders', 'folders create NAME', 'folders rm ID', 'designs', 'plan TEXT', 'plan submit', 'plan show ID', 'attach --dry-run', 'demo', 'config get KEY', 'config set KEY VALUE', 'config unset KEY', 'config list', 'auth login --with-token', 'auth status', 'auth logout', 'help exit-codes', 'api METHOD PATH', 'completion bash']) {
+    for (const c of ['whoami', 'workspaces', 'projects show KEY', 'items list', 'items show KEY', 'items count', 'items create', 'items edit KEY', 'ready bugs', 'ready containers', 'runs show ID', 'runs watch ID', 'runs recover', 'runs report RUN', 'logs RUN', 'worktrees prune', 'backlog', 'backlog move KEY', 'folders', 'folders create NAME', 'folders rm ID', 'designs', 'plan TEXT', 'plan submit', 'plan show ID', 'attach --dry-run', 'demo', 'config get KEY', 'config set KEY VALUE', 'config unset KEY', 'config list', 'auth login --with-token', 'auth status', 'auth logout', 'help exit-codes', 'api METHOD PATH', 'completion bash']) {
       expect(doc, c).toContain(`\`${c}`);
     }
   });
