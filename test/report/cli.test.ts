@@ -101,9 +101,34 @@ describe('--report on a dispatch command', () => {
       expect(r.stderr.trim().split('\n'), spec).toHaveLength(1);
       expect(r.stderr, spec).toMatch(/^svc: --report/);
     }
+    const hosted = await runCli(['run', 'DEMO-6', '--hosted', '--report', 'junit:x.xml'], { env: fresh });
+    expect([hosted.code, hosted.stderr.trim()]).toEqual([2, 'svc: --report needs a run executed here; a hosted run reports where it runs']);
+    const stdout = await runCli(['run', 'DEMO-6', '--agent-cmd', `sh ${agent}`, '--repo', repo, '--json', '--report', 'junit:-'], { env: fresh });
+    expect(stdout.code).toBe(2);
+    expect(stdout.stdout).toBe('');
     expect(existsSync(join(fresh.SVC_STATE_DIR!, 'runs'))).toBe(false);
     expect(existsSync(fresh.SVC_STATE_DIR!)).toBe(false);
   });
+
+  test('a dry run still writes its (empty) reports; a report that cannot be written is a warning and exit 1, the run closed', async () => {
+    const out = join(root, 'dry');
+    const dry = await runCli(['run', 'DEMO-6', '--dry-run', '--report', `junit:${out}/svc.xml`, '--report', `json:${out}/svc.json`], { env });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(readFileSync(join(out, 'svc.xml'), 'utf8')).toContain('<testsuites name="svc" tests="0" failures="0" errors="0" time="0.000">');
+    expect(JSON.parse(readFileSync(join(out, 'svc.json'), 'utf8'))).toEqual({ schema: 'svc.report/1', runs: [] });
+
+    const blocked = join(root, 'a-file');
+    writeFileSync(blocked, '');
+    const r = await runCli(['run', 'DEMO-6', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--json', '--report', `junit:${blocked}/svc.xml`, '--report', `markdown:${out}/ok.md`], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/could not write the junit report .*a-file\/svc\.xml: EEXIST: file already exists$/m);
+    const summary = JSON.parse(r.stdout) as { runId: string; status: string };
+    expect(summary.status).toBe('succeeded');
+    expect(readFileSync(join(out, 'ok.md'), 'utf8')).toContain(summary.runId);
+    const again = await runCli(['runs', 'report', summary.runId, '--format', 'junit'], { env });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('failures="0"');
+  }, 60_000);
 
   test('runs report: what to report and in what format are checked; an unknown run is exit 4', async () => {
     const cases: [string[], number, RegExp][] = [

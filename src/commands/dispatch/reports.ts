@@ -2,7 +2,7 @@
 // typo must not cost a night of agents), and the reports are written from the local state once
 // the run is over, together with the CI summary (step summary, Buildkite annotation).
 import type { RunSummary } from '../../dispatch/lifecycle.js';
-import { resolveStateDir } from '../../dispatch/state.js';
+import { describeFsError, resolveStateDir } from '../../dispatch/state.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 
@@ -54,7 +54,7 @@ export async function writeRunReports(ctx: Context, planned: readonly PlannedRep
       writeReportFile(p.file, renderReport(p.format, runs), ctx.stdout);
       if (p.file !== '-') ctx.out.info(`${p.format} report: ${p.file}`);
     } catch (error) {
-      ctx.out.warn(`could not write the ${p.format} report ${p.file}: ${(error as Error).message.split('\n')[0]}`);
+      ctx.out.warn(`could not write the ${p.format} report ${p.file}: ${describeFsError(error)}`);
       if (ctx.exitCode === 0) ctx.exitCode = 1;
     }
   }

@@ -94,7 +94,9 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
     if (flags.hosted) throw new UsageError('--hosted opens a run for a hosted runner; inside a hosted run (SVC_RUN_ID) there is nothing to open');
     const { runHostedCommand } = await import('../hosted/run.js');
     const { printAttachPlan } = await import('../hosted/attach.js');
-    await runHostedCommand(ctx, { invokedAs: command, keys, flags }, (c, h) => printAttachPlan(c, h, flags.push !== false));
+    const reports = await planReports(flags.report, ctx);
+    const summary = await runHostedCommand(ctx, { invokedAs: command, keys, flags }, (c, h) => printAttachPlan(c, h, flags.push !== false));
+    if (summary) await writeRunReports(ctx, reports, summary, [ctx.env.SVC_RUN_TOKEN, ctx.env.SVC_TOKEN].filter((s): s is string => Boolean(s)));
     return;
   }
   const token = resolveToken(ctx);
