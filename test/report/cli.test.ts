@@ -119,12 +119,17 @@ describe('--report on a dispatch command', () => {
 
     const blocked = join(root, 'a-file');
     writeFileSync(blocked, '');
-    const r = await runCli(['run', 'DEMO-6', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--json', '--report', `junit:${blocked}/svc.xml`, '--report', `markdown:${out}/ok.md`], { env });
+    // SVC_CI_SUMMARY=0: no step summary even where GitHub asks for one.
+    const summaryFile = join(root, 'untouched-summary.md');
+    writeFileSync(summaryFile, '');
+    const quiet = { ...env, GITHUB_STEP_SUMMARY: summaryFile, SVC_CI_SUMMARY: '0' };
+    const r = await runCli(['run', 'DEMO-6', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--json', '--report', `junit:${blocked}/svc.xml`, '--report', `markdown:${out}/ok.md`], { env: quiet });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/could not write the junit report .*a-file\/svc\.xml: EEXIST: file already exists$/m);
     const summary = JSON.parse(r.stdout) as { runId: string; status: string };
     expect(summary.status).toBe('succeeded');
     expect(readFileSync(join(out, 'ok.md'), 'utf8')).toContain(summary.runId);
+    expect(readFileSync(summaryFile, 'utf8')).toBe('');
     const again = await runCli(['runs', 'report', summary.runId, '--format', 'junit'], { env });
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('failures="0"');

@@ -7,6 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createAdmin } from '../../src/server/admin.js';
+import { openDatabase } from '../../src/server/db.js';
+import { MODULES } from '../../src/server/modules.js';
 import { isolatedEnv, makeRepo, runCli, type CliResult } from '../support/cli.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { artifactDir, launch } from './browser.js';
@@ -27,6 +30,7 @@ let page: Page;
 let gate: string;
 let agent: string;
 let artifacts: string;
+let runId = '';
 
 beforeAll(async () => {
   browser = await launch();
@@ -97,7 +101,7 @@ describe('the live page of svc server', () => {
     writeFileSync(join(gate, 'DEMO-6'), '');
     const r = await running;
     expect(r.code, r.stderr).toBe(1);
-    const { runId } = JSON.parse(r.stdout) as { runId: string };
+    runId = (JSON.parse(r.stdout) as { runId: string }).runId;
     await page.locator('.facts .badge.s-failed').waitFor({ timeout: 20_000 });
     expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker), 'the page updated in place').toBe(2);
     expect(page.url()).toBe(`${server.url}/runs/${runId}`);
@@ -126,5 +130,45 @@ describe('the live page of svc server', () => {
     const again = await page.goto(`${server.url}/runs/run_Nope`);
     expect(again!.url()).toBe(`${server.url}/`);
     expect(await page.locator('input[name=token]').count()).toBe(1);
+  });
+
+  test('a token sees what the API would show it: narrowed to another project, no runs and a 404; without project:browse, no login; revoked, the session ends', async () => {
+    expect(runId).not.toBe('');
+    const db = openDatabase(server.db, MODULES);
+    let narrowed: string;
+    let editOnly: string;
+    let narrowedId: string;
+    try {
+      const owner = db.prepare('SELECT workspace_id, user_id FROM tokens ORDER BY rowid LIMIT 1').get() as { workspace_id: string; user_id: string };
+      const admin = createAdmin(db);
+      admin.createProject({ workspaceId: owner.workspace_id, key: 'OTHER', name: 'Other' });
+      ({ token: narrowed, id: narrowedId } = admin.createToken({ workspaceId: owner.workspace_id, userId: owner.user_id, projectKey: 'OTHER', scopes: ['project:browse'] }));
+      ({ token: editOnly } = admin.createToken({ workspaceId: owner.workspace_id, userId: owner.user_id, scopes: ['work_item:edit'] }));
+    } finally {
+      db.close();
+    }
+    const other = await browser.newContext();
+    const p = await other.newPage();
+    await p.goto(server.url + '/');
+    await p.fill('input[name=token]', editOnly);
+    await p.click('button[type=submit]');
+    expect(await p.locator('.error').innerText()).toMatch(/lacks the project:browse scope/);
+
+    await p.fill('input[name=token]', narrowed);
+    await p.click('button[type=submit]');
+    await p.waitForSelector('h1:has-text("Dispatch runs")');
+    expect(await p.locator('#live').innerText()).toBe('No dispatch runs yet.');
+    expect((await p.goto(`${server.url}/runs/${runId}`))!.status()).toBe(404);
+
+    const db2 = openDatabase(server.db, MODULES);
+    try {
+      createAdmin(db2).revokeToken(narrowedId);
+    } finally {
+      db2.close();
+    }
+    await p.goto(server.url + '/');
+    expect(await p.locator('input[name=token]').count()).toBe(1);
+    expect(await other.cookies()).toEqual([]);
+    await other.close();
   });
 });
