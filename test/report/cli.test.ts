@@ -135,6 +135,16 @@ describe('--report on a dispatch command', () => {
     expect(again.stdout).toContain('failures="0"');
   }, 60_000);
 
+  test('run_scope: the close-out is reported after the legs, on the scope\'s branch', async () => {
+    const r = await runCli(['run_scope', 'DEMO-2', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--on-failure', 'continue', '--json', '--report', `json:${root}/scope.json`], { env, timeoutMs: 120_000 });
+    const doc = JSON.parse(readFileSync(join(root, 'scope.json'), 'utf8')) as { runs: { scopeKey: string; legs: { key: string; disposition: string }[]; closeOut: { key: string; disposition: string; branch: string; commits: unknown[] } | null }[] };
+    expect(r.stderr).toContain('close-out of DEMO-2');
+    expect(doc.runs[0]!.scopeKey).toBe('DEMO-2');
+    expect(doc.runs[0]!.legs.map((l) => [l.key, l.disposition])).toEqual([['DEMO-3', 'implemented'], ['DEMO-4', 'implemented'], ['DEMO-5', 'failed']]);
+    expect(doc.runs[0]!.closeOut).toMatchObject({ key: 'DEMO-2', disposition: 'implemented', branch: 'svc/DEMO-2' });
+    expect(doc.runs[0]!.closeOut!.commits).toHaveLength(1);
+  }, 120_000);
+
   test('runs report: what to report and in what format are checked; an unknown run is exit 4', async () => {
     const cases: [string[], number, RegExp][] = [
       [['runs', 'report', '--format', 'junit'], 2, /name the runs to report/],
