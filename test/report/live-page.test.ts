@@ -120,7 +120,14 @@ describe('the live page of svc server', () => {
     await page.screenshot({ path: join(artifacts, 'live-done.png'), fullPage: true });
   }, 120_000);
 
-  test('log out ends the session; an unknown run is a 404 page; a page without a session goes to the login form', async () => {
+  test('the list is newest first; log out ends the session; an unknown run is a 404 page; a page without a session goes to the login form', async () => {
+    const env = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' });
+    const hosted = await runCli(['run', 'DEMO-7', '--hosted', '--json'], { env });
+    expect(hosted.code, hosted.stderr).toBe(0);
+    const newer = (JSON.parse(hosted.stdout) as { run: { id: string } }).run.id;
+    await page.goto(server.url + '/');
+    await page.locator(`table.runs tr[data-run="${newer}"]`).waitFor();
+    expect(await page.locator('table.runs tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run')))).toEqual([newer, runId]);
     const missing = await page.goto(`${server.url}/runs/run_Nope`);
     expect(missing!.status()).toBe(404);
     await page.goto(server.url + '/');
@@ -147,6 +154,17 @@ describe('the live page of svc server', () => {
     } finally {
       db.close();
     }
+    // Without JavaScript: the form logs in, the list reads, and the page reloads itself instead.
+    const plain = await browser.newContext({ javaScriptEnabled: false });
+    const pp = await plain.newPage();
+    await pp.goto(server.url + '/');
+    await pp.fill('input[name=token]', server.token);
+    await pp.click('button[type=submit]');
+    await pp.waitForSelector('h1:has-text("Dispatch runs")');
+    expect(await pp.locator(`table.runs tr[data-run="${runId}"] .badge`).innerText()).toBe('failed');
+    expect(await pp.content()).toMatch(/<noscript><meta http-equiv="refresh" content="10"><\/noscript>/);
+    await plain.close();
+
     const other = await browser.newContext();
     const p = await other.newPage();
     await p.goto(server.url + '/');
