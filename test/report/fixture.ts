@@ -52,7 +52,7 @@ export async function makeFixture(): Promise<Fixture> {
   const head3 = await commitFile(repo, 'test/guest.test.ts', 'test("guest");\n'.repeat(5), 'DEMO-3: tests for the endpoint', '2026-01-05T02:02:40Z');
   await git(repo, ['checkout', '-q', 'main']);
   await git(repo, ['checkout', '-qb', 'svc/DEMO-6']);
-  const head6 = await commitFile(repo, 'package.json', '{"dependencies":{"undici":"^8"}}\n', 'DEMO-6: upgrade undici', '2026-01-05T02:04:00Z');
+  const head6 = await commitFile(repo, 'package.json', '{"dependencies":{"undici":"^8"}}\n', `DEMO-6: upgrade undici (tested with ${PLANTED_SECRET})`, '2026-01-05T02:04:00Z');
   await git(repo, ['checkout', '-q', 'main']);
 
   const paths = createRunFolder(stateDir, {

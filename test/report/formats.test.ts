@@ -38,7 +38,7 @@ describe('the report model', () => {
     expect(report.legs[3]).toMatchObject({ skipReason: 'implemented by an earlier run: svc/DEMO-7 holds the work', startedAt: null, logTail: null });
   });
 
-  test('the log tail is its last 40 lines, redacted like the logs (shapes and the secrets in play)', () => {
+  test('the log tail is its last 40 lines and commit messages are redacted like the logs (shapes and the secrets in play)', () => {
     const tail = report.legs[1]!.logTail!;
     expect(tail.split('\n')).toHaveLength(40);
     expect(tail).toContain('Tests: 1 failed, 119 passed, 120 total');
@@ -46,6 +46,8 @@ describe('the report model', () => {
     expect(tail).toContain('the run token is [REDACTED]');
     expect(tail).not.toContain(PLANTED_SECRET);
     expect(tail).not.toContain(PLANTED_CUSTOM);
+    // Commit messages are the agent's output too.
+    expect(report.legs[2]!.commits.map((c) => c.subject)).toEqual(['DEMO-6: upgrade undici (tested with [REDACTED])']);
   });
 
   test('the same state reports the same, byte for byte, in every format', async () => {

@@ -139,8 +139,9 @@ async function legReport(
     branch: rec?.sessionBranch ?? j?.branch ?? null,
     base: rec?.base ?? null,
     head: rec?.head ?? null,
-    commits,
-    diffStat,
+    // An agent writes commit messages and file names too: they are output like its log.
+    commits: commits.map((c) => ({ sha: c.sha, subject: redact(c.subject) })),
+    diffStat: diffStat === null ? null : redact(diffStat),
     logTail: ran ? tailOf(logFile, tail, redact) : null,
   };
 }
