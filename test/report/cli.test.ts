@@ -145,6 +145,16 @@ describe('--report on a dispatch command', () => {
     expect(doc.runs[0]!.closeOut!.commits).toHaveLength(1);
   }, 120_000);
 
+  test('auto: one report holds every run it opened, oldest first', async () => {
+    const r = await runCli(['auto', '--max', '2', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--on-failure', 'continue', '--json', '--report', `json:${root}/auto.json`, '--report', `junit:${root}/auto.xml`], { env, timeoutMs: 120_000 });
+    const summary = JSON.parse(r.stdout) as { runs: { runId: string | null }[] };
+    const ids = summary.runs.map((x) => x.runId).filter(Boolean);
+    expect(ids.length, r.stderr).toBeGreaterThanOrEqual(1);
+    const doc = JSON.parse(readFileSync(join(root, 'auto.json'), 'utf8')) as { runs: { runId: string }[] };
+    expect(doc.runs.map((x) => x.runId)).toEqual(ids);
+    expect(readFileSync(join(root, 'auto.xml'), 'utf8').match(/<testsuite /g)).toHaveLength(ids.length);
+  }, 120_000);
+
   test('runs report: what to report and in what format are checked; an unknown run is exit 4', async () => {
     const cases: [string[], number, RegExp][] = [
       [['runs', 'report', '--format', 'junit'], 2, /name the runs to report/],
