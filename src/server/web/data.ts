@@ -76,7 +76,7 @@ export function runView(db: Database, principal: Principal, id: string): RunView
       `SELECT work_item_key AS key,
               MIN(CASE WHEN disposition = 'running' THEN created_at END) AS started,
               MAX(CASE WHEN disposition IS NOT NULL AND disposition <> 'running' AND disposition <> 'queued' THEN created_at END) AS ended
-         FROM dispatch_events WHERE run_id = ? AND work_item_key IS NOT NULL GROUP BY work_item_key`,
+         FROM dispatch_events WHERE run_id = ? AND work_item_key IS NOT NULL AND disposition IS NOT NULL GROUP BY work_item_key`,
     )
     .all(id) as { key: string; started: string | null; ended: string | null }[];
   const byKey = new Map(times.map((t) => [t.key, t]));
