@@ -3,6 +3,7 @@
 // the list and its page follows the legs live (no reload) on the same timeline as the report, and
 // the API still answers only to bearer tokens.
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -164,6 +165,26 @@ describe('the live page of svc server', () => {
     expect(await pp.locator(`table.runs tr[data-run="${runId}"] .badge`).innerText()).toBe('failed');
     expect(await pp.content()).toMatch(/<noscript><meta http-equiv="refresh" content="10"><\/noscript>/);
     await plain.close();
+
+    // A login posted from another site is refused before the token is even looked at.
+    const crossSite = await new Promise<number>((done, fail) => {
+      const req = request(`${server.url}/login`, { method: 'POST', headers: { origin: 'http://evil.example', 'content-type': 'application/x-www-form-urlencoded' } }, (res) => {
+        res.resume();
+        done(res.statusCode ?? 0);
+      });
+      req.on('error', fail);
+      req.end(`token=${server.token}`);
+    });
+    expect(crossSite).toBe(403);
+    const fetchedCrossSite = await new Promise<number>((done, fail) => {
+      const req = request(`${server.url}/login`, { method: 'POST', headers: { 'sec-fetch-site': 'cross-site', 'content-type': 'application/x-www-form-urlencoded' } }, (res) => {
+        res.resume();
+        done(res.statusCode ?? 0);
+      });
+      req.on('error', fail);
+      req.end(`token=${server.token}`);
+    });
+    expect(fetchedCrossSite).toBe(403);
 
     const other = await browser.newContext();
     const p = await other.newPage();

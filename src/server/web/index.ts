@@ -51,6 +51,23 @@ function viewer(db: DatabaseSync, token: string | null, now: Date): Principal | 
   return p && p.kind === 'pat' && p.scopes.includes('project:browse') ? p : null;
 }
 
+/**
+ * A form posted from another site (login CSRF) is refused. Sec-Fetch-Site says so where the browser
+ * sends it; else a real Origin must name this host (`null`, which no-referrer pages send for their
+ * own forms, proves nothing either way).
+ */
+function sameOrigin(req: IncomingMessage): boolean {
+  const site = req.headers['sec-fetch-site'];
+  if (typeof site === 'string') return site === 'same-origin' || site === 'none';
+  const origin = req.headers.origin;
+  if (!origin || origin === 'null') return true;
+  try {
+    return new URL(origin).host === req.headers.host;
+  } catch {
+    return false;
+  }
+}
+
 export interface WebOptions {
   /** How often a live page refreshes itself (default 1 s). */
   intervalMs?: number;
@@ -68,6 +85,7 @@ export function createWebModule(opts: WebOptions = {}): ServiceModule {
     const principal = viewer(deps.db, sessions.token(sid, now.getTime()), now);
     const fragment = url.searchParams.get('fragment') === '1';
 
+    if (method === 'POST' && !sameOrigin(req)) return send(res, 403, notFoundPage(false).replace('Not found', 'Cross-site request refused'));
     if (url.pathname === '/web/live.js' && method === 'GET') return send(res, 200, LIVE_JS, {}, 'text/javascript; charset=utf-8');
     if (url.pathname === '/login' && method === 'POST') {
       const form = await readForm(req);
