@@ -142,3 +142,15 @@ describe('checks before a run is opened', () => {
     expect(r.requests.some((q) => q.startsWith('openDispatchRun'))).toBe(false);
   });
 });
+
+describe('a typo keeps commander\'s suggestion, on the one error line', () => {
+  test.each([
+    [['rnu', 'PROJ-1'], "svc: unknown command 'rnu' (Did you mean run?) (see --help)"],
+    [['run', 'PROJ-1', '--agnet', 'claude'], "svc: unknown option '--agnet' (Did you mean --agent?) (see --help)"],
+  ])('svc %s', async (args, line) => {
+    const r = await cli(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`${line}\n`);
+    expect(r.requests).toEqual([]);
+  });
+});
