@@ -40,6 +40,12 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Longest total wait of one call across retries, ms (default 5 min; DISPATCH §2 `--max-wait`). */
   maxWaitMs?: number;
+  /**
+   * Until the service has answered once, how long refused connections are retried before the call
+   * fails "could not reach the service" (default 3 s): a newcomer who forgot `svc server` should
+   * not wait out --max-wait in silence. Once any answer came back, `maxWaitMs` governs.
+   */
+  firstContactMs?: number;
   /** Backoff knobs; tests shrink them. */
   retry?: Partial<Omit<RetryTuning, 'maxWaitMs' | 'random'>>;
   /** Injectable wait (tests pass one that records instead of sleeping). Must reject when `signal` aborts. */
@@ -146,6 +152,11 @@ export function createTransport(opts: ClientOptions): Transport {
     maxWaitMs: opts.maxWaitMs ?? DEFAULT_TUNING.maxWaitMs,
     random: opts.random ?? Math.random,
   };
+  const firstContactMs = opts.firstContactMs ?? 3_000;
+  // Set by the first HTTP answer of any call (whatever its status): from then on an outage is one
+  // the service may come back from, and --max-wait decides how long to wait for it.
+  let answered = false;
+  let firstAttemptAt: number | null = null;
   const userAgent = `svc/${opts.version ?? 'dev'}`;
   const authorization = `Bearer ${opts.token}`;
 
@@ -189,6 +200,11 @@ export function createTransport(opts: ClientOptions): Transport {
         ...meta, path: path + search, status: outcome.status, requestId: outcome.requestId, attempt, ms,
         fault: outcome.fault, retryInMs: decision.retry ? decision.delayMs : null,
       });
+      firstAttemptAt ??= startedAt;
+      if (outcome.fault === 'refused' && !answered) {
+        const spent = now() - firstAttemptAt;
+        if (!decision.retry || spent + decision.delayMs > firstContactMs) throw unreachable(outcome);
+      }
       if (!decision.retry) throw outcome;
       if (outcome.status === 500) serverErrorRetries++;
       await sleep(decision.delayMs, signal);
@@ -224,6 +240,7 @@ export function createTransport(opts: ClientOptions): Transport {
           ambiguous: fault !== 'refused' && init.method !== 'GET', cause: error,
         });
       }
+      answered = true;
       const headers = flattenHeaders(res.headers);
       const requestId = headers[HEADERS.requestId] ?? meta.requestId;
       const status = res.statusCode;
@@ -273,6 +290,16 @@ export function createTransport(opts: ClientOptions): Transport {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** The one-line failure of a first contact that never connected (exit 5, like any network fault). */
+  function unreachable(outcome: ApiError): ApiError {
+    const hint = LOOPBACK.test(url.hostname) ? 'is `svc server` running?' : 'check --base-url / SVC_BASE_URL and the network';
+    return new ApiError({
+      status: 0, code: null, fault: 'refused', requestId: outcome.requestId, operationId: outcome.operationId, method: outcome.method,
+      path: outcome.path, ambiguous: false, attempts: outcome.attempts, cause: outcome,
+      message: `could not reach the service at ${baseUrl} — ${hint}`,
+    });
   }
 
   return {
