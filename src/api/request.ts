@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { API_PREFIX, OPERATIONS, type Operation, type OperationId } from '../contract/operations.js';
-import { HEADERS, PAT_PREFIX, RUN_TOKEN_PREFIX } from '../contract/types.js';
+import { HEADERS, PAT_PREFIX } from '../contract/types.js';
 import { ApiError, ClientConfigError, redactDeep, redactTokens, type WireFault } from './errors.js';
 import { DEFAULT_TUNING, decideRetry, type RetryTuning } from './retry-policy.js';
 
@@ -30,7 +30,11 @@ export interface ClientOptions {
   /** Service address; paths are `/api/v1/...` below it (a trailing `/api/v1` is tolerated). */
   baseUrl: string;
   token: string;
-  /** `pat` (default) expects `svc_pat_`; `run` expects a hosted run's `svc_run_` credential. */
+  /**
+   * `pat` (default) expects `svc_pat_`. `run` is a hosted run's credential: any non-empty token the
+   * service issued (the contract gives bearer tokens the `svc_pat_` prefix; the local service
+   * issues `svc_run_…`), so its shape is not checked beyond being one header-safe word.
+   */
   credentialKind?: 'pat' | 'run';
   /** Allow plain `http:` to a host that is not loopback (the token would cross the network in clear). */
   insecure?: boolean;
@@ -105,14 +109,17 @@ const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'
 /** Checks the token prefix and the base URL; throws ClientConfigError before any request is made. */
 export function validateClientOptions(opts: Pick<ClientOptions, 'baseUrl' | 'token' | 'credentialKind' | 'insecure'>): URL {
   const kind = opts.credentialKind ?? 'pat';
-  const prefix = kind === 'run' ? RUN_TOKEN_PREFIX : PAT_PREFIX;
   const what = kind === 'run' ? 'run credential (SVC_RUN_TOKEN)' : 'personal access token (SVC_TOKEN)';
   // The message names the expected shape only: the token itself must never reach an error.
-  if (typeof opts.token !== 'string' || opts.token.length === 0) {
-    throw new ClientConfigError('token', `no ${what} given`);
+  if (typeof opts.token !== 'string' || opts.token.trim().length === 0) {
+    throw new ClientConfigError('token', `no ${what} given${typeof opts.token === 'string' && opts.token.length > 0 ? ' (it is blank)' : ''}`);
   }
-  if (!opts.token.startsWith(prefix) || opts.token.length === prefix.length || /[^\x21-\x7e]/.test(opts.token)) {
-    throw new ClientConfigError('token', `the ${what} is malformed: it must start with ${prefix}`);
+  if (kind === 'run') {
+    if (/[^\x21-\x7e]/.test(opts.token)) {
+      throw new ClientConfigError('token', `the ${what} is malformed: it holds whitespace or control characters`);
+    }
+  } else if (!opts.token.startsWith(PAT_PREFIX) || opts.token.length === PAT_PREFIX.length || /[^\x21-\x7e]/.test(opts.token)) {
+    throw new ClientConfigError('token', `the ${what} is malformed: it must start with ${PAT_PREFIX}`);
   }
   let url: URL;
   try {
