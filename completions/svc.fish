@@ -777,6 +777,7 @@ complete -c svc -n '__fish_seen_subcommand_from create' -l insecure -d 'allow se
 complete -c svc -n '__fish_seen_subcommand_from create' -l max-wait -r -d 'longest wait for a rate limit or an unavailable service (SVC_MAX_WAIT)'
 complete -c svc -n '__fish_seen_subcommand_from create' -l help -d 'show help'
 complete -c svc -n '__fish_seen_subcommand_from run-token' -l db -r -d 'the SQLite database of the service (required)'
+complete -c svc -n '__fish_seen_subcommand_from run-token' -l contract-prefix -d 'mint it as svc_pat_… (the contract\'s one bearer prefix) instead of svc_run_…'
 complete -c svc -n '__fish_seen_subcommand_from run-token' -l version -d 'print the version'
 complete -c svc -n '__fish_seen_subcommand_from run-token' -l base-url -r -d 'service base address (SVC_BASE_URL)'
 complete -c svc -n '__fish_seen_subcommand_from run-token' -l json -d 'print exactly one JSON document on stdout'

@@ -169,3 +169,31 @@ describe('a hosted run with a svc_pat_ run credential and URL-shaped target repo
     }
   });
 });
+
+describe('svc server run-token --contract-prefix', () => {
+  test('mints a svc_pat_ run credential that reads its run and nothing a person\'s token could', async () => {
+    const { startServerProcess } = await import('../support/server-process.js');
+    const server = await startServerProcess();
+    try {
+      const call = async (method: string, path: string, token: string, body?: unknown) => {
+        const res = await fetch(`${server.url}/api/v1${path}`, {
+          method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}),
+        });
+        return { status: res.status, body: (await res.json().catch(() => null)) as any };
+      };
+      const opened = await call('POST', '/dispatch-runs', server.token, { projectKey: 'DEMO', command: 'run', origin: 'hosted', cards: [{ workItemKey: 'DEMO-6' }] });
+      expect(opened.status).toBe(201);
+      const runId = opened.body.run.id as string;
+      const r = await runCli(['server', 'run-token', runId, '--db', server.db, '--contract-prefix'], { env: isolatedEnv() });
+      expect(r.code, r.stderr).toBe(0);
+      const token = r.stdout.trim();
+      expect(token).toMatch(/^svc_pat_[A-Za-z0-9]{32}$/);
+      expect((await call('GET', `/dispatch-runs/${runId}`, token)).status).toBe(200);
+      expect((await call('GET', '/me', token)).status).toBe(403);
+      // An unknown token of the same shape is still the one undifferentiated 401.
+      expect((await call('GET', `/dispatch-runs/${runId}`, `svc_pat_${'x'.repeat(32)}`)).status).toBe(401);
+    } finally {
+      expect(await server.stop()).toEqual([]);
+    }
+  });
+});
