@@ -203,15 +203,14 @@ export function createTransport(opts: ClientOptions): Transport {
       const decision = decideRetry(outcome, {
         attempt, waitedMs: Math.max(slept, now() - startedAt), serverErrorRetries, nowMs: now(), repeatable, method: op.method,
       }, tuning);
+      firstAttemptAt ??= startedAt;
+      const neverReached = outcome.fault === 'refused' && !answered
+        && (!decision.retry || now() - firstAttemptAt + decision.delayMs > firstContactMs);
       opts.onRequest?.({
         ...meta, path: path + search, status: outcome.status, requestId: outcome.requestId, attempt, ms,
-        fault: outcome.fault, retryInMs: decision.retry ? decision.delayMs : null,
+        fault: outcome.fault, retryInMs: decision.retry && !neverReached ? decision.delayMs : null,
       });
-      firstAttemptAt ??= startedAt;
-      if (outcome.fault === 'refused' && !answered) {
-        const spent = now() - firstAttemptAt;
-        if (!decision.retry || spent + decision.delayMs > firstContactMs) throw unreachable(outcome);
-      }
+      if (neverReached) throw unreachable(outcome);
       if (!decision.retry) throw outcome;
       if (outcome.status === 500) serverErrorRetries++;
       await sleep(decision.delayMs, signal);
