@@ -13,6 +13,8 @@ export interface ConnectOptions {
    * commands are, so Ctrl-C ends a slow request or a rate-limit wait at once.
    */
   interruptible?: boolean;
+  /** Where the "retrying (n)…" line goes (a dispatch hands it to its progress view, over the spinner). */
+  notice?: (line: string) => void;
 }
 
 export function connect(ctx: Context, opts: ConnectOptions = {}): ApiClient {
@@ -30,7 +32,9 @@ export function connect(ctx: Context, opts: ConnectOptions = {}): ApiClient {
       // A person at a terminal sees that svc is waiting, not hung (up to --max-wait); pipes, CI and
       // --json stay quiet, and --verbose already said it.
       if (info.retryInMs !== null && ctx.out.interactive && !ctx.out.verboseOn) {
-        ctx.out.info(ctx.out.style.dim(`${info.status ? `HTTP ${info.status}` : `service ${info.fault === 'refused' ? 'unreachable' : (info.fault ?? 'fault')}`} — retrying (${info.attempt})…`));
+        const line = `${info.status ? `HTTP ${info.status}` : `service ${info.fault === 'refused' ? 'unreachable' : (info.fault ?? 'fault')}`} — retrying (${info.attempt})…`;
+        if (opts.notice) opts.notice(line);
+        else ctx.out.info(ctx.out.style.dim(line));
       }
     },
   });

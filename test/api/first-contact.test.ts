@@ -6,8 +6,10 @@ import { createServer } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import { ApiError, createApiClient, exitCodeFor } from '../../src/api/index.js';
 import { connect } from '../../src/commands/connect.js';
+import { runDispatchCommand } from '../../src/commands/dispatch/run-dispatch.js';
+import { startFaultProxy } from '../support/fault-proxy.js';
 import { isolatedEnv, makeRepo, runCli } from '../support/cli.js';
-import { testContext } from '../support/context.js';
+import { MemoryStream, testContext } from '../support/context.js';
 import { startTestService } from '../support/service.js';
 
 async function closedPort(): Promise<number> {
@@ -96,6 +98,27 @@ describe('a command', () => {
       else expect(ctx.stderr.text).toBe('');
       expect(ctx.stdout.text).toBe('');
       await api.close();
+    }
+  });
+
+  test('during a dispatch on a terminal, the retry line is printed by the progress view, not through the spinner', async () => {
+    const svc = await startTestService();
+    const proxy = await startFaultProxy({ target: svc.url, seed: 7 });
+    try {
+      const key = svc.admin.createWorkItem({ projectKey: svc.projectKey, kind: 'task', title: 'slow', type: 'code' }).key;
+      // The service answers (the open, the reads), then one append gets a 503 while the agent runs.
+      proxy.setPlan([{ method: 'POST', path: /\/events$/, times: 1, fault: { kind: 'status', status: 503 } }]);
+      const repo = await makeRepo();
+      const ctx = testContext({ tty: true, env: { SVC_BASE_URL: proxy.url, SVC_TOKEN: svc.token, SVC_STATE_DIR: repo + '-state', TERM: 'xterm-256color', PATH: process.env.PATH } });
+      for (const s of [ctx.stdout, ctx.stderr] as MemoryStream[]) Object.assign(s, { cursorTo: () => true, moveCursor: () => true, clearLine: () => true });
+      await runDispatchCommand('run', [key], { agentCmd: 'sh -c "sleep 1.2; git -c user.name=a -c user.email=a@example.invalid commit -q --allow-empty -m x"', repo }, ctx);
+      expect(ctx.exitCode, ctx.stderr.text).toBe(0);
+      // Persisted by the spinner (ora clears its frame, then writes the symbol and the line), not
+      // written into the middle of a frame.
+      expect(ctx.stderr.text).toMatch(/⚠\S* HTTP 503 — retrying \(1\)…\n/);
+    } finally {
+      await proxy.close();
+      await svc.close();
     }
   });
 

@@ -119,7 +119,9 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
     await checkRepository(opts.repo, flags.repo ? '--repo' : ctx.env.SVC_REPO ? 'SVC_REPO' : 'the current directory');
     checkAgentProgram(opts.agent, opts.repo, ctx.env.PATH);
   }
-  const api = connect(ctx, { interruptible: false });
+  // A retry line must not cut through the spinner: once the progress view runs, it prints it.
+  let progress: ReturnType<typeof createRunProgress> | undefined;
+  const api = connect(ctx, { interruptible: false, notice: (line) => (progress ? progress.warn(line) : ctx.out.info(ctx.out.style.dim(line))) });
   try {
     if (command === 'continue') opts.projectKey = projectOfRun(await api.getDispatchRun(keys[0]!), flags.project, ctx);
     else await checkProject(api, opts.projectKey);
@@ -132,7 +134,7 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
       ctx.out.info(`Opened hosted run ${run.run.id} (${run.run.cards.length} cards)${run.created ? '' : ' (existing run for this idempotency key)'}; a hosted runner executes it.`);
       return;
     }
-    const progress = createRunProgress(ctx.out);
+    progress = createRunProgress(ctx.out);
     let summary: RunSummary;
     try {
       summary = await runDispatch(opts, {
