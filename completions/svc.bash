@@ -68,7 +68,7 @@ _svc() {
     "/server") subs="token run-token"; opts="--port --host --db --seed --rate-limit --git-root --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/server/token") subs="create"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/server/token/create") subs=""; opts="--db --workspace --project --scopes --user --expires-at --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/server/run-token") subs=""; opts="--db --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/server/run-token") subs=""; opts="--db --contract-prefix --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/demo") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/attach") subs=""; opts="--repo --agent --agent-cmd --model --dry-run --on-failure --parallel --timeout --idle-timeout --card-timeout --kill-grace --send-logs --allow-empty --max-cost --no-worktree --push --no-push --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/help") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;

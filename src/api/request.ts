@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { API_PREFIX, OPERATIONS, type Operation, type OperationId } from '../contract/operations.js';
-import { HEADERS, PAT_PREFIX, RUN_TOKEN_PREFIX } from '../contract/types.js';
+import { HEADERS, PAT_PREFIX } from '../contract/types.js';
 import { ApiError, ClientConfigError, redactDeep, redactTokens, type WireFault } from './errors.js';
 import { DEFAULT_TUNING, decideRetry, type RetryTuning } from './retry-policy.js';
 
@@ -30,7 +30,11 @@ export interface ClientOptions {
   /** Service address; paths are `/api/v1/...` below it (a trailing `/api/v1` is tolerated). */
   baseUrl: string;
   token: string;
-  /** `pat` (default) expects `svc_pat_`; `run` expects a hosted run's `svc_run_` credential. */
+  /**
+   * `pat` (default) expects `svc_pat_`. `run` is a hosted run's credential: any non-empty token the
+   * service issued (the contract gives bearer tokens the `svc_pat_` prefix; the local service
+   * issues `svc_run_…`), so its shape is not checked beyond being one header-safe word.
+   */
   credentialKind?: 'pat' | 'run';
   /** Allow plain `http:` to a host that is not loopback (the token would cross the network in clear). */
   insecure?: boolean;
@@ -40,6 +44,12 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Longest total wait of one call across retries, ms (default 5 min; DISPATCH §2 `--max-wait`). */
   maxWaitMs?: number;
+  /**
+   * Until the service has answered once, how long refused connections are retried before the call
+   * fails "could not reach the service" (default 3 s): a newcomer who forgot `svc server` should
+   * not wait out --max-wait in silence. Once any answer came back, `maxWaitMs` governs.
+   */
+  firstContactMs?: number;
   /** Backoff knobs; tests shrink them. */
   retry?: Partial<Omit<RetryTuning, 'maxWaitMs' | 'random'>>;
   /** Injectable wait (tests pass one that records instead of sleeping). Must reject when `signal` aborts. */
@@ -99,14 +109,17 @@ const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'
 /** Checks the token prefix and the base URL; throws ClientConfigError before any request is made. */
 export function validateClientOptions(opts: Pick<ClientOptions, 'baseUrl' | 'token' | 'credentialKind' | 'insecure'>): URL {
   const kind = opts.credentialKind ?? 'pat';
-  const prefix = kind === 'run' ? RUN_TOKEN_PREFIX : PAT_PREFIX;
   const what = kind === 'run' ? 'run credential (SVC_RUN_TOKEN)' : 'personal access token (SVC_TOKEN)';
   // The message names the expected shape only: the token itself must never reach an error.
-  if (typeof opts.token !== 'string' || opts.token.length === 0) {
-    throw new ClientConfigError('token', `no ${what} given`);
+  if (typeof opts.token !== 'string' || opts.token.trim().length === 0) {
+    throw new ClientConfigError('token', `no ${what} given${typeof opts.token === 'string' && opts.token.length > 0 ? ' (it is blank)' : ''}`);
   }
-  if (!opts.token.startsWith(prefix) || opts.token.length === prefix.length || /[^\x21-\x7e]/.test(opts.token)) {
-    throw new ClientConfigError('token', `the ${what} is malformed: it must start with ${prefix}`);
+  if (kind === 'run') {
+    if (/[^\x21-\x7e]/.test(opts.token)) {
+      throw new ClientConfigError('token', `the ${what} is malformed: it holds whitespace or control characters`);
+    }
+  } else if (!opts.token.startsWith(PAT_PREFIX) || opts.token.length === PAT_PREFIX.length || /[^\x21-\x7e]/.test(opts.token)) {
+    throw new ClientConfigError('token', `the ${what} is malformed: it must start with ${PAT_PREFIX}`);
   }
   let url: URL;
   try {
@@ -146,6 +159,11 @@ export function createTransport(opts: ClientOptions): Transport {
     maxWaitMs: opts.maxWaitMs ?? DEFAULT_TUNING.maxWaitMs,
     random: opts.random ?? Math.random,
   };
+  const firstContactMs = opts.firstContactMs ?? 3_000;
+  // Set by the first HTTP answer of any call (whatever its status): from then on an outage is one
+  // the service may come back from, and --max-wait decides how long to wait for it.
+  let answered = false;
+  let firstAttemptAt: number | null = null;
   const userAgent = `svc/${opts.version ?? 'dev'}`;
   const authorization = `Bearer ${opts.token}`;
 
@@ -185,10 +203,14 @@ export function createTransport(opts: ClientOptions): Transport {
       const decision = decideRetry(outcome, {
         attempt, waitedMs: Math.max(slept, now() - startedAt), serverErrorRetries, nowMs: now(), repeatable, method: op.method,
       }, tuning);
+      firstAttemptAt ??= startedAt;
+      const neverReached = outcome.fault === 'refused' && !answered
+        && (!decision.retry || now() - firstAttemptAt + decision.delayMs > firstContactMs);
       opts.onRequest?.({
         ...meta, path: path + search, status: outcome.status, requestId: outcome.requestId, attempt, ms,
-        fault: outcome.fault, retryInMs: decision.retry ? decision.delayMs : null,
+        fault: outcome.fault, retryInMs: decision.retry && !neverReached ? decision.delayMs : null,
       });
+      if (neverReached) throw unreachable(outcome);
       if (!decision.retry) throw outcome;
       if (outcome.status === 500) serverErrorRetries++;
       await sleep(decision.delayMs, signal);
@@ -224,6 +246,7 @@ export function createTransport(opts: ClientOptions): Transport {
           ambiguous: fault !== 'refused' && init.method !== 'GET', cause: error,
         });
       }
+      answered = true;
       const headers = flattenHeaders(res.headers);
       const requestId = headers[HEADERS.requestId] ?? meta.requestId;
       const status = res.statusCode;
@@ -273,6 +296,16 @@ export function createTransport(opts: ClientOptions): Transport {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** The one-line failure of a first contact that never connected (exit 5, like any network fault). */
+  function unreachable(outcome: ApiError): ApiError {
+    const hint = LOOPBACK.test(url.hostname) ? 'is `svc server` running?' : 'check --base-url / SVC_BASE_URL and the network';
+    return new ApiError({
+      status: 0, code: null, fault: 'refused', requestId: outcome.requestId, operationId: outcome.operationId, method: outcome.method,
+      path: outcome.path, ambiguous: false, attempts: outcome.attempts, cause: outcome,
+      message: `could not reach the service at ${baseUrl} — ${hint}`,
+    });
   }
 
   return {

@@ -13,6 +13,8 @@ export interface ConnectOptions {
    * commands are, so Ctrl-C ends a slow request or a rate-limit wait at once.
    */
   interruptible?: boolean;
+  /** Where the "retrying (n)…" line goes (a dispatch hands it to its progress view, over the spinner). */
+  notice?: (line: string) => void;
 }
 
 export function connect(ctx: Context, opts: ConnectOptions = {}): ApiClient {
@@ -23,9 +25,17 @@ export function connect(ctx: Context, opts: ConnectOptions = {}): ApiClient {
     ...conn,
     version: ctx.version,
     ...(opts.interruptible === false ? {} : { signal: ctx.interrupts.signal }),
-    onRequest: (info) =>
+    onRequest: (info) => {
       ctx.out.verbose(
         `${info.method} ${info.path} → ${info.status || info.fault} in ${Math.round(info.ms)} ms (request ${info.requestId}${info.attempt > 1 ? `, attempt ${info.attempt}` : ''}${info.retryInMs !== null ? `, retry in ${info.retryInMs} ms` : ''})`,
-      ),
+      );
+      // A person at a terminal sees that svc is waiting, not hung (up to --max-wait); pipes, CI and
+      // --json stay quiet, and --verbose already said it.
+      if (info.retryInMs !== null && ctx.out.interactive && !ctx.out.verboseOn) {
+        const line = `${info.status ? `HTTP ${info.status}` : `service ${info.fault === 'refused' ? 'unreachable' : (info.fault ?? 'fault')}`} — retrying (${info.attempt})…`;
+        if (opts.notice) opts.notice(line);
+        else ctx.out.info(ctx.out.style.dim(line));
+      }
+    },
   });
 }

@@ -32,7 +32,9 @@ export function buildProgram(version: string, context: (cmd: Command) => Context
     // to exit 2) and print one line naming the way to help.
     .exitOverride()
     .configureOutput({
-      outputError: (text, write) => write(`svc: ${text.replace(/^error: /, '').trimEnd().split('\n')[0]} (see --help)\n`),
+      // commander puts its suggestion on a second line ("(Did you mean run?)"): it is kept, on the
+      // same line, so the error stays one line.
+      outputError: (text, write) => write(`svc: ${text.replace(/^error: /, '').trim().split('\n').map((l) => l.trim()).filter(Boolean).join(' ')} (see --help)\n`),
     });
 
   registerDispatch(program, context);

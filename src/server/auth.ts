@@ -4,7 +4,7 @@
 //
 // Two credential kinds:
 // - `svc_pat_…` personal access tokens, in the core `tokens` table.
-// - `svc_run_…` a hosted run's own credential. Its table `run_credentials(hash TEXT PRIMARY KEY,
+// - `svc_run_…` a hosted run's own credential (or, minted with the contract's prefix, `svc_pat_…`). Its table `run_credentials(hash TEXT PRIMARY KEY,
 //   run_id, workspace_id, project_id, revoked_at)` belongs to the dispatch-runs module; when that
 //   module is not loaded the table is missing and the credential is simply unknown (401).
 import { PAT_PREFIX, RUN_TOKEN_PREFIX, SCOPES, type Scope } from '../contract/types.js';
@@ -36,7 +36,9 @@ export function bearerToken(header: string | string[] | undefined): string | nul
 export function authenticate(db: Database, header: string | string[] | undefined, now: Date): Principal | null {
   const raw = bearerToken(header);
   if (!raw) return null;
-  if (raw.startsWith(PAT_PREFIX)) return patPrincipal(db, raw, now);
+  // A run credential may carry the contract's one prefix too (api-v1 §5 gives every bearer token
+  // `svc_pat_`): a `svc_pat_` token that is no personal access token may be a run's credential.
+  if (raw.startsWith(PAT_PREFIX)) return patPrincipal(db, raw, now) ?? runPrincipal(db, raw);
   if (raw.startsWith(RUN_TOKEN_PREFIX)) return runPrincipal(db, raw);
   return null;
 }

@@ -4,7 +4,7 @@
 import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SCOPES, type Scope } from '../contract/types.js';
+import { PAT_PREFIX, RUN_TOKEN_PREFIX, SCOPES, type Scope } from '../contract/types.js';
 import { createAdmin, type Admin } from './admin.js';
 import { createRequestHandler, type ResponseInfo } from './app.js';
 import { CONTRACT_HOOKS, type ContractHooks } from './contract-hooks.js';
@@ -138,7 +138,7 @@ export interface ServerCommandIO {
 
 export type ServerCommand =
   | { command: 'serve'; port?: number; host?: string; db?: string; seed?: 'demo'; rateLimit?: string; gitRoot?: string }
-  | { command: 'run-token'; db: string; runId: string }
+  | { command: 'run-token'; db: string; runId: string; contractPrefix?: boolean }
   | {
       command: 'token-create';
       db: string;
@@ -231,7 +231,7 @@ function tokenCreate(cmd: Extract<ServerCommand, { command: 'token-create' }>, i
 function runToken(cmd: Extract<ServerCommand, { command: 'run-token' }>, io: ServerCommandIO): number {
   const db = openDatabase(cmd.db, MODULES);
   try {
-    io.stdout.write(`${mintRunCredential(db, cmd.runId)}\n`);
+    io.stdout.write(`${mintRunCredential(db, cmd.runId, new Date(), cmd.contractPrefix ? PAT_PREFIX : RUN_TOKEN_PREFIX)}\n`);
     return 0;
   } catch (error) {
     if (!(error instanceof ServiceError)) throw error;

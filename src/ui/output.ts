@@ -67,7 +67,8 @@ export function createOutput(opts: OutputOptions): Output {
   const { stdout, stderr } = opts;
   const interactive = Boolean(stderr.isTTY) && !opts.json && !isSet(opts.env.CI) && !noColor(opts.env) && opts.color !== false;
   const style = new Chalk({ level: colorLevel(opts, stderr) });
-  const columns = stdout.columns ?? stderr.columns ?? 100;
+  const columns = knownColumns(stdout.columns) ?? knownColumns(stderr.columns) ?? 100;
+  const progressStream = withKnownWidth(stderr);
   const err = (line: string) => stderr.write(`${line}\n`);
 
   return {
@@ -77,7 +78,7 @@ export function createOutput(opts: OutputOptions): Output {
     stdoutIsTTY: Boolean(stdout.isTTY),
     columns,
     style,
-    progressStream: stderr,
+    progressStream,
     data: (line) => stdout.write(`${line}\n`),
     document: (value) => stdout.write(`${JSON.stringify(value, null, 2)}\n`),
     info: (line) => err(line),
@@ -94,7 +95,7 @@ export function createOutput(opts: OutputOptions): Output {
       // ora is imported only when a spinner is really shown: it is not needed on the start-up path.
       const { default: ora } = await import('ora');
       // ora would check process.env.CI itself; the decision is made above, from the context's env.
-      const s = ora({ text, stream: stderr, color: 'cyan', isEnabled: true }).start();
+      const s = ora({ text, stream: progressStream, color: 'cyan', isEnabled: true }).start();
       return {
         text: (t) => void (s.text = t),
         succeed: (t) => void s.succeed(t),
@@ -110,6 +111,28 @@ export function createOutput(opts: OutputOptions): Output {
       stdout.write(formatTable(head, rows, columns, style));
     },
   };
+}
+
+/** A width a terminal reported, or undefined when it is none (0, negative, not a number). */
+export function knownColumns(columns: number | undefined): number | undefined {
+  return typeof columns === 'number' && Number.isFinite(columns) && columns > 0 ? columns : undefined;
+}
+
+/**
+ * The stream as ora sees it: a terminal reporting 0 columns (`script` without a terminal on its
+ * stdin, some CI consoles) reports no width instead, so ora falls back to its default. ora divides
+ * by the width to count the lines it must clear: 0 made it Infinity, and it wrote cursor-up codes
+ * forever (hundreds of MB) with the event loop blocked, so the agent was never reaped. The width is
+ * read at every access, so a resized terminal is still followed.
+ */
+export function withKnownWidth(stream: OutStream): OutStream {
+  return new Proxy(stream, {
+    get(target, prop) {
+      if (prop === 'columns') return knownColumns(target.columns);
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /** Aligns columns; the last column is cut to the terminal width so rows never wrap. */

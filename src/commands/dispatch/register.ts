@@ -75,7 +75,7 @@ export function registerDispatch(program: Command, context: (cmd: Command) => Co
 
 function addDispatchFlags(cmd: Command, spec: Spec): void {
   cmd
-    .option('-p, --project <key>', 'project key (SVC_PROJECT)')
+    .option('-p, --project <key>', 'project of next, batch and auto (SVC_PROJECT); a work item key names its own')
     .option('--repo <dir>', 'the git repository the agents work on (SVC_REPO; default: the current directory)')
     .option('--agent <name>', 'agent preset: claude, codex, aider, gemini, opencode')
     .option('--agent-cmd <command>', 'any agent command; placeholders {prompt_file} {key} {workdir} {branch} {run_id}')

@@ -16,7 +16,9 @@ import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
-import { requireProject, resolveBaseUrl, resolveToken } from '../settings.js';
+import { resolveBaseUrl, resolveToken } from '../settings.js';
+import { checkAgentProgram, checkProject, checkRepository } from './preflight.js';
+import { dispatchProject, projectOfRun } from './project.js';
 import type { DispatchFlags } from './register.js';
 import { agentChoice, legOptions } from './run-options.js';
 import { openHosted } from './hosted-open.js';
@@ -25,7 +27,10 @@ import { planReports, writeRunReports } from './reports.js';
 
 const DEFAULT_HEARTBEAT = '60s';
 
-/** Turns flags into the engine's options; every bad value is a one-line usage error. */
+/**
+ * Turns flags into the engine's options; every bad value is a one-line usage error. The project of
+ * `continue` comes from its run, which is read later: it is left empty here.
+ */
 export function dispatchOptions(command: DispatchCommand, keys: string[], flags: DispatchFlags, ctx: Context, token: string): DispatchOptions {
   const heartbeat = ctx.env.SVC_HEARTBEAT_INTERVAL && !flags.heartbeatInterval ? ctx.env.SVC_HEARTBEAT_INTERVAL : (flags.heartbeatInterval ?? DEFAULT_HEARTBEAT);
   const lanes = {
@@ -38,7 +43,7 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
   return {
     command,
     keys,
-    projectKey: requireProject(ctx, flags.project),
+    projectKey: command === 'continue' ? '' : dispatchProject(command, keys, flags.project, ctx),
     baseUrl: resolveBaseUrl(ctx),
     repo: resolve(ctx.cwd, flags.repo ?? ctx.env.SVC_REPO ?? '.'),
     agent: agentChoice(flags, ctx, !flags.dryRun && !flags.hosted),
@@ -113,8 +118,18 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
   const opts = dispatchOptions(command, keys, flags, ctx, token);
   if (flags.hosted && flags.report?.length) throw new UsageError('--report needs a run executed here; a hosted run reports where it runs');
   const reports = await planReports(flags.report, ctx);
-  const api = connect(ctx, { interruptible: false });
+  // What would fail every leg is refused before anything is opened, in a dry run as in the real
+  // run; a --hosted run's agent and checkout are the runner's, not this machine's.
+  if (!flags.hosted) {
+    await checkRepository(opts.repo, flags.repo ? '--repo' : ctx.env.SVC_REPO ? 'SVC_REPO' : 'the current directory');
+    checkAgentProgram(opts.agent, opts.repo, ctx.env.PATH);
+  }
+  // A retry line must not cut through the spinner: once the progress view runs, it prints it.
+  let progress: ReturnType<typeof createRunProgress> | undefined;
+  const api = connect(ctx, { interruptible: false, notice: (line) => (progress ? progress.warn(line) : ctx.out.info(ctx.out.style.dim(line))) });
   try {
+    if (command === 'continue') opts.projectKey = projectOfRun(await api.getDispatchRun(keys[0]!), flags.project, ctx);
+    else await checkProject(api, opts.projectKey);
     const service = dispatchServiceOf(api);
     const stateDir = resolveStateDir(ctx.env);
     if (flags.hosted) {
@@ -124,7 +139,7 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
       ctx.out.info(`Opened hosted run ${run.run.id} (${run.run.cards.length} cards)${run.created ? '' : ' (existing run for this idempotency key)'}; a hosted runner executes it.`);
       return;
     }
-    const progress = createRunProgress(ctx.out);
+    progress = createRunProgress(ctx.out);
     let summary: RunSummary;
     try {
       summary = await runDispatch(opts, {

@@ -20,6 +20,7 @@ import type { Context } from '../context.js';
 import { resolveBaseUrl } from '../settings.js';
 import { prepareHostedForCommand, type HostedCommandOptions } from './execution.js';
 import { agentChoice, legOptions } from '../dispatch/run-options.js';
+import { projectOfKey } from '../dispatch/project.js';
 
 /** The flags a hosted execution honours (a subset of the dispatch flags; `svc attach` takes them too). */
 export interface HostedRunFlags {
@@ -43,10 +44,10 @@ export interface HostedRunFlags {
   push?: boolean;
 }
 
-/** The project of a hosted run: the flag or SVC_PROJECT, else the prefix of its cards' keys. */
+/** The project of a hosted run: its cards' (a key names its project), else the flag or SVC_PROJECT. */
 function projectOf(flags: HostedRunFlags, ctx: Context, h: HostedExecution): string {
   const key = h.run.cards[0]?.workItemKey;
-  return flags.project ?? ctx.env.SVC_PROJECT ?? (key ? key.slice(0, key.lastIndexOf('-')) : '');
+  return (key ? projectOfKey(key) : null) ?? flags.project ?? ctx.env.SVC_PROJECT ?? '';
 }
 
 /** The engine's options for a hosted run. Secrets: the run credential and every git token so far. */

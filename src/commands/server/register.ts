@@ -63,11 +63,12 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
     .command('run-token <run-id>')
     .description('mint the credential a hosted runner of this run is started with (SVC_RUN_TOKEN); printed once')
     .option('--db <file>', 'the SQLite database of the service (required)')
-    .action(async (runId: string, raw: { db?: string }, cmd: Command) => {
+    .option('--contract-prefix', 'mint it as svc_pat_… (the contract\'s one bearer prefix) instead of svc_run_…')
+    .action(async (runId: string, raw: { db?: string; contractPrefix?: boolean }, cmd: Command) => {
       const opts = { db: dbOf(raw, cmd) };
       const ctx = context(cmd);
       const { runServerCommand } = await import('../../server/index.js');
-      ctx.exitCode = await runServerCommand({ command: 'run-token', db: opts.db, runId }, { stdout: ctx.stdout, stderr: ctx.stderr });
+      ctx.exitCode = await runServerCommand({ command: 'run-token', db: opts.db, runId, contractPrefix: Boolean(raw.contractPrefix) }, { stdout: ctx.stdout, stderr: ctx.stderr });
     });
   withExamples(runToken, 'SVC_RUN_TOKEN=$(svc server run-token run_abc --db svc.db) SVC_RUN_ID=run_abc svc attach');
   withExamples(create, 'svc server token create --db svc.db --workspace acme --project DEMO --scopes project:browse,work_item:edit');

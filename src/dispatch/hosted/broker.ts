@@ -6,6 +6,7 @@
 // Refresh: a token is traded again when less than `refreshAheadMs` (5 minutes) of its life is
 // left, or less than half of its lifetime for tokens shorter than ten minutes (so a short-lived
 // token is not re-minted on every git call), and at once when git reports a 401 (`erase`).
+import { sameRepository } from '../../contract/repository-ref.js';
 import type { GitCredential, GitCredentials } from '../../contract/types.js';
 
 /** The one operation the broker needs: operation 30, called with the run's own credential. */
@@ -78,14 +79,23 @@ export class GitCredentialBroker {
     return [...this.held.values()].map((h) => h.credential);
   }
 
-  /** A fresh credential for `owner/name`; throws NoGitCredentialError when the run has none for it. */
+  /**
+   * A fresh credential for a repository, named as a card names it (`owner/name` or a URL) and
+   * matched against each credential's `repository` however the service shaped it; throws
+   * NoGitCredentialError when the run has none for it.
+   */
   async credentialFor(repository: string): Promise<GitCredential> {
-    const current = this.held.get(repository);
+    const current = this.find(repository);
     if (current && !this.stale(current)) return current.credential;
     await this.refresh();
-    const next = this.held.get(repository);
+    const next = this.find(repository);
     if (!next) throw new NoGitCredentialError(`the run has no git credential for ${repository}`);
     return next.credential;
+  }
+
+  /** The held credential of `repository`: its exact name first, else the same repository by shape. */
+  private find(repository: string): Held | undefined {
+    return this.held.get(repository) ?? [...this.held].find(([name]) => sameRepository(name, repository))?.[1];
   }
 
   /**
@@ -116,7 +126,7 @@ export class GitCredentialBroker {
 
   /** Drops every credential for `owner/name` (our own git call failed authentication). */
   invalidateRepository(repository: string): void {
-    this.held.delete(repository);
+    for (const name of [...this.held.keys()]) if (name === repository || sameRepository(name, repository)) this.held.delete(name);
   }
 
   /** Every token this broker has held, for the redactor of logs and events. */

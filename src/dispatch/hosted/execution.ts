@@ -3,6 +3,7 @@
 // the API client on the run credential, the run and its cards, the git credential broker behind
 // its socket, git's environment, and the run's repositories cloned into the workspace.
 import { createApiClient, type ApiClient, type ClientOptions } from '../../api/index.js';
+import { sameRepository } from '../../contract/repository-ref.js';
 import { GitCredentialBroker } from './broker.js';
 import { startCredentialServer, type CredentialServer } from './credential-socket.js';
 import { cloneDirOf, gitEnv, prepareHostedRepositories, pushBranch, targetRepositoriesOf, type HostedRepository } from './git.js';
@@ -11,9 +12,13 @@ import { readHostedCards, readHostedRun, type HostedCard, type HostedRun } from 
 export const RUN_ID_ENV = 'SVC_RUN_ID';
 export const RUN_TOKEN_ENV = 'SVC_RUN_TOKEN';
 
-/** True when svc runs inside a hosted container: it has a run id and the run's own credential. */
+/**
+ * True when svc runs inside a hosted container: it has a run id and the run's own credential. A
+ * run id with a set but blank SVC_RUN_TOKEN is a hosted container too, so the blank credential is
+ * refused (exit 3) instead of the command quietly running as a local one.
+ */
 export function isHostedEnvironment(env: Record<string, string | undefined>): boolean {
-  return !!env[RUN_ID_ENV] && !!env[RUN_TOKEN_ENV];
+  return !!env[RUN_ID_ENV] && env[RUN_TOKEN_ENV] !== undefined;
 }
 
 export interface HostedExecutionOptions {
@@ -63,7 +68,7 @@ export interface HostedExecution {
 export async function prepareHostedExecution(env: Record<string, string | undefined>, opts: HostedExecutionOptions): Promise<HostedExecution> {
   const runId = env[RUN_ID_ENV];
   const token = env[RUN_TOKEN_ENV];
-  if (!runId || !token) throw new Error(`a hosted run needs ${RUN_ID_ENV} and ${RUN_TOKEN_ENV}`);
+  if (!runId || token === undefined) throw new Error(`a hosted run needs ${RUN_ID_ENV} and ${RUN_TOKEN_ENV}`);
   const baseUrl = opts.baseUrl ?? env.SVC_BASE_URL;
   if (!baseUrl) throw new Error('a hosted run needs the service address (SVC_BASE_URL or --base-url)');
 
@@ -84,7 +89,12 @@ export async function prepareHostedExecution(env: Record<string, string | undefi
     const workspaceDir = opts.workspaceDir ?? env.SVC_REPO ?? opts.cwd ?? '.';
     const git = { env: env_, helperArgv: opts.helperArgv };
     const repositories =
-      (typeof opts.clone === 'function' ? !opts.clone(run) : opts.clone === false) ? [] : await prepareHostedRepositories({ ...git, items: cards.map((c) => c.item), workspaceDir, broker });
+      (typeof opts.clone === 'function' ? !opts.clone(run) : opts.clone === false)
+        ? []
+        : await prepareHostedRepositories({
+            ...git, items: cards.map((c) => c.item), workspaceDir, broker,
+            checkouts: [workspaceDir, ...(opts.cwd ? [opts.cwd] : [])],
+          });
     const byDir = new Map(repositories.map((r) => [r.dir, r.repository]));
     return {
       api,
@@ -97,7 +107,9 @@ export async function prepareHostedExecution(env: Record<string, string | undefi
       repoDirFor(key) {
         const card = cards.find((c) => c.card.workItemKey === key);
         const first = card ? targetRepositoriesOf(card.item)[0] : undefined;
-        return first ? cloneDirOf(workspaceDir, first) : null;
+        if (!first) return null;
+        const prepared = repositories.find((r) => r.repository === first || sameRepository(r.repository, first));
+        return prepared ? prepared.dir : cloneDirOf(workspaceDir, first);
       },
       pushBranch(repoDir, branch) {
         const repository = byDir.get(repoDir);

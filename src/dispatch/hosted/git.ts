@@ -8,8 +8,9 @@
 // EDITOR, PAGER or GIT_ASKPASS: the environment is therefore built from an allowlist on purpose.
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
+import { parseRepositoryRef, sameRepository } from '../../contract/repository-ref.js';
 import type { WorkItemDetail } from '../../contract/types.js';
 import type { GitCredentialBroker } from './broker.js';
 import { CREDENTIAL_SOCKET_ENV } from './credential-socket.js';
@@ -112,12 +113,14 @@ export function targetRepositoriesOf(item: Pick<WorkItemDetail, 'targetRepositor
 }
 
 export interface HostedRepository {
-  /** `owner/name`. */
+  /** The repository as the (first) card names it: `owner/name` or a URL. */
   repository: string;
-  /** The clone inside the workspace. */
+  /** The clone inside the workspace, or the checkout that was already there. */
   dir: string;
-  /** False when the clone was already there. */
+  /** False when the clone was already there, or an existing checkout is used. */
   cloned: boolean;
+  /** True when `dir` is a checkout found in place (`--repo` or the current directory), not ours. */
+  existing?: boolean;
 }
 
 export interface PrepareHostedRepositoriesOptions extends HostedGitOptions {
@@ -125,30 +128,75 @@ export interface PrepareHostedRepositoriesOptions extends HostedGitOptions {
   items: ReadonlyArray<Pick<WorkItemDetail, 'targetRepositories' | 'targetRepos' | 'targetRepo'>>;
   workspaceDir: string;
   broker: GitCredentialBroker;
+  /**
+   * Folders that may already hold a checkout of a target repository (`--repo` / SVC_REPO, the
+   * current directory): one whose `origin` is that repository is used instead of a clone.
+   */
+  checkouts?: readonly string[];
 }
 
-/** Where `owner/name` is cloned: `<workspace>/<owner>/<name>`. */
-export const cloneDirOf = (workspaceDir: string, repository: string): string => join(workspaceDir, ...repository.split('/'));
+/** A target repository that is none of the accepted shapes: the card cannot be worked on. */
+export class RepositoryRefError extends Error {
+  override readonly name = 'RepositoryRefError';
+}
 
 /**
- * Clones each target repository not yet in the workspace (the URL is the credential entry's, which
- * carries no token) and writes the helper into every clone's config.
+ * Where a repository is cloned: `<workspace>/<owner>/<name>`, from its path whatever the shape it
+ * was named in (`https://host/acme/shop.git` and `git@host:acme/shop.git` both give `acme/shop`).
+ */
+export const cloneDirOf = (workspaceDir: string, repository: string): string => {
+  const ref = parseRepositoryRef(repository);
+  if (!ref) throw new RepositoryRefError(`target repository '${repository}' is neither owner/name nor a git URL (https://, ssh://, user@host:path)`);
+  return join(workspaceDir, ...ref.path.split('/'));
+};
+
+/** The top folder of the git checkout holding `dir` when its `origin` names `repository` (or `url`). */
+async function checkoutOf(dir: string, repository: string, url: string, opts: HostedGitOptions): Promise<string | null> {
+  if (!existsSync(dir)) return null;
+  try {
+    const git = hostedGit(dir, opts);
+    const top = await git.raw(['rev-parse', '--show-toplevel']);
+    const origin = await git.raw(['remote', 'get-url', 'origin']);
+    return origin && (sameRepository(origin, repository) || sameRepository(origin, url)) ? resolve(top) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Each target repository once (however its cards name it): an existing checkout whose `origin` is
+ * that repository, else a clone in the workspace made from the credential entry's URL (which
+ * carries no token, and is https whatever shape the card used: the token is for https). The
+ * helper is written into each one's config.
  */
 export async function prepareHostedRepositories(opts: PrepareHostedRepositoriesOptions): Promise<HostedRepository[]> {
-  const wanted = [...new Set(opts.items.flatMap(targetRepositoriesOf))];
+  const wanted: string[] = [];
+  for (const r of opts.items.flatMap(targetRepositoriesOf)) if (!wanted.some((w) => w === r || sameRepository(w, r))) wanted.push(r);
   const out: HostedRepository[] = [];
   for (const repository of wanted) {
-    const dir = cloneDirOf(opts.workspaceDir, repository);
+    const target = cloneDirOf(opts.workspaceDir, repository);
+    const { url } = await opts.broker.credentialFor(repository);
+    assertNoSecretInUrl(url);
+    let dir = target;
     let cloned = false;
-    if (!existsSync(join(dir, '.git'))) {
-      const { url } = await opts.broker.credentialFor(repository);
-      assertNoSecretInUrl(url);
-      await mkdir(dirname(dir), { recursive: true });
-      await withAuthRetry(opts.broker, repository, () => hostedGit(opts.workspaceDir, opts).raw(['clone', '--quiet', '--', url, dir]));
-      cloned = true;
+    let existing = false;
+    if (!existsSync(join(target, '.git'))) {
+      for (const candidate of [...new Set(opts.checkouts ?? [])]) {
+        const found = await checkoutOf(candidate, repository, url, opts);
+        if (found && !out.some((o) => o.dir === found)) {
+          dir = found;
+          existing = true;
+          break;
+        }
+      }
+      if (!existing) {
+        await mkdir(dirname(target), { recursive: true });
+        await withAuthRetry(opts.broker, repository, () => hostedGit(opts.workspaceDir, opts).raw(['clone', '--quiet', '--', url, target]));
+        cloned = true;
+      }
     }
     await configureRepository(dir, opts);
-    out.push({ repository, dir, cloned });
+    out.push({ repository, dir, cloned, ...(existing ? { existing } : {}) });
   }
   return out;
 }
@@ -160,10 +208,23 @@ export interface PushOptions extends HostedGitOptions {
   remote?: string;
 }
 
-/** Pushes `branch` to the same name on the remote (an implemented leg, `--push`). */
+/**
+ * Pushes `branch` to the same name on the remote (an implemented leg, `--push`): to `origin` when
+ * it is an http(s) URL (our clones, an https checkout), else to the credential entry's URL: an
+ * existing checkout's origin may be an ssh or scp-like URL, which the run's token cannot serve.
+ */
 export async function pushBranch(repoDir: string, branch: string, opts: PushOptions): Promise<void> {
   const ref = `refs/heads/${branch}`;
-  await withAuthRetry(opts.broker, opts.repository, () => hostedGit(repoDir, opts).raw(['push', '--quiet', opts.remote ?? 'origin', `${ref}:${ref}`]));
+  const git = hostedGit(repoDir, opts);
+  let remote = opts.remote ?? 'origin';
+  if (!opts.remote) {
+    const origin = await git.raw(['remote', 'get-url', 'origin']).catch(() => '');
+    if (!/^https?:\/\//i.test(origin)) {
+      remote = (await opts.broker.credentialFor(opts.repository)).url;
+      assertNoSecretInUrl(remote);
+    }
+  }
+  await withAuthRetry(opts.broker, opts.repository, () => git.raw(['push', '--quiet', remote, `${ref}:${ref}`]));
 }
 
 /** A git failure that means "the server refused the credential" (a 401), as git words it. */

@@ -6,15 +6,20 @@
 // trade hands out ONE installation token shared by all the run's repositories ("repositories in
 // one installation share a token"); it is recorded once per repository so the git remote can ask
 // "may this token write that repository?".
-import { RUN_TOKEN_PREFIX, type GitCredential } from '../../contract/types.js';
+import { parseRepositoryRef } from '../../contract/repository-ref.js';
+import { PAT_PREFIX, RUN_TOKEN_PREFIX, type GitCredential } from '../../contract/types.js';
 import { transaction, type Database } from '../db.js';
 import { iso, mintSecret, randomBase62, sha256 } from '../ids.js';
 import { notFound, ServiceError, type Reply, type RequestContext } from '../kernel.js';
 import { runClosed } from './close.js';
 import { getRunRow } from './store.js';
 
-/** Mints a run's own credential; shown once. Only a running hosted run has one. */
-export function mintRunCredential(db: Database, runId: string, now: Date = new Date()): string {
+/**
+ * Mints a run's own credential; shown once. Only a running hosted run has one. `prefix` is ours
+ * (`svc_run_`) unless told: the contract's `svc_pat_` makes a credential shaped as api-v1 §5 says
+ * every bearer token is, which a client must take as it is.
+ */
+export function mintRunCredential(db: Database, runId: string, now: Date = new Date(), prefix: typeof RUN_TOKEN_PREFIX | typeof PAT_PREFIX = RUN_TOKEN_PREFIX): string {
   return transaction(db, () => {
     const run = getRunRow(db, runId);
     if (!run) throw notFound('dispatch run');
@@ -22,7 +27,7 @@ export function mintRunCredential(db: Database, runId: string, now: Date = new D
       throw new ServiceError(409, 'CONFLICT', 'only a hosted run has a run credential; a local run uses its operator\'s token');
     }
     if (run.status !== 'running') throw runClosed();
-    const raw = mintSecret(RUN_TOKEN_PREFIX);
+    const raw = mintSecret(prefix);
     db.prepare(
       'INSERT INTO run_credentials (hash, run_id, workspace_id, project_id, created_at) VALUES (?, ?, ?, ?, ?)',
     ).run(sha256(raw), run.id, run.workspace_id, run.project_id, iso(now));
@@ -67,7 +72,9 @@ export function repositoriesOfRun(db: Database, runId: string): string[] {
   const out = new Set<string>();
   for (const r of rows) {
     const names = [r.target_repo, ...jsonArray(r.target_repos), ...jsonArray(r.target_repositories).map(repositoryName)];
-    for (const n of names) if (typeof n === 'string' && n.trim()) out.add(n.trim());
+    // A card may name its repository by URL (https, ssh, scp-like); this service plays the host's
+    // installation and serves every repository as `owner/name` under its own git remote.
+    for (const n of names) if (typeof n === 'string' && n.trim()) out.add(parseRepositoryRef(n)?.path ?? n.trim());
   }
   return [...out];
 }

@@ -1,0 +1,91 @@
+// What would make every leg fail, checked before a run is opened (issue 11 §5): a --repo that is no
+// git repository, an agent program that is not there, a project that does not exist. Each is one
+// line and the documented exit code, and no run is opened; without these a newcomer got an open
+// run whose every leg failed with a multi-line execa dump.
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { execa } from 'execa';
+import { ApiError } from '../../api/errors.js';
+import type { ApiClient } from '../../api/client.js';
+import { splitCommand } from '../../dispatch/argv.js';
+import { AGENT_PRESETS, isAgentName, type AgentChoice } from '../../dispatch/agent/presets.js';
+import { EXIT, UsageError } from '../exit-codes.js';
+
+/** A project (or run) the service says does not exist: exit 4. */
+export class NotFoundError extends Error {
+  readonly exitCode = EXIT.notFound;
+}
+
+/** `where` names the repository as the user gave it: `--repo DIR`, SVC_REPO, or the current directory. */
+export async function checkRepository(repo: string, where: string): Promise<void> {
+  let isDir = false;
+  try {
+    isDir = statSync(repo).isDirectory();
+  } catch {
+    // Missing: said below.
+  }
+  if (!isDir) throw new UsageError(`${where} ${repo} is not a directory: pass --repo DIR, a git repository`);
+  const r = await execa('git', ['rev-parse', '--is-inside-work-tree'], { cwd: repo, reject: false, stdin: 'ignore' });
+  if (r.exitCode !== 0 || r.stdout.trim() !== 'true') {
+    throw new UsageError(`${where} ${repo} is not a git repository: pass --repo DIR, or \`git init\` it first`);
+  }
+}
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The full path of `program` on `path` (a PATH value), or null. */
+export function findOnPath(program: string, path: string | undefined): string | null {
+  for (const dir of (path ?? '').split(delimiter)) {
+    if (dir && executable(join(dir, program))) return join(dir, program);
+  }
+  return null;
+}
+
+/**
+ * The agent's program exists: a preset's program on PATH, `--agent-cmd`'s first word on PATH or,
+ * when it names a path, as a file (a relative path is taken from the repository, where the agent
+ * starts). A first word with a placeholder (`{workdir}/agent.sh`) is known only per leg: not checked.
+ */
+export function checkAgentProgram(choice: AgentChoice, repo: string, path: string | undefined): void {
+  let program: string | undefined;
+  let flag: string;
+  if (choice.agentCmd !== undefined) {
+    program = splitCommand(choice.agentCmd)[0];
+    flag = '--agent-cmd';
+    if (!program) throw new UsageError('--agent-cmd is empty: give the program to run and its arguments');
+  } else if (choice.agent && isAgentName(choice.agent)) {
+    program = AGENT_PRESETS[choice.agent].argv[0]!;
+    flag = `--agent ${choice.agent}`;
+  } else {
+    return;
+  }
+  if (program.includes('{')) return;
+  if (program.includes('/')) {
+    const file = isAbsolute(program) ? program : resolve(repo, program);
+    if (!executable(file)) throw new UsageError(`${flag}: ${program} is not an executable file${isAbsolute(program) ? '' : ` (looked in ${repo})`}`);
+    return;
+  }
+  if (!findOnPath(program, path)) {
+    const hint = choice.agentCmd === undefined ? `: install ${AGENT_PRESETS[choice.agent as keyof typeof AGENT_PRESETS].title}, or pick another with --agent / --agent-cmd` : '';
+    throw new UsageError(`${flag}: ${program} is not on PATH${hint}`);
+  }
+}
+
+/** The project exists on the service (op 4): a 404 is one line naming it, exit 4. */
+export async function checkProject(api: Pick<ApiClient, 'getProject'>, projectKey: string): Promise<void> {
+  try {
+    await api.getProject(projectKey);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      throw new NotFoundError(`project ${projectKey} not found on the service (\`svc projects\` lists the ones this token sees)`);
+    }
+    throw error;
+  }
+}
