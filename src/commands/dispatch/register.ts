@@ -11,6 +11,7 @@ export interface DispatchFlags {
   repo?: string;
   agent?: string;
   agentCmd?: string;
+  agentFormat?: string;
   model?: string;
   dryRun?: boolean;
   max?: string;
@@ -29,6 +30,7 @@ export interface DispatchFlags {
   worktree?: boolean;
   push?: boolean;
   retryFailed?: boolean;
+  rerun?: boolean;
   priority?: string[];
   assignee?: string;
   sprint?: string;
@@ -78,6 +80,7 @@ function addDispatchFlags(cmd: Command, spec: Spec): void {
     .option('--repo <dir>', 'the git repository the agents work on (SVC_REPO; default: the current directory)')
     .option('--agent <name>', 'agent preset: claude, codex, aider, gemini, opencode')
     .option('--agent-cmd <command>', 'any agent command; placeholders {prompt_file} {key} {workdir} {branch} {run_id}')
+    .option('--agent-format <name>', 'parse an --agent-cmd\'s output as this preset\'s stream (outcome, spend, review text): claude, codex, gemini, opencode')
     .option('--model <model>', 'model passed to the agent preset')
     .option('--dry-run', 'print the card set with skip reasons and open nothing')
     .option('--max <n>', 'most cards to run')
@@ -92,10 +95,13 @@ function addDispatchFlags(cmd: Command, spec: Spec): void {
     .option('--heartbeat-interval <duration>', 'heartbeat interval (SVC_HEARTBEAT_INTERVAL; default 60s)')
     .option('--send-logs', 'send agent output to the service as event bodies (redacted)')
     .option('--allow-empty', 'a leg that leaves no commit is not failed')
-    .option('--max-cost <usd>', 'stop the run once the agents report this much spend')
+    .option('--max-cost <usd>', 'start no new leg once the agents\' streams report this much spend, then stop max (claude, opencode, or --agent-format claude|opencode)')
     .option('--no-worktree', 'run in place on the branch instead of a worktree per card')
-    .option('--push', 'push an implemented leg\'s branch (default on for hosted runs)')
+    .option('--push', 'push an implemented leg\'s branch to origin with your git credentials (fix: fast-forward only; review never pushes; default on for hosted runs)')
     .option('--no-push', 'do not push implemented branches of a hosted run');
+  if (spec.name === 'next' || spec.name === 'batch' || spec.name === 'auto') {
+    cmd.option('--rerun', 'also pick cards an earlier local run implemented whose svc/KEY branch still holds that work, or that have an open delivery');
+  }
   if (spec.name === 'auto') cmd.option('--retry-failed', 'do not skip cards that failed in recent local runs');
   if (spec.lanes) {
     cmd

@@ -6,7 +6,9 @@ import type { DispatchCommand } from '../../contract/types.js';
 import { runLeg } from '../../dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../../dispatch/api-service.js';
 import { parseDuration } from '../../dispatch/duration.js';
-import { runDispatch, type DispatchOptions, type RunSummary } from '../../dispatch/lifecycle.js';
+import { checkMaxCost, runDispatch, type DispatchOptions, type RunSummary } from '../../dispatch/lifecycle.js';
+import { AGENT_FORMATS } from '../../dispatch/agent/spend.js';
+import { pushToOrigin } from '../../dispatch/delivery-git.js';
 import { systemClock } from '../../dispatch/ports.js';
 import { buildPrompt } from '../../dispatch/prompt.js';
 import { isHostedEnvironment } from '../../dispatch/hosted/execution.js';
@@ -49,6 +51,8 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
     dryRun: Boolean(flags.dryRun),
     ...(Object.keys(lanes).length ? { lanes } : {}),
     retryFailed: Boolean(flags.retryFailed),
+    rerun: Boolean(flags.rerun),
+    push: flags.push === true,
     secrets: [token, ...(ctx.env.SVC_RUN_TOKEN ? [ctx.env.SVC_RUN_TOKEN] : [])],
     env: ctx.env,
   };
@@ -66,6 +70,8 @@ export function continueFlags(flags: DispatchFlags, recorded: Record<string, unk
   if (!flags.agent && !flags.agentCmd && agent && typeof agent === 'object') {
     if (typeof agent.agent === 'string') out.agent = agent.agent;
     if (typeof agent.agentCmd === 'string') out.agentCmd = agent.agentCmd;
+    const format = Object.entries(AGENT_FORMATS).find(([, f]) => f === (agent as { stream?: unknown }).stream)?.[0];
+    if (typeof agent.agentCmd === 'string' && format) out.agentFormat = format;
     if (!flags.model && typeof agent.model === 'string') out.model = agent.model;
   }
   if (flags.onFailure === undefined && (recorded.onFailure === 'halt' || recorded.onFailure === 'continue')) {
@@ -108,6 +114,7 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
     flags = continueFlags(flags, recorded);
   }
   const opts = dispatchOptions(command, keys, flags, ctx, token);
+  checkMaxCost(opts);
   const api = connect(ctx, { interruptible: false });
   try {
     const service = dispatchServiceOf(api);
@@ -124,7 +131,7 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
     try {
       summary = await runDispatch(opts, {
         service, runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock, stateDir,
-        output: progress, signal: ctx.interrupts.signal,
+        output: progress, signal: ctx.interrupts.signal, pushBranch: pushToOrigin,
       });
     } finally {
       progress.stop();

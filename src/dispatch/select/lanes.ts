@@ -45,7 +45,7 @@ export async function selectBatch(req: SelectRequest, deps: SelectDeps): Promise
         break outer;
       }
       const item = await deps.service.getWorkItem(row.key);
-      const skip = baseSkipReason(item, req.doneStatuses);
+      const skip = baseSkipReason(item, req.doneStatuses) ?? (await deps.priorWork?.(item)) ?? null;
       cards.push(newCard(item, skip));
       if (!skip) runnable++;
     }
@@ -64,6 +64,27 @@ export async function selectBatch(req: SelectRequest, deps: SelectDeps): Promise
   };
 }
 
+/**
+ * Marks the runnable cards of a scoped set that earlier work already covers. Their work exists on
+ * their branches, so cards waiting on them inside the set are not held back by them.
+ */
+async function skipPriorWork(selection: Selection, deps: SelectDeps): Promise<Selection> {
+  if (!deps.priorWork) return selection;
+  const done = new Set<string>();
+  for (const card of selection.cards) {
+    if (card.skipReason) continue;
+    const why = await deps.priorWork(card.item);
+    if (why) {
+      card.skipReason = why;
+      done.add(card.key);
+    }
+  }
+  if (done.size === 0) return selection;
+  for (const card of selection.cards) card.after = card.after.filter((k) => !done.has(k));
+  const runnable = selection.cards.filter((c) => !c.skipReason).length;
+  return { ...selection, empty: runnable === 0 };
+}
+
 /** `next`: the first runnable container as run_scope, else the first group of ready bug work. */
 export async function selectNext(req: SelectRequest, deps: SelectDeps): Promise<Selection> {
   const lanes = req.lanes ?? {};
@@ -76,7 +97,7 @@ export async function selectNext(req: SelectRequest, deps: SelectDeps): Promise<
   const containers = await deps.service.listReadyContainers(req.projectKey, { ...laneQuery, limit: 100 });
   for (const container of containers.items) {
     if (exclude.has(container.key)) continue;
-    const scoped = await selectScope({ ...req, keys: [container.key] }, deps);
+    const scoped = await skipPriorWork(await selectScope({ ...req, keys: [container.key] }, deps), deps);
     // A container whose ready leaves were all taken by other runs (409 on open) is not the next unit.
     if (scoped.empty) continue;
     return { ...scoped, command: 'next', originalCommand: 'next', note: `next: container ${container.key} (${container.title})` };
@@ -87,7 +108,8 @@ export async function selectNext(req: SelectRequest, deps: SelectDeps): Promise<
     if (keys.length === 0) continue;
     const items: WorkItemDetail[] = [];
     for (const key of keys) items.push(await deps.service.getWorkItem(key));
-    const cards = items.map((item) => newCard(item, baseSkipReason(item, req.doneStatuses)));
+    const cards: SelectedCard[] = [];
+    for (const item of items) cards.push(newCard(item, baseSkipReason(item, req.doneStatuses) ?? (await deps.priorWork?.(item)) ?? null));
     const scopeKey = group.container?.key ?? keys[0]!;
     return {
       command: 'next',
