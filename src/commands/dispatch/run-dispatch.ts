@@ -9,6 +9,7 @@ import { parseDuration } from '../../dispatch/duration.js';
 import { checkMaxCost, runDispatch, type DispatchOptions, type RunSummary } from '../../dispatch/lifecycle.js';
 import { AGENT_FORMATS } from '../../dispatch/agent/spend.js';
 import { pushToOrigin } from '../../dispatch/delivery-git.js';
+import { noteHostedOpen } from '../../dispatch/local-runs.js';
 import { systemClock } from '../../dispatch/ports.js';
 import { buildPrompt } from '../../dispatch/prompt.js';
 import { isHostedEnvironment } from '../../dispatch/hosted/execution.js';
@@ -121,6 +122,7 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
     const stateDir = resolveStateDir(ctx.env);
     if (flags.hosted) {
       const run = await openHosted(opts, { service, stateDir, openHostedRun: (body) => api.openDispatchRun(body) });
+      noteHostedOpen(stateDir, run.run);
       if (ctx.out.json) return ctx.out.document(run);
       ctx.out.data(run.run.id);
       ctx.out.info(`Opened hosted run ${run.run.id} (${run.run.cards.length} cards)${run.created ? '' : ' (existing run for this idempotency key)'}; a hosted runner executes it.`);
