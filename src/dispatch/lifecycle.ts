@@ -13,7 +13,7 @@ import { priorWorkCheck } from './select/prior-work.js';
 import { selectCards } from './select/index.js';
 import type { SelectDeps, SelectedCard, Selection, SelectRequest } from './select/types.js';
 import { readRunRecord } from './state.js';
-import { reportsSpend } from './agent/spend.js';
+import { AGENT_FORMATS, reportsSpend } from './agent/spend.js';
 import { SelectionError } from './select/types.js';
 
 export type { CardSummary, DispatchDeps, DispatchOptions, DispatchTimeouts, RunSummary } from './lifecycle/types.js';
@@ -63,7 +63,7 @@ function noRun(selection: Selection, note: string, dryRun: boolean): RunSummary 
 /** `--max-cost` over an agent that reports no spend would never stop the run: refused (exit 2). */
 export function checkMaxCost(opts: Pick<DispatchOptions, 'agent' | 'maxCostUsd'>): void {
   if (opts.maxCostUsd == null || reportsSpend(opts.agent)) return;
-  const who = opts.agent.agentCmd !== undefined ? (opts.agent.stream ? `--agent-cmd with --agent-format ${opts.agent.stream}` : '--agent-cmd without --agent-format') : `--agent ${opts.agent.agent ?? '(none)'}`;
+  const who = opts.agent.agentCmd !== undefined ? (opts.agent.stream ? `--agent-cmd with --agent-format ${Object.entries(AGENT_FORMATS).find(([, f]) => f === opts.agent.stream)?.[0] ?? opts.agent.stream}` : '--agent-cmd without --agent-format') : `--agent ${opts.agent.agent ?? '(none)'}`;
   throw new SelectionError(`--max-cost needs an agent that reports its spend in dollars (claude, opencode, or --agent-cmd with --agent-format claude|opencode); ${who} reports none`);
 }
 
