@@ -69,3 +69,20 @@ describe('--push on a local run', () => {
     await run('git', ['remote', 'remove', 'origin'], repo);
   });
 });
+
+describe('svc review', () => {
+  it('prints the review text in the summary and pushes nothing, even with --push', async () => {
+    const origin = await addBareOrigin(repo);
+    const k = svc.admin.createWorkItem({
+      projectKey: svc.projectKey, kind: 'task', title: 'reviewed', type: 'code',
+      deliveries: [{ repo: 'acme/shop', number: 1, title: 'PR', url: 'https://git.example.test/acme/shop/pull/1', state: 'open', ci: 'passing', baseRef: 'main', defaultBranch: 'main' }],
+    }).key;
+    await run('git', ['push', '-q', 'origin', `main:refs/heads/svc/${k}`], repo);
+    const before = (await run('git', ['for-each-ref'], origin)).trim();
+    const r = await cli(['review', k, '--agent-cmd', 'sh -c "echo Reads well.; echo One nit: rename x."', '--push']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`review of ${k}:\n  Reads well.\n  One nit: rename x.`);
+    expect((await run('git', ['for-each-ref'], origin)).trim()).toBe(before);
+    await run('git', ['remote', 'remove', 'origin'], repo);
+  });
+});
