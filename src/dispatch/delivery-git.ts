@@ -78,14 +78,19 @@ export async function fetchDeliveryHead(repo: string, item: WorkItemDetail, mode
  */
 export async function prepareFixWorktree(opts: { repo: string; key: string; root?: string; head: FetchedHead }): Promise<PreparedWorktree> {
   const wt = await prepareWorktree({ repo: opts.repo, key: opts.key, baseRef: opts.head.sha, ...(opts.root ? { root: opts.root } : {}) });
+  return alignWithHead(wt, opts.head);
+}
+
+/** Brings a checked-out `svc/<KEY>` (a worktree, or the repository with --no-worktree) to the head. */
+export async function alignWithHead(wt: PreparedWorktree, head: FetchedHead): Promise<PreparedWorktree> {
   const here = await git(wt.path, ['rev-parse', 'HEAD']);
-  if (here === opts.head.sha || (await isAncestor(wt.path, opts.head.sha, here))) return { ...wt, headBefore: here };
-  if (!(await isAncestor(wt.path, here, opts.head.sha))) {
-    throw new WorktreeError(`local ${wt.branch} and the pull request head (${opts.head.ref}) have diverged; reconcile them by hand, then run fix again`);
+  if (here === head.sha || (await isAncestor(wt.path, head.sha, here))) return { ...wt, headBefore: here };
+  if (!(await isAncestor(wt.path, here, head.sha))) {
+    throw new WorktreeError(`local ${wt.branch} and the pull request head (${head.ref}) have diverged; reconcile them by hand, then run fix again`);
   }
   if (await isDirty(wt.path)) throw new WorktreeError(`${wt.path} has uncommitted changes; cannot bring ${wt.branch} up to the pull request head`);
-  await git(wt.path, ['merge', '--ff-only', '--quiet', opts.head.sha]);
-  return { ...wt, headBefore: opts.head.sha };
+  await git(wt.path, ['merge', '--ff-only', '--quiet', head.sha]);
+  return { ...wt, headBefore: head.sha };
 }
 
 /** The side branch that keeps what a review agent changed, for inspection. */

@@ -9,7 +9,7 @@ import { parserFor, resolveAgentCommand } from '../agent/presets.js';
 import { streamOf } from '../agent/spend.js';
 import type { LegResult } from '../agent/types.js';
 import { BodyChunker, type EventStream } from '../event-stream.js';
-import { fetchDeliveryHead, prepareFixWorktree, prepareReviewWorktree, settleReview } from '../delivery-git.js';
+import { alignWithHead, fetchDeliveryHead, prepareFixWorktree, prepareReviewWorktree, settleReview } from '../delivery-git.js';
 import type { LegSummary, PreparedWorktree } from '../ports.js';
 import { expectsCode } from '../prompt.js';
 import { createRedactor, createStreamRedactor } from '../redact.js';
@@ -98,7 +98,7 @@ async function worktreeFor(ctx: LegContext, key: string, item?: WorkItemDetail):
     const head = await fetchDeliveryHead(repo, item, ctx.mode);
     const root = opts.worktreeRoot ? { root: opts.worktreeRoot } : {};
     if (ctx.mode === 'review') return prepareReviewWorktree({ repo, key, runId: ctx.runId, head, ...root });
-    if (!opts.worktree && deps.checkoutInPlace) return deps.checkoutInPlace({ repo, key, baseRef: head.sha });
+    if (!opts.worktree && deps.checkoutInPlace) return alignWithHead(await deps.checkoutInPlace({ repo, key, baseRef: head.sha }), head);
     return prepareFixWorktree({ repo, key, head, ...root });
   }
   const base = { repo: repoOf(ctx, key), key, ...(opts.baseRef ? { baseRef: opts.baseRef } : {}) };

@@ -60,7 +60,12 @@ export async function selectBatch(req: SelectRequest, deps: SelectDeps): Promise
     closeOut: false,
     capped,
     empty: runnable === 0,
-    note: runnable === 0 ? 'no ready leaves' : `${runnable} ready leaf card(s)${capped ? ` (capped at ${max})` : ''}`,
+    note:
+      runnable > 0
+        ? `${runnable} ready leaf card(s)${capped ? ` (capped at ${max})` : ''}`
+        : cards.length > 0
+          ? `no ready leaves left to run: ${cards.length} skipped (--dry-run shows why${deps.priorWork ? '; --rerun picks work already done' : ''})`
+          : 'no ready leaves',
   };
 }
 

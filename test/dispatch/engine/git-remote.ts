@@ -19,11 +19,11 @@ export async function refOf(dir: string, ref: string): Promise<string | null> {
 
 /**
  * Puts a commit on `branch` of the bare remote only (the pull request's head as another machine
- * pushed it): made in a throwaway clone, so the test repository never sees it until it fetches.
+ * pushed it), on top of the remote's main: made in a throwaway clone, so the test repository never sees it until it fetches.
  */
 export async function commitOnRemoteOnly(bare: string, branch: string, file: string): Promise<string> {
   const clone = mkdtempSync(join(tmpdir(), 'svc-clone-'));
-  await run('git', ['clone', '-q', bare, clone]);
+  await run('git', ['clone', '-q', '-b', 'main', bare, clone]);
   await run('git', ['checkout', '-q', '-b', branch], clone);
   await run('sh', ['-c', `echo remote > ${file}`], clone);
   await run('git', ['add', file], clone);

@@ -125,6 +125,26 @@ describe('fix', () => {
     expect(await refOf(origin, `refs/heads/svc/${key}`)).toBe(await refOf(origin, 'refs/heads/elsewhere'));
   });
 
+  it.each([true, false])('a local svc/KEY behind the head is fast-forwarded; one that diverged is refused (worktree: %s)', async (worktree) => {
+    const key = h.item('task', 'fix me', { deliveries: [delivery()] });
+    const head = await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
+    await run('git', ['branch', `svc/${key}`, 'main'], h.repo);
+    const s = await runDispatch(h.opts({ command: 'fix', keys: [key], worktree, agent: { agentCmd: `sh -c "test -f feature.txt && ${COMMITTING_AGENT.slice(7, -1)}"` } }), h.deps());
+    expect(s.legs[0]).toMatchObject({ disposition: 'implemented' });
+    expect(await run('git', ['rev-parse', `svc/${key}~1`], h.repo)).toBe(`${head}\n`);
+    if (!worktree) await run('git', ['checkout', '-q', 'main'], h.repo);
+
+    const other = h.item('task', 'diverged', { deliveries: [delivery()] });
+    await commitOnRemoteOnly(origin, `svc/${other}`, 'feature.txt');
+    await run('git', ['branch', `svc/${other}`, 'main'], h.repo);
+    await run('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '--allow-empty', '-m', 'mine'], h.repo);
+    await run('git', ['branch', '-f', `svc/${other}`, 'HEAD'], h.repo);
+    const mine = await refOf(h.repo, `refs/heads/svc/${other}`);
+    const d = await runDispatch(h.opts({ command: 'fix', keys: [other], worktree }), h.deps());
+    expect(d.legs[0]!.reason).toMatch(new RegExp(`^worktree: local svc/${other} and the pull request head \\(refs/heads/svc/${other}\\) have diverged`));
+    expect(await refOf(h.repo, `refs/heads/svc/${other}`)).toBe(mine);
+  });
+
   it('a repository without origin fails the leg with a one-line reason', async () => {
     const key = h.item('task', 'fix me', { deliveries: [delivery()] });
     await run('git', ['remote', 'remove', 'origin'], h.repo);
