@@ -80,7 +80,8 @@ export async function runDemo(ctx: Context): Promise<void> {
       out.info(`The service recorded run ${run.id}: ${run.status}, ${run.stopReason}, ${run.seq} events.`);
       out.info(`Branches the agent committed on:\n${branches}`);
       out.info(`Agent logs: ${join(stateDir, 'runs', run.id, 'logs')}`);
-      out.info('\nNext: `svc server --db svc.db --seed demo` keeps a service running; see README.md.');
+      out.info('\nNext: `svc server --db svc.db --seed demo` keeps a service running; `svc server done KEY --db svc.db`');
+      out.info('marks a card done there, so the cards it blocked become ready (a run never moves a status). See README.md.');
     }
   } finally {
     await api.close();

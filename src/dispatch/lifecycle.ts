@@ -9,17 +9,24 @@ import { modeOf } from './select/index.js';
 import type { DispatchDeps, DispatchOptions, RunSummary } from './lifecycle/types.js';
 import { selectBatch } from './select/lanes.js';
 import { recentFailures } from './select/recent.js';
+import { priorWorkCheck } from './select/prior-work.js';
 import { selectCards } from './select/index.js';
 import type { SelectDeps, SelectedCard, Selection, SelectRequest } from './select/types.js';
 import { readRunRecord } from './state.js';
+import { AGENT_FORMATS, reportsSpend } from './agent/spend.js';
+import { SelectionError } from './select/types.js';
 
 export type { CardSummary, DispatchDeps, DispatchOptions, DispatchTimeouts, RunSummary } from './lifecycle/types.js';
 
 const DAY_MS = 24 * 60 * 60_000;
 
-function selectDeps(deps: DispatchDeps): SelectDeps {
+function selectDeps(deps: DispatchDeps, opts?: DispatchOptions): SelectDeps {
+  const lane = opts && !opts.rerun && (opts.command === 'next' || opts.command === 'batch' || opts.command === 'auto');
   return {
     service: deps.service,
+    ...(lane
+      ? { priorWork: priorWorkCheck({ stateDir: deps.stateDir, projectKey: opts.projectKey, repo: opts.repo, ...(opts.baseRef ? { baseRef: opts.baseRef } : {}) }) }
+      : {}),
     localRun: (runId) => {
       const r = readRunRecord(deps.stateDir, runId);
       return r ? { originalCommand: r.originalCommand, scopeKey: r.scopeKey } : null;
@@ -53,9 +60,17 @@ function noRun(selection: Selection, note: string, dryRun: boolean): RunSummary 
   };
 }
 
+/** `--max-cost` over an agent that reports no spend would never stop the run: refused (exit 2). */
+export function checkMaxCost(opts: Pick<DispatchOptions, 'agent' | 'maxCostUsd'>): void {
+  if (opts.maxCostUsd == null || reportsSpend(opts.agent)) return;
+  const who = opts.agent.agentCmd !== undefined ? (opts.agent.stream ? `--agent-cmd with --agent-format ${Object.entries(AGENT_FORMATS).find(([, f]) => f === opts.agent.stream)?.[0] ?? opts.agent.stream}` : '--agent-cmd without --agent-format') : `--agent ${opts.agent.agent ?? '(none)'}`;
+  throw new SelectionError(`--max-cost needs an agent that reports its spend in dollars (claude, opencode, or --agent-cmd with --agent-format claude|opencode); ${who} reports none`);
+}
+
 export async function runDispatch(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSummary> {
+  checkMaxCost(opts);
   if (opts.command === 'auto') return runAuto(opts, deps);
-  const sdeps = selectDeps(deps);
+  const sdeps = selectDeps(deps, opts);
   const selection = await selectCards(request(opts), sdeps);
   if (opts.dryRun) return noRun(selection, selection.note, true);
   // Lane commands with nothing ready open nothing; named commands still record their skips.
@@ -79,7 +94,7 @@ export async function runDispatch(opts: DispatchOptions, deps: DispatchDeps): Pr
  * status), so neither a later round nor the "is more ready?" check may count it again.
  */
 async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSummary> {
-  const sdeps = selectDeps(deps);
+  const sdeps = selectDeps(deps, opts);
   const avoid = opts.retryFailed
     ? new Set<string>()
     : recentFailures(deps.stateDir, opts.projectKey, deps.clock.now() - (opts.recentFailureWindowMs ?? DAY_MS));
@@ -202,6 +217,7 @@ export async function runExistingRun(
     deps.output.info(`run ${run.id} is already ${run.status}${run.stopReason ? ` (${run.stopReason})` : ''}: nothing to run`);
     return emptySummary('existing run, already closed', run.status === 'failed' ? 1 : 0);
   }
+  checkMaxCost(opts);
   if (!opts.dryRun) run = await deliverEarlierAttempt(deps, run);
   for (const card of run.cards) {
     if (isOpenLeg(card.disposition) && !items.has(card.workItemKey)) items.set(card.workItemKey, await deps.service.getWorkItem(card.workItemKey));

@@ -127,6 +127,8 @@ export interface LegSummary {
   costUsd: number | null;
   tokens: { in: number | null; out: number | null };
   sessionBranch: string | null;
+  /** A review leg's result: the agent's final message (redacted), or null when it said nothing. */
+  review?: string | null;
 }
 
 // --- The agent/worktree engineer's functions, injected so tests (and hosted runs) can swap them. ---

@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PAT_PREFIX, RUN_TOKEN_PREFIX, SCOPES, type Scope } from '../contract/types.js';
 import { createAdmin, type Admin } from './admin.js';
+import { DONE_STATUSES } from './work-items/status.js';
 import { createRequestHandler, type ResponseInfo } from './app.js';
 import { CONTRACT_HOOKS, type ContractHooks } from './contract-hooks.js';
 import { cursorCodecFor } from './cursors.js';
@@ -139,6 +140,7 @@ export interface ServerCommandIO {
 export type ServerCommand =
   | { command: 'serve'; port?: number; host?: string; db?: string; seed?: 'demo'; rateLimit?: string; gitRoot?: string }
   | { command: 'run-token'; db: string; runId: string; contractPrefix?: boolean }
+  | { command: 'done'; db: string; keys: string[]; status?: string }
   | {
       command: 'token-create';
       db: string;
@@ -161,6 +163,7 @@ export function parseRateLimit(text: string): Pick<ServiceConfig, 'rateLimit' | 
 export async function runServerCommand(cmd: ServerCommand, io: ServerCommandIO): Promise<number> {
   if (cmd.command === 'token-create') return tokenCreate(cmd, io);
   if (cmd.command === 'run-token') return runToken(cmd, io);
+  if (cmd.command === 'done') return markDone(cmd, io);
   const service = await startServer({
     port: cmd.port ?? 0,
     host: cmd.host,
@@ -218,6 +221,41 @@ function tokenCreate(cmd: Extract<ServerCommand, { command: 'token-create' }>, i
       expiresAt: cmd.expiresAt,
     });
     io.stdout.write(`${token}\n`);
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * `svc server done KEY... --db FILE`: the local-only way to move work items to a done status
+ * (outside /api/v1, which has no status transitions a run may use). Written straight into the
+ * database file, so it works with the server running (its ready lanes see the change at once) or
+ * stopped. All keys are checked before any is changed.
+ */
+function markDone(cmd: Extract<ServerCommand, { command: 'done' }>, io: ServerCommandIO): number {
+  const status = cmd.status ?? 'done';
+  if (!DONE_STATUSES.includes(status)) {
+    io.stderr.write(`svc: --status must be a done status: ${DONE_STATUSES.join(', ')} (got '${status}')\n`);
+    return 2;
+  }
+  const bad = cmd.keys.find((k) => !/^[A-Z][A-Z0-9]*-[0-9]+$/.test(k));
+  if (bad !== undefined || cmd.keys.length === 0) {
+    io.stderr.write(bad === undefined ? 'svc: name at least one KEY\n' : `svc: not a work item key: ${bad}\n`);
+    return 2;
+  }
+  const db = openDatabase(cmd.db, MODULES);
+  try {
+    const admin = createAdmin(db);
+    const missing = cmd.keys.filter((k) => !db.prepare('SELECT 1 FROM work_items WHERE key = ?').get(k));
+    if (missing.length) {
+      io.stderr.write(`svc: no work item ${missing.join(', ')} in ${cmd.db}\n`);
+      return 4;
+    }
+    for (const key of cmd.keys) {
+      admin.setStatus(key, status);
+      io.stdout.write(`${key} ${status}\n`);
+    }
     return 0;
   } finally {
     db.close();

@@ -123,6 +123,11 @@ export function printRunSummary(out: Output, summary: RunSummary): void {
       l.reason ?? '',
     ]);
     const skipped = run.cards.filter((c) => c.skipReason).map((c) => [c.key, 'skipped', '', '', '', c.skipReason ?? '']);
+    // Cards the run never started: a halted (or stopped) run still lists them.
+    const ran = new Set(run.legs.map((l) => l.key));
+    const unreached = run.cards
+      .filter((c) => !c.skipReason && !ran.has(c.key))
+      .map((c) => [c.key, 'not_reached', '', '', '', run.stopReason ? `run stopped ${run.stopReason} before it` : 'never started']);
     if (run.closeOut) {
       const co = run.closeOut;
       rows.push(['close-out', co.outcome, '', co.exitCode === null ? '' : String(co.exitCode), '', co.reason ?? '']);
@@ -130,7 +135,18 @@ export function printRunSummary(out: Output, summary: RunSummary): void {
     const cost = run.legs.reduce((sum, l) => sum + (l.costUsd ?? 0), 0);
     out.info('');
     out.info(out.style.bold(`run ${run.runId} · ${run.command} · ${run.stopReason ?? '-'} · ${run.status ?? '-'}${cost > 0 ? ` · $${cost.toFixed(2)}` : ''}`));
-    const table = formatTable(['CARD', 'DISPOSITION', 'TIME', 'EXIT', 'COST', 'NOTE'], [...rows, ...skipped], Number.POSITIVE_INFINITY, out.style);
+    const table = formatTable(['CARD', 'DISPOSITION', 'TIME', 'EXIT', 'COST', 'NOTE'], [...rows, ...unreached, ...skipped], Number.POSITIVE_INFINITY, out.style);
     for (const line of table.trimEnd().split('\n')) out.info(line);
+    for (const l of run.legs) {
+      if (l.review === undefined) continue;
+      out.info('');
+      out.info(out.style.bold(`review of ${l.key}:`));
+      for (const line of (l.review ?? '(the agent gave no final message)').split('\n')) out.info(`  ${line}`);
+    }
+    if (run.status === 'failed') {
+      out.info('');
+      for (const l of run.legs.filter((x) => x.disposition !== 'implemented')) out.info(`${l.key}: svc logs ${run.runId} ${l.key}`);
+      out.info(`run again what did not land: svc continue ${run.runId}`);
+    }
   }
 }

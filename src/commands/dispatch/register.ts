@@ -11,6 +11,7 @@ export interface DispatchFlags {
   repo?: string;
   agent?: string;
   agentCmd?: string;
+  agentFormat?: string;
   model?: string;
   dryRun?: boolean;
   max?: string;
@@ -29,6 +30,7 @@ export interface DispatchFlags {
   worktree?: boolean;
   push?: boolean;
   retryFailed?: boolean;
+  rerun?: boolean;
   priority?: string[];
   assignee?: string;
   sprint?: string;
@@ -49,11 +51,11 @@ const SPECS: Spec[] = [
   { name: 'next', args: '', summary: 'run the next unit of ready work: the first runnable container, else the first ready bug group', examples: ['svc next --agent claude', 'svc next --dry-run'] },
   { name: 'run', args: '<keys...>', summary: 'run exactly the named work items, in that order', examples: ['svc run PROJ-12 --agent-cmd "./agent.sh {prompt_file}"', 'svc run PROJ-12 PROJ-14 --agent codex --parallel 2'] },
   { name: 'run_scope', args: '<key>', summary: 'run every live leaf beneath KEY in tree order, then the close-out prompt', examples: ['svc run_scope PROJ-3 --agent claude', 'svc run_scope PROJ-3 --dry-run'] },
-  { name: 'batch', args: '', summary: 'run the ready leaves, up to --max', examples: ['svc batch --max 5 --priority high --agent claude', 'svc batch --ancestor PROJ-1 --dry-run'], lanes: true },
-  { name: 'auto', args: '', summary: 'open runs over the ready leaves until nothing is ready or --max is reached', examples: ['svc auto --max 20 --agent claude --on-failure continue'], lanes: true },
-  { name: 'fix', args: '<keys...>', summary: 'fix the failing pull requests of the named items on their branches', examples: ['svc fix PROJ-12 --agent claude'] },
+  { name: 'batch', args: '', summary: 'run the ready leaves, up to --max (cards already implemented on svc/KEY, or with an open delivery, are skipped unless --rerun)', examples: ['svc batch --max 5 --priority high --agent claude', 'svc batch --ancestor PROJ-1 --dry-run'], lanes: true },
+  { name: 'auto', args: '', summary: 'open runs over the ready leaves until nothing is ready or --max is reached (skips work already done, unless --rerun)', examples: ['svc auto --max 20 --agent claude --on-failure continue'], lanes: true },
+  { name: 'fix', args: '<keys...>', summary: 'fix the failing pull requests of the named items: on the pull request\'s head fetched from origin; --push pushes the fix there (fast-forward only)', examples: ['svc fix PROJ-12 --agent claude'] },
   { name: 'continue', args: '<run-id>', summary: 'run again the legs of a run that did not end implemented', examples: ['svc continue 01J9ZK3RUN --agent claude'] },
-  { name: 'review', args: '<keys...>', summary: 'review the open pull requests of the named items, changing nothing', examples: ['svc review PROJ-12 --agent claude'] },
+  { name: 'review', args: '<keys...>', summary: 'review the open pull requests of the named items on their fetched head; the agent\'s final message is the result; a leg that changes files fails (kept on svc/review/KEY/RUN); never pushes', examples: ['svc review PROJ-12 --agent claude'] },
 ];
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -79,6 +81,7 @@ function addDispatchFlags(cmd: Command, spec: Spec): void {
     .option('--repo <dir>', 'the git repository the agents work on (SVC_REPO; default: the current directory)')
     .option('--agent <name>', 'agent preset: claude, codex, aider, gemini, opencode')
     .option('--agent-cmd <command>', 'any agent command; placeholders {prompt_file} {key} {workdir} {branch} {run_id}')
+    .option('--agent-format <name>', 'parse an --agent-cmd\'s output as this preset\'s stream (outcome, spend, review text): claude, codex, gemini, opencode')
     .option('--model <model>', 'model passed to the agent preset')
     .option('--dry-run', 'print the card set with skip reasons and open nothing')
     .option('--max <n>', 'most cards to run')
@@ -93,11 +96,14 @@ function addDispatchFlags(cmd: Command, spec: Spec): void {
     .option('--heartbeat-interval <duration>', 'heartbeat interval (SVC_HEARTBEAT_INTERVAL; default 60s)')
     .option('--send-logs', 'send agent output to the service as event bodies (redacted)')
     .option('--allow-empty', 'a leg that leaves no commit is not failed')
-    .option('--max-cost <usd>', 'stop the run once the agents report this much spend')
+    .option('--max-cost <usd>', 'start no new leg once the agents\' streams report this much spend, then stop max (claude, opencode, or --agent-format claude|opencode)')
     .option('--no-worktree', 'run in place on the branch instead of a worktree per card')
-    .option('--push', 'push an implemented leg\'s branch (default on for hosted runs)')
+    .option('--push', 'push an implemented leg\'s branch to origin with your git credentials (fix: fast-forward only; review never pushes; default on for hosted runs)')
     .option('--no-push', 'do not push implemented branches of a hosted run')
     .option('--report <format:file>', 'write a report when the run ends: junit, markdown, html or json (repeatable)', collect);
+  if (spec.name === 'next' || spec.name === 'batch' || spec.name === 'auto') {
+    cmd.option('--rerun', 'also pick cards an earlier local run implemented whose svc/KEY branch still holds that work, or that have an open delivery');
+  }
   if (spec.name === 'auto') cmd.option('--retry-failed', 'do not skip cards that failed in recent local runs');
   if (spec.lanes) {
     cmd

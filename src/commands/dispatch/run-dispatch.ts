@@ -6,7 +6,10 @@ import type { DispatchCommand } from '../../contract/types.js';
 import { runLeg } from '../../dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../../dispatch/api-service.js';
 import { parseDuration } from '../../dispatch/duration.js';
-import { runDispatch, type DispatchOptions, type RunSummary } from '../../dispatch/lifecycle.js';
+import { checkMaxCost, runDispatch, type DispatchOptions, type RunSummary } from '../../dispatch/lifecycle.js';
+import { AGENT_FORMATS } from '../../dispatch/agent/spend.js';
+import { pushToOrigin } from '../../dispatch/delivery-git.js';
+import { noteHostedOpen } from '../../dispatch/local-runs.js';
 import { systemClock } from '../../dispatch/ports.js';
 import { buildPrompt } from '../../dispatch/prompt.js';
 import { isHostedEnvironment } from '../../dispatch/hosted/execution.js';
@@ -55,6 +58,8 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
     dryRun: Boolean(flags.dryRun),
     ...(Object.keys(lanes).length ? { lanes } : {}),
     retryFailed: Boolean(flags.retryFailed),
+    rerun: Boolean(flags.rerun),
+    push: flags.push === true,
     secrets: [token, ...(ctx.env.SVC_RUN_TOKEN ? [ctx.env.SVC_RUN_TOKEN] : [])],
     env: ctx.env,
   };
@@ -72,6 +77,8 @@ export function continueFlags(flags: DispatchFlags, recorded: Record<string, unk
   if (!flags.agent && !flags.agentCmd && agent && typeof agent === 'object') {
     if (typeof agent.agent === 'string') out.agent = agent.agent;
     if (typeof agent.agentCmd === 'string') out.agentCmd = agent.agentCmd;
+    const format = Object.entries(AGENT_FORMATS).find(([, f]) => f === (agent as { stream?: unknown }).stream)?.[0];
+    if (typeof agent.agentCmd === 'string' && format) out.agentFormat = format;
     if (!flags.model && typeof agent.model === 'string') out.model = agent.model;
   }
   if (flags.onFailure === undefined && (recorded.onFailure === 'halt' || recorded.onFailure === 'continue')) {
@@ -118,6 +125,7 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
   const opts = dispatchOptions(command, keys, flags, ctx, token);
   if (flags.hosted && flags.report?.length) throw new UsageError('--report needs a run executed here; a hosted run reports where it runs');
   const reports = await planReports(flags.report, ctx);
+  checkMaxCost(opts);
   // What would fail every leg is refused before anything is opened, in a dry run as in the real
   // run; a --hosted run's agent and checkout are the runner's, not this machine's.
   if (!flags.hosted) {
@@ -134,6 +142,7 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
     const stateDir = resolveStateDir(ctx.env);
     if (flags.hosted) {
       const run = await openHosted(opts, { service, stateDir, openHostedRun: (body) => api.openDispatchRun(body) });
+      noteHostedOpen(stateDir, run.run);
       if (ctx.out.json) return ctx.out.document(run);
       ctx.out.data(run.run.id);
       ctx.out.info(`Opened hosted run ${run.run.id} (${run.run.cards.length} cards)${run.created ? '' : ' (existing run for this idempotency key)'}; a hosted runner executes it.`);
@@ -144,7 +153,7 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
     try {
       summary = await runDispatch(opts, {
         service, runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock, stateDir,
-        output: progress, signal: ctx.interrupts.signal,
+        output: progress, signal: ctx.interrupts.signal, pushBranch: pushToOrigin,
       });
     } finally {
       progress.stop();

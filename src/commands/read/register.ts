@@ -99,6 +99,14 @@ export function registerRead(program: Command, context: Ctx): void {
     'svc runs watch 01J9ZK3RUN',
   );
   withExamples(
+    runs.command('list').description('the runs recorded on this machine: id, command, cards, status, started, where (no request)').action(lazy(context, async () => (await import('./runs.js')).runsList)),
+    'svc runs list --json',
+  );
+  withExamples(
+    runs.command('cancel <run-id>').description('close a run nobody is running (e.g. a --hosted run no runner picked up) as cancelled; refuses a run live on this machine').action(lazy(context, async () => (await import('./runs.js')).runsCancel)),
+    'svc runs cancel 01J9ZK3RUN',
+  );
+  withExamples(
     runs.command('recover [run-id]').description('send what crashed runs left unsent and close them interrupted').action(lazy(context, async () => (await import('./runs.js')).runsRecover)),
     'svc runs recover',
   );
@@ -114,7 +122,7 @@ export function registerRead(program: Command, context: Ctx): void {
     'svc runs report --since 12h --output svc-junit.xml',
   );
   withExamples(
-    program.command('logs <run-id> [key]').description('print the local agent logs of a run, or of one leg').action(lazy(context, async () => (await import('./runs.js')).logs)),
+    program.command('logs <run-id> [key]').description('print the local agent logs of a run in run order (close-out last), or of one leg').action(lazy(context, async () => (await import('./runs.js')).logs)),
     'svc logs 01J9ZK3RUN PROJ-12',
   );
   const worktrees = program.command('worktrees').description('the per-card git worktrees');

@@ -1,10 +1,11 @@
 // runs show/watch read the record on the service; logs reads the local per-leg logs; recover and
 // worktrees prune hand over to the engine.
-import { createReadStream, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DispatchRun } from '../../contract/types.js';
 import { parseDuration } from '../../dispatch/duration.js';
+import { cancelRun, listLocalRuns, logsInRunOrder } from '../../dispatch/local-runs.js';
 import { logPath, resolveStateDir, runPaths } from '../../dispatch/state.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
@@ -48,11 +49,13 @@ export async function runsWatch(ctx: Context, id: string, opts: { interval: stri
 }
 
 export async function logs(ctx: Context, runId: string, key: string | undefined): Promise<void> {
-  const paths = runPaths(resolveStateDir(ctx.env), runId);
+  const stateDir = resolveStateDir(ctx.env);
+  const paths = runPaths(stateDir, runId);
   if (!existsSync(paths.logs)) {
     throw Object.assign(new Error(`no local logs for run ${runId} on this machine (looked in ${paths.logs})`), { exitCode: EXIT.notFound });
   }
-  const keys = key ? [key] : readdirSync(paths.logs).filter((f) => f.endsWith('.log')).map((f) => f.slice(0, -4)).sort();
+  // In run order: the legs as the run took its cards, the close-out last.
+  const keys = key ? [key] : logsInRunOrder(stateDir, runId);
   for (const k of keys) {
     if (!existsSync(logPath(paths, k))) throw Object.assign(new Error(`no log for ${k} in run ${runId}`), { exitCode: EXIT.notFound });
   }
@@ -62,6 +65,37 @@ export async function logs(ctx: Context, runId: string, key: string | undefined)
     const file = logPath(paths, k);
     if (!key) ctx.out.info(`── ${k} ──`);
     await pipeline(createReadStream(file), ctx.stdout, { end: false });
+  }
+}
+
+/** `svc runs list`: the runs of this machine's state folder, newest first; no request. */
+export async function runsList(ctx: Context): Promise<void> {
+  const rows = listLocalRuns(resolveStateDir(ctx.env));
+  if (ctx.out.json) return ctx.out.document(rows);
+  if (!rows.length) return ctx.out.info('No runs recorded on this machine.');
+  ctx.out.table(
+    ['RUN', 'COMMAND', 'CARDS', 'STATUS', 'STARTED', 'WHERE'],
+    rows.map((r) => [
+      r.id,
+      r.command,
+      `${r.cards.total} (${r.cards.implemented} ok, ${r.cards.failed} failed, ${r.cards.skipped} skipped)`,
+      r.stopReason ? `${r.status} (${r.stopReason})` : r.status,
+      r.started,
+      r.where,
+    ]),
+  );
+}
+
+/** `svc runs cancel RUN`: closes a run nobody is running (interrupted, cancelled). */
+export async function runsCancel(ctx: Context, runId: string): Promise<void> {
+  const { dispatchServiceOf } = await import('../../dispatch/api-service.js');
+  const api = connect(ctx, { interruptible: false });
+  try {
+    const result = await cancelRun(dispatchServiceOf(api), resolveStateDir(ctx.env), runId);
+    if (ctx.out.json) return ctx.out.document({ runId, ...result });
+    ctx.out.info(result.action === 'cancelled' ? `Cancelled run ${runId} (${result.stopReason}, ${result.status}).` : `Run ${runId} is already closed (${result.status}${result.stopReason ? `, ${result.stopReason}` : ''}).`);
+  } finally {
+    await api.close();
   }
 }
 

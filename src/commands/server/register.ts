@@ -70,6 +70,18 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
       const { runServerCommand } = await import('../../server/index.js');
       ctx.exitCode = await runServerCommand({ command: 'run-token', db: opts.db, runId, contractPrefix: Boolean(raw.contractPrefix) }, { stdout: ctx.stdout, stderr: ctx.stderr });
     });
+  const done = server
+    .command('done <keys...>')
+    .description('mark work items done in the local service (local only: writes the database, not /api/v1); blocked cards become ready')
+    .option('--db <file>', 'the SQLite database of the service (required)')
+    .option('--status <status>', 'the done status to set: done or cancelled', 'done')
+    .action(async (keys: string[], raw: { db?: string; status: string }, cmd: Command) => {
+      const opts = { db: dbOf(raw, cmd) };
+      const ctx = context(cmd);
+      const { runServerCommand } = await import('../../server/index.js');
+      ctx.exitCode = await runServerCommand({ command: 'done', db: opts.db, keys, status: raw.status }, { stdout: ctx.stdout, stderr: ctx.stderr });
+    });
+  withExamples(done, 'svc server done DEMO-3 --db svc.db', 'svc server done DEMO-4 DEMO-5 --db svc.db --status cancelled');
   withExamples(runToken, 'SVC_RUN_TOKEN=$(svc server run-token run_abc --db svc.db) SVC_RUN_ID=run_abc svc attach');
   withExamples(create, 'svc server token create --db svc.db --workspace acme --project DEMO --scopes project:browse,work_item:edit');
 }

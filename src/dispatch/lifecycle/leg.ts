@@ -1,19 +1,22 @@
 // One leg: the card's worktree, its agent, and the pipe from the agent's output to the local log
 // (always) and to `body` events (only with --send-logs), redacted on the way. The leg's disposition
 // is written to the event stream whatever happens, so it is never dropped.
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DispatchCommand, WorkItemDetail } from '../../contract/types.js';
 import { agentEnv } from '../agent/env.js';
 import { parserFor, resolveAgentCommand } from '../agent/presets.js';
+import { streamOf } from '../agent/spend.js';
 import type { LegResult } from '../agent/types.js';
 import { BodyChunker, type EventStream } from '../event-stream.js';
 import { headOf, recordLeg } from '../report/record.js';
+import { alignWithHead, fetchDeliveryHead, prepareFixWorktree, prepareReviewWorktree, settleReview } from '../delivery-git.js';
 import type { LegSummary, PreparedWorktree } from '../ports.js';
 import { expectsCode } from '../prompt.js';
 import { createRedactor, createStreamRedactor } from '../redact.js';
 import type { LegMode } from '../select/types.js';
 import { logPath, type RunPaths } from '../state.js';
+import { ReviewText, tailBytes } from './review-text.js';
 import type { DispatchDeps, DispatchOptions } from './types.js';
 
 /** What every leg of one run shares. */
@@ -27,6 +30,8 @@ export interface LegContext {
   paths: RunPaths;
   /** Aborted when the run must stop its agents (signal, run closed, timeout). */
   signal: AbortSignal;
+  /** Hears a leg's spend each time its stream reports more (`--max-cost` checks it mid-leg). */
+  onSpend?(key: string, costUsd: number): void;
 }
 
 export interface LegOutcome {
@@ -66,18 +71,37 @@ export function reasonLine(text: string, opts: DispatchOptions): string {
  */
 async function pushLeg(ctx: LegContext, key: string, branch: string): Promise<string | null> {
   const { opts, deps } = ctx;
-  if (!opts.push || !deps.pushBranch) return null;
+  // A review never pushes, whatever --push or a hosted run's default says.
+  if (ctx.mode === 'review' || !opts.push || !deps.pushBranch) return null;
+  const repo = repoOf(ctx, key);
   try {
-    await deps.pushBranch(repoOf(ctx, key), branch);
-    deps.output.info(`${key}: pushed ${branch}`);
-    return null;
+    await deps.pushBranch(repo, branch);
   } catch (error) {
     return `push failed: ${reasonLine(error instanceof Error ? error.message : String(error), opts) || 'error'}`;
   }
+  deps.output.info(`${key}: pushed ${branch}`);
+  // The one place where "branch pushed for leg" happens: pull requests hang off it.
+  if (deps.onBranchPushed) {
+    try {
+      await deps.onBranchPushed({ runId: ctx.runId, key, branch, repo, mode: ctx.mode });
+    } catch (error) {
+      deps.output.warn(`${key}: after the push: ${reasonLine(error instanceof Error ? error.message : String(error), opts) || 'error'}`);
+    }
+  }
+  return null;
 }
 
-async function worktreeFor(ctx: LegContext, key: string): Promise<PreparedWorktree> {
+async function worktreeFor(ctx: LegContext, key: string, item?: WorkItemDetail): Promise<PreparedWorktree> {
   const { opts, deps } = ctx;
+  // fix and review work on the pull request's own head, fetched from origin (delivery-git.ts).
+  if (item && (ctx.mode === 'fix' || ctx.mode === 'review')) {
+    const repo = repoOf(ctx, key);
+    const head = await fetchDeliveryHead(repo, item, ctx.mode);
+    const root = opts.worktreeRoot ? { root: opts.worktreeRoot } : {};
+    if (ctx.mode === 'review') return prepareReviewWorktree({ repo, key, runId: ctx.runId, head, ...root });
+    if (!opts.worktree && deps.checkoutInPlace) return alignWithHead(await deps.checkoutInPlace({ repo, key, baseRef: head.sha }), head);
+    return prepareFixWorktree({ repo, key, head, ...root });
+  }
   const base = { repo: repoOf(ctx, key), key, ...(opts.baseRef ? { baseRef: opts.baseRef } : {}) };
   if (!opts.worktree) {
     if (!deps.checkoutInPlace) throw new Error('--no-worktree needs checkoutInPlace');
@@ -97,6 +121,7 @@ export async function runAgent(
   prompt: string,
   logFile: string,
   eventKey: string | undefined,
+  collect?: (chunk: Buffer) => void,
 ): Promise<LegResult> {
   const { opts, deps } = ctx;
   const promptFile = join(ctx.paths.prompts, `${key}.md`);
@@ -140,7 +165,15 @@ export async function runAgent(
       cardTimeoutMs: opts.timeouts.cardMs,
       killGraceMs: opts.timeouts.killGraceMs,
       ...(parser ? { parser } : {}),
-      onOutput: (chunk) => sink(redactor.push(chunk)),
+      onOutput: (chunk, stream) => {
+        if (stream === 'stdout') {
+          collect?.(chunk);
+          // run-leg fed the parser first: the spend it reports now is the leg's so far.
+          const cost = parser?.usage().costUsd;
+          if (cost !== undefined) ctx.onSpend?.(key, cost);
+        }
+        sink(redactor.push(chunk));
+      },
       signal: ctx.signal,
     });
   } finally {
@@ -159,8 +192,9 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
   let wt: PreparedWorktree | null = null;
   let result: LegResult | null = null;
   let reason: string | null = null;
+  let review: string | null = null;
   try {
-    wt = await worktreeFor(ctx, key);
+    wt = await worktreeFor(ctx, key, item);
     stream.push({ workItemKey: key, disposition: 'running', sessionBranch: wt.branch });
     deps.output.legStarted({ key, title: item.title, index, total, branch: wt.branch });
     const code = expectsCode(item) && ctx.mode !== 'review';
@@ -168,9 +202,21 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       branch: wt.branch, runId: ctx.runId, mode: ctx.mode, expectsCode: code,
       ...(opts.doneStatuses ? { doneStatuses: opts.doneStatuses } : {}),
     });
-    result = await runAgent(ctx, wt, key, prompt, logPath(ctx.paths, key), key);
+    const reviewText = ctx.mode === 'review' ? new ReviewText(streamOf(opts.agent)) : null;
+    result = await runAgent(ctx, wt, key, prompt, logPath(ctx.paths, key), key, reviewText ? (c) => reviewText.push(c) : undefined);
     reason = result.reason;
     let implemented = result.outcome === 'succeeded';
+    if (reviewText) {
+      review = recordReview(ctx, key, reviewText.result());
+      // Whatever the agent's verdict, a review that changed files failed, and its change is kept.
+      const kept = await settleReview(repoOf(ctx, key), wt, key);
+      if (kept) {
+        implemented = false;
+        reason = 'changed files during review';
+        deps.output.warn(`${key}: the review agent changed files; kept on ${kept}, nothing pushed`);
+      }
+      return finish(implemented);
+    }
     // The "no changes" rule: a card that expects code must leave a commit (unless --allow-empty).
     if (implemented && code && !opts.allowEmpty && (await deps.commitsSince(wt.path, wt.headBefore)) === 0) {
       implemented = false;
@@ -211,6 +257,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       costUsd: result?.costUsd ?? null,
       tokens: { in: result?.tokensIn ?? null, out: result?.tokensOut ?? null },
       sessionBranch: wt?.branch ?? null,
+      ...(ctx.mode === 'review' ? { review } : {}),
     };
     recordLeg(ctx.paths, {
       ...summary, startedAt: new Date(started).toISOString(), endedAt: new Date(deps.clock.now()).toISOString(),
@@ -219,6 +266,22 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
     deps.output.legFinished(summary);
     return { summary, implemented };
   }
+}
+
+/**
+ * A review's text, redacted: kept beside the leg's log (`<KEY>.review.md`) and, with --send-logs,
+ * sent as one event body. Returns what the summary shows.
+ */
+function recordReview(ctx: LegContext, key: string, raw: string | null): string | null {
+  if (!raw) return null;
+  const text = createRedactor(secretsNow(ctx.opts))(raw);
+  try {
+    writeFileSync(join(ctx.paths.logs, `${key}.review.md`), `${text}\n`, { mode: 0o600 });
+  } catch (error) {
+    ctx.deps.output.warn(`${key}: could not store the review: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (ctx.opts.sendLogs) ctx.stream.push({ workItemKey: key, body: `review of ${key}:\n${tailBytes(text, 16_000)}` });
+  return text;
 }
 
 /** The close-out prompt (op 28), run once in the scope's branch after the legs of run_scope. */

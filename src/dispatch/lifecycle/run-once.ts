@@ -289,14 +289,30 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
   output.info(`run ${run.id} ${adopted ? 'resumed' : 'opened'} (${selection.command}${selection.scopeKey ? ` ${selection.scopeKey}` : ''}): ${selection.note}`);
 
   // --- legs ---
-  const ctx: LegContext = { runId: run.id, command: selection.command, mode: selection.mode, opts, deps, stream, paths, signal: controller.signal };
+  let stop: StopReason | null = null;
+  // Spend: finished legs' totals plus what running legs' streams reported so far, checked on
+  // every report so parallel legs cannot each overshoot the cap.
+  let cost = 0;
+  const spending = new Map<string, number>();
+  const checkCost = (): void => {
+    if (opts.maxCostUsd == null) return;
+    const total = cost + [...spending.values()].reduce((a, b) => a + b, 0);
+    if (total < opts.maxCostUsd) return;
+    if (stop === null) output.info(`reported spend $${total.toFixed(2)} reached --max-cost: no new legs, stopping max`);
+    stop ??= 'max';
+  };
+  const ctx: LegContext = {
+    runId: run.id, command: selection.command, mode: selection.mode, opts, deps, stream, paths, signal: controller.signal,
+    onSpend: (key, usd) => {
+      spending.set(key, usd);
+      checkCost();
+    },
+  };
   const landed = new Set(adopted ? run.cards.filter((c) => c.disposition === 'implemented').map((c) => c.workItemKey) : []);
   const failed = new Set<string>();
   const legs: LegSummary[] = [];
   const running = new Map<string, Promise<void>>();
   const todo = selection.cards.filter((c) => !c.skipReason && !landed.has(c.key));
-  let stop: StopReason | null = null;
-  let cost = 0;
   let closeOut: RunSummary['closeOut'] = null;
   const halted = () => stop !== null || controller.signal.aborted;
   try {
@@ -331,16 +347,14 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
       index++;
       const leg = runCardLeg(ctx, fresh, index, todo.length).then((o) => {
         legs.push(o.summary);
+        spending.delete(card.key);
         cost += o.summary.costUsd ?? 0;
         if (o.implemented) landed.add(card.key);
         else {
           failed.add(card.key);
           if (opts.onFailure === 'halt' && !controller.signal.aborted) stop ??= 'halted';
         }
-        if (opts.maxCostUsd != null && cost >= opts.maxCostUsd) {
-          if (stop === null) output.info(`reported spend $${cost.toFixed(2)} reached --max-cost: stopping max`);
-          stop ??= 'max';
-        }
+        checkCost();
       });
       running.set(card.key, leg.finally(() => running.delete(card.key)));
     }

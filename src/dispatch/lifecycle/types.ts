@@ -5,7 +5,7 @@ import type { AgentChoice } from '../agent/presets.js';
 import type {
   BuildPrompt, CheckoutInPlace, Clock, CommitsSince, DispatchService, LegSummary, PrepareWorktree, ProgressSink, RunLeg,
 } from '../ports.js';
-import type { LaneFilters } from '../select/types.js';
+import type { LaneFilters, LegMode } from '../select/types.js';
 
 export interface DispatchTimeouts {
   /** No agent output for this long ends the leg (default 15 min). */
@@ -54,6 +54,8 @@ export interface DispatchOptions {
   lanes?: LaneFilters;
   /** auto: also pick cards that failed in recent local runs. */
   retryFailed?: boolean;
+  /** next/batch/auto: also pick cards implemented by an earlier local run (see select/prior-work.ts). */
+  rerun?: boolean;
   /** How far back "recent" reaches for auto (default 24 h). */
   recentFailureWindowMs?: number;
   doneStatuses?: readonly string[];
@@ -74,6 +76,15 @@ export interface DispatchOptions {
   flushIntervalMs?: number;
 }
 
+/** What `onBranchPushed` hears. */
+export interface BranchPushed {
+  runId: string;
+  key: string;
+  branch: string;
+  repo: string;
+  mode: LegMode;
+}
+
 export interface DispatchDeps {
   /** Must NOT be aborted by `signal`: after an interruption the engine still flushes and closes. */
   service: DispatchService;
@@ -88,6 +99,11 @@ export interface DispatchDeps {
   repoFor?(key: string): string | null;
   /** Pushes `branch` of `repo` to the same name on its remote (`opts.push`); rejects on failure. */
   pushBranch?(repo: string, branch: string): Promise<void>;
+  /**
+   * Called once a leg's branch was pushed (never for a review): the seam pull requests hang off.
+   * A rejection is reported as a warning; the leg stays implemented.
+   */
+  onBranchPushed?(pushed: BranchPushed): Promise<void>;
   commitsSince: CommitsSince;
   buildPrompt: BuildPrompt;
   clock: Clock;

@@ -45,7 +45,7 @@ export async function selectBatch(req: SelectRequest, deps: SelectDeps): Promise
         break outer;
       }
       const item = await deps.service.getWorkItem(row.key);
-      const skip = baseSkipReason(item, req.doneStatuses);
+      const skip = baseSkipReason(item, req.doneStatuses) ?? (await deps.priorWork?.(item)) ?? null;
       cards.push(newCard(item, skip));
       if (!skip) runnable++;
     }
@@ -60,8 +60,34 @@ export async function selectBatch(req: SelectRequest, deps: SelectDeps): Promise
     closeOut: false,
     capped,
     empty: runnable === 0,
-    note: runnable === 0 ? 'no ready leaves' : `${runnable} ready leaf card(s)${capped ? ` (capped at ${max})` : ''}`,
+    note:
+      runnable > 0
+        ? `${runnable} ready leaf card(s)${capped ? ` (capped at ${max})` : ''}`
+        : cards.length > 0
+          ? `no ready leaves left to run: ${cards.length} skipped (--dry-run shows why${deps.priorWork ? '; --rerun picks work already done' : ''})`
+          : 'no ready leaves',
   };
+}
+
+/**
+ * Marks the runnable cards of a scoped set that earlier work already covers. Their work exists on
+ * their branches, so cards waiting on them inside the set are not held back by them.
+ */
+async function skipPriorWork(selection: Selection, deps: SelectDeps): Promise<Selection> {
+  if (!deps.priorWork) return selection;
+  const done = new Set<string>();
+  for (const card of selection.cards) {
+    if (card.skipReason) continue;
+    const why = await deps.priorWork(card.item);
+    if (why) {
+      card.skipReason = why;
+      done.add(card.key);
+    }
+  }
+  if (done.size === 0) return selection;
+  for (const card of selection.cards) card.after = card.after.filter((k) => !done.has(k));
+  const runnable = selection.cards.filter((c) => !c.skipReason).length;
+  return { ...selection, empty: runnable === 0 };
 }
 
 /** `next`: the first runnable container as run_scope, else the first group of ready bug work. */
@@ -76,7 +102,7 @@ export async function selectNext(req: SelectRequest, deps: SelectDeps): Promise<
   const containers = await deps.service.listReadyContainers(req.projectKey, { ...laneQuery, limit: 100 });
   for (const container of containers.items) {
     if (exclude.has(container.key)) continue;
-    const scoped = await selectScope({ ...req, keys: [container.key] }, deps);
+    const scoped = await skipPriorWork(await selectScope({ ...req, keys: [container.key] }, deps), deps);
     // A container whose ready leaves were all taken by other runs (409 on open) is not the next unit.
     if (scoped.empty) continue;
     return { ...scoped, command: 'next', originalCommand: 'next', note: `next: container ${container.key} (${container.title})` };
@@ -87,7 +113,8 @@ export async function selectNext(req: SelectRequest, deps: SelectDeps): Promise<
     if (keys.length === 0) continue;
     const items: WorkItemDetail[] = [];
     for (const key of keys) items.push(await deps.service.getWorkItem(key));
-    const cards = items.map((item) => newCard(item, baseSkipReason(item, req.doneStatuses)));
+    const cards: SelectedCard[] = [];
+    for (const item of items) cards.push(newCard(item, baseSkipReason(item, req.doneStatuses) ?? (await deps.priorWork?.(item)) ?? null));
     const scopeKey = group.container?.key ?? keys[0]!;
     return {
       command: 'next',

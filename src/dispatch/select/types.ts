@@ -65,6 +65,8 @@ export interface SelectDeps {
   service: Pick<DispatchService, 'getWorkItem' | 'getDispatchRun' | 'listWorkItems' | 'listReadyBugs' | 'listReadyContainers'>;
   /** The recorded original command and scope of a local run, for `continue`. */
   localRun?(runId: string): { originalCommand: DispatchCommand; scopeKey: string | null } | null;
+  /** next/batch/auto: why earlier work makes a card skip (prior-work.ts); absent with --rerun. */
+  priorWork?(item: WorkItemDetail): Promise<string | null>;
 }
 
 /** A mistake in what was asked (bad key, unknown run): exit 2. */

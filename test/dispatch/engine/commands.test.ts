@@ -45,7 +45,8 @@ describe('batch and next', () => {
     const capped = await runDispatch(h.opts({ command: 'batch', maxCards: 2 }), h.deps());
     expect(capped).toMatchObject({ stopReason: 'max', status: 'succeeded' });
     expect(capped.legs.map((l) => l.key)).toEqual([a, b]);
-    const all = await runDispatch(h.opts({ command: 'batch' }), h.deps());
+    // A and B landed on their branches: only --rerun hands them out again.
+    const all = await runDispatch(h.opts({ command: 'batch', rerun: true }), h.deps());
     expect(all).toMatchObject({ stopReason: 'drained', status: 'succeeded' });
     expect(all.legs.map((l) => l.key)).toEqual([a, b, c]);
   });
@@ -101,7 +102,7 @@ describe('auto', () => {
     expect(first.runs!.map((r) => r.stopReason)).toEqual(['max']);
     expect(first.legs.map((l) => l.key)).toEqual([a, b]);
 
-    const failing = await runDispatch(h.opts({ command: 'auto', keys: [], onFailure: 'continue', agent: { agentCmd: 'false' } }), h.deps());
+    const failing = await runDispatch(h.opts({ command: 'auto', keys: [], rerun: true, onFailure: 'continue', agent: { agentCmd: 'false' } }), h.deps());
     expect(failing.legs.map((l) => [l.key, l.disposition])).toEqual([[a, 'failed'], [b, 'failed'], [c, 'failed']]);
     expect(failing.runs!.map((r) => r.stopReason)).toEqual(['drained']);
 
@@ -109,8 +110,11 @@ describe('auto', () => {
     const d = h.item('task', 'D');
     const next = await runDispatch(h.opts({ command: 'auto' }), h.deps());
     expect(next.legs.map((l) => l.key)).toEqual([d]);
+    // A's branch still holds its earlier implementation: retrying failures picks C, --rerun picks A.
     const retry = await runDispatch(h.opts({ command: 'auto', retryFailed: true, maxCards: 1 }), h.deps());
-    expect(retry.legs.map((l) => l.key)).toEqual([a]);
+    expect(retry.legs.map((l) => l.key)).toEqual([c]);
+    const rerun = await runDispatch(h.opts({ command: 'auto', retryFailed: true, rerun: true, maxCards: 1 }), h.deps());
+    expect(rerun.legs.map((l) => l.key)).toEqual([a]);
   });
 
   it('runs several rounds, closing completed while more is ready', async () => {

@@ -1,0 +1,56 @@
+// Work advances (DISPATCH §4): a run never moves a work item's status, so `next`, `batch` and
+// `auto` would pick the same implemented cards on every invocation. A card is skipped (unless
+// --rerun) when it has an open delivery, or when an earlier local run implemented it and its branch
+// still holds that work: `svc/<KEY>` exists in the repository and has commits the base (HEAD, or
+// the run's base ref) does not. A branch deleted, or merged into the base, no longer holds pending
+// work, and the card is picked again (a merged card normally is done by then).
+import { existsSync } from 'node:fs';
+import { execa } from 'execa';
+import type { WorkItemDetail } from '../../contract/types.js';
+import { Journal } from '../journal.js';
+import { listRunRecords, runPaths } from '../state.js';
+import { branchFor } from '../worktree.js';
+
+/** Key → the latest local run (of `projectKey`) whose leg of that card ended `implemented`. */
+export function implementedRuns(stateDir: string, projectKey: string): Map<string, string> {
+  const found = new Map<string, { runId: string; at: string }>();
+  for (const record of listRunRecords(stateDir)) {
+    if (record.projectKey !== projectKey) continue;
+    const path = runPaths(stateDir, record.runId).journal;
+    if (!existsSync(path)) continue;
+    const journal = Journal.open(path);
+    try {
+      const reader = journal.reader(0);
+      for (let batch = reader.read(500, 4 << 20); batch.length > 0; batch = reader.read(500, 4 << 20)) {
+        for (const { ev } of batch) {
+          if (!ev.workItemKey || ev.disposition !== 'implemented') continue;
+          const prev = found.get(ev.workItemKey);
+          if (!prev || prev.at <= record.openedAt) found.set(ev.workItemKey, { runId: record.runId, at: record.openedAt });
+        }
+      }
+    } finally {
+      journal.close();
+    }
+  }
+  return new Map([...found].map(([k, v]) => [k, v.runId]));
+}
+
+/** Commits on `svc/<KEY>` that `base` lacks; 0 when the branch does not exist. */
+async function pendingCommits(repo: string, key: string, base: string): Promise<number> {
+  const r = await execa('git', ['rev-list', '--count', `${base}..refs/heads/${branchFor(key)}`], { cwd: repo, reject: false, stdin: 'ignore' });
+  return r.exitCode === 0 ? Number.parseInt(r.stdout.trim(), 10) || 0 : 0;
+}
+
+/** The skip reason of earlier work on a card, or null; built once per command invocation. */
+export function priorWorkCheck(opts: { stateDir: string; projectKey: string; repo: string; baseRef?: string }): (item: WorkItemDetail) => Promise<string | null> {
+  let runs: Map<string, string> | null = null;
+  return async (item) => {
+    const open = item.deliveries.find((d) => d.state === 'open');
+    if (open) return `has an open delivery (${open.repo}#${open.number})`;
+    runs ??= implementedRuns(opts.stateDir, opts.projectKey);
+    const runId = runs.get(item.key);
+    if (!runId) return null;
+    if ((await pendingCommits(opts.repo, item.key, opts.baseRef ?? 'HEAD')) === 0) return null;
+    return `implemented in run ${runId} on ${branchFor(item.key)}`;
+  };
+}

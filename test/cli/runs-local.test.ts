@@ -1,0 +1,102 @@
+// svc runs list / runs cancel / logs in run order, and a failed run's summary, through the real
+// bin/svc.js against the local service and a real git repository.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+let svc: TestService;
+let env: CliEnv;
+let repo: string;
+beforeAll(async () => {
+  svc = await startTestService();
+  repo = await makeRepo();
+  env = isolatedEnv({ SVC_BASE_URL: svc.url, SVC_TOKEN: svc.token, SVC_PROJECT: svc.projectKey });
+});
+afterAll(async () => {
+  await svc.close();
+});
+
+const item = (title: string) => svc.admin.createWorkItem({ projectKey: svc.projectKey, kind: 'task', title, type: 'research' }).key;
+const cli = (args: string[]) => runCli(args, { env, cwd: repo });
+const ECHO = 'sh -c "echo working on $SVC_CARD_KEY"';
+
+describe('a failed run', () => {
+  let runId: string;
+  let keys: string[];
+  it('names svc logs RUN KEY and svc continue RUN, and lists the cards it never reached', async () => {
+    keys = [item('fails'), item('never 1'), item('never 2')];
+    const r = await cli(['run', ...keys, '--agent-cmd', 'sh -c "echo broken; exit 3"', '--heartbeat-interval', '5s']);
+    expect(r.code).toBe(1);
+    runId = /run (\S+) · run · halted · failed/.exec(r.stderr)![1]!;
+    expect(r.stderr).toContain(`${keys[0]}: svc logs ${runId} ${keys[0]}`);
+    expect(r.stderr).toContain(`run again what did not land: svc continue ${runId}`);
+    for (const k of keys.slice(1)) expect(r.stderr).toMatch(new RegExp(`${k}\\s+not_reached\\s+run stopped halted before it`));
+  });
+
+  it('svc runs list shows it from local state, with --json', async () => {
+    const r = await cli(['runs', 'list', '--json']);
+    expect(r.code).toBe(0);
+    const rows = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
+    expect(rows.find((x) => x.id === runId)).toMatchObject({
+      command: 'run', status: 'failed', stopReason: 'halted', where: `local ${repo}`, live: false,
+      cards: { total: 3, implemented: 0, failed: 1, skipped: 0 },
+    });
+    const table = await cli(['runs', 'list']);
+    expect(table.stdout).toMatch(new RegExp(`${runId}\\s+run\\s+3 \\(0 ok, 1 failed, 0 skipped\\)\\s+failed \\(halted\\)`));
+  });
+});
+
+describe('svc logs RUN', () => {
+  it('lists legs in run order, not alphabetical', async () => {
+    const [a, b] = [item('A'), item('B')];
+    const r = await cli(['run', b, a, '--agent-cmd', ECHO, '--allow-empty', '--heartbeat-interval', '5s']);
+    expect(r.code).toBe(0);
+    const runId = /run (\S+) · run · completed/.exec(r.stderr)![1]!;
+    const logs = await cli(['logs', runId]);
+    expect(logs.stderr.match(/── (\S+) ──/g)).toEqual([`── ${b} ──`, `── ${a} ──`]);
+    expect(logs.stdout).toBe(`working on ${b}\nworking on ${a}\n`);
+  });
+});
+
+describe('svc runs cancel', () => {
+  it('closes a --hosted run no runner picked up, and runs list says so', async () => {
+    const k = item('hosted');
+    const opened = await cli(['run', k, '--hosted', '--agent', 'claude']);
+    expect(opened.code).toBe(0);
+    const runId = opened.stdout.trim();
+    const listed = JSON.parse((await cli(['runs', 'list', '--json'])).stdout) as Array<Record<string, unknown>>;
+    expect(listed.find((x) => x.id === runId)).toMatchObject({ status: 'open', where: 'hosted' });
+    const r = await cli(['runs', 'cancel', runId]);
+    expect(r).toMatchObject({ code: 0 });
+    expect(r.stderr).toContain(`Cancelled run ${runId} (interrupted, cancelled).`);
+    const run = await svc.call('GET', `/dispatch-runs/${runId}`);
+    expect(run.body).toMatchObject({ status: 'cancelled', stopReason: 'interrupted' });
+    const after = JSON.parse((await cli(['runs', 'list', '--json'])).stdout) as Array<Record<string, unknown>>;
+    expect(after.find((x) => x.id === runId)).toMatchObject({ status: 'cancelled', stopReason: 'interrupted' });
+    // The card is free again: another run may take it.
+    const again = await cli(['run', k, '--dry-run', '--agent', 'claude']);
+    expect(again.code).toBe(0);
+    // Cancelling twice says it is closed, and changes nothing.
+    expect((await cli(['runs', 'cancel', runId])).stderr).toContain(`Run ${runId} is already closed (cancelled, interrupted).`);
+  });
+
+  it('refuses a run that is live on this machine, leaving it open', async () => {
+    const opened = await svc.call('POST', '/dispatch-runs', { body: { projectKey: svc.projectKey, command: 'run', cards: [{ workItemKey: item('live') }] } });
+    const runId = opened.body.run.id as string;
+    // This test process stands in for the svc that runs it: it holds the run's lock.
+    const dir = join(env.SVC_STATE_DIR!, 'runs', runId);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'lock'), JSON.stringify({ pid: process.pid, start: null }));
+    const r = await cli(['runs', 'cancel', runId]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(`svc: run ${runId} is live on this machine; stop it with Ctrl-C in its terminal`);
+    expect((await svc.call('GET', `/dispatch-runs/${runId}`)).body.status).toBe('running');
+  });
+
+  it('an unknown run is 4, a bad id is 2', async () => {
+    expect((await cli(['runs', 'cancel', 'run_nope'])).code).toBe(4);
+    expect((await cli(['runs', 'cancel', '../x'])).code).toBe(2);
+  });
+});

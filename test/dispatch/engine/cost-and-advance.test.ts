@@ -1,0 +1,108 @@
+// --max-cost is refused for agents that report no spend and is checked as the stream reports it;
+// work advances: next/batch/auto skip cards an earlier run implemented (or with an open delivery).
+import { resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runDispatch } from '../../../src/dispatch/lifecycle.js';
+import { headRefOf } from '../../../src/dispatch/delivery-git.js';
+import { run } from '../../support/cli.js';
+import { startHarness, type Harness } from './harness.js';
+
+let h: Harness;
+beforeEach(async () => {
+  h = await startHarness();
+});
+afterEach(async () => {
+  await h.close();
+});
+
+const SPEND = resolve(import.meta.dirname, '../../fixtures/agents/spend.mjs');
+
+describe('--max-cost', () => {
+  it.each([
+    ['aider', { agent: 'aider' }],
+    ['codex (tokens, no price)', { agent: 'codex' }],
+    ['--agent-cmd without --agent-format', { agentCmd: 'true' }],
+    ['--agent-cmd with a format that has no price', { agentCmd: 'true', stream: 'gemini-stream-json' as const }],
+  ])('is refused (exit 2) for %s, before anything opens', async (_name, agent) => {
+    const key = h.item('task', 'A');
+    const err = await runDispatch(h.opts({ keys: [key], agent, maxCostUsd: 1 }), h.deps()).catch((e: unknown) => e);
+    expect(err).toMatchObject({ exitCode: 2 });
+    expect((err as Error).message).toMatch(/^--max-cost needs an agent that reports its spend/);
+    expect(h.seen.filter((l) => l.startsWith('info run '))).toEqual([]);
+  });
+
+  it('is checked while a leg runs: crossed mid-leg, no new leg starts and the running one finishes', async () => {
+    const [a, b, c] = [h.item('task', 'A'), h.item('task', 'B'), h.item('task', 'C')];
+    const s = await runDispatch(
+      h.opts({
+        keys: [a, b, c], parallel: 2, allowEmpty: true, maxCostUsd: 0.5,
+        agent: { agentCmd: `"${process.execPath}" ${SPEND}`, stream: 'claude-stream-json' },
+        env: { PATH: process.env.PATH, SLOW_KEY: a, SLOW_MS: '1500' },
+      }),
+      h.deps(),
+    );
+    // B ended long before A; without the mid-leg check C would have started in B's slot.
+    expect(s.legs.map((l) => [l.key, l.disposition])).toEqual([[a, 'implemented'], [b, 'implemented']]);
+    expect(s).toMatchObject({ stopReason: 'max', status: 'succeeded' });
+    const run = await h.service.getDispatchRun(s.runId!);
+    expect(run.cards.find((x) => x.workItemKey === c)?.disposition).toBe('not_reached');
+    const stopAt = h.seen.findIndex((l) => l.includes('reached --max-cost'));
+    expect(stopAt).toBeGreaterThan(-1);
+    expect(stopAt).toBeLessThan(h.seen.indexOf(`end ${a} implemented`));
+  });
+});
+
+describe('work advances', () => {
+  it('batch skips cards an earlier run implemented while svc/KEY holds that work; --rerun picks them', async () => {
+    const [a, b] = [h.item('task', 'A'), h.item('task', 'B')];
+    const first = await runDispatch(h.opts({ command: 'batch' }), h.deps());
+    expect(first.legs.map((l) => l.disposition)).toEqual(['implemented', 'implemented']);
+    const again = await runDispatch(h.opts({ command: 'batch' }), h.deps());
+    expect(again.runId).toBeNull();
+    expect(again.cards.map((c) => [c.key, c.skipReason])).toEqual([
+      [a, `implemented in run ${first.runId} on svc/${a}`],
+      [b, `implemented in run ${first.runId} on svc/${b}`],
+    ]);
+    const dry = await runDispatch(h.opts({ command: 'batch', dryRun: true, rerun: true }), h.deps());
+    expect(dry.cards.map((c) => c.skipReason)).toEqual([null, null]);
+  });
+
+  it('a card whose branch was deleted or merged into the base is picked again', async () => {
+    const [a, b] = [h.item('task', 'A'), h.item('task', 'B')];
+    await runDispatch(h.opts({ command: 'batch' }), h.deps());
+    await run('git', ['worktree', 'remove', '--force', (await run('git', ['worktree', 'list', '--porcelain'], h.repo)).split('\n').find((l) => l.endsWith(`/${a}`))!.slice(9)], h.repo);
+    await run('git', ['branch', '-D', `svc/${a}`], h.repo);
+    await run('git', ['merge', '-q', '--ff-only', `svc/${b}`], h.repo);
+    const dry = await runDispatch(h.opts({ command: 'batch', dryRun: true }), h.deps());
+    expect(dry.cards.map((c) => [c.key, c.skipReason])).toEqual([[a, null], [b, null]]);
+  });
+
+  it('a card with an open delivery is skipped by next, batch and auto', async () => {
+    const a = h.item('task', 'A', { deliveries: [{ repo: 'acme/shop', number: 3, title: 'PR', url: 'https://x.test/acme/shop/pull/3', state: 'open', ci: null, baseRef: 'main', defaultBranch: 'main' }] });
+    for (const command of ['batch', 'auto'] as const) {
+      const s = await runDispatch(h.opts({ command, dryRun: true }), h.deps());
+      expect(s.cards.map((c) => [c.key, c.skipReason])).toEqual([[a, 'has an open delivery (acme/shop#3)']]);
+    }
+    const story = h.item('story', 'S');
+    const sub = h.item('subtask', 'sub', { parentKey: story, deliveries: [{ repo: 'acme/shop', number: 4, title: 'PR', url: 'u', state: 'open', ci: null, baseRef: null, defaultBranch: 'main' }] });
+    const free = h.item('subtask', 'free', { parentKey: story });
+    h.svc.admin.addLink(sub, free, 'blocks');
+    // The skipped card's work exists: the card waiting on it inside the set still runs.
+    const next = await runDispatch(h.opts({ command: 'next' }), h.deps());
+    expect(next.cards.map((c) => [c.key, c.skipReason])).toEqual([[sub, 'has an open delivery (acme/shop#4)'], [free, null]]);
+    expect(next.legs.map((l) => [l.key, l.disposition])).toEqual([[free, 'implemented']]);
+  });
+});
+
+describe('which ref fix and review fetch', () => {
+  it.each([
+    ['https://github.com/acme/shop.git', 'https://github.com/acme/shop/pull/12', 'refs/pull/12/head'],
+    ['git@github.com:acme/shop.git', 'https://github.com/acme/shop/pull/12', 'refs/pull/12/head'],
+    ['https://ghe.corp.test/acme/shop', 'https://ghe.corp.test/acme/shop/pull/9', 'refs/pull/9/head'],
+    ['/srv/git/shop.git', 'https://github.com/acme/shop/pull/12', 'refs/heads/svc/PROJ-1'],
+    ['https://gitlab.test/acme/shop.git', 'https://gitlab.test/acme/shop/-/merge_requests/4', 'refs/heads/svc/PROJ-1'],
+  ])('origin %s, delivery %s → %s', (origin, url, ref) => {
+    const d = { repo: 'acme/shop', number: 12, title: 't', url, state: 'open' as const, ci: 'failing' as const, baseRef: 'main', defaultBranch: 'main' };
+    expect(headRefOf(d, 'PROJ-1', origin)).toBe(ref);
+  });
+});

@@ -1,0 +1,172 @@
+// review changes nothing and never pushes; fix works on the pull request's own head (fetched from
+// origin) and pushes there fast-forward; --push pushes an implemented leg's branch to origin.
+import { readFileSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { pushToOrigin } from '../../../src/dispatch/delivery-git.js';
+import { Journal } from '../../../src/dispatch/journal.js';
+import { runDispatch } from '../../../src/dispatch/lifecycle.js';
+import type { BranchPushed } from '../../../src/dispatch/lifecycle/types.js';
+import { runPaths } from '../../../src/dispatch/state.js';
+import { run } from '../../support/cli.js';
+import { addBareOrigin, commitOnRemoteOnly, refOf } from './git-remote.js';
+import { COMMITTING_AGENT, startHarness, type Harness } from './harness.js';
+
+let h: Harness;
+let origin: string;
+beforeEach(async () => {
+  h = await startHarness();
+  origin = await addBareOrigin(h.repo);
+});
+afterEach(async () => {
+  await h.close();
+});
+
+const delivery = (over: Record<string, unknown> = {}) => ({
+  repo: 'acme/shop', number: 7, title: 'PR', url: 'https://git.example.test/acme/shop/pull/7', state: 'open', ci: 'failing',
+  baseRef: 'main', defaultBranch: 'main', ...over,
+});
+
+function journalEvents(runId: string) {
+  const j = Journal.open(runPaths(h.stateDir, runId).journal);
+  try {
+    return j.reader(0).read(1000, 1 << 24).map((e) => e.ev);
+  } finally {
+    j.close();
+  }
+}
+
+describe('review', () => {
+  it('a committing review agent fails the leg, its change kept on svc/review/KEY/RUN, nothing pushed', async () => {
+    const key = h.item('task', 'review me', { deliveries: [delivery()] });
+    const head = await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
+    const pushed: BranchPushed[] = [];
+    const s = await runDispatch(
+      h.opts({ command: 'review', keys: [key], push: true, agent: { agentCmd: `sh -c "echo LGTM but I fixed a typo; ${COMMITTING_AGENT.slice(7, -1)}"` } }),
+      h.deps({ pushBranch: pushToOrigin, onBranchPushed: async (p) => void pushed.push(p) }),
+    );
+    expect(s).toMatchObject({ status: 'failed', exitCode: 1 });
+    expect(s.legs[0]).toMatchObject({ disposition: 'failed', reason: 'changed files during review' });
+    const side = `svc/review/${key}/${s.runId}`;
+    const kept = await refOf(h.repo, `refs/heads/${side}`);
+    expect(kept).not.toBeNull();
+    // The agent worked on the pull request's head, and its commit sits on the side branch.
+    expect((await run('git', ['merge-base', '--is-ancestor', head, kept!], h.repo).then(() => true, () => false))).toBe(true);
+    expect(await refOf(h.repo, `refs/heads/svc/${key}`)).toBeNull();
+    // Nothing reached the remote: its only svc branch is the pull request's, unchanged.
+    expect((await run('git', ['for-each-ref', '--format=%(refname) %(objectname)'], origin)).trim().split('\n').sort()).toEqual(
+      [`refs/heads/main ${await refOf(h.repo, 'main')}`, `refs/heads/svc/${key} ${head}`].sort(),
+    );
+    expect(pushed).toEqual([]);
+  });
+
+  it('uncommitted files of a review agent are kept on the side branch too', async () => {
+    const key = h.item('task', 'review me', { deliveries: [delivery({ ci: null })] });
+    await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
+    const s = await runDispatch(h.opts({ command: 'review', keys: [key], agent: { agentCmd: 'sh -c "echo scribble > notes.txt; echo done"' } }), h.deps());
+    expect(s.legs[0]).toMatchObject({ disposition: 'failed', reason: 'changed files during review' });
+    const side = `svc/review/${key}/${s.runId}`;
+    expect(await run('git', ['show', `${side}:notes.txt`], h.repo)).toBe('scribble\n');
+  });
+
+  it('a clean review succeeds; its final message is the result: summary, local log, event body', async () => {
+    const key = h.item('task', 'review me', { deliveries: [delivery({ ci: 'passing' })] });
+    await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
+    const stream = [
+      { type: 'assistant', message: { content: [{ type: 'text', text: 'looking' }] } },
+      { type: 'result', subtype: 'success', is_error: false, result: `Looks good. ${h.svc.token} Ship it.`, total_cost_usd: 0.01 },
+    ].map((o) => `echo '${JSON.stringify(o)}'`).join('; ');
+    const s = await runDispatch(
+      h.opts({ command: 'review', keys: [key], sendLogs: true, agent: { agentCmd: `sh -c "${stream.replace(/"/g, '\\"')}"`, stream: 'claude-stream-json' } }),
+      h.deps(),
+    );
+    expect(s).toMatchObject({ status: 'succeeded', exitCode: 0 });
+    const review = s.legs[0]!.review!;
+    expect(review).toMatch(/^Looks good\. .* Ship it\.$/);
+    expect(review).not.toContain(h.svc.token);
+    expect(readFileSync(`${runPaths(h.stateDir, s.runId!).logs}/${key}.review.md`, 'utf8')).toBe(`${review}\n`);
+    expect(journalEvents(s.runId!).some((e) => e.body === `review of ${key}:\n${review}`)).toBe(true);
+    // The review's worktree is gone and no side branch was made.
+    expect(await refOf(h.repo, `refs/heads/svc/review/${key}/${s.runId}`)).toBeNull();
+    expect((await run('git', ['worktree', 'list'], h.repo)).trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('fix', () => {
+  it('works on a pull request head that exists only on the remote and pushes the fix there (fast-forward)', async () => {
+    const key = h.item('task', 'fix me', { deliveries: [delivery()] });
+    const head = await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
+    expect(await refOf(h.repo, `${head}^{commit}`)).toBeNull();
+    const s = await runDispatch(
+      h.opts({ command: 'fix', keys: [key], push: true, agent: { agentCmd: `sh -c "test -f feature.txt && ${COMMITTING_AGENT.slice(7, -1)}"` } }),
+      h.deps({ pushBranch: pushToOrigin }),
+    );
+    expect(s.legs[0]).toMatchObject({ disposition: 'implemented', sessionBranch: `svc/${key}` });
+    const local = await refOf(h.repo, `refs/heads/svc/${key}`);
+    expect(await run('git', ['rev-parse', `${local}~1`], h.repo)).toBe(`${head}\n`);
+    expect(await refOf(origin, `refs/heads/svc/${key}`)).toBe(local);
+  });
+
+  it('refuses to push a fix over a remote branch that moved on (no force)', async () => {
+    const key = h.item('task', 'fix me', { deliveries: [delivery()] });
+    await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
+    // Someone pushes to the pull request while the agent works: the remote branch moves elsewhere.
+    const s = await runDispatch(
+      h.opts({ command: 'fix', keys: [key], push: true }),
+      h.deps({
+        pushBranch: async (repo, branch) => {
+          const other = await commitOnRemoteOnly(origin, 'elsewhere', 'other.txt');
+          await run('git', ['update-ref', `refs/heads/${branch}`, other], origin);
+          return pushToOrigin(repo, branch);
+        },
+      }),
+    );
+    expect(s.legs[0]).toMatchObject({ disposition: 'failed' });
+    expect(s.legs[0]!.reason).toMatch(new RegExp(`^push failed: git push origin svc/${key}: .*rejected`));
+    expect(await refOf(origin, `refs/heads/svc/${key}`)).toBe(await refOf(origin, 'refs/heads/elsewhere'));
+  });
+
+  it.each([true, false])('a local svc/KEY behind the head is fast-forwarded; one that diverged is refused (worktree: %s)', async (worktree) => {
+    const key = h.item('task', 'fix me', { deliveries: [delivery()] });
+    const head = await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
+    await run('git', ['branch', `svc/${key}`, 'main'], h.repo);
+    const s = await runDispatch(h.opts({ command: 'fix', keys: [key], worktree, agent: { agentCmd: `sh -c "test -f feature.txt && ${COMMITTING_AGENT.slice(7, -1)}"` } }), h.deps());
+    expect(s.legs[0]).toMatchObject({ disposition: 'implemented' });
+    expect(await run('git', ['rev-parse', `svc/${key}~1`], h.repo)).toBe(`${head}\n`);
+    if (!worktree) await run('git', ['checkout', '-q', 'main'], h.repo);
+
+    const other = h.item('task', 'diverged', { deliveries: [delivery()] });
+    await commitOnRemoteOnly(origin, `svc/${other}`, 'feature.txt');
+    await run('git', ['branch', `svc/${other}`, 'main'], h.repo);
+    await run('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '--allow-empty', '-m', 'mine'], h.repo);
+    await run('git', ['branch', '-f', `svc/${other}`, 'HEAD'], h.repo);
+    const mine = await refOf(h.repo, `refs/heads/svc/${other}`);
+    const d = await runDispatch(h.opts({ command: 'fix', keys: [other], worktree }), h.deps());
+    expect(d.legs[0]!.reason).toMatch(new RegExp(`^worktree: local svc/${other} and the pull request head \\(refs/heads/svc/${other}\\) have diverged`));
+    expect(await refOf(h.repo, `refs/heads/svc/${other}`)).toBe(mine);
+  });
+
+  it('a repository without origin fails the leg with a one-line reason', async () => {
+    const key = h.item('task', 'fix me', { deliveries: [delivery()] });
+    await run('git', ['remote', 'remove', 'origin'], h.repo);
+    const s = await runDispatch(h.opts({ command: 'fix', keys: [key] }), h.deps());
+    expect(s.legs[0]!.reason).toBe(`worktree: cannot fetch the pull request head of ${key}: the repository has no 'origin' remote`);
+  });
+});
+
+describe('--push on a local run', () => {
+  it('pushes an implemented leg\'s branch to origin and tells onBranchPushed once', async () => {
+    const key = h.item('task', 'push me');
+    const pushed: BranchPushed[] = [];
+    const s = await runDispatch(h.opts({ keys: [key], push: true }), h.deps({ pushBranch: pushToOrigin, onBranchPushed: async (p) => void pushed.push(p) }));
+    expect(s.legs[0]).toMatchObject({ disposition: 'implemented' });
+    expect(await refOf(origin, `refs/heads/svc/${key}`)).toBe(await refOf(h.repo, `refs/heads/svc/${key}`));
+    expect(pushed).toEqual([{ runId: s.runId, key, branch: `svc/${key}`, repo: h.repo, mode: 'implement' }]);
+  });
+
+  it('without --push nothing leaves the machine', async () => {
+    const key = h.item('task', 'keep me');
+    const s = await runDispatch(h.opts({ keys: [key] }), h.deps({ pushBranch: pushToOrigin }));
+    expect(s.legs[0]).toMatchObject({ disposition: 'implemented' });
+    expect(await refOf(origin, `refs/heads/svc/${key}`)).toBeNull();
+  });
+});
