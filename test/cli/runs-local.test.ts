@@ -76,7 +76,7 @@ describe('svc runs cancel', () => {
     const after = JSON.parse((await cli(['runs', 'list', '--json'])).stdout) as Array<Record<string, unknown>>;
     expect(after.find((x) => x.id === runId)).toMatchObject({ status: 'cancelled', stopReason: 'interrupted' });
     // The card is free again: another run may take it.
-    const again = await cli(['run', k, '--dry-run', '--agent', 'claude']);
+    const again = await cli(['run', k, '--dry-run']);
     expect(again.code).toBe(0);
     // Cancelling twice says it is closed, and changes nothing.
     expect((await cli(['runs', 'cancel', runId])).stderr).toContain(`Run ${runId} is already closed (cancelled, interrupted).`);
