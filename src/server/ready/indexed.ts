@@ -1,0 +1,104 @@
+// The ready lanes read from the ready index (model.ts): the same rows, groups and order as the SQL
+// of lanes.ts (which still answers inside a transaction), computed from the maintained sets; only
+// the rows of the page asked for are then read from the store, to render.
+import { PRIORITIES, type ReadyBugGroup, type ReadyContainer } from '../../contract/types.js';
+import type { Database } from '../db.js';
+import { rowsByIds, toLinkItem, type WorkItemRow } from '../work-items/rows.js';
+import { renderBugGroups } from './lanes.js';
+import type { ItemNode, ReadyIndex } from './model.js';
+import type { LaneParams } from './params.js';
+
+const text = new Intl.Collator();
+const keys = new Intl.Collator('en', { numeric: true });
+const rank = new Map<string, number>(PRIORITIES.map((p, i) => [p, i]));
+
+/** lanes.ts laneOrder over index nodes: highest priority first, then oldest, then key. */
+function order(a: ItemNode, b: ItemNode): number {
+  return (rank.get(b.priority) ?? -1) - (rank.get(a.priority) ?? -1) || text.compare(a.createdAt, b.createdAt) || keys.compare(a.key, b.key);
+}
+const byCreated = (a: ItemNode, b: ItemNode) => text.compare(a.createdAt, b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+function ownFilter(p: Pick<LaneParams, 'priorities' | 'assignee' | 'sprintId'>): (n: ItemNode) => boolean {
+  const priorities = p.priorities.length ? new Set(p.priorities) : null;
+  return (n) =>
+    (!priorities || priorities.has(n.priority)) &&
+    (p.assignee === null || (p.assignee === 'none' ? n.assigneeId === null : n.assigneeId === p.assignee)) &&
+    (!p.sprintId || n.sprintId === p.sprintId);
+}
+
+export interface IndexedGroup {
+  head: ItemNode;
+  container: ItemNode | null;
+  items: ItemNode[];
+}
+
+export function indexedBugGroups(index: ReadyIndex, projectId: string, p: LaneParams): IndexedGroup[] {
+  const s = index.sets(projectId);
+  const own = ownFilter(p);
+  const kinds = p.kinds.length ? new Set(p.kinds) : null;
+  const ancestors = p.ancestorIds.length ? new Set(p.ancestorIds) : null;
+  const leaves: ItemNode[] = [];
+  for (const id of p.soft ? s.bugLeavesSoft : s.bugLeaves) {
+    const n = index.nodes.get(id)!;
+    if ((kinds && !kinds.has(n.kind)) || !own(n)) continue;
+    if (ancestors && !index.walkUp(n, (a) => ancestors.has(a.id))) continue;
+    leaves.push(n);
+  }
+  leaves.sort(byCreated);
+  const groups = new Map<string, IndexedGroup>();
+  for (const leaf of leaves) {
+    const container = leaf.kind === 'bug' ? null : (index.walkUp(leaf, (a) => a.kind === 'bug') ?? null);
+    const head = container ?? leaf;
+    let g = groups.get(head.id);
+    if (!g) groups.set(head.id, (g = { head, container, items: [] }));
+    g.items.push(leaf);
+  }
+  return [...groups.values()].sort((a, b) => order(a.head, b.head));
+}
+
+export interface IndexedContainer {
+  node: ItemNode;
+  readyLeafCount: number;
+  childCount: number;
+}
+
+export function indexedContainers(index: ReadyIndex, projectId: string, p: LaneParams): IndexedContainer[] {
+  const perParent = new Map<string, number>();
+  for (const id of index.sets(projectId).otherLeaves) {
+    const parent = index.nodes.get(id)!.parentId;
+    if (parent) perParent.set(parent, (perParent.get(parent) ?? 0) + 1);
+  }
+  const own = ownFilter(p);
+  const live = (id: string) => index.nodes.get(id)?.archived === false;
+  const out: IndexedContainer[] = [];
+  for (const [id, readyLeafCount] of perParent) {
+    const n = index.nodes.get(id);
+    if (!n || n.projectId !== projectId || (n.kind !== 'story' && n.kind !== 'task') || n.done || n.archived) continue;
+    if (!own(n) || index.isBugwork(n)) continue;
+    // Runnable as one parent run: no live child has live children of its own.
+    let childCount = 0;
+    let nested = false;
+    for (const c of n.children) {
+      if (!live(c)) continue;
+      childCount++;
+      if ([...index.nodes.get(c)!.children].some(live)) nested = true;
+    }
+    if (!nested) out.push({ node: n, readyLeafCount, childCount });
+  }
+  return out.sort((a, b) => order(a.node, b.node));
+}
+
+/** The page's groups with their rows read from the store, in the wire shape. */
+export function renderIndexedGroups(db: Database, groups: IndexedGroup[]): ReadyBugGroup[] {
+  const rows = rowsByIds(db, [...new Set(groups.flatMap((g) => [g.head.id, ...g.items.map((i) => i.id)]))]);
+  const row = (n: ItemNode): WorkItemRow => rows.get(n.id)!;
+  return renderBugGroups(
+    db,
+    groups.map((g) => ({ head: row(g.head), container: g.container ? row(g.container) : null, items: g.items.map(row) })),
+  );
+}
+
+export function renderIndexedContainers(db: Database, containers: IndexedContainer[]): ReadyContainer[] {
+  const rows = rowsByIds(db, containers.map((c) => c.node.id));
+  return containers.map((c) => ({ ...toLinkItem(rows.get(c.node.id)!), readyLeafCount: c.readyLeafCount, childCount: c.childCount }));
+}
