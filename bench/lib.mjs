@@ -129,7 +129,8 @@ export function summaryOf(r) {
  * and an all-scope token. The rate limit is lifted: the benchmarks measure speed, not the limiter.
  */
 export async function startService(opts = {}) {
-  const { startServer } = await import(join(ROOT, 'dist', 'server.js'));
+  // BENCH_SERVER: another build's dist/server.js, to measure a before beside an after.
+  const { startServer } = await import(process.env.BENCH_SERVER || join(ROOT, 'dist', 'server.js'));
   const service = await startServer({ config: { rateLimit: 1_000_000, ...opts.config }, logError: () => {}, ...opts.start });
   const { admin } = service;
   const ws = admin.createWorkspace({ name: 'Bench', slug: 'bench' });

@@ -63,15 +63,10 @@ export interface IndexedContainer {
 }
 
 export function indexedContainers(index: ReadyIndex, projectId: string, p: LaneParams): IndexedContainer[] {
-  const perParent = new Map<string, number>();
-  for (const id of index.sets(projectId).otherLeaves) {
-    const parent = index.nodes.get(id)!.parentId;
-    if (parent) perParent.set(parent, (perParent.get(parent) ?? 0) + 1);
-  }
   const own = ownFilter(p);
   const live = (id: string) => index.nodes.get(id)?.archived === false;
   const out: IndexedContainer[] = [];
-  for (const [id, readyLeafCount] of perParent) {
+  for (const [id, readyLeafCount] of index.sets(projectId).perParent) {
     const n = index.nodes.get(id);
     if (!n || n.projectId !== projectId || (n.kind !== 'story' && n.kind !== 'task') || n.done || n.archived) continue;
     if (!own(n) || index.isBugwork(n)) continue;
@@ -81,7 +76,7 @@ export function indexedContainers(index: ReadyIndex, projectId: string, p: LaneP
     for (const c of n.children) {
       if (!live(c)) continue;
       childCount++;
-      if ([...index.nodes.get(c)!.children].some(live)) nested = true;
+      if (!nested) for (const g of index.nodes.get(c)!.children) if (live(g)) nested = true;
     }
     if (!nested) out.push({ node: n, readyLeafCount, childCount });
   }

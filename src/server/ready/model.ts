@@ -31,6 +31,10 @@ export interface ProjectSets {
   bugLeaves: Set<string>;
   bugLeavesSoft: Set<string>;
   otherLeaves: Set<string>;
+  /** Per parent, how many of its children are in otherLeaves (ready/containers' readyLeafCount);
+   * and the parent each was counted under, which a later move must not lose track of. */
+  perParent: Map<string, number>;
+  countedUnder: Map<string, string>;
 }
 
 /** Deeper than any real tree; a parent cycle written by raw SQL must not hang the service. */
@@ -68,7 +72,10 @@ export class ReadyIndex {
 
   sets(projectId: string): ProjectSets {
     let s = this.projects.get(projectId);
-    if (!s) this.projects.set(projectId, (s = { bugLeaves: new Set(), bugLeavesSoft: new Set(), otherLeaves: new Set() }));
+    if (!s) {
+      s = { bugLeaves: new Set(), bugLeavesSoft: new Set(), otherLeaves: new Set(), perParent: new Map(), countedUnder: new Map() };
+      this.projects.set(projectId, s);
+    }
     return s;
   }
 
@@ -172,7 +179,13 @@ export class ReadyIndex {
     const s = this.projects.get(node.projectId);
     s?.bugLeaves.delete(node.id);
     s?.bugLeavesSoft.delete(node.id);
-    s?.otherLeaves.delete(node.id);
+    if (!s?.otherLeaves.delete(node.id)) return;
+    const parent = s.countedUnder.get(node.id);
+    if (parent === undefined) return;
+    s.countedUnder.delete(node.id);
+    const left = s.perParent.get(parent)! - 1;
+    if (left === 0) s.perParent.delete(parent);
+    else s.perParent.set(parent, left);
   }
 
   private openBlocked(n: ItemNode): boolean {
@@ -228,6 +241,10 @@ export class ReadyIndex {
       if (!cascade) s.bugLeaves.add(id);
     } else if (!cascade) {
       s.otherLeaves.add(id);
+      if (n.parentId) {
+        s.countedUnder.set(id, n.parentId);
+        s.perParent.set(n.parentId, (s.perParent.get(n.parentId) ?? 0) + 1);
+      }
     }
   }
 }
