@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '..');
-export const BIN = join(ROOT, 'bin', 'svc.js');
+export const BIN = process.env.BENCH_BIN || join(ROOT, 'bin', 'svc.js');
 export const NODE = process.execPath;
 
 /** One line of the table. `pass` null: shown for context, never gates. */
