@@ -12,11 +12,22 @@ const text = new Intl.Collator();
 const keys = new Intl.Collator('en', { numeric: true });
 const rank = new Map<string, number>(PRIORITIES.map((p, i) => [p, i]));
 
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+const binary = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/** localeCompare of two createdAt values. Two ISO timestamps of one length differ first at a digit,
+ * where the collation agrees with code units: compared as such, without ICU (most of a lane's CPU). */
+function created(a: ItemNode, b: ItemNode): number {
+  const [x, y] = [a.createdAt, b.createdAt];
+  if (x === y) return 0;
+  return x.length === y.length && ISO.test(x) && ISO.test(y) ? binary(x, y) : text.compare(x, y);
+}
+
 /** lanes.ts laneOrder over index nodes: highest priority first, then oldest, then key. */
 function order(a: ItemNode, b: ItemNode): number {
-  return (rank.get(b.priority) ?? -1) - (rank.get(a.priority) ?? -1) || text.compare(a.createdAt, b.createdAt) || keys.compare(a.key, b.key);
+  return (rank.get(b.priority) ?? -1) - (rank.get(a.priority) ?? -1) || created(a, b) || keys.compare(a.key, b.key);
 }
-const byCreated = (a: ItemNode, b: ItemNode) => text.compare(a.createdAt, b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+/** The SQL's `ORDER BY created_at, id`: SQLite's binary collation. */
+const byCreated = (a: ItemNode, b: ItemNode) => binary(a.createdAt, b.createdAt) || binary(a.id, b.id);
 
 function ownFilter(p: Pick<LaneParams, 'priorities' | 'assignee' | 'sprintId'>): (n: ItemNode) => boolean {
   const priorities = p.priorities.length ? new Set(p.priorities) : null;
