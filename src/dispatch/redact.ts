@@ -57,13 +57,16 @@ function buildMatcher(secrets: readonly string[]): Matcher {
   // Case-insensitive words as explicit classes: V8 scans those several times faster than with /i
   // (without the u flag, /i never maps a non-ASCII character to an ASCII one, so this is exact).
   const anyCase = (word: string) => [...word].map((c) => `[${c.toUpperCase()}${c}]`).join('');
-  const maybe = new RegExp([...literals.map(escapeRegExp), 'svc_(?:pat|run)_', 'gh[pousr]_', 'github_pat_', 'sk-', anyCase('authorization'), anyCase('bearer')].join('|'));
+  // Three simple scans beat one alternation of them all (measured ~1.5×: V8 finds no common prefix).
+  const shapePrefix = /svc_(?:pat|run)_|gh[pousr]_|github_pat_|sk-/;
+  const words = new RegExp(`${anyCase('authorization')}|${anyCase('bearer')}`);
+  const maybe = (text: string) => shapePrefix.test(text) || words.test(text) || literals.some((l) => text.includes(l));
   return {
-    maybe: (text) => maybe.test(text),
+    maybe,
     longestSecret: literals[0]?.length ?? 0,
     multiline: literals.some((s) => s.includes('\n')),
     redact(text) {
-      if (!maybe.test(text)) return text;
+      if (!maybe(text)) return text;
       let out = text;
       if (literal) out = out.replace(literal, REDACTED);
       for (const shape of SHAPES) out = out.replace(shape, REDACTED);
@@ -73,7 +76,7 @@ function buildMatcher(secrets: readonly string[]): Matcher {
     },
     spans(text) {
       const found: Array<[number, number]> = [];
-      if (!maybe.test(text)) return found;
+      if (!maybe(text)) return found;
       for (const re of all) {
         re.lastIndex = 0;
         for (const m of text.matchAll(re)) found.push([m.index, m.index + m[0].length]);
