@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '..');
-export const BIN = join(ROOT, 'bin', 'svc.js');
+export const BIN = process.env.BENCH_BIN || join(ROOT, 'bin', 'svc.js');
 export const NODE = process.execPath;
 
 /** One line of the table. `pass` null: shown for context, never gates. */
@@ -86,6 +86,16 @@ function peakRss(pid) {
   }
 }
 
+/** CPU time (user + system) a live process has used, in ms; null once it is gone. */
+function cpuMsOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in ticks of 1/100 s
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Runs `svc ARGS` to its end without blocking this process's event loop (the local service may live
  * here), sampling the svc process's peak RSS until it exits. Ends it after `timeoutMs`.
@@ -97,11 +107,13 @@ export function runSvc(args, { env, cwd, timeoutMs = 300_000 } = {}) {
     let stdout = '';
     let stderr = '';
     let peak = 0;
+    let cpuMs = 0;
     child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d) => (stderr = (stderr + d).slice(-64 * 1024)));
     const sample = () => {
       const v = peakRss(child.pid);
       if (v !== null) peak = Math.max(peak, v);
+      cpuMs = cpuMsOf(child.pid) ?? cpuMs;
     };
     const sampler = setInterval(sample, 25);
     const killer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -110,7 +122,7 @@ export function runSvc(args, { env, cwd, timeoutMs = 300_000 } = {}) {
       clearInterval(sampler);
       clearTimeout(killer);
       const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
-      child.on('close', () => done({ code, signal, stdout, stderr, wallMs, peakRss: peak }));
+      child.on('close', () => done({ code, signal, stdout, stderr, wallMs, peakRss: peak, cpuMs }));
     });
   });
 }
@@ -129,7 +141,8 @@ export function summaryOf(r) {
  * and an all-scope token. The rate limit is lifted: the benchmarks measure speed, not the limiter.
  */
 export async function startService(opts = {}) {
-  const { startServer } = await import(join(ROOT, 'dist', 'server.js'));
+  // BENCH_SERVER: another build's dist/server.js, to measure a before beside an after.
+  const { startServer } = await import(process.env.BENCH_SERVER || join(ROOT, 'dist', 'server.js'));
   const service = await startServer({ config: { rateLimit: 1_000_000, ...opts.config }, logError: () => {}, ...opts.start });
   const { admin } = service;
   const ws = admin.createWorkspace({ name: 'Bench', slug: 'bench' });

@@ -63,8 +63,8 @@ export async function perCard() {
       row(
         `per-card overhead beyond git worktree add + agent (median of ${svcCycles.length})`,
         `${ms(overhead)} (svc ${ms(median(svcCycles))} vs loop ${ms(median(loopCycles))} per card)`,
-        '≤ 30 ms',
-        overhead <= 30,
+        '≤ 15 ms',
+        overhead <= 15,
       ),
       row(
         `whole run: svc run ${CARDS} cards vs the shell loop`,

@@ -18,9 +18,9 @@ const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 const ownHandlers = new Map(SIGNALS.map((sig) => [sig, new Set(process.listeners(sig))]));
 
 /**
- * conf's atomic writer hooks SIGINT/SIGTERM through when-exit, which re-raises the signal at the
- * process on the first one: the trap would read that as the second Ctrl-C and exit before the run
- * is closed. Called once such a module has loaded; its 'exit' clean-up stays.
+ * A library that hooks SIGINT/SIGTERM and re-raises the signal (conf's atomic writer did, through
+ * when-exit) would make the trap read the first Ctrl-C as the second and exit before the run is
+ * closed. Called once the lazy modules have loaded; their 'exit' clean-ups stay.
  */
 function dropForeignSignalHandlers(): void {
   for (const sig of SIGNALS) {
@@ -41,8 +41,8 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-// The config store (conf, which loads ajv) and the output (chalk) are loaded just before a command
-// runs, so `svc --version` and `svc --help` load neither.
+// The config store and the output (chalk) are loaded just before a command runs, so `svc --help`
+// loads neither.
 let lazy: { openConfig: typeof import('./commands/config/store.js').openConfig; createOutput: typeof import('./ui/output.js').createOutput } | undefined;
 async function loadLazy(): Promise<void> {
   if (lazy) return;

@@ -2,7 +2,6 @@
 // retry policy and typed errors all live here, so each per-operation function stays one line.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Agent, request, type Dispatcher } from 'undici';
 import { API_PREFIX, OPERATIONS, type Operation, type OperationId } from '../contract/operations.js';
 import { HEADERS, PAT_PREFIX } from '../contract/types.js';
 import { ApiError, ClientConfigError, redactDeep, redactTokens, type WireFault } from './errors.js';
@@ -59,8 +58,6 @@ export interface ClientOptions {
   /** Injectable jitter source, uniform in [0, 1). */
   random?: () => number;
   onRequest?: (info: RequestInfo) => void;
-  /** Bring your own undici dispatcher; by default the client owns a keep-alive Agent. */
-  dispatcher?: Dispatcher;
   /** Aborts every call in flight and every wait (SIGINT); the abort reason is rethrown as is. */
   signal?: AbortSignal;
 }
@@ -148,8 +145,6 @@ export function validateClientOptions(opts: Pick<ClientOptions, 'baseUrl' | 'tok
 export function createTransport(opts: ClientOptions): Transport {
   const url = validateClientOptions(opts);
   const baseUrl = `${url.origin}${url.pathname.replace(/\/+$/, '').replace(/\/api\/v1$/, '')}`;
-  const ownDispatcher = opts.dispatcher ? null : new Agent({ keepAliveTimeout: 4_000, connections: 16 });
-  const dispatcher = opts.dispatcher ?? ownDispatcher!;
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const now = opts.now ?? Date.now;
   const sleep = opts.sleep ?? ((ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }));
@@ -232,12 +227,12 @@ export function createTransport(opts: ClientOptions): Transport {
     const fail = (status: number, fault: WireFault | null, message: string, extra: Partial<ConstructorParameters<typeof ApiError>[0]> = {}) =>
       new ApiError({ ...meta, status, code: null, fault, message, ambiguous: false, ...extra });
     try {
-      let res: Dispatcher.ResponseData;
+      // Node's own fetch (undici as Node ships it, keep-alive by default), not the undici package:
+      // loading the bundled package cost ~20 ms more before the first request (README, Benchmarks).
+      // Redirects are answers here, never followed: a token must not follow a Location elsewhere.
+      let res: Response;
       try {
-        res = await request(target, {
-          dispatcher, method: init.method as Dispatcher.HttpMethod, headers: init.headers, body: init.body,
-          signal: combined, headersTimeout: timeoutMs, bodyTimeout: timeoutMs,
-        });
+        res = await fetch(target, { method: init.method, headers: init.headers, body: init.body, signal: combined, redirect: 'manual' });
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
         const fault = classifyFault(error, timeout.signal.aborted);
@@ -249,13 +244,13 @@ export function createTransport(opts: ClientOptions): Transport {
       answered = true;
       const headers = flattenHeaders(res.headers);
       const requestId = headers[HEADERS.requestId] ?? meta.requestId;
-      const status = res.statusCode;
+      const status = res.status;
       const rateLimitReset = parseReset(headers[HEADERS.rateReset]);
       // A 2xx, 500, 502 or 504 may mean the write happened; every other status says it did not.
       const mayHaveApplied = init.method !== 'GET' && ((status >= 200 && status < 300) || status === 500 || status === 502 || status === 504);
       let text: string;
       try {
-        text = await res.body.text();
+        text = await res.text();
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
         const fault: WireFault = timeout.signal.aborted || isTimeout(error) ? 'timeout' : 'truncated';
@@ -312,7 +307,7 @@ export function createTransport(opts: ClientOptions): Transport {
     baseUrl,
     call,
     async close() {
-      await ownDispatcher?.close();
+      // Idle keep-alive connections of fetch's global dispatcher never hold the process open.
     },
   };
 }
@@ -340,12 +335,9 @@ export function encodeQuery(query: Record<string, QueryValue> | undefined): stri
   return text ? `?${text}` : '';
 }
 
-function flattenHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(raw)) {
-    if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  return out;
+/** Lower-cased names; a repeated header's values joined by `, ` (as Headers does). */
+function flattenHeaders(raw: Headers): Record<string, string> {
+  return Object.fromEntries(raw);
 }
 
 function parseReset(value: string | undefined): number | null {

@@ -34,6 +34,8 @@ function escapeRegExp(text: string): string {
 }
 
 interface Matcher {
+  /** False when nothing in `text` can be redacted (a fast pass over it). */
+  maybe(text: string): boolean;
   /** Redact a complete piece of text. */
   redact(text: string): string;
   /** Spans [start, end) of everything that would be redacted in `text`. */
@@ -49,10 +51,22 @@ function buildMatcher(secrets: readonly string[]): Matcher {
     .sort((a, b) => b.length - a.length);
   const literal = literals.length > 0 ? new RegExp(literals.map(escapeRegExp).join('|'), 'g') : null;
   const all: RegExp[] = [...(literal ? [literal] : []), ...SHAPES, AUTHORIZATION, BEARER];
+  // Every match of the patterns above contains one of these (case aside): one pass over the text
+  // says whether any pattern can match, so the six passes run only on the rare text that might.
+  // Agent output is almost all such text; this is most of a log pipeline's redaction cost.
+  // Case-insensitive words as explicit classes: V8 scans those several times faster than with /i
+  // (without the u flag, /i never maps a non-ASCII character to an ASCII one, so this is exact).
+  const anyCase = (word: string) => [...word].map((c) => `[${c.toUpperCase()}${c}]`).join('');
+  // Three simple scans beat one alternation of them all (measured ~1.5×: V8 finds no common prefix).
+  const shapePrefix = /svc_(?:pat|run)_|gh[pousr]_|github_pat_|sk-/;
+  const words = new RegExp(`${anyCase('authorization')}|${anyCase('bearer')}`);
+  const maybe = (text: string) => shapePrefix.test(text) || words.test(text) || literals.some((l) => text.includes(l));
   return {
+    maybe,
     longestSecret: literals[0]?.length ?? 0,
     multiline: literals.some((s) => s.includes('\n')),
     redact(text) {
+      if (!maybe(text)) return text;
       let out = text;
       if (literal) out = out.replace(literal, REDACTED);
       for (const shape of SHAPES) out = out.replace(shape, REDACTED);
@@ -62,6 +76,7 @@ function buildMatcher(secrets: readonly string[]): Matcher {
     },
     spans(text) {
       const found: Array<[number, number]> = [];
+      if (!maybe(text)) return found;
       for (const re of all) {
         re.lastIndex = 0;
         for (const m of text.matchAll(re)) found.push([m.index, m.index + m[0].length]);
@@ -95,7 +110,8 @@ export function createStreamRedactor(secrets: readonly string[]): StreamRedactor
   const decoder = new StringDecoder('utf8');
   let pending = '';
 
-  function safeCut(text: string): number {
+  /** `clean`: nothing in `text` can match, so only the held line and token runs decide the cut. */
+  function safeCut(text: string, clean = false): number {
     const lineStart = text.lastIndexOf('\n') + 1;
     const tailHold = Math.max(0, text.length - Math.max(0, matcher.longestSecret - 1));
     // A one-line secret cannot cross a newline, so holding the unfinished line already covers it;
@@ -115,7 +131,7 @@ export function createStreamRedactor(secrets: readonly string[]): StreamRedactor
       back++;
     }
     // Never cut through a complete match: move the cut to its start (repeat: matches can overlap).
-    for (let moved = true; moved; ) {
+    for (let moved = !clean; moved; ) {
       moved = false;
       for (const [start, end] of matcher.spans(text)) {
         if (start < cut && cut < end) {
@@ -130,10 +146,12 @@ export function createStreamRedactor(secrets: readonly string[]): StreamRedactor
   return {
     push(chunk) {
       pending += typeof chunk === 'string' ? chunk : decoder.write(chunk);
-      const cut = safeCut(pending);
+      // Most output holds nothing to redact: then the whole text up to the last line is safe as is.
+      const clean = !matcher.maybe(pending);
+      const cut = safeCut(pending, clean);
       const ready = pending.slice(0, cut);
       pending = pending.slice(cut);
-      return ready ? matcher.redact(ready) : '';
+      return ready && !clean ? matcher.redact(ready) : ready;
     },
     flush() {
       const rest = pending + decoder.end();

@@ -1,7 +1,7 @@
 // The in-process admin API: what the real service does through its product UI and the contract
 // does not show (workspaces, users, tokens, statuses, links, sprints). Used by the seed, the tests
 // and `svc server token create`.
-import { SCOPES, type Kind, type Scope } from '../contract/types.js';
+import { PRIORITIES, SCOPES, type Kind, type Scope } from '../contract/types.js';
 import { transaction, type Database } from './db.js';
 import { iso, mintSecret, newId, sha256 } from './ids.js';
 import { rowByKey, type WorkItemRow } from './work-items/rows.js';
@@ -118,6 +118,7 @@ export function createAdmin(db: Database, now: () => Date = () => new Date()) {
         const parent = w.parentKey ? item(w.parentKey) : null;
         checkPlacement(db, w.kind, parent, pid);
         if (w.status && !STATUSES.includes(w.status)) throw new Error(`admin: unknown status ${w.status}`);
+        checkPriority(w.priority);
         const row = insertWorkItem(
           db,
           {
@@ -157,6 +158,8 @@ export function createAdmin(db: Database, now: () => Date = () => new Date()) {
     },
     /** Sets stored columns directly (e.g. `{ sprint_id: …, labels: '["x"]' }`). */
     setFields(key: string, columns: Record<string, string | number | null>): void {
+      if ('priority' in columns) checkPriority(columns.priority);
+      if ('status' in columns && !STATUSES.includes(String(columns.status))) throw new Error(`admin: unknown status ${columns.status}`);
       updateColumns(db, item(key).id, columns, now());
     },
     archiveItem(key: string, archived = true): void {
@@ -177,4 +180,11 @@ export function createAdmin(db: Database, now: () => Date = () => new Date()) {
     projectId,
   };
   return admin;
+}
+
+/** The contract's priorities only: a store seeded with others answers what no client can parse. */
+function checkPriority(priority: unknown): void {
+  if (priority !== undefined && !(PRIORITIES as readonly unknown[]).includes(priority)) {
+    throw new Error(`admin: unknown priority ${String(priority)} (one of ${PRIORITIES.join(', ')})`);
+  }
 }

@@ -4,7 +4,8 @@
 // reaches process.emitWarning's default printer.
 import { createRequire } from 'node:module';
 import type { DatabaseSync as DatabaseSyncType } from 'node:sqlite';
-import { CORE_SCHEMA, PROJECT_MEMBERS_SCHEMA, READY_VERSION_SCHEMA } from './schema-core.js';
+import { trackReadyChanges } from './ready/changes.js';
+import { CORE_SCHEMA, PROJECT_MEMBERS_SCHEMA } from './schema-core.js';
 import type { ServiceModule } from './kernel.js';
 
 const isSqliteWarning = (warning: unknown, type: unknown): boolean => {
@@ -43,7 +44,7 @@ export function openDatabase(file: string, modules: readonly ServiceModule[]): D
   db.exec(CORE_SCHEMA);
   db.exec(PROJECT_MEMBERS_SCHEMA);
   for (const m of modules) if (m.schema.trim()) db.exec(m.schema);
-  db.exec(READY_VERSION_SCHEMA);
+  trackReadyChanges(db);
   return db;
 }
 

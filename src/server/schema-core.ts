@@ -55,22 +55,3 @@ CREATE TABLE IF NOT EXISTS project_members (
   PRIMARY KEY (project_id, user_id));
 CREATE INDEX IF NOT EXISTS work_items_by_sprint ON work_items (sprint_id);
 `;
-
-// The version of what readiness is computed from, for the ready lanes' cache (ready/cache.ts).
-// Temporary triggers bump it on every write this connection makes to work items, links or sprints,
-// whoever makes it (a route, the admin API, another module, raw SQL); `PRAGMA data_version` covers
-// commits of other connections (another process on the same file). TEMP objects: no stored table
-// or trigger changes, so the store's data and schema are exactly what they were.
-// One counter for the whole store, not one per project: a link may cross projects.
-export const READY_VERSION_SCHEMA = `
-CREATE TEMP TABLE IF NOT EXISTS ready_version (id INTEGER PRIMARY KEY CHECK (id = 1), v INTEGER NOT NULL);
-INSERT OR IGNORE INTO temp.ready_version (id, v) VALUES (1, 0);
-${['work_items', 'work_item_links', 'sprints']
-  .flatMap((table) =>
-    ['INSERT', 'UPDATE', 'DELETE'].map(
-      (op) => `CREATE TEMP TRIGGER IF NOT EXISTS ${table}_${op.toLowerCase()}_ready AFTER ${op} ON main.${table}
-  BEGIN UPDATE ready_version SET v = v + 1 WHERE id = 1; END;`,
-    ),
-  )
-  .join('\n')}
-`;

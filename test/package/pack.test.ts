@@ -1,8 +1,9 @@
 // The package as a user gets it: `npm pack` (of the built tree), then `npm install <tarball>` into an
-// empty folder (dependencies from the registry), then the installed `svc` runs. Slow on purpose and
+// empty folder, then the installed `svc` runs. dist/ bundles every library svc uses, so the install
+// must bring nothing else: a runtime dependency the bundle does not load only costs users. Slow on purpose and
 // given a generous timeout; `npm test` builds first, so dist/ is current.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -53,6 +54,20 @@ describe('npm pack', () => {
       expect(paths, needed).toContain(needed);
     }
     expect(paths.filter((p) => /^(src|test|scripts|node_modules)\//.test(p) || p.endsWith('.ts') || p.endsWith('.tgz'))).toEqual([]);
+  });
+
+  test('installing it brings no other package: the bundle holds what svc loads', () => {
+    expect(Object.keys((pkg as { dependencies?: object }).dependencies ?? {})).toEqual([]);
+    const installed = readdirSync(join(app, 'node_modules')).filter((n) => !n.startsWith('.'));
+    expect(installed).toEqual([pkg.name]);
+  });
+
+  test('installed: a command that reads and writes the stored settings', { timeout: 60_000 }, async () => {
+    const env = isolatedEnv();
+    expect((await svc(['config', 'set', 'project', 'PROJ'], env)).code).toBe(0);
+    const got = await svc(['config', 'get', 'project'], env);
+    expect(got.code, got.stderr).toBe(0);
+    expect(got.stdout.trim()).toBe('PROJ');
   });
 
   test('installed in an empty folder: svc --version and svc --help', { timeout: 60_000 }, async () => {

@@ -1,4 +1,4 @@
-// The ready lanes are cached per project and parameters (src/server/ready/cache.ts). Every kind of
+// The ready set is maintained on write (src/server/ready/model.ts, changes.ts). Every kind of
 // write that can change readiness must change the next answer at once, whoever makes it: the API,
 // the admin API, raw SQL on the service's connection, or another connection to the same file.
 import { mkdtempSync, rmSync } from 'node:fs';
