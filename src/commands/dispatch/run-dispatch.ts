@@ -18,7 +18,7 @@ import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 import { requireProject, resolveBaseUrl, resolveToken } from '../settings.js';
 import type { DispatchFlags } from './register.js';
-import { agentChoice, legOptions } from './run-options.js';
+import { agentChoice, agentUserFor, legOptions } from './run-options.js';
 import { openHosted } from './hosted-open.js';
 import { wholeNumber } from '../flag-values.js';
 
@@ -119,6 +119,7 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
       ctx.out.info(`Opened hosted run ${run.run.id} (${run.run.cards.length} cards)${run.created ? '' : ' (existing run for this idempotency key)'}; a hosted runner executes it.`);
       return;
     }
+    if (!opts.dryRun) opts.agentUser = await agentUserFor(flags, ctx, { stateDir, hosted: false });
     const progress = createRunProgress(ctx.out);
     let summary: RunSummary;
     try {

@@ -5,6 +5,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DispatchCommand, WorkItemDetail } from '../../contract/types.js';
 import { agentEnv } from '../agent/env.js';
+import { prepareAgentLeg, type AgentLeg } from '../agent-clone.js';
 import { parserFor, resolveAgentCommand } from '../agent/presets.js';
 import type { LegResult } from '../agent/types.js';
 import { BodyChunker, type EventStream } from '../event-stream.js';
@@ -97,10 +98,37 @@ export async function runAgent(
   logFile: string,
   eventKey: string | undefined,
 ): Promise<LegResult> {
+  const user = ctx.opts.agentUser;
+  if (!user) return runAgentIn(ctx, wt, key, prompt, logFile, eventKey, null);
+  // --agent-user: the agent works in a clone of its own, as that user; its branch comes back here.
+  const leg = await prepareAgentLeg({ user, repo: repoOf(ctx, key), key, wt, privateDir: ctx.paths.dir });
+  let result = await runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg);
+  try {
+    await leg.collect();
+  } catch (error) {
+    const why = `could not bring back the agent's commits: ${reasonLine(error instanceof Error ? error.message : String(error), ctx.opts)}`;
+    result = result.outcome === 'succeeded' ? { ...result, outcome: 'failed', reason: why } : result;
+    ctx.deps.output.warn(`${key}: ${why}`);
+  }
+  const kept = await leg.dispose().catch(() => leg.workdir);
+  if (kept) ctx.deps.output.warn(`${key}: the agent's clone is kept at ${kept} (uncommitted changes)`);
+  return result;
+}
+
+async function runAgentIn(
+  ctx: LegContext,
+  wt: PreparedWorktree,
+  key: string,
+  prompt: string,
+  logFile: string,
+  eventKey: string | undefined,
+  leg: AgentLeg | null,
+): Promise<LegResult> {
   const { opts, deps } = ctx;
-  const promptFile = join(ctx.paths.prompts, `${key}.md`);
+  const promptFile = leg?.promptFile ?? join(ctx.paths.prompts, `${key}.md`);
+  const workdir = leg?.workdir ?? wt.path;
   const command = resolveAgentCommand(opts.agent, {
-    prompt_file: promptFile, key, workdir: wt.path, branch: wt.branch, run_id: ctx.runId, prompt,
+    prompt_file: promptFile, key, workdir, branch: wt.branch, run_id: ctx.runId, prompt,
   });
   const redactor = createStreamRedactor(secretsNow(opts));
   // A secret minted after the stream redactor was built (a refreshed git token) is caught by a
@@ -128,10 +156,11 @@ export async function runAgent(
   try {
     return await deps.runLeg({
       argv: command.argv,
-      cwd: wt.path,
-      env: agentEnv(opts.env, {
-        SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: promptFile, SVC_WORKDIR: wt.path, SVC_BRANCH: wt.branch,
-      }),
+      cwd: workdir,
+      env: (leg ? leg.env : (e: Record<string, string>) => e)(agentEnv(opts.env, {
+        SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: promptFile, SVC_WORKDIR: workdir, SVC_BRANCH: wt.branch,
+      })),
+      ...(leg ? { user: leg.user } : {}),
       prompt,
       promptVia: command.promptVia,
       promptFile,

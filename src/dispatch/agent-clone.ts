@@ -1,0 +1,194 @@
+// A leg of an agent that runs as another user (--agent-user, docs/trust.md): the agent gets a clone
+// of its own, owned by that user, on `svc/<KEY>`, a home and a temp folder of its own, and the
+// prompt file beside them. It never gets write access to the main repository, svc's state, or the
+// broker's socket. After the agent, svc brings the branch back into the card's worktree.
+//
+// svc (root) never runs git inside the agent's clone: its .git/config is the agent's to write, and
+// a `core.fsmonitor`, hook or alias there would run as root (the reason git has safe.directory). So
+// whatever git must do in the clone runs as the agent user, and the commits cross over as a bundle
+// (plain data, fsck-checked on fetch) that svc fetches into the worktree. No safe.directory entry
+// is needed anywhere, and nothing is written to any global git config.
+import { chmod, mkdir, mkdtemp, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import type { AgentUser } from './agent/user.js';
+import type { PreparedWorktree } from './worktree.js';
+
+/** How long a git call as the agent user may take (its config could make it hang). */
+const AGENT_GIT_TIMEOUT_MS = 120_000;
+
+export interface AgentLeg {
+  user: AgentUser;
+  /** The agent's working tree: a clone on the card's branch, owned by the agent user. */
+  workdir: string;
+  /** HOME of the agent: fresh per leg, owned by the agent user. */
+  home: string;
+  /** Where the prompt is written for the agent (readable by it). */
+  promptFile: string;
+  /** The agent's environment: `base` with home, user and temp folders of its own. */
+  env(base: Record<string, string>): Record<string, string>;
+  /**
+   * Brings `svc/<KEY>` of the clone into the worktree (fast-forward or the agent's rewrite, never
+   * over uncommitted changes there). Returns whether it moved.
+   */
+  collect(): Promise<boolean>;
+  /** Removes the leg's folder, unless the agent left uncommitted work there (then its path). */
+  dispose(): Promise<string | null>;
+}
+
+export interface PrepareAgentLegOptions {
+  user: AgentUser;
+  /** The repository the worktree belongs to (the clone's source). */
+  repo: string;
+  key: string;
+  wt: PreparedWorktree;
+  /** A folder only svc may open, for the bundle in transit (the run's state folder). */
+  privateDir: string;
+}
+
+let agentsRoot: Promise<string> | null = null;
+
+/**
+ * One folder per svc process for the agents' legs: root-owned 0711, so an agent reaches its own
+ * leg (0700, its own) by path but cannot list or enter another's.
+ */
+function legsRoot(): Promise<string> {
+  agentsRoot ??= (async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-agents-'));
+    await chmod(dir, 0o711);
+    return dir;
+  })();
+  agentsRoot.catch(() => (agentsRoot = null));
+  return agentsRoot;
+}
+
+/** git as the agent user: its own rights, its own home, no groups (libuv drops them with uid/gid). */
+function asAgent(user: AgentUser, cwd: string, home: string) {
+  return (args: string[], extra: Record<string, unknown> = {}) =>
+    execa('git', args, {
+      cwd,
+      uid: user.uid,
+      gid: user.gid,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', GIT_TERMINAL_PROMPT: '0' },
+      extendEnv: false,
+      stdin: 'ignore',
+      timeout: AGENT_GIT_TIMEOUT_MS,
+      ...extra,
+    });
+}
+
+const sharedOk = new Map<string, Promise<boolean>>();
+
+/**
+ * Whether the agent user can read the repository's object store: then the clone borrows it
+ * (`--shared`, no copy); otherwise the objects are copied (`--no-hardlinks`). Asked once per repo.
+ */
+function canShare(user: AgentUser, objects: string): Promise<boolean> {
+  const key = `${user.uid}:${user.gid}:${objects}`;
+  let p = sharedOk.get(key);
+  if (!p) {
+    p = execa('test', ['-r', objects, '-a', '-x', objects, '-a', '-r', join(objects, 'pack'), '-a', '-x', join(objects, 'pack')], {
+      uid: user.uid, gid: user.gid, reject: false, stdin: 'ignore', extendEnv: false, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    }).then((r) => r.exitCode === 0, () => false);
+    sharedOk.set(key, p);
+  }
+  return p;
+}
+
+async function svcGit(cwd: string, args: string[]): Promise<string> {
+  return (await execa('git', args, { cwd, stdin: 'ignore' })).stdout.trim();
+}
+
+/** svc's own git identity for the repository, copied into the clone so the agent's commits read as today's. */
+async function identityOf(repo: string): Promise<Array<[string, string]>> {
+  const out: Array<[string, string]> = [];
+  for (const key of ['user.name', 'user.email']) {
+    const r = await execa('git', ['config', '--get', key], { cwd: repo, reject: false, stdin: 'ignore' });
+    if (r.exitCode === 0 && r.stdout.trim()) out.push([key, r.stdout.trim()]);
+  }
+  return out;
+}
+
+/** Prepares the agent's clone, home and temp folder for one leg. */
+export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<AgentLeg> {
+  const { user, key, wt } = opts;
+  const dir = join(await legsRoot(), key);
+  // A leftover of an earlier attempt of this process is the agent's; it goes first.
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { mode: 0o700 });
+  const home = join(dir, 'home');
+  const tmp = join(dir, 'tmp');
+  const workdir = join(dir, 'work');
+  const promptFile = join(dir, 'prompt.md');
+  try {
+    await mkdir(home, { mode: 0o700 });
+    await mkdir(tmp, { mode: 0o700 });
+    const common = await svcGit(opts.repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
+    const shared = await canShare(user, join(common, 'objects'));
+    // Cloned by svc before the agent exists, then handed over: nothing of the agent's is run yet.
+    await execa('git', ['clone', '--quiet', shared ? '--shared' : '--no-hardlinks', '--branch', wt.branch, '--', opts.repo, workdir], { stdin: 'ignore' });
+    for (const [k, v] of await identityOf(wt.path)) await svcGit(workdir, ['config', '--local', k, v]);
+    // The clone must stand at the worktree's commit (an existing worktree may be ahead of the branch ref).
+    if ((await svcGit(workdir, ['rev-parse', 'HEAD'])) !== wt.headBefore) await svcGit(workdir, ['reset', '--quiet', '--hard', wt.headBefore]);
+    await execa('chown', ['-R', '--', `${user.uid}:${user.gid}`, dir], { stdin: 'ignore' });
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+  const git = asAgent(user, workdir, home);
+  const branchRef = `refs/heads/${wt.branch}`;
+  return {
+    user,
+    workdir,
+    home,
+    promptFile,
+    env(base) {
+      const env: Record<string, string> = { ...base };
+      for (const name of ['XDG_RUNTIME_DIR', 'OLDPWD', 'MAIL']) delete env[name];
+      return {
+        ...env,
+        HOME: home,
+        USER: user.name,
+        LOGNAME: user.name,
+        TMPDIR: tmp,
+        XDG_CONFIG_HOME: join(home, '.config'),
+        XDG_CACHE_HOME: join(home, '.cache'),
+        XDG_DATA_HOME: join(home, '.local', 'share'),
+        XDG_STATE_HOME: join(home, '.local', 'state'),
+        PWD: workdir,
+      };
+    },
+    async collect() {
+      const head = await git(['rev-parse', '--verify', '--quiet', `${branchRef}^{commit}`], { reject: false });
+      const sha = String(head.stdout).trim();
+      if (head.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(sha) || sha === wt.headBefore) return false;
+      await mkdir(opts.privateDir, { recursive: true, mode: 0o700 });
+      const bundle = join(opts.privateDir, `${key}.bundle`);
+      try {
+        // The bundle is written by svc's side of the pipe into svc's own folder: the agent never
+        // names a path svc would open.
+        await writeFile(bundle, '', { mode: 0o600 });
+        await git(['bundle', 'create', '--quiet', '-', branchRef, `^${wt.headBefore}`], { stdout: { file: bundle } });
+        await svcGit(wt.path, ['-c', 'transfer.fsckObjects=true', 'fetch', '--quiet', '--no-tags', bundle, branchRef]);
+        const fetched = await svcGit(wt.path, ['rev-parse', 'FETCH_HEAD']);
+        if (fetched !== sha) throw new Error(`the agent's branch moved while it was collected (${sha.slice(0, 12)} → ${fetched.slice(0, 12)})`);
+        await svcGit(wt.path, ['reset', '--quiet', '--keep', sha]);
+        return true;
+      } finally {
+        await rm(bundle, { force: true });
+      }
+    },
+    async dispose() {
+      const dirty = await git(['status', '--porcelain', '--untracked-files=normal'], { reject: false });
+      if (dirty.exitCode === 0 && String(dirty.stdout).trim()) return workdir;
+      // Emptied as the agent user (it owns everything in there, symlinks included), so root never
+      // walks a tree the agent could still be changing; the empty folder is then svc's to remove.
+      await execa('find', [dir, '-mindepth', '1', '-delete'], { uid: user.uid, gid: user.gid, reject: false, stdin: 'ignore', cwd: '/' });
+      await rmdir(dir).catch(async () => {
+        if ((await stat(dir).catch(() => null))?.isDirectory()) throw new Error(`could not remove ${dir}`);
+      });
+      return null;
+    },
+  };
+}
