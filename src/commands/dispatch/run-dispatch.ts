@@ -119,7 +119,7 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
       ctx.out.info(`Opened hosted run ${run.run.id} (${run.run.cards.length} cards)${run.created ? '' : ' (existing run for this idempotency key)'}; a hosted runner executes it.`);
       return;
     }
-    if (!opts.dryRun) opts.agentUser = await agentUserFor(flags, ctx, { stateDir, hosted: false });
+    if (!opts.dryRun) Object.assign(opts, await agentUserFor(flags, ctx, { stateDir, hosted: false }));
     const progress = createRunProgress(ctx.out);
     let summary: RunSummary;
     try {

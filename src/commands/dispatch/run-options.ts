@@ -6,7 +6,9 @@ import { UsageError } from '../exit-codes.js';
 import { parseDuration } from '../../dispatch/duration.js';
 import type { DispatchOptions } from '../../dispatch/lifecycle.js';
 import { usd, wholeNumber } from '../flag-values.js';
-import { AgentUserError, ensurePrivateDir, resolveAgentUser, type AgentUser } from '../../dispatch/agent/user.js';
+import { dirname } from 'node:path';
+import { AgentUserError, resolveAgentUser } from '../../dispatch/agent/user.js';
+import { ensurePrivateDir } from '../../dispatch/private-dir.js';
 
 export interface AgentFlags {
   agent?: string;
@@ -64,13 +66,14 @@ export function legOptions(flags: LegFlags, ctx: Context) {
 /**
  * The user agents run as (DISPATCH.md §2, docs/trust.md): `--agent-user` > SVC_AGENT_USER > stored
  * `agentUser` > `svc-agent`/`nobody` when svc is root. With a user, svc's state and config folders
- * are made private (0700) first, so nothing of svc's is open to the agent. Null: svc's own user.
+ * are made private (0700) first, so nothing of svc's is open to the agent. No user: svc's own, with
+ * a warning (shown when the first agent starts) where svc is root or the run is hosted.
  */
 export async function agentUserFor(
   flags: { agentUser?: string },
   ctx: Context,
   where: { stateDir: string; hosted: boolean; uid?: number },
-): Promise<AgentUser | null> {
+): Promise<Pick<DispatchOptions, 'agentUser' | 'agentUserWarning'>> {
   const stored = ctx.config().get('agentUser');
   const [asked, source] =
     flags.agentUser !== undefined ? [flags.agentUser, '--agent-user'] : ctx.env.SVC_AGENT_USER ? [ctx.env.SVC_AGENT_USER, 'SVC_AGENT_USER'] : [stored, 'agentUser'];
@@ -82,13 +85,13 @@ export async function agentUserFor(
     if (error instanceof AgentUserError) throw new UsageError(error.message);
     throw error;
   }
-  if (choice.warning) ctx.out.warn(choice.warning);
+  let warning = choice.warning;
   if (!choice.user && where.hosted && uid !== 0 && asked !== 'none') {
-    ctx.out.warn('hosted run without root: agents run as svc\'s own user and could read its environment (start svc as root to run them as svc-agent)');
+    warning = 'hosted run without root: agents run as svc\'s own user and could read its environment (start svc as root to run them as svc-agent)';
   }
   if (choice.user) {
     await ensurePrivateDir(where.stateDir);
-    await ensurePrivateDir(ctx.config().path.replace(/\/[^/]*$/, ''));
+    await ensurePrivateDir(dirname(ctx.config().path));
   }
-  return choice.user;
+  return { agentUser: choice.user, agentUserWarning: warning };
 }

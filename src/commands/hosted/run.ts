@@ -130,7 +130,7 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
       return null;
     }
     const stateDir = resolveStateDir(ctx.env);
-    const opts = { ...hostedDispatchOptions(flags, ctx, h, workspaceDir), agentUser: await agentUserFor(flags, ctx, { stateDir, hosted: true }) };
+    const opts = { ...hostedDispatchOptions(flags, ctx, h, workspaceDir), ...(await agentUserFor(flags, ctx, { stateDir, hosted: true })) };
     const only = h.repositories.length === 1 ? h.repositories[0]!.dir : null;
     const progress = createRunProgress(ctx.out);
     let summary: RunSummary;

@@ -3,7 +3,6 @@
 // and config folders, or the credential broker's socket. Which user: `--agent-user`, else
 // SVC_AGENT_USER, else the stored `agentUser`, else `svc-agent` when it exists, else `nobody`.
 // `none` keeps the agent as svc's own user. A user other than svc's own needs root.
-import { chmod, lstat, mkdir } from 'node:fs/promises';
 import { execa } from 'execa';
 
 /** The user an agent runs as, resolved to ids (the child's uid/gid; groups are cleared). */
@@ -75,16 +74,4 @@ export async function resolveAgentUser(req: AgentUserRequest): Promise<AgentUser
   if (ids.uid === req.uid) return { user: null, warning: null };
   if (!root) throw new AgentUserError(`${req.source} ${asked}: running agents as another user needs svc to run as root`);
   return { user: { name: asked, ...ids }, warning: null };
-}
-
-/**
- * A folder only svc's user may open (0700): created when missing, tightened when svc owns it and
- * others could enter. A folder svc does not own is left as it is (not ours to change).
- */
-export async function ensurePrivateDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const st = await lstat(dir);
-  if (st.isDirectory() && (st.mode & 0o077) !== 0 && typeof process.getuid === 'function' && st.uid === process.getuid()) {
-    await chmod(dir, 0o700);
-  }
 }

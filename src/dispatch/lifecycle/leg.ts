@@ -86,6 +86,9 @@ async function worktreeFor(ctx: LegContext, key: string): Promise<PreparedWorktr
   return deps.prepareWorktree({ ...base, ...(opts.worktreeRoot ? { root: opts.worktreeRoot } : {}) });
 }
 
+/** Runs whose agent-user warning was said (once per run, at its first agent). */
+const warned = new WeakSet<DispatchOptions>();
+
 /**
  * Runs an agent with `prompt` in `wt`, piping its output to `logFile` and (with send-logs) to body
  * events of `eventKey` (undefined: run-scoped). Shared by the legs and run_scope's close-out.
@@ -99,7 +102,13 @@ export async function runAgent(
   eventKey: string | undefined,
 ): Promise<LegResult> {
   const user = ctx.opts.agentUser;
-  if (!user) return runAgentIn(ctx, wt, key, prompt, logFile, eventKey, null);
+  if (!user) {
+    if (ctx.opts.agentUserWarning && !warned.has(ctx.opts)) {
+      warned.add(ctx.opts);
+      ctx.deps.output.warn(ctx.opts.agentUserWarning);
+    }
+    return runAgentIn(ctx, wt, key, prompt, logFile, eventKey, null);
+  }
   // --agent-user: the agent works in a clone of its own, as that user; its branch comes back here.
   const leg = await prepareAgentLeg({ user, repo: repoOf(ctx, key), key, wt, privateDir: ctx.paths.dir });
   let result = await runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg);

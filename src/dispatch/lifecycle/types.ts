@@ -73,6 +73,8 @@ export interface DispatchOptions {
   env: NodeJS.ProcessEnv;
   /** Run agents as this user, each in a clone of its own (svc is root; docs/trust.md). */
   agentUser?: AgentUser | null;
+  /** Without an agent user: one line said when the first agent starts (svc is root, or hosted). */
+  agentUserWarning?: string | null;
   /** Event flush interval (default 1 s). */
   flushIntervalMs?: number;
 }
