@@ -89,6 +89,8 @@ async function attack(name: string, extraArgs: string[]): Promise<Attempt> {
     SVC_AGENT_USER: undefined,
     GIT_AUTHOR_NAME: 'svc runner', GIT_AUTHOR_EMAIL: 'runner@example.invalid',
     GIT_COMMITTER_NAME: 'svc runner', GIT_COMMITTER_EMAIL: 'runner@example.invalid',
+    // The user's own settings for the agent (a model endpoint) must still reach it.
+    ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/mock-model',
   });
   const home = runner.HOME!;
   const stateDir = runner.SVC_STATE_DIR!;
@@ -191,6 +193,8 @@ describe.skipIf(!isRoot)('the agent boundary, as root (real bin/svc.js, hosted r
     const ownEnv = readFileSync(join(a.rdv, `loot-${a.key}`, 'own-env.txt'), 'utf8');
     expect(ownEnv).not.toMatch(/^SVC_(TOKEN|RUN_TOKEN|GIT_CREDENTIAL_SOCKET|BASE_URL|STATE_DIR|CONFIG_DIR)=/m);
     expect(ownEnv).not.toContain(a.home);
+    expect(ownEnv).toMatch(/^ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:9\/mock-model$/m);
+    expect(ownEnv).toMatch(new RegExp(`^HOME=${tmpdir()}/svc-agents-\\w+/${a.key}/home$`, 'm'));
     for (const f of [...loot, ...a.outputs.map((o, i) => ({ path: `output ${i}`, text: o.stdout + o.stderr }))]) {
       expect(leaks(f.text, [a.runToken, server.token]), f.path).toEqual([]);
       expect(GIT_TOKEN_SHAPE.test(f.text), f.path).toBe(false);
@@ -198,6 +202,36 @@ describe.skipIf(!isRoot)('the agent boundary, as root (real bin/svc.js, hosted r
     // The agent's clone and home went away with its leg.
     expect(readdirSync(tmpdir()).filter((d) => d.startsWith('svc-agents-')).some((d) => existsSync(join(tmpdir(), d, a.key)))).toBe(false);
   }, 180_000);
+
+  it('a local run as root: the agent runs as the default user in its own clone of a private repository, and its commit lands on svc/KEY', async () => {
+    const repo = mkdtempSync(join(hidden, 'repo-'));
+    await git(repo, 'init', '-q', '-b', 'main');
+    await git(repo, 'commit', '-q', '--allow-empty', '-m', 'init');
+    const made = await fetch(`${server.url}/api/v1/projects/DEMO/work-items`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'task', type: 'code', title: 'Local boundary' }),
+    });
+    const body = (await made.json()) as { item?: { key: string }; key?: string };
+    const key = (body.item ?? body).key as string;
+    const out = join(open, 'local-out');
+    mkdirSync(out);
+    chmodSync(out, 0o777);
+    const script = join(open, 'local-agent.sh');
+    writeFileSync(script, `id -u > ${out}/uid; cat "$SVC_PROMPT_FILE" > ${out}/prompt; printf '%s\n' "$PWD" > ${out}/pwd; echo x > f.txt; git add f.txt; git commit -qm "$SVC_CARD_KEY: local"\n`, { mode: 0o755 });
+    const env = isolatedEnv({
+      SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO', SVC_AGENT_USER: undefined,
+      GIT_AUTHOR_NAME: 'dev', GIT_AUTHOR_EMAIL: 'dev@example.invalid', GIT_COMMITTER_NAME: 'dev', GIT_COMMITTER_EMAIL: 'dev@example.invalid',
+    });
+    const r = await runCli(['run', key, '--agent-cmd', `sh ${script}`, '--repo', repo, '--json'], { env, timeoutMs: 120_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'succeeded', legs: [{ key, disposition: 'implemented' }] });
+    expect(Number(readFileSync(join(out, 'uid'), 'utf8'))).not.toBe(0);
+    expect(readFileSync(join(out, 'prompt'), 'utf8')).toContain(key);
+    expect(readFileSync(join(out, 'pwd'), 'utf8').startsWith(repo)).toBe(false);
+    expect(await git(repo, 'log', '-1', '--format=%s', `svc/${key}`)).toBe(`${key}: local`);
+    expect(await git(repo, 'log', '-1', '--format=%s', 'main')).toBe('init');
+  }, 120_000);
 
   it('control: with --agent-user none the same agent does read the run credential (the checks can fail)', async () => {
     const a = await attack('control', ['--agent-user', 'none']);
