@@ -30,11 +30,12 @@ export interface AgentLeg {
   env(base: Record<string, string>): Record<string, string>;
   /**
    * Brings `svc/<KEY>` of the clone into the worktree (fast-forward or the agent's rewrite, never
-   * over uncommitted changes there). Returns whether it moved.
+   * over uncommitted changes there), and the agent's uncommitted work as uncommitted work. Returns
+   * whether anything came.
    */
   collect(): Promise<boolean>;
-  /** Removes the leg's folder, unless the agent left uncommitted work there (then its path). */
-  dispose(): Promise<string | null>;
+  /** Removes the leg's folder (after a collect that failed, svc keeps it instead). */
+  dispose(): Promise<void>;
 }
 
 export interface PrepareAgentLegOptions {
@@ -63,6 +64,12 @@ function legsRoot(): Promise<string> {
   return agentsRoot;
 }
 
+/** Where the snapshot of the agent's uncommitted work travels (a ref of the clone, never pushed). */
+const WIP_REF = 'refs/svc/uncommitted';
+const SNAPSHOT_IDENT = { GIT_AUTHOR_NAME: 'svc', GIT_AUTHOR_EMAIL: 'svc@localhost', GIT_COMMITTER_NAME: 'svc', GIT_COMMITTER_EMAIL: 'svc@localhost' };
+
+const agentGitEnv = (home: string): Record<string, string> => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', GIT_TERMINAL_PROMPT: '0' });
+
 /** git as the agent user: its own rights, its own home, no groups (libuv drops them with uid/gid). */
 function asAgent(user: AgentUser, cwd: string, home: string) {
   return (args: string[], extra: Record<string, unknown> = {}) =>
@@ -70,7 +77,7 @@ function asAgent(user: AgentUser, cwd: string, home: string) {
       cwd,
       uid: user.uid,
       gid: user.gid,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', GIT_TERMINAL_PROMPT: '0' },
+      env: agentGitEnv(home),
       extendEnv: false,
       stdin: 'ignore',
       timeout: AGENT_GIT_TIMEOUT_MS,
@@ -138,6 +145,23 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
   }
   const git = asAgent(user, workdir, home);
   const branchRef = `refs/heads/${wt.branch}`;
+  /**
+   * The agent's uncommitted work (untracked files included, ignored ones not) as a commit on top
+   * of its branch, made as the agent through a temporary index; null when there is none, or when
+   * the agent left its branch (then only the branch comes back).
+   */
+  const snapshot = async (sha: string): Promise<string | null> => {
+    const on = await git(['symbolic-ref', '--quiet', 'HEAD'], { reject: false });
+    if (String(on.stdout).trim() !== branchRef) return null;
+    const indexed = { env: { ...agentGitEnv(home), GIT_INDEX_FILE: join(tmp, 'svc-snapshot.index'), ...SNAPSHOT_IDENT } };
+    await git(['read-tree', sha], indexed);
+    await git(['add', '--all'], indexed);
+    const tree = String((await git(['write-tree'], indexed)).stdout).trim();
+    if (tree === String((await git(['rev-parse', `${sha}^{tree}`])).stdout).trim()) return null;
+    const wip = String((await git(['commit-tree', tree, '-p', sha, '-m', 'svc: uncommitted work of the agent'], indexed)).stdout).trim();
+    await git(['update-ref', WIP_REF, wip]);
+    return wip;
+  };
   return {
     user,
     workdir,
@@ -162,33 +186,45 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     async collect() {
       const head = await git(['rev-parse', '--verify', '--quiet', `${branchRef}^{commit}`], { reject: false });
       const sha = String(head.stdout).trim();
-      if (head.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(sha) || sha === wt.headBefore) return false;
+      if (head.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(sha)) return false;
+      const wip = await snapshot(sha);
+      if (sha === wt.headBefore && !wip) return false;
       await mkdir(opts.privateDir, { recursive: true, mode: 0o700 });
       const bundle = join(opts.privateDir, `${key}.bundle`);
+      const take = async (ref: string, want: string): Promise<void> => {
+        await svcGit(wt.path, ['-c', 'transfer.fsckObjects=true', 'fetch', '--quiet', '--no-tags', bundle, ref]);
+        const fetched = await svcGit(wt.path, ['rev-parse', 'FETCH_HEAD']);
+        if (fetched !== want) throw new Error(`the agent's ${ref} moved while it was collected (${want.slice(0, 12)} → ${fetched.slice(0, 12)})`);
+      };
       try {
         // The bundle is written by svc's side of the pipe into svc's own folder: the agent never
         // names a path svc would open.
         await writeFile(bundle, '', { mode: 0o600 });
-        await git(['bundle', 'create', '--quiet', '-', branchRef, `^${wt.headBefore}`], { stdout: { file: bundle } });
-        await svcGit(wt.path, ['-c', 'transfer.fsckObjects=true', 'fetch', '--quiet', '--no-tags', bundle, branchRef]);
-        const fetched = await svcGit(wt.path, ['rev-parse', 'FETCH_HEAD']);
-        if (fetched !== sha) throw new Error(`the agent's branch moved while it was collected (${sha.slice(0, 12)} → ${fetched.slice(0, 12)})`);
-        await svcGit(wt.path, ['reset', '--quiet', '--keep', sha]);
+        const refs = [...(sha !== wt.headBefore ? [branchRef] : []), ...(wip ? [WIP_REF] : [])];
+        await git(['bundle', 'create', '--quiet', '-', ...refs, `^${wt.headBefore}`], { stdout: { file: bundle } });
+        if (sha !== wt.headBefore) {
+          await take(branchRef, sha);
+          await svcGit(wt.path, ['reset', '--quiet', '--keep', sha]);
+        }
+        if (wip) {
+          // Uncommitted work shows in the worktree as uncommitted work (review legs, prune and
+          // `git status` judge it there); a two-tree read-tree refuses to overwrite local changes.
+          await take(WIP_REF, wip);
+          await svcGit(wt.path, ['read-tree', '-m', '-u', 'HEAD', wip]);
+          await svcGit(wt.path, ['reset', '--quiet']);
+        }
         return true;
       } finally {
         await rm(bundle, { force: true });
       }
     },
     async dispose() {
-      const dirty = await git(['status', '--porcelain', '--untracked-files=normal'], { reject: false });
-      if (dirty.exitCode === 0 && String(dirty.stdout).trim()) return workdir;
       // Emptied as the agent user (it owns everything in there, symlinks included), so root never
       // walks a tree the agent could still be changing; the empty folder is then svc's to remove.
       await execa('find', [dir, '-mindepth', '1', '-delete'], { uid: user.uid, gid: user.gid, reject: false, stdin: 'ignore', cwd: '/' });
       await rmdir(dir).catch(async () => {
         if ((await stat(dir).catch(() => null))?.isDirectory()) throw new Error(`could not remove ${dir}`);
       });
-      return null;
     },
   };
 }

@@ -115,12 +115,12 @@ export async function runAgent(
   try {
     await leg.collect();
   } catch (error) {
-    const why = `could not bring back the agent's commits: ${reasonLine(error instanceof Error ? error.message : String(error), ctx.opts)}`;
-    result = result.outcome === 'succeeded' ? { ...result, outcome: 'failed', reason: why } : result;
-    ctx.deps.output.warn(`${key}: ${why}`);
+    // The clone is kept: it holds the only copy of whatever did not come back.
+    const why = `could not bring back the agent's work: ${reasonLine(error instanceof Error ? error.message : String(error), ctx.opts)}`;
+    ctx.deps.output.warn(`${key}: ${why} (its clone is kept at ${leg.workdir})`);
+    return result.outcome === 'succeeded' ? { ...result, outcome: 'failed', reason: why } : result;
   }
-  const kept = await leg.dispose().catch(() => leg.workdir);
-  if (kept) ctx.deps.output.warn(`${key}: the agent's clone is kept at ${kept} (uncommitted changes)`);
+  await leg.dispose().catch(() => ctx.deps.output.warn(`${key}: could not remove the agent's folder beside ${leg.workdir}`));
   return result;
 }
 

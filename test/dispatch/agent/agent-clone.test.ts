@@ -1,10 +1,10 @@
 // The agent's own clone (src/dispatch/agent-clone.ts), as root with the real `nobody`: the clone is
 // the agent's, the main repository is not writable to it, its branch comes back into the worktree
-// (fast-forward or rewritten), uncommitted work keeps the clone, and nothing the agent writes into
+// (fast-forward or rewritten) with uncommitted work as uncommitted work, and nothing the agent writes into
 // its clone's .git/config runs as root when svc collects the branch.
-import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { prepareAgentLeg } from '../../../src/dispatch/agent-clone.js';
@@ -57,11 +57,11 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     expect(await leg.collect()).toBe(true);
     expect((await execa('git', ['log', '-1', '--format=%s'], { cwd: wt.path })).stdout).toBe('CLN-1: work');
     expect((await execa('git', ['log', '-1', '--format=%s', 'svc/CLN-1'], { cwd: dir })).stdout).toBe('CLN-1: work');
-    expect(await leg.dispose()).toBeNull();
+    await leg.dispose();
     expect(existsSync(leg.workdir)).toBe(false);
   }, 60_000);
 
-  it('brings back a rewritten branch, keeps a clone with uncommitted work, and never runs the clone\'s config as root', async () => {
+  it('brings back a rewritten branch and uncommitted work, and never runs the clone\'s config as root', async () => {
     const user = await nobody();
     const dir = await repo(true);
     const wt = await prepareWorktree({ repo: dir, key: 'CLN-2' });
@@ -72,18 +72,19 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     writeFileSync(join(leg.home, 'hook.sh'), `#!/bin/sh\nid -u >> ${marker}\n`, { mode: 0o755 });
     const r = await asAgent(
       user, leg.workdir, leg.home,
-      `git config core.fsmonitor ${join(leg.home, 'hook.sh')} && git commit -q --allow-empty -m one && git commit -q --amend --allow-empty -m "CLN-2: rewritten" && git reset -q --soft HEAD~0 && echo dirty > d.txt`,
+      `git config core.fsmonitor ${join(leg.home, 'hook.sh')} && git commit -q --allow-empty -m one && git commit -q --amend --allow-empty -m "CLN-2: rewritten" && git reset -q --soft HEAD~0 && echo dirty > d.txt && git status --porcelain > /dev/null`,
     );
     expect(r.exitCode, r.stderr).toBe(0);
     expect(await leg.collect()).toBe(true);
     expect((await execa('git', ['log', '--format=%s', 'svc/CLN-2'], { cwd: dir })).stdout.split('\n')).toEqual(['CLN-2: rewritten', 'init']);
-    // Uncommitted work: the clone stays, and svc says where.
-    expect(await leg.dispose()).toBe(leg.workdir);
-    expect(existsSync(join(leg.workdir, 'd.txt'))).toBe(true);
-    // The hook ran for git calls as the agent (its own, and svc's status check as the agent), never as root.
+    // Uncommitted work comes back as uncommitted work in the worktree; the clone goes.
+    expect((await execa('git', ['status', '--porcelain'], { cwd: wt.path })).stdout).toBe('?? d.txt');
+    expect((await execa('git', ['log', '-1', '--format=%s'], { cwd: wt.path })).stdout).toBe('CLN-2: rewritten');
+    // The hook ran for git calls as the agent (its own, and svc's snapshot of its work, made as the agent), never as root.
     const ran = existsSync(marker) ? (await execa('cat', [marker])).stdout.split('\n').filter(Boolean) : [];
     expect(ran.length, 'the planted hook is live (it ran for the agent\'s own git calls)').toBeGreaterThan(0);
     expect(ran.every((uid) => Number(uid) === user.uid), ran.join(',')).toBe(true);
-    rmSync(dirname(leg.workdir), { recursive: true, force: true });
+    await leg.dispose();
+    expect(existsSync(leg.workdir)).toBe(false);
   }, 60_000);
 });
