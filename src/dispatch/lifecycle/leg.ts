@@ -111,7 +111,7 @@ export async function runAgent(
   }
   // --agent-user: the agent works in a clone of its own, as that user; its branch comes back here.
   const leg = await prepareAgentLeg({ user, repo: repoOf(ctx, key), key, wt, privateDir: ctx.paths.dir });
-  let result = await runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg);
+  const result = await runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg);
   try {
     await leg.collect();
   } catch (error) {
