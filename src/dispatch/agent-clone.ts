@@ -10,7 +10,7 @@
 // is needed anywhere, and nothing is written to any global git config.
 import { chmod, mkdir, mkdtemp, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import type { AgentUser } from './agent/user.js';
 import type { PreparedWorktree } from './worktree.js';
@@ -56,12 +56,31 @@ let agentsRoot: Promise<string> | null = null;
  */
 function legsRoot(): Promise<string> {
   agentsRoot ??= (async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'svc-agents-'));
+    const dir = await mkdtemp(join(tmpdir(), 'svc-agent-legs-'));
     await chmod(dir, 0o711);
     return dir;
   })();
   agentsRoot.catch(() => (agentsRoot = null));
   return agentsRoot;
+}
+
+/**
+ * The leg's own folder (0700) in the legs' root. The root goes when its last leg goes (dispose), so
+ * a leg that meets a root just removed starts a new one.
+ */
+async function legDir(key: string): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    const dir = join(await legsRoot(), key);
+    // A leftover of an earlier attempt of this process is the agent's; it goes first.
+    await rm(dir, { recursive: true, force: true });
+    try {
+      await mkdir(dir, { mode: 0o700 });
+      return dir;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt > 0) throw error;
+      agentsRoot = null;
+    }
+  }
 }
 
 /** Where the snapshot of the agent's uncommitted work travels (a ref of the clone, never pushed). */
@@ -120,10 +139,7 @@ async function identityOf(repo: string): Promise<Array<[string, string]>> {
 /** Prepares the agent's clone, home and temp folder for one leg. */
 export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<AgentLeg> {
   const { user, key, wt } = opts;
-  const dir = join(await legsRoot(), key);
-  // A leftover of an earlier attempt of this process is the agent's; it goes first.
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(dir, { mode: 0o700 });
+  const dir = await legDir(key);
   const home = join(dir, 'home');
   const tmp = join(dir, 'tmp');
   const workdir = join(dir, 'work');
@@ -225,6 +241,11 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
       await rmdir(dir).catch(async () => {
         if ((await stat(dir).catch(() => null))?.isDirectory()) throw new Error(`could not remove ${dir}`);
       });
+      // The last leg of this process takes the (then empty) root with it; another leg keeps it.
+      const root = dirname(dir);
+      await rmdir(root).then(() => {
+        if (agentsRoot) void agentsRoot.then((r) => r === root && (agentsRoot = null));
+      }, () => undefined);
     },
   };
 }
