@@ -112,7 +112,7 @@ const ownShapes: JsonSchema = {
     }),
     Demo: exact({ summary: own('RunSummary'), run: { oneOf: [{ type: 'null' }, contract('DispatchRun')] }, repo: str, stateDir: str }),
     ConfigValue: exact({
-      key: { enum: ['baseUrl', 'project', 'agent', 'model', 'parallel', 'sendLogs', 'maxWait'] },
+      key: { enum: ['baseUrl', 'project', 'agent', 'model', 'parallel', 'sendLogs', 'maxWait', 'agentUser'] },
       value: { type: ['string', 'number', 'boolean', 'null'] },
     }),
     ConfigList: exact({
@@ -123,6 +123,7 @@ const ownShapes: JsonSchema = {
       parallel: intOrNull,
       sendLogs: { type: ['boolean', 'null'] },
       maxWait: strOrNull,
+      agentUser: strOrNull,
     }),
     AuthLogin: exact({ user, workspaceId: str, permissions: arrayOf(str) }),
     AuthStatus: exact({

@@ -29,6 +29,9 @@ export function isolatedEnv(extra: CliEnv = {}): CliEnv {
     SVC_CONFIG_DIR: join(home, 'config'),
     SVC_STATE_DIR: join(home, 'state'),
     NO_COLOR: '1',
+    // Tests run as root in CI: their agents (scripts in private temp folders) keep svc's user unless
+    // a test asks for the boundary (test/hosted/agent-boundary.test.ts).
+    SVC_AGENT_USER: 'none',
     ...extra,
   };
 }

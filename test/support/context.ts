@@ -31,7 +31,8 @@ export interface TestContext extends Context {
 export function testContext(opts: { globals?: GlobalOptions; env?: Record<string, string | undefined>; tty?: boolean; stdin?: string } = {}): TestContext {
   const stdout = new MemoryStream(opts.tty);
   const stderr = new MemoryStream(opts.tty);
-  const env = { SVC_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'svc-cfg-')), ...opts.env };
+  // SVC_AGENT_USER=none: as root (CI) the tests' agents keep svc's user unless a test asks otherwise.
+  const env = { SVC_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'svc-cfg-')), SVC_AGENT_USER: 'none', ...opts.env };
   const globals = opts.globals ?? {};
   const stdin = new PassThrough();
   stdin.end(opts.stdin ?? '');

@@ -17,6 +17,7 @@ export const CONFIG_KEYS = {
   parallel: { describe: 'legs run at once', parse: parsePositiveInt },
   sendLogs: { describe: 'send agent output as event bodies', parse: parseBool },
   maxWait: { describe: 'longest wait for a rate limit or an unavailable service', parse: (v: string) => v },
+  agentUser: { describe: 'the user agents run as when svc is root (none: svc\'s own)', parse: parseUserName },
 } as const;
 
 export type ConfigKey = keyof typeof CONFIG_KEYS;
@@ -29,6 +30,7 @@ export interface StoredConfig {
   parallel?: number;
   sendLogs?: boolean;
   maxWait?: string;
+  agentUser?: string;
   token?: string;
 }
 
@@ -118,4 +120,10 @@ function parseBool(v: string): boolean {
   if (['true', 'yes', 'on', '1'].includes(v)) return true;
   if (['false', 'no', 'off', '0'].includes(v)) return false;
   throw new UsageError(`expected true or false, got '${v}'`);
+}
+
+function parseUserName(v: string): string {
+  // A login name, a numeric UID[:GID], or none; whether the user exists is asked when a run starts.
+  if (/^(none|[A-Za-z_][A-Za-z0-9_.-]*\$?|\d+(:\d+)?)$/.test(v)) return v;
+  throw new UsageError(`expected a user name, UID[:GID] or none, got '${v}'`);
 }

@@ -23,7 +23,7 @@ import { resolveBaseUrl, resolveToken } from '../settings.js';
 import { checkAgentProgram, checkProject, checkRepository } from './preflight.js';
 import { dispatchProject, projectOfRun } from './project.js';
 import type { DispatchFlags } from './register.js';
-import { agentChoice, legOptions } from './run-options.js';
+import { agentChoice, agentUserFor, legOptions } from './run-options.js';
 import { openHosted } from './hosted-open.js';
 import { wholeNumber } from '../flag-values.js';
 import { planReports, writeRunReports } from './reports.js';
@@ -148,6 +148,7 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
       ctx.out.info(`Opened hosted run ${run.run.id} (${run.run.cards.length} cards)${run.created ? '' : ' (existing run for this idempotency key)'}; a hosted runner executes it.`);
       return;
     }
+    if (!opts.dryRun) Object.assign(opts, await agentUserFor(flags, ctx, { stateDir, hosted: false }));
     progress = createRunProgress(ctx.out);
     let summary: RunSummary;
     try {

@@ -7,6 +7,9 @@ import { UsageError } from '../exit-codes.js';
 import { parseDuration } from '../../dispatch/duration.js';
 import type { DispatchOptions } from '../../dispatch/lifecycle.js';
 import { usd, wholeNumber } from '../flag-values.js';
+import { dirname } from 'node:path';
+import { AgentUserError, resolveAgentUser } from '../../dispatch/agent/user.js';
+import { ensurePrivateDir } from '../../dispatch/private-dir.js';
 
 export interface AgentFlags {
   agent?: string;
@@ -63,4 +66,37 @@ export function legOptions(flags: LegFlags, ctx: Context) {
     },
     maxCostUsd: usd(flags.maxCost, '--max-cost') ?? null,
   } satisfies Partial<DispatchOptions>;
+}
+
+/**
+ * The user agents run as (DISPATCH.md §2, docs/trust.md): `--agent-user` > SVC_AGENT_USER > stored
+ * `agentUser` > `svc-agent`/`nobody` when svc is root. With a user, svc's state and config folders
+ * are made private (0700) first, so nothing of svc's is open to the agent. No user: svc's own, with
+ * a warning (shown when the first agent starts) where svc is root or the run is hosted.
+ */
+export async function agentUserFor(
+  flags: { agentUser?: string },
+  ctx: Context,
+  where: { stateDir: string; hosted: boolean; uid?: number },
+): Promise<Pick<DispatchOptions, 'agentUser' | 'agentUserWarning'>> {
+  const stored = ctx.config().get('agentUser');
+  const [asked, source] =
+    flags.agentUser !== undefined ? [flags.agentUser, '--agent-user'] : ctx.env.SVC_AGENT_USER ? [ctx.env.SVC_AGENT_USER, 'SVC_AGENT_USER'] : [stored, 'agentUser'];
+  const uid = where.uid ?? (typeof process.getuid === 'function' ? process.getuid() : -1);
+  let choice;
+  try {
+    choice = await resolveAgentUser({ asked, source, uid });
+  } catch (error) {
+    if (error instanceof AgentUserError) throw new UsageError(error.message);
+    throw error;
+  }
+  let warning = choice.warning;
+  if (!choice.user && where.hosted && uid !== 0 && asked !== 'none') {
+    warning = 'hosted run without root: agents run as svc\'s own user and could read its environment (start svc as root to run them as svc-agent)';
+  }
+  if (choice.user) {
+    await ensurePrivateDir(where.stateDir);
+    await ensurePrivateDir(dirname(ctx.config().path));
+  }
+  return { agentUser: choice.user, agentUserWarning: warning };
 }

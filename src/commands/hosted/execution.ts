@@ -2,6 +2,8 @@
 // context (base URL, --insecure, --max-wait, --verbose request lines), warnings to stderr, and
 // git's credential helper pointing back at this very svc.
 import { isHostedEnvironment, prepareHostedExecution, type HostedExecution, type HostedExecutionOptions } from '../../dispatch/hosted/index.js';
+import { join } from 'node:path';
+import { resolveStateDir } from '../../dispatch/state.js';
 import type { Context } from '../context.js';
 import { AuthError } from '../exit-codes.js';
 import { resolveBaseUrl, resolveMaxWaitMs } from '../settings.js';
@@ -45,5 +47,7 @@ export function prepareHostedForCommand(ctx: Context, opts: HostedCommandOptions
       onRequest: (info) => ctx.out.verbose(`${info.method} ${info.path} → ${info.status || info.fault} (request ${info.requestId})`),
     },
     onWarning: (line) => ctx.out.warn(line),
+    // Inside svc's state folder, made private: never a predictable /tmp path an agent could try.
+    socketDir: join(resolveStateDir(ctx.env), 'private'),
   });
 }

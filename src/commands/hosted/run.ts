@@ -19,7 +19,7 @@ import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';
 import { resolveBaseUrl } from '../settings.js';
 import { prepareHostedForCommand, type HostedCommandOptions } from './execution.js';
-import { agentChoice, legOptions } from '../dispatch/run-options.js';
+import { agentChoice, agentUserFor, legOptions } from '../dispatch/run-options.js';
 import { projectOfKey } from '../dispatch/project.js';
 
 /** The flags a hosted execution honours (a subset of the dispatch flags; `svc attach` takes them too). */
@@ -29,6 +29,7 @@ export interface HostedRunFlags {
   agent?: string;
   agentCmd?: string;
   model?: string;
+  agentUser?: string;
   dryRun?: boolean;
   onFailure?: 'halt' | 'continue';
   parallel?: string;
@@ -129,7 +130,8 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
       printPlan(ctx, h);
       return null;
     }
-    const opts = hostedDispatchOptions(flags, ctx, h, workspaceDir);
+    const stateDir = resolveStateDir(ctx.env);
+    const opts = { ...hostedDispatchOptions(flags, ctx, h, workspaceDir), ...(await agentUserFor(flags, ctx, { stateDir, hosted: true })) };
     const only = h.repositories.length === 1 ? h.repositories[0]!.dir : null;
     const progress = createRunProgress(ctx.out);
     let summary: RunSummary;
@@ -139,7 +141,7 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
         {
           service: dispatchServiceOf(h.api),
           runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock,
-          stateDir: resolveStateDir(ctx.env),
+          stateDir,
           output: progress,
           signal: ctx.interrupts.signal,
           // Each card works in the clone of its first target repository; the scope of a

@@ -3,7 +3,7 @@
 // hold them open for ever; here the leader's `exit` ends the leg, stragglers of its process group
 // are stopped, and the group kill on timeouts stays in one place.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chown, mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { LegResult, LegSpec } from './types.js';
 
@@ -26,6 +26,8 @@ async function writePromptFile(spec: LegSpec): Promise<void> {
   await mkdir(dirname(spec.promptFile), { recursive: true });
   // 0600: the prompt may quote private issue text.
   await writeFile(spec.promptFile, spec.prompt, { mode: 0o600 });
+  // An agent of another user reads its prompt as that user (the file lies in its own leg folder).
+  if (spec.user) await chown(spec.promptFile, spec.user.uid, spec.user.gid);
 }
 
 /**
@@ -90,6 +92,8 @@ export async function runLeg(spec: LegSpec): Promise<LegResult> {
         cwd: spec.cwd,
         env: spec.env,
         detached: true,
+        // libuv also clears the supplementary groups when it switches uid/gid.
+        ...(spec.user ? { uid: spec.user.uid, gid: spec.user.gid } : {}),
         stdio: ['pipe', 'pipe', 'pipe'],
         windowsHide: true,
       });

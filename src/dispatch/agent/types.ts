@@ -57,6 +57,8 @@ export interface LegSpec {
   onOutput(chunk: Buffer, stream: 'stdout' | 'stderr'): void;
   /** Aborted when the CLI is interrupted: the agent is stopped and the leg ends 'interrupted'. */
   signal?: AbortSignal;
+  /** Run the agent as this user (svc is root; see ./user.ts); absent: as svc's own user. */
+  user?: { uid: number; gid: number };
 }
 
 /** How one leg ended. */

@@ -1,12 +1,13 @@
 // How `svc git-credential` (a child of git, a grandchild of svc) reaches the broker without a token
 // in a file, an environment variable or an argv: the svc process that holds the broker listens on
-// a unix socket in a fresh 0700 temp directory (the socket itself 0600), and names the socket's
-// path in SVC_GIT_CREDENTIAL_SOCKET of git's environment. The path is not a secret; the directory's
-// mode keeps other users out. One JSON line in, one JSON line out, one question per connection.
+// a unix socket in a fresh 0700 folder inside svc's private state folder (the socket itself 0600),
+// and names the socket's path in SVC_GIT_CREDENTIAL_SOCKET of git's environment (never the agent's).
+// The path is not a secret; the folders' modes keep other users, agent users included, out. One JSON line in, one JSON line out, one question per connection.
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ensurePrivateDir } from '../private-dir.js';
 import type { CredentialQuery, GitCredentialBroker } from './broker.js';
 
 /** Names the broker's socket in git's environment (not a secret: only its owner may connect). */
@@ -32,12 +33,26 @@ export interface CredentialServer {
 
 const MAX_REQUEST_BYTES = 8192;
 
-/** Starts the socket server of `broker`. `onError` hears broker failures (never a token). */
+/** A unix socket's path must fit sockaddr_un (108 bytes on Linux, 104 on macOS). */
+const MAX_SOCKET_PATH = 100;
+
+/**
+ * Starts the socket server of `broker`. `onError` hears broker failures (never a token). The
+ * socket lies in a fresh random folder (0700) inside `parentDir` (svc's private state folder,
+ * itself made 0700), so no other user, an agent user included, can reach it or even list its
+ * name; the system temp folder is used only when that path would be too long for a socket.
+ */
 export async function startCredentialServer(
   broker: GitCredentialBroker,
   onError: (message: string) => void = () => undefined,
+  parentDir?: string,
 ): Promise<CredentialServer> {
-  const dir = await mkdtemp(join(tmpdir(), 'svc-git-cred-'));
+  let parent = tmpdir();
+  if (parentDir && join(parentDir, 'git-cred-XXXXXX', 'broker.sock').length <= MAX_SOCKET_PATH) {
+    await ensurePrivateDir(parentDir);
+    parent = parentDir;
+  }
+  const dir = await mkdtemp(join(parent, parent === parentDir ? 'git-cred-' : 'svc-git-cred-'));
   await chmod(dir, 0o700);
   const socketPath = join(dir, 'broker.sock');
   const server: Server = createServer((socket) => serve(broker, socket, onError));

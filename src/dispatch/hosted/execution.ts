@@ -40,6 +40,8 @@ export interface HostedExecutionOptions {
   refreshAheadMs?: number;
   /** Broker and socket faults, one line each, never a token. */
   onWarning?: (line: string) => void;
+  /** svc's private folder (0700) the broker's socket goes into; default the system temp folder. */
+  socketDir?: string;
 }
 
 export interface HostedExecution {
@@ -84,7 +86,7 @@ export async function prepareHostedExecution(env: Record<string, string | undefi
   try {
     const run = await readHostedRun(api, runId);
     const cards = await readHostedCards(api, run);
-    server = await startCredentialServer(broker, opts.onWarning);
+    server = await startCredentialServer(broker, opts.onWarning, opts.socketDir);
     const env_ = gitEnv(env, server.socketPath);
     const workspaceDir = opts.workspaceDir ?? env.SVC_REPO ?? opts.cwd ?? '.';
     const git = { env: env_, helperArgv: opts.helperArgv };

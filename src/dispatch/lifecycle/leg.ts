@@ -5,6 +5,7 @@ import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DispatchCommand, WorkItemDetail } from '../../contract/types.js';
 import { agentEnv } from '../agent/env.js';
+import { prepareAgentLeg, type AgentLeg } from '../agent-clone.js';
 import { parserFor, resolveAgentCommand } from '../agent/presets.js';
 import { streamOf } from '../agent/spend.js';
 import type { LegResult } from '../agent/types.js';
@@ -110,6 +111,9 @@ async function worktreeFor(ctx: LegContext, key: string, item?: WorkItemDetail):
   return deps.prepareWorktree({ ...base, ...(opts.worktreeRoot ? { root: opts.worktreeRoot } : {}) });
 }
 
+/** Runs whose agent-user warning was said (once per run, at its first agent). */
+const warned = new WeakSet<DispatchOptions>();
+
 /**
  * Runs an agent with `prompt` in `wt`, piping its output to `logFile` and (with send-logs) to body
  * events of `eventKey` (undefined: run-scoped). Shared by the legs and run_scope's close-out.
@@ -123,10 +127,43 @@ export async function runAgent(
   eventKey: string | undefined,
   collect?: (chunk: Buffer) => void,
 ): Promise<LegResult> {
+  const user = ctx.opts.agentUser;
+  if (!user) {
+    if (ctx.opts.agentUserWarning && !warned.has(ctx.opts)) {
+      warned.add(ctx.opts);
+      ctx.deps.output.warn(ctx.opts.agentUserWarning);
+    }
+    return runAgentIn(ctx, wt, key, prompt, logFile, eventKey, null);
+  }
+  // --agent-user: the agent works in a clone of its own, as that user; its branch comes back here.
+  const leg = await prepareAgentLeg({ user, repo: repoOf(ctx, key), key, wt, privateDir: ctx.paths.dir });
+  const result = await runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg);
+  try {
+    await leg.collect();
+  } catch (error) {
+    // The clone is kept: it holds the only copy of whatever did not come back.
+    const why = `could not bring back the agent's work: ${reasonLine(error instanceof Error ? error.message : String(error), ctx.opts)}`;
+    ctx.deps.output.warn(`${key}: ${why} (its clone is kept at ${leg.workdir})`);
+    return result.outcome === 'succeeded' ? { ...result, outcome: 'failed', reason: why } : result;
+  }
+  await leg.dispose().catch(() => ctx.deps.output.warn(`${key}: could not remove the agent's folder beside ${leg.workdir}`));
+  return result;
+}
+
+async function runAgentIn(
+  ctx: LegContext,
+  wt: PreparedWorktree,
+  key: string,
+  prompt: string,
+  logFile: string,
+  eventKey: string | undefined,
+  leg: AgentLeg | null,
+): Promise<LegResult> {
   const { opts, deps } = ctx;
-  const promptFile = join(ctx.paths.prompts, `${key}.md`);
+  const promptFile = leg?.promptFile ?? join(ctx.paths.prompts, `${key}.md`);
+  const workdir = leg?.workdir ?? wt.path;
   const command = resolveAgentCommand(opts.agent, {
-    prompt_file: promptFile, key, workdir: wt.path, branch: wt.branch, run_id: ctx.runId, prompt,
+    prompt_file: promptFile, key, workdir, branch: wt.branch, run_id: ctx.runId, prompt,
   });
   const redactor = createStreamRedactor(secretsNow(opts));
   // A secret minted after the stream redactor was built (a refreshed git token) is caught by a
@@ -154,10 +191,11 @@ export async function runAgent(
   try {
     return await deps.runLeg({
       argv: command.argv,
-      cwd: wt.path,
-      env: agentEnv(opts.env, {
-        SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: promptFile, SVC_WORKDIR: wt.path, SVC_BRANCH: wt.branch,
-      }),
+      cwd: workdir,
+      env: (leg ? leg.env : (e: Record<string, string>) => e)(agentEnv(opts.env, {
+        SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: promptFile, SVC_WORKDIR: workdir, SVC_BRANCH: wt.branch,
+      })),
+      ...(leg ? { user: leg.user } : {}),
       prompt,
       promptVia: command.promptVia,
       promptFile,

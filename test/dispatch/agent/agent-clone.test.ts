@@ -1,0 +1,90 @@
+// The agent's own clone (src/dispatch/agent-clone.ts), as root with the real `nobody`: the clone is
+// the agent's, the main repository is not writable to it, its branch comes back into the worktree
+// (fast-forward or rewritten) with uncommitted work as uncommitted work, and nothing the agent writes into
+// its clone's .git/config runs as root when svc collects the branch.
+import { chmodSync, existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { prepareAgentLeg } from '../../../src/dispatch/agent-clone.js';
+import { lookupUser, type AgentUser } from '../../../src/dispatch/agent/user.js';
+import { prepareWorktree } from '../../../src/dispatch/worktree.js';
+
+const isRoot = process.getuid?.() === 0;
+
+async function nobody(): Promise<AgentUser> {
+  return { name: 'nobody', ...(await lookupUser('nobody'))! };
+}
+
+async function repo(open: boolean): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-agent-clone-'));
+  if (open) chmodSync(dir, 0o755);
+  await execa('git', ['init', '-q', '-b', 'main'], { cwd: dir });
+  await execa('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '--allow-empty', '-m', 'init'], { cwd: dir });
+  await execa('git', ['config', 'user.name', 'Svc Runner'], { cwd: dir });
+  await execa('git', ['config', 'user.email', 'runner@example.invalid'], { cwd: dir });
+  return dir;
+}
+
+/** A shell command as the agent user, in its clone, with its environment. */
+function asAgent(user: AgentUser, cwd: string, home: string, script: string) {
+  return execa('sh', ['-c', script], { cwd, uid: user.uid, gid: user.gid, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home }, extendEnv: false, reject: false });
+}
+
+describe.skipIf(!isRoot)('the agent clone, as root', () => {
+  it.each([
+    ['a repository the agent can read: shared objects', true, true],
+    ['a private repository: the objects are copied', false, false],
+  ])('%s', async (_name, open, shared) => {
+    const user = await nobody();
+    const dir = await repo(open);
+    const wt = await prepareWorktree({ repo: dir, key: 'CLN-1' });
+    const state = mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-'));
+    const leg = await prepareAgentLeg({ user, repo: dir, key: 'CLN-1', wt, privateDir: state });
+    expect(statSync(leg.workdir).uid).toBe(user.uid);
+    expect(statSync(leg.home).uid).toBe(user.uid);
+    expect(existsSync(join(leg.workdir, '.git', 'objects', 'info', 'alternates'))).toBe(shared);
+
+    // The agent commits in its clone (with svc's identity) and cannot write the main repository.
+    const work = await asAgent(user, leg.workdir, leg.home, 'echo hi > a.txt && git add a.txt && git commit -qm "CLN-1: work" && git rev-parse --abbrev-ref HEAD && git log -1 --format=%an');
+    expect(work.exitCode, work.stderr).toBe(0);
+    expect(work.stdout.split('\n')).toEqual(['svc/CLN-1', 'Svc Runner']);
+    const intrude = await asAgent(user, leg.workdir, leg.home, `git push -q ${dir} HEAD:refs/heads/main`);
+    expect(intrude.exitCode).not.toBe(0);
+    expect((await execa('git', ['log', '-1', '--format=%s', 'main'], { cwd: dir })).stdout).toBe('init');
+
+    expect(await leg.collect()).toBe(true);
+    expect((await execa('git', ['log', '-1', '--format=%s'], { cwd: wt.path })).stdout).toBe('CLN-1: work');
+    expect((await execa('git', ['log', '-1', '--format=%s', 'svc/CLN-1'], { cwd: dir })).stdout).toBe('CLN-1: work');
+    await leg.dispose();
+    expect(existsSync(leg.workdir)).toBe(false);
+  }, 60_000);
+
+  it('brings back a rewritten branch and uncommitted work, and never runs the clone\'s config as root', async () => {
+    const user = await nobody();
+    const dir = await repo(true);
+    const wt = await prepareWorktree({ repo: dir, key: 'CLN-2' });
+    const state = mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-'));
+    const leg = await prepareAgentLeg({ user, repo: dir, key: 'CLN-2', wt, privateDir: state });
+    // The agent plants a command in its own .git/config that any git status/diff would run.
+    const marker = join(leg.home, 'fsmonitor-ran');
+    writeFileSync(join(leg.home, 'hook.sh'), `#!/bin/sh\nid -u >> ${marker}\n`, { mode: 0o755 });
+    const r = await asAgent(
+      user, leg.workdir, leg.home,
+      `git config core.fsmonitor ${join(leg.home, 'hook.sh')} && git commit -q --allow-empty -m one && git commit -q --amend --allow-empty -m "CLN-2: rewritten" && git reset -q --soft HEAD~0 && echo dirty > d.txt && git status --porcelain > /dev/null`,
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(await leg.collect()).toBe(true);
+    expect((await execa('git', ['log', '--format=%s', 'svc/CLN-2'], { cwd: dir })).stdout.split('\n')).toEqual(['CLN-2: rewritten', 'init']);
+    // Uncommitted work comes back as uncommitted work in the worktree; the clone goes.
+    expect((await execa('git', ['status', '--porcelain'], { cwd: wt.path })).stdout).toBe('?? d.txt');
+    expect((await execa('git', ['log', '-1', '--format=%s'], { cwd: wt.path })).stdout).toBe('CLN-2: rewritten');
+    // The hook ran for git calls as the agent (its own, and svc's snapshot of its work, made as the agent), never as root.
+    const ran = existsSync(marker) ? (await execa('cat', [marker])).stdout.split('\n').filter(Boolean) : [];
+    expect(ran.length, 'the planted hook is live (it ran for the agent\'s own git calls)').toBeGreaterThan(0);
+    expect(ran.every((uid) => Number(uid) === user.uid), ran.join(',')).toBe(true);
+    await leg.dispose();
+    expect(existsSync(leg.workdir)).toBe(false);
+  }, 60_000);
+});
