@@ -133,11 +133,11 @@ export async function runAgent(
       warned.add(ctx.opts);
       ctx.deps.output.warn(ctx.opts.agentUserWarning);
     }
-    return runAgentIn(ctx, wt, key, prompt, logFile, eventKey, null);
+    return runAgentIn(ctx, wt, key, prompt, logFile, eventKey, null, collect);
   }
   // --agent-user: the agent works in a clone of its own, as that user; its branch comes back here.
   const leg = await prepareAgentLeg({ user, repo: repoOf(ctx, key), key, wt, privateDir: ctx.paths.dir });
-  const result = await runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg);
+  const result = await runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg, collect);
   try {
     await leg.collect();
   } catch (error) {
@@ -158,6 +158,7 @@ async function runAgentIn(
   logFile: string,
   eventKey: string | undefined,
   leg: AgentLeg | null,
+  collect?: (chunk: Buffer) => void,
 ): Promise<LegResult> {
   const { opts, deps } = ctx;
   const promptFile = leg?.promptFile ?? join(ctx.paths.prompts, `${key}.md`);
