@@ -18,6 +18,7 @@ import type {
 } from '../contract/types.js';
 import type { LegResult, LegSpec } from './agent/types.js';
 import type { PromptContext } from './prompt.js';
+import type { PullRequestRef } from './pr/types.js';
 import type { PreparedWorktree } from './worktree.js';
 
 /** Paging of a list call; omitted fields take the contract's defaults. */
@@ -127,6 +128,8 @@ export interface LegSummary {
   costUsd: number | null;
   tokens: { in: number | null; out: number | null };
   sessionBranch: string | null;
+  /** What `--pr` did for the leg (opened, updated, reviewed, commented, or a hint); absent without it. */
+  pullRequest?: PullRequestRef | null;
 }
 
 // --- The agent/worktree engineer's functions, injected so tests (and hosted runs) can swap them. ---

@@ -13,6 +13,8 @@ import { expectsCode } from '../prompt.js';
 import { createRedactor, createStreamRedactor } from '../redact.js';
 import type { LegMode } from '../select/types.js';
 import { logPath, type RunPaths } from '../state.js';
+import { pullRequestAfterLeg } from '../pr/after-leg.js';
+import type { PullRequestRef } from '../pr/types.js';
 import type { DispatchDeps, DispatchOptions } from './types.js';
 
 /** What every leg of one run shares. */
@@ -158,6 +160,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
   let wt: PreparedWorktree | null = null;
   let result: LegResult | null = null;
   let reason: string | null = null;
+  let pullRequest: PullRequestRef | null = null;
   try {
     wt = await worktreeFor(ctx, key);
     stream.push({ workItemKey: key, disposition: 'running', sessionBranch: wt.branch });
@@ -181,6 +184,13 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
         implemented = false;
         reason = refused;
       }
+    }
+    // Pull requests (issue 17): after the push, or a review's last word; never fails the leg.
+    if (opts.pr) {
+      const pushed = implemented && Boolean(opts.push && deps.pushBranch) && ctx.mode !== 'review';
+      pullRequest = await pullRequestAfterLeg(ctx, {
+        item, repo: repoOf(ctx, key), branch: wt.branch, headBefore: wt.headBefore, worktree: wt.path, result, pushed,
+      });
     }
     return finish(implemented);
   } catch (error) {
@@ -210,6 +220,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       costUsd: result?.costUsd ?? null,
       tokens: { in: result?.tokensIn ?? null, out: result?.tokensOut ?? null },
       sessionBranch: wt?.branch ?? null,
+      ...(opts.pr ? { pullRequest } : {}),
     };
     deps.output.legFinished(summary);
     return { summary, implemented };

@@ -6,6 +6,7 @@ import type {
   BuildPrompt, CheckoutInPlace, Clock, CommitsSince, DispatchService, LegSummary, PrepareWorktree, ProgressSink, RunLeg,
 } from '../ports.js';
 import type { LaneFilters } from '../select/types.js';
+import type { PullRequestWriter } from '../pr/types.js';
 
 export interface DispatchTimeouts {
   /** No agent output for this long ends the leg (default 15 min). */
@@ -68,6 +69,10 @@ export interface DispatchOptions {
   heartbeat?: boolean;
   /** Push an implemented leg's branch through `deps.pushBranch` (hosted runs: on by default). */
   push?: boolean;
+  /** `--pr`: after a pushed leg, open or update its pull request; review posts, fix comments (hosted: on by default). */
+  pr?: boolean;
+  /** `--draft`: pull requests are opened as drafts. */
+  draft?: boolean;
   /** The environment agents inherit (filtered of tokens by agentEnv). */
   env: NodeJS.ProcessEnv;
   /** Event flush interval (default 1 s). */
@@ -88,6 +93,8 @@ export interface DispatchDeps {
   repoFor?(key: string): string | null;
   /** Pushes `branch` of `repo` to the same name on its remote (`opts.push`); rejects on failure. */
   pushBranch?(repo: string, branch: string): Promise<void>;
+  /** Writes pull requests (`opts.pr`): GitHub's REST API on hosted runs, the user's gh locally. */
+  pullRequests?: PullRequestWriter;
   commitsSince: CommitsSince;
   buildPrompt: BuildPrompt;
   clock: Clock;
