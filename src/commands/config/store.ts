@@ -12,6 +12,8 @@ export const CONFIG_KEYS = {
   parallel: { describe: 'legs run at once', parse: parsePositiveInt },
   sendLogs: { describe: 'send agent output as event bodies', parse: parseBool },
   maxWait: { describe: 'longest wait for a rate limit or an unavailable service', parse: (v: string) => v },
+  pr: { describe: 'open or update a pull request after each pushed leg', parse: parseBool },
+  githubApiUrl: { describe: "GitHub's REST API base for pull requests", parse: (v: string) => v },
 } as const;
 
 export type ConfigKey = keyof typeof CONFIG_KEYS;
@@ -24,6 +26,8 @@ export interface StoredConfig {
   parallel?: number;
   sendLogs?: boolean;
   maxWait?: string;
+  pr?: boolean;
+  githubApiUrl?: string;
   token?: string;
 }
 

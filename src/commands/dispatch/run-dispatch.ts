@@ -21,6 +21,9 @@ import type { DispatchFlags } from './register.js';
 import { agentChoice, legOptions } from './run-options.js';
 import { openHosted } from './hosted-open.js';
 import { wholeNumber } from '../flag-values.js';
+import { createGhWriter } from '../../dispatch/pr/gh.js';
+import { createRedactor } from '../../dispatch/redact.js';
+import { pullRequestOptions } from './pr-options.js';
 
 const DEFAULT_HEARTBEAT = '60s';
 
@@ -49,9 +52,17 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
     dryRun: Boolean(flags.dryRun),
     ...(Object.keys(lanes).length ? { lanes } : {}),
     retryFailed: Boolean(flags.retryFailed),
+    ...prLocal(flags, ctx),
     secrets: [token, ...(ctx.env.SVC_RUN_TOKEN ? [ctx.env.SVC_RUN_TOKEN] : [])],
     env: ctx.env,
   };
+}
+
+/** `--pr` on a local run: off unless asked or stored; it implies `--push` (a PR needs the branch on the remote). */
+function prLocal(flags: DispatchFlags, ctx: Context): Pick<DispatchOptions, 'pr' | 'draft' | 'push'> {
+  const { pr, draft } = pullRequestOptions(flags, ctx, false);
+  if (pr && flags.push === false) throw new UsageError('--pr needs the branch pushed: drop --no-push or pass --no-pr');
+  return { pr, draft, ...(pr || flags.push ? { push: true } : {}) };
 }
 
 /**
@@ -125,6 +136,8 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
       summary = await runDispatch(opts, {
         service, runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock, stateDir,
         output: progress, signal: ctx.interrupts.signal,
+        // Local pull requests go through the user's own gh (docs/pull-requests.md).
+        ...(opts.pr ? { pullRequests: createGhWriter({ env: ctx.env, redact: createRedactor(opts.secrets) }) } : {}),
       });
     } finally {
       progress.stop();
