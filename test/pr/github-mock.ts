@@ -45,7 +45,8 @@ export interface GitHubMock {
   close(): Promise<void>;
 }
 
-export async function startGitHubMock(opts: { token: string; defaultBranch?: string }): Promise<GitHubMock> {
+/** `token`: the one accepted, or a pattern (a hosted run's installation tokens are minted as it goes). */
+export async function startGitHubMock(opts: { token: string | RegExp; defaultBranch?: string }): Promise<GitHubMock> {
   const requests: RecordedRequest[] = [];
   const pulls = new Map<string, MockPull[]>();
   const reviews: GitHubMock['reviews'] = [];
@@ -77,7 +78,9 @@ export async function startGitHubMock(opts: { token: string; defaultBranch?: str
     requests.push({ method: req.method ?? '', path: u.pathname, query: Object.fromEntries(u.searchParams), authorization: req.headers.authorization ?? null, body, rawBody: raw, at: Date.now() });
     const c = canned.shift();
     if (c) return json(res, c.status, c.body ?? { message: 'canned' }, c.headers);
-    if (req.headers.authorization !== `token ${opts.token}`) return json(res, 401, { message: 'Bad credentials' });
+    const given = /^token (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    const ok = typeof opts.token === 'string' ? given === opts.token : new RegExp(`^(?:${opts.token.source})$`).test(given);
+    if (!ok) return json(res, 401, { message: 'Bad credentials' });
     const m = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(u.pathname);
     if (!m) return json(res, 404, { message: 'Not Found' });
     const repo = `${m[1]}/${m[2]}`;

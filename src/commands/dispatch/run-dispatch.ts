@@ -53,7 +53,8 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
     ...(Object.keys(lanes).length ? { lanes } : {}),
     retryFailed: Boolean(flags.retryFailed),
     ...prLocal(flags, ctx),
-    secrets: [token, ...(ctx.env.SVC_RUN_TOKEN ? [ctx.env.SVC_RUN_TOKEN] : [])],
+    // gh's own token (GH_TOKEN in CI) is never the agent's, and never in a body svc writes either.
+    secrets: [token, ...[ctx.env.SVC_RUN_TOKEN, ctx.env.GH_TOKEN, ctx.env.GITHUB_TOKEN].filter((t): t is string => Boolean(t))],
     env: ctx.env,
   };
 }
