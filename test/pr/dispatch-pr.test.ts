@@ -130,6 +130,26 @@ describe('--pr through gh (local runs)', () => {
     }
   });
 
+  it('review through gh: gh pr review --comment with the text in a file; fix: gh pr comment', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-fake-gh-'));
+    const delivery = { repo: 'acme/shop', number: 4, title: 'f', url: 'https://github.com/acme/shop/pull/4', state: 'open', ci: 'failing', baseRef: 'main', defaultBranch: 'main' };
+    const key = h.item('task', 'Review me', { deliveries: [delivery] } as never);
+    const review = await runDispatch(
+      h.opts({ command: 'review', keys: [key], pr: true, secrets: [h.svc.token, GH_TOKEN], agent: { agentCmd: `sh -c "echo Solid. ${GH_TOKEN}"` } }),
+      h.deps({ pullRequests: ghWriter(dir) }),
+    );
+    expect(review.legs[0]).toMatchObject({ pullRequest: { action: 'reviewed', number: 4, url: delivery.url } });
+    const fix = await runDispatch(h.opts({ command: 'fix', keys: [key], push: true, pr: true, agent: { agentCmd: agent(h) } }), h.deps({ pushBranch, pullRequests: ghWriter(dir) }));
+    expect(fix.legs[0]).toMatchObject({ pullRequest: { action: 'commented', number: 4, url: 'https://github.com/acme/shop/pull/4#issuecomment-1' } });
+    const c = calls(dir).filter((x) => x.argv[0] === 'pr');
+    expect(c.map((x) => x.argv.slice(0, 4))).toEqual([['pr', 'review', '4', '--repo'], ['pr', 'comment', '4', '--repo']]);
+    expect(c[0]!.argv).toContain('--comment');
+    expect(c[0]!.argv).not.toContain('--approve');
+    expect(c[0]!.body).toContain('Solid. [REDACTED]');
+    expect(c[1]!.body).toContain(`${key}: cart`);
+    for (const x of c) expect(x.argv.join(' ')).not.toMatch(/Solid|ghs_/);
+  });
+
   it('no gh, or gh not logged in: a one-line hint with the compare URL, and the leg is still implemented', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-fake-gh-'));
     const key = h.item('task', 'Add a cart');
