@@ -41,6 +41,8 @@ export interface AfterLegInput {
   result: LegResult;
   /** The leg's branch reached the remote (implement and fix need it; review never pushes). */
   pushed: boolean;
+  /** The agent's final message when the leg already has it (a review's result); else read from the log. */
+  finalMessage?: string | null;
 }
 
 /** The delivery a leg of `mode` acts on: fix wants the failing one, others the open one. */
@@ -80,7 +82,7 @@ export async function pullRequestAfterLeg(ctx: LegContext, input: AfterLegInput)
     durationMs: result.durationMs,
     tokens: { in: result.tokensIn ?? null, out: result.tokensOut ?? null },
     costUsd: result.costUsd ?? null,
-    finalMessage: finalMessageOfLog(logPath(ctx.paths, item.key)),
+    finalMessage: input.finalMessage !== undefined ? input.finalMessage : finalMessageOfLog(logPath(ctx.paths, item.key)),
     delivery: deliveryFor(item, mode),
     draft: Boolean(opts.draft),
   };
