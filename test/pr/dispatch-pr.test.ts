@@ -30,18 +30,23 @@ beforeEach(async () => {
   gh = await startGitHubMock({ token: GH_TOKEN });
   bare = mkdtempSync(join(tmpdir(), 'svc-origin-'));
   await run('git', ['init', '-q', '--bare', bare]);
-  // Fetch URL names the GitHub repository; pushes go to the bare repository.
-  await run('git', ['remote', 'add', 'origin', 'https://github.com/acme/shop.git'], h.repo);
-  await run('git', ['config', 'remote.origin.pushurl', bare], h.repo);
+  // origin is a bare repository on disk (nothing may reach github.com); the writers are told it
+  // stands for github.com/acme/shop, as `originOf` would read a real remote (test/pr/remote.test.ts).
+  await run('git', ['remote', 'add', 'origin', bare], h.repo);
+  await run('git', ['push', '-q', 'origin', 'main'], h.repo);
 });
 afterEach(async () => {
   await gh.close();
   await h.close();
 });
 
+const REMOTE = { host: 'github.com', owner: 'acme', name: 'shop', webUrl: 'https://github.com/acme/shop' };
+const remoteOf = async () => REMOTE;
+/** The pull request's head on the remote (fix and review work on it, fetched from origin). */
+const headOnRemote = (key: string) => run('git', ['push', '-q', 'origin', `main:refs/heads/svc/${key}`], h.repo);
 const pushBranch = async (repo: string, branch: string) => void (await run('git', ['push', '-q', '-f', 'origin', `refs/heads/${branch}:refs/heads/${branch}`], repo));
 const restWriter = () =>
-  createGitHubWriter({ apiUrl: gh.url, tokenFor: async () => GH_TOKEN, maxWaitMs: 10_000, redact: createRedactor([h.svc.token, GH_TOKEN]) });
+  createGitHubWriter({ apiUrl: gh.url, tokenFor: async () => GH_TOKEN, remoteOf, maxWaitMs: 10_000, redact: createRedactor([h.svc.token, GH_TOKEN]) });
 const eventBodies = (runId: string) =>
   (h.svc.db.prepare('SELECT body FROM dispatch_events WHERE run_id = ? AND body IS NOT NULL ORDER BY seq').all(runId) as Array<{ body: string }>).map((r) => r.body);
 
@@ -88,6 +93,7 @@ describe('--pr over GitHub REST', () => {
     const open = gh.addPull('acme/shop', { head: 'feature', base: 'main', title: 'feature', body: '', draft: false });
     const delivery = { repo: 'acme/shop', number: open.number, title: 'feature', url: `https://github.example.test/acme/shop/pull/${open.number}`, state: 'open', ci: 'failing', baseRef: 'main', defaultBranch: 'main' };
     const key = h.item('task', 'Review me', { deliveries: [delivery] } as never);
+    await headOnRemote(key);
     const review = await runDispatch(
       h.opts({ command: 'review', keys: [key], pr: true, secrets: [h.svc.token, GH_TOKEN], agent: { agentCmd: `sh -c "echo Looks right, but ${GH_TOKEN} is hard-coded."` } }),
       h.deps({ pullRequests: restWriter() }),
@@ -106,8 +112,8 @@ describe('--pr over GitHub REST', () => {
 });
 
 describe('--pr through gh (local runs)', () => {
-  const ghWriter = (dir: string, ghPath = FAKE_GH, loggedIn = true) =>
-    createGhWriter({ gh: ghPath, env: { PATH: process.env.PATH, FAKE_GH_DIR: dir, FAKE_GH_LOGGED_IN: loggedIn ? '1' : '0', SVC_TOKEN: h.svc.token }, redact: createRedactor([h.svc.token, GH_TOKEN]) });
+  const ghWriter = (dir: string, ghPath = FAKE_GH, loggedIn = true, remote = REMOTE) =>
+    createGhWriter({ gh: ghPath, remoteOf: async () => remote, env: { PATH: process.env.PATH, FAKE_GH_DIR: dir, FAKE_GH_LOGGED_IN: loggedIn ? '1' : '0', SVC_TOKEN: h.svc.token }, redact: createRedactor([h.svc.token, GH_TOKEN]) });
   const calls = (dir: string) => readFileSync(join(dir, 'calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { argv: string[]; body: string | null; env: string[] });
 
   it('gh pr create, then gh pr edit; bodies only through --body-file; no token in argv, body or gh\'s environment', async () => {
@@ -135,6 +141,7 @@ describe('--pr through gh (local runs)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-fake-gh-'));
     const delivery = { repo: 'acme/shop', number: 4, title: 'f', url: 'https://github.com/acme/shop/pull/4', state: 'open', ci: 'failing', baseRef: 'main', defaultBranch: 'main' };
     const key = h.item('task', 'Review me', { deliveries: [delivery] } as never);
+    await headOnRemote(key);
     const review = await runDispatch(
       h.opts({ command: 'review', keys: [key], pr: true, secrets: [h.svc.token, GH_TOKEN], agent: { agentCmd: `sh -c "echo Solid. ${GH_TOKEN}"` } }),
       h.deps({ pullRequests: ghWriter(dir) }),
@@ -165,17 +172,16 @@ describe('--pr through gh (local runs)', () => {
   it.skipIf(!REAL_GH)('the real gh, logged in nowhere: the one-line hint with the compare URL', async () => {
     const home = mkdtempSync(join(tmpdir(), 'svc-gh-home-'));
     const key = h.item('task', 'Add a cart');
-    const writer = createGhWriter({ gh: REAL_GH!, env: { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: home, GH_CONFIG_DIR: join(home, 'gh') }, redact: createRedactor([]) });
+    const writer = createGhWriter({ gh: REAL_GH!, remoteOf, env: { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: home, GH_CONFIG_DIR: join(home, 'gh') }, redact: createRedactor([]) });
     const s = await runDispatch(h.opts({ keys: [key], push: true, pr: true }), h.deps({ pushBranch, pullRequests: writer }));
     expect(s.legs[0]).toMatchObject({ disposition: 'implemented', pullRequest: { action: 'hint', url: `https://github.com/acme/shop/compare/svc/${key}?expand=1` } });
   });
 
   it('a remote that is not GitHub gets a hint without a GitHub link', async () => {
-    await run('git', ['remote', 'set-url', 'origin', 'git@gitlab.example.org:acme/shop.git'], h.repo);
-    await run('git', ['config', 'remote.origin.pushurl', bare], h.repo);
     const dir = mkdtempSync(join(tmpdir(), 'svc-fake-gh-'));
     const key = h.item('task', 'Add a cart');
-    const s = await runDispatch(h.opts({ keys: [key], push: true, pr: true }), h.deps({ pushBranch, pullRequests: ghWriter(dir, FAKE_GH, false) }));
+    const gitlab = { host: 'gitlab.example.org', owner: 'acme', name: 'shop', webUrl: 'https://gitlab.example.org/acme/shop' };
+    const s = await runDispatch(h.opts({ keys: [key], push: true, pr: true }), h.deps({ pushBranch, pullRequests: ghWriter(dir, FAKE_GH, false, gitlab) }));
     expect(s.legs[0]).toMatchObject({ disposition: 'implemented', pullRequest: { action: 'hint', url: null } });
     expect(h.seen).toContain(`info ${key}: gitlab.example.org is not a GitHub host gh is logged in to; open a pull request for svc/${key} there`);
   });
