@@ -15,6 +15,7 @@ describe('--pr flags', () => {
     [['run', 'DEMO-1', '--agent-cmd', 'true', '--pr', '--github-api-url', 'not a url'], /^svc: --github-api-url: 'not a url' is not a URL/m],
     [['batch', '--agent-cmd', 'true', '--github-api-url', 'ftp://ghe.example.com/api/v3'], /^svc: --github-api-url: 'ftp:\/\/ghe.example.com\/api\/v3' is not an http\(s\) URL$/m],
     [['run', 'DEMO-1', '--agent-cmd', 'true', '--github-api-url', 'https://x:ghp_secretsecretsecret12@ghe.example.com/api/v3'], /^svc: --github-api-url: a URL with credentials in it is refused$/m],
+    [['run', 'DEMO-1', '--agent-cmd', 'true', '--github-api-url', 'http://ghe.example.com/api/v3'], /^svc: --github-api-url: refusing to send a GitHub token over plain http to ghe.example.com \(use https, or --insecure\)$/m],
   ])('svc %j is a usage error', async (args, message) => {
     const r = await runCli(args, { env: env() });
     expect(r.code, r.stderr).toBe(2);

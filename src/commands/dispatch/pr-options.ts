@@ -31,6 +31,11 @@ export function pullRequestOptions(flags: PullRequestFlags, ctx: Context, hosted
     }
     if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new UsageError(`${source}: '${raw}' is not an http(s) URL`);
     if (u.username || u.password) throw new UsageError(`${source}: a URL with credentials in it is refused`);
+    // The installation token rides on every call: plain http only to this machine, or with --insecure.
+    const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
+    if (u.protocol === 'http:' && !loopback && !ctx.globals.insecure) {
+      throw new UsageError(`${source}: refusing to send a GitHub token over plain http to ${u.host} (use https, or --insecure)`);
+    }
     githubApiUrl = u.toString().replace(/\/+$/, '');
   }
   const pr = flags.pr ?? ctx.config().get('pr') ?? hosted;
