@@ -114,7 +114,7 @@ describe('--pr over GitHub REST', () => {
 describe('--pr through gh (local runs)', () => {
   const ghWriter = (dir: string, ghPath = FAKE_GH, loggedIn = true, remote = REMOTE) =>
     createGhWriter({ gh: ghPath, remoteOf: async () => remote, env: { PATH: process.env.PATH, FAKE_GH_DIR: dir, FAKE_GH_LOGGED_IN: loggedIn ? '1' : '0', SVC_TOKEN: h.svc.token }, redact: createRedactor([h.svc.token, GH_TOKEN]) });
-  const calls = (dir: string) => readFileSync(join(dir, 'calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { argv: string[]; body: string | null; env: string[] });
+  const calls = (dir: string) => readFileSync(join(dir, 'calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { argv: string[]; body: string | null; bodyFile: string | null; bodyMode: string | null; env: string[] });
 
   it('gh pr create, then gh pr edit; bodies only through --body-file; no token in argv, body or gh\'s environment', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-fake-gh-'));
@@ -134,7 +134,13 @@ describe('--pr through gh (local runs)', () => {
       expect(x.body ?? '').not.toContain(GH_TOKEN);
       expect(x.body ?? '').not.toContain(h.svc.token);
       expect(x.env).toEqual([]);
+      // The body file was private and is gone once gh returned.
+      if (x.bodyFile) {
+        expect(x.bodyMode).toBe('600');
+        expect(existsSync(x.bodyFile)).toBe(false);
+      }
     }
+    expect(c.filter((x) => x.bodyFile)).toHaveLength(2);
   });
 
   it('review through gh: gh pr review --comment with the text in a file; fix: gh pr comment', async () => {

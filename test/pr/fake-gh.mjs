@@ -2,7 +2,7 @@
 // A stand-in for GitHub's `gh` (see docs/pull-requests.md for why not the real one): records every
 // argv and the content of every --body-file to $FAKE_GH_DIR/calls.jsonl, keeps open pull requests
 // per head in $FAKE_GH_DIR/pulls.json, and answers the way gh 2.x prints.
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const dir = process.env.FAKE_GH_DIR;
@@ -12,7 +12,13 @@ const opt = (name) => {
   return i >= 0 ? argv[i + 1] : undefined;
 };
 const bodyFile = opt('--body-file');
-appendFileSync(join(dir, 'calls.jsonl'), JSON.stringify({ argv, body: bodyFile ? readFileSync(bodyFile, 'utf8') : null, env: Object.keys(process.env).filter((k) => k.startsWith('SVC_')) }) + '\n');
+appendFileSync(join(dir, 'calls.jsonl'), JSON.stringify({
+  argv,
+  body: bodyFile ? readFileSync(bodyFile, 'utf8') : null,
+  bodyFile: bodyFile ?? null,
+  bodyMode: bodyFile ? (statSync(bodyFile).mode & 0o777).toString(8) : null,
+  env: Object.keys(process.env).filter((k) => k.startsWith('SVC_')),
+}) + '\n');
 const stateFile = join(dir, 'pulls.json');
 const pulls = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, 'utf8')) : {};
 const repo = opt('--repo') ?? 'github.com/acme/shop';

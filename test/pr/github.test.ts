@@ -59,6 +59,8 @@ describe('openOrUpdatePullRequest', () => {
       'GET /repos/acme/shop/pulls', 'PATCH /repos/acme/shop/pulls/1',
     ]);
     expect(gh.requests[0]!.query).toMatchObject({ head: 'acme:svc/PROJ-7', state: 'open' });
+    // An update leaves the draft state as the reviewers set it.
+    expect(Object.keys(gh.requests[4]!.body!).sort()).toEqual(['body', 'title']);
     expect(gh.requests.every((r) => r.authorization === `token ${TOKEN}`)).toBe(true);
   });
 
@@ -85,6 +87,12 @@ describe('openOrUpdatePullRequest', () => {
     for (const part of ['PROJ-7', 'Add a cart', 'run_1', 'svc run', '1m 05s', '1200 in / 300 out', '$0.42', 'Done. I used']) expect(body).toContain(part);
     expect(gh.requests.map((r) => r.rawBody).join('\n')).not.toContain(TOKEN);
   });
+});
+
+it('a huge final message is cut to fit GitHub\'s 65,536-character body, keeping its end', () => {
+  const body = pullRequestBody(leg({ finalMessage: `${'x'.repeat(200_000)} THE END` }), redact);
+  expect(body.length).toBeLessThan(65_536);
+  expect(body).toContain('THE END');
 });
 
 describe('reviews and fix comments', () => {
