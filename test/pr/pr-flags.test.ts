@@ -37,3 +37,15 @@ describe('--pr flags', () => {
     expect(r.stderr).toMatch(/--pr needs the branch pushed/);
   });
 });
+
+describe('continue keeps --pr', () => {
+  it.each([
+    [{}, { pr: true, draft: true }, { pr: true, draft: true }],
+    [{ pr: false }, { pr: true, draft: false }, { pr: false }],
+    [{}, { pr: false }, {}],
+  ])('flags %j over recorded %j', async (flags, recorded, expected) => {
+    const { continueFlags } = await import('../../src/commands/dispatch/run-dispatch.js');
+    const out = continueFlags(flags, recorded);
+    expect({ pr: out.pr, draft: out.draft }).toEqual({ pr: undefined, draft: undefined, ...expected });
+  });
+});

@@ -88,6 +88,9 @@ export function continueFlags(flags: DispatchFlags, recorded: Record<string, unk
   if (flags.allowEmpty === undefined && recorded.allowEmpty === true) out.allowEmpty = true;
   if (flags.maxCost === undefined && typeof recorded.maxCostUsd === 'number') out.maxCost = String(recorded.maxCostUsd);
   if (flags.worktree !== false && recorded.worktree === false) out.worktree = false;
+  // A continued run writes pull requests as the original did (which implies its push).
+  if (flags.pr === undefined && recorded.pr === true) out.pr = true;
+  if (flags.draft === undefined && recorded.draft === true) out.draft = true;
   const t = recorded.timeouts as Record<string, unknown> | undefined;
   const ms = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? `${Math.round(v)}ms` : undefined);
   if (t && typeof t === 'object') {
