@@ -18,6 +18,7 @@ import type {
 } from '../contract/types.js';
 import type { LegResult, LegSpec } from './agent/types.js';
 import type { PromptContext } from './prompt.js';
+import type { PullRequestRef } from './pr/types.js';
 import type { PreparedWorktree } from './worktree.js';
 
 /** Paging of a list call; omitted fields take the contract's defaults. */
@@ -129,6 +130,8 @@ export interface LegSummary {
   sessionBranch: string | null;
   /** A review leg's result: the agent's final message (redacted), or null when it said nothing. */
   review?: string | null;
+  /** What `--pr` did for the leg (opened, updated, reviewed, commented, or a hint); absent without it. */
+  pullRequest?: PullRequestRef | null;
 }
 
 // --- The agent/worktree engineer's functions, injected so tests (and hosted runs) can swap them. ---

@@ -137,6 +137,12 @@ export function printRunSummary(out: Output, summary: RunSummary): void {
     out.info(out.style.bold(`run ${run.runId} · ${run.command} · ${run.stopReason ?? '-'} · ${run.status ?? '-'}${cost > 0 ? ` · $${cost.toFixed(2)}` : ''}`));
     const table = formatTable(['CARD', 'DISPOSITION', 'TIME', 'EXIT', 'COST', 'NOTE'], [...rows, ...unreached, ...skipped], Number.POSITIVE_INFINITY, out.style);
     for (const line of table.trimEnd().split('\n')) out.info(line);
+    // Pull requests (`--pr`): one line per leg that wrote one, or the hint when none could be.
+    for (const l of run.legs) {
+      const pr = l.pullRequest;
+      if (pr && pr.action !== 'hint' && pr.url) out.info(`${l.key}: pull request ${pr.action}: ${pr.url}`);
+      else if (pr?.hint) out.info(pr.hint);
+    }
     for (const l of run.legs) {
       if (l.review === undefined) continue;
       out.info('');

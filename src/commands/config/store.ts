@@ -18,6 +18,8 @@ export const CONFIG_KEYS = {
   sendLogs: { describe: 'send agent output as event bodies', parse: parseBool },
   maxWait: { describe: 'longest wait for a rate limit or an unavailable service', parse: (v: string) => v },
   agentUser: { describe: 'the user agents run as when svc is root (none: svc\'s own)', parse: parseUserName },
+  pr: { describe: 'open or update a pull request after each pushed leg', parse: parseBool },
+  githubApiUrl: { describe: "GitHub's REST API base for pull requests", parse: (v: string) => v },
 } as const;
 
 export type ConfigKey = keyof typeof CONFIG_KEYS;
@@ -31,6 +33,8 @@ export interface StoredConfig {
   sendLogs?: boolean;
   maxWait?: string;
   agentUser?: string;
+  pr?: boolean;
+  githubApiUrl?: string;
   token?: string;
 }
 

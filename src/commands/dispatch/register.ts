@@ -30,6 +30,9 @@ export interface DispatchFlags {
   maxCost?: string;
   worktree?: boolean;
   push?: boolean;
+  pr?: boolean;
+  draft?: boolean;
+  githubApiUrl?: string;
   retryFailed?: boolean;
   rerun?: boolean;
   priority?: string[];
@@ -106,6 +109,7 @@ function addDispatchFlags(cmd: Command, spec: Spec): void {
   if (spec.name === 'next' || spec.name === 'batch' || spec.name === 'auto') {
     cmd.option('--rerun', 'also pick cards an earlier local run implemented whose svc/KEY branch still holds that work, or that have an open delivery');
   }
+  addPullRequestFlags(cmd);
   if (spec.name === 'auto') cmd.option('--retry-failed', 'do not skip cards that failed in recent local runs');
   if (spec.lanes) {
     cmd
@@ -115,4 +119,13 @@ function addDispatchFlags(cmd: Command, spec: Spec): void {
       .option('--ancestor <key>', 'only leaves beneath this item (repeatable)', collect)
       .option('--kind <kind>', 'only this kind (repeatable)', collect);
   }
+}
+
+/** `--pr`, `--no-pr`, `--draft`, `--github-api-url` (docs/pull-requests.md); `svc attach` takes them too. */
+export function addPullRequestFlags(cmd: Command): Command {
+  return cmd
+    .option('--pr', 'open or update a pull request from svc/KEY after a pushed leg; review posts, fix comments (default on for hosted runs; implies --push)')
+    .option('--no-pr', 'write no pull request, review or comment')
+    .option('--draft', 'open pull requests as drafts')
+    .option('--github-api-url <url>', "GitHub's REST API base (SVC_GITHUB_API_URL; default from the repository host)");
 }

@@ -27,6 +27,9 @@ import { agentChoice, agentUserFor, legOptions } from './run-options.js';
 import { openHosted } from './hosted-open.js';
 import { wholeNumber } from '../flag-values.js';
 import { planReports, writeRunReports } from './reports.js';
+import { createGhWriter } from '../../dispatch/pr/gh.js';
+import { createRedactor } from '../../dispatch/redact.js';
+import { pullRequestOptions } from './pr-options.js';
 
 const DEFAULT_HEARTBEAT = '60s';
 
@@ -60,9 +63,18 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
     retryFailed: Boolean(flags.retryFailed),
     rerun: Boolean(flags.rerun),
     push: flags.push === true,
-    secrets: [token, ...(ctx.env.SVC_RUN_TOKEN ? [ctx.env.SVC_RUN_TOKEN] : [])],
+    ...prLocal(flags, ctx),
+    // gh's own token (GH_TOKEN in CI) is never the agent's, and never in a body svc writes either.
+    secrets: [token, ...[ctx.env.SVC_RUN_TOKEN, ctx.env.GH_TOKEN, ctx.env.GITHUB_TOKEN].filter((t): t is string => Boolean(t))],
     env: ctx.env,
   };
+}
+
+/** `--pr` on a local run: off unless asked or stored; it implies `--push` (a PR needs the branch on the remote). */
+function prLocal(flags: DispatchFlags, ctx: Context): Pick<DispatchOptions, 'pr' | 'draft' | 'push'> {
+  const { pr, draft } = pullRequestOptions(flags, ctx, false);
+  if (pr && flags.push === false) throw new UsageError('--pr needs the branch pushed: drop --no-push or pass --no-pr');
+  return { pr, draft, ...(pr || flags.push ? { push: true } : {}) };
 }
 
 /**
@@ -89,6 +101,9 @@ export function continueFlags(flags: DispatchFlags, recorded: Record<string, unk
   if (flags.allowEmpty === undefined && recorded.allowEmpty === true) out.allowEmpty = true;
   if (flags.maxCost === undefined && typeof recorded.maxCostUsd === 'number') out.maxCost = String(recorded.maxCostUsd);
   if (flags.worktree !== false && recorded.worktree === false) out.worktree = false;
+  // A continued run writes pull requests as the original did (which implies its push).
+  if (flags.pr === undefined && recorded.pr === true) out.pr = true;
+  if (flags.draft === undefined && recorded.draft === true) out.draft = true;
   const t = recorded.timeouts as Record<string, unknown> | undefined;
   const ms = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? `${Math.round(v)}ms` : undefined);
   if (t && typeof t === 'object') {
@@ -155,6 +170,7 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
       summary = await runDispatch(opts, {
         service, runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock, stateDir,
         output: progress, signal: ctx.interrupts.signal, pushBranch: pushToOrigin,
+        ...(opts.pr ? { pullRequests: createGhWriter({ env: ctx.env, redact: createRedactor(opts.secrets) }) } : {}),
       });
     } finally {
       progress.stop();

@@ -4,11 +4,12 @@
 import { Option, type Command } from 'commander';
 import type { Context } from '../context.js';
 import { withExamples } from '../program.js';
+import { addPullRequestFlags } from '../dispatch/register.js';
 import type { HostedRunFlags } from './run.js';
 
 export function registerHosted(program: Command, context: (cmd: Command) => Context): void {
   withExamples(
-    program
+    addPullRequestFlags(program
       .command('attach')
       .description('inside a hosted container (SVC_RUN_ID, SVC_RUN_TOKEN): execute the run (--dry-run: show what it would execute)')
       .option('--repo <dir>', 'the workspace the run\'s repositories are cloned into (SVC_REPO; default: the current directory)')
@@ -28,7 +29,7 @@ export function registerHosted(program: Command, context: (cmd: Command) => Cont
       .option('--max-cost <usd>', 'stop the run once the agents report this much spend')
       .option('--no-worktree', 'run in place in the clone instead of a worktree per card')
       .option('--push', 'push an implemented leg\'s branch (the default)')
-      .option('--no-push', 'do not push implemented legs\' branches')
+      .option('--no-push', 'do not push implemented legs\' branches'))
       .action(async (flags: HostedRunFlags, cmd: Command) => {
         const { attach } = await import('./attach.js');
         await attach(context(cmd), flags);

@@ -17,10 +17,25 @@ import { resolveStateDir } from '../../dispatch/state.js';
 import { checkoutInPlace, commitsSince, prepareWorktree } from '../../dispatch/worktree.js';
 import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';
-import { resolveBaseUrl } from '../settings.js';
+import { resolveBaseUrl, resolveMaxWaitMs } from '../settings.js';
+import { createGitHubWriter } from '../../dispatch/pr/github.js';
+import { createRedactor } from '../../dispatch/redact.js';
+import { pullRequestOptions } from '../dispatch/pr-options.js';
 import { prepareHostedForCommand, type HostedCommandOptions } from './execution.js';
 import { agentChoice, agentUserFor, legOptions } from '../dispatch/run-options.js';
 import { projectOfKey } from '../dispatch/project.js';
+
+/** Pull requests of a hosted run: REST, the broker's token, every wait within --max-wait. */
+function hostedPullRequests(ctx: Context, flags: HostedRunFlags, h: HostedExecution, opts: DispatchOptions) {
+  const { githubApiUrl } = pullRequestOptions(flags, ctx, true);
+  return createGitHubWriter({
+    apiUrl: githubApiUrl,
+    tokenFor: async (repository) => (await h.broker.credentialFor(repository)).token,
+    maxWaitMs: resolveMaxWaitMs(ctx),
+    redact: (text) => createRedactor([...opts.secrets, ...h.secrets()])(text),
+    onWait: (line) => ctx.out.info(line),
+  });
+}
 
 /** The flags a hosted execution honours (a subset of the dispatch flags; `svc attach` takes them too). */
 export interface HostedRunFlags {
@@ -43,6 +58,10 @@ export interface HostedRunFlags {
   worktree?: boolean;
   /** Undefined: push (the default of hosted runs); false: `--no-push`. */
   push?: boolean;
+  /** Undefined: pull requests (the default of hosted runs); false: `--no-pr`. */
+  pr?: boolean;
+  draft?: boolean;
+  githubApiUrl?: string;
 }
 
 /** The project of a hosted run: its cards' (a key names its project), else the flag or SVC_PROJECT. */
@@ -69,6 +88,7 @@ export function hostedDispatchOptions(flags: HostedRunFlags, ctx: Context, h: Ho
     worktree: flags.worktree !== false,
     dryRun: Boolean(flags.dryRun),
     push: flags.push !== false,
+    ...(({ pr, draft }) => ({ pr: pr && flags.push !== false, draft }))(pullRequestOptions(flags, ctx, true)),
     secrets: [runToken, ...(ctx.env.SVC_TOKEN ? [ctx.env.SVC_TOKEN] : [])].filter(Boolean),
     liveSecrets: () => h.secrets(),
     // The agent inherits svc's environment minus every SVC_* variable and token (agentEnv); its
@@ -148,6 +168,8 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
           // close-out names none, so it works in the run's only clone when there is one.
           repoFor: (key) => h.repoDirFor(key) ?? only,
           pushBranch: (repo, branch) => h.pushBranch(repo, branch),
+          // GitHub's REST API with the run's installation token (op 30), asked of the broker per call.
+          ...(opts.pr ? { pullRequests: hostedPullRequests(ctx, flags, h, opts) } : {}),
         },
         { run, items: h.cards.map((c) => c.item) },
       );

@@ -18,6 +18,8 @@ import { createRedactor, createStreamRedactor } from '../redact.js';
 import type { LegMode } from '../select/types.js';
 import { logPath, type RunPaths } from '../state.js';
 import { ReviewText, tailBytes } from './review-text.js';
+import { pullRequestAfterLeg } from '../pr/after-leg.js';
+import type { PullRequestRef } from '../pr/types.js';
 import type { DispatchDeps, DispatchOptions } from './types.js';
 
 /** What every leg of one run shares. */
@@ -232,6 +234,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
   let result: LegResult | null = null;
   let reason: string | null = null;
   let review: string | null = null;
+  let pullRequest: PullRequestRef | null = null;
   try {
     wt = await worktreeFor(ctx, key, item);
     stream.push({ workItemKey: key, disposition: 'running', sessionBranch: wt.branch });
@@ -254,6 +257,12 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
         reason = 'changed files during review';
         deps.output.warn(`${key}: the review agent changed files; kept on ${kept}, nothing pushed`);
       }
+      // Pull requests (issue 17): a clean review is posted as a COMMENT review on the delivery.
+      if (opts.pr && implemented) {
+        pullRequest = await pullRequestAfterLeg(ctx, {
+          item, repo: repoOf(ctx, key), branch: wt.branch, headBefore: wt.headBefore, worktree: wt.path, result, pushed: false, finalMessage: review,
+        });
+      }
       return finish(implemented);
     }
     // The "no changes" rule: a card that expects code must leave a commit (unless --allow-empty).
@@ -267,6 +276,13 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
         implemented = false;
         reason = refused;
       }
+    }
+    // Pull requests (issue 17): after the push, or a review's last word; never fails the leg.
+    if (opts.pr) {
+      const pushed = implemented && Boolean(opts.push && deps.pushBranch) && ctx.mode !== 'review';
+      pullRequest = await pullRequestAfterLeg(ctx, {
+        item, repo: repoOf(ctx, key), branch: wt.branch, headBefore: wt.headBefore, worktree: wt.path, result, pushed,
+      });
     }
     return finish(implemented);
   } catch (error) {
@@ -297,6 +313,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       tokens: { in: result?.tokensIn ?? null, out: result?.tokensOut ?? null },
       sessionBranch: wt?.branch ?? null,
       ...(ctx.mode === 'review' ? { review } : {}),
+      ...(opts.pr ? { pullRequest } : {}),
     };
     recordLeg(ctx.paths, {
       ...summary, startedAt: new Date(started).toISOString(), endedAt: new Date(deps.clock.now()).toISOString(),

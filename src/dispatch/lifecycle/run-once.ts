@@ -150,6 +150,7 @@ export function recordBase(
       repo: opts.repo, agent: opts.agent, onFailure: opts.onFailure, parallel: opts.parallel, sendLogs: opts.sendLogs,
       allowEmpty: opts.allowEmpty, timeouts: opts.timeouts, maxCostUsd: opts.maxCostUsd ?? null, worktree: opts.worktree,
       lanes: opts.lanes ?? null, idempotencyKey, push: opts.push ?? false, origin,
+      pr: opts.pr ?? false, draft: opts.draft ?? false,
     },
   };
 }

@@ -7,6 +7,7 @@ import type {
   BuildPrompt, CheckoutInPlace, Clock, CommitsSince, DispatchService, LegSummary, PrepareWorktree, ProgressSink, RunLeg,
 } from '../ports.js';
 import type { LaneFilters, LegMode } from '../select/types.js';
+import type { PullRequestWriter } from '../pr/types.js';
 
 export interface DispatchTimeouts {
   /** No agent output for this long ends the leg (default 15 min). */
@@ -71,6 +72,10 @@ export interface DispatchOptions {
   heartbeat?: boolean;
   /** Push an implemented leg's branch through `deps.pushBranch` (hosted runs: on by default). */
   push?: boolean;
+  /** `--pr`: after a pushed leg, open or update its pull request; review posts, fix comments (hosted: on by default). */
+  pr?: boolean;
+  /** `--draft`: pull requests are opened as drafts. */
+  draft?: boolean;
   /** The environment agents inherit (filtered of tokens by agentEnv). */
   env: NodeJS.ProcessEnv;
   /** Run agents as this user, each in a clone of its own (svc is root; docs/trust.md). */
@@ -109,6 +114,8 @@ export interface DispatchDeps {
    * A rejection is reported as a warning; the leg stays implemented.
    */
   onBranchPushed?(pushed: BranchPushed): Promise<void>;
+  /** Writes pull requests (`opts.pr`): GitHub's REST API on hosted runs, the user's gh locally. */
+  pullRequests?: PullRequestWriter;
   commitsSince: CommitsSince;
   buildPrompt: BuildPrompt;
   clock: Clock;

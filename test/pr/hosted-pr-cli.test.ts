@@ -1,0 +1,93 @@
+// A hosted run writes its pull request, end to end with the real built bin/svc.js: `svc server`
+// serves the API and the git remote, `svc attach` (run credential only) clones, lets a fake agent
+// commit, pushes through the credential helper and opens the pull request on the local GitHub
+// stand-in with the installation token of op 30; a second hosted run over the same card updates it.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRepository } from '../../src/server/git/index.js';
+import { isolatedEnv, runCli, type CliEnv } from '../support/cli.js';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startGitHubMock, type GitHubMock } from './github-mock.js';
+
+const AGENT = `#!/bin/sh
+echo "work $SVC_RUN_ID" >> "card-$SVC_CARD_KEY.txt"
+git add -A && git -c user.name=agent -c user.email=agent@example.invalid commit -qm "$SVC_CARD_KEY: done"
+echo "Added the widget. Tested with $SVC_RUN_TOKEN."
+`;
+
+let server: ServerProcess;
+let gh: GitHubMock;
+let root: string;
+let personal: CliEnv;
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), 'svc-hosted-pr-'));
+  const gitRoot = join(root, 'git-root');
+  await createRepository(gitRoot, 'acme/widgets', { seedCommit: true });
+  server = await startServerProcess(['--git-root', gitRoot]);
+  gh = await startGitHubMock({ token: /ghs_[A-Za-z0-9]{16,}/ });
+  personal = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' });
+}, 60_000);
+
+afterAll(async () => {
+  await gh?.close();
+  const violations = await server?.stop();
+  expect(violations).toEqual([]);
+});
+
+async function hostedRun(key: string, n: number, extra: string[] = []) {
+  const opened = await runCli(['run', key, '--hosted', '--json'], { env: personal });
+  expect(opened.code, opened.stderr).toBe(0);
+  const runId = (JSON.parse(opened.stdout) as { run: { id: string } }).run.id;
+  const minted = await runCli(['server', 'run-token', runId, '--db', server.db], { env: isolatedEnv() });
+  const runToken = minted.stdout.trim();
+  // One workspace for both runs: the second finds the clone and svc/KEY as the first left them, so
+  // its push is a fast-forward (a fresh clone would start svc/KEY again from main).
+  const workspace = join(root, 'work');
+  mkdirSync(workspace, { recursive: true });
+  const agent = join(root, 'agent.sh');
+  writeFileSync(agent, AGENT, { mode: 0o755 });
+  const env = isolatedEnv({ SVC_BASE_URL: server.url, SVC_RUN_ID: runId, SVC_RUN_TOKEN: runToken, SVC_GITHUB_API_URL: gh.url, SVC_MAX_WAIT: '5s' });
+  const r = await runCli(['attach', '--agent-cmd', `sh ${agent}`, '--json', ...extra], { env, cwd: workspace, timeoutMs: 120_000 });
+  return { r, runId, runToken };
+}
+
+describe('hosted runs open pull requests by default', () => {
+  it('opens with the installation token, updates on the next run, and no token reaches GitHub in a body', async () => {
+    const made = await fetch(`${server.url}/api/v1/projects/DEMO/work-items`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'task', type: 'code', title: 'Add a widget', targetRepositories: ['acme/widgets'] }),
+    });
+    const created = (await made.json()) as { key?: string; item?: { key: string } };
+    const key = created.item?.key ?? created.key ?? '';
+    expect(key).toMatch(/^DEMO-\d+$/);
+
+    const one = await hostedRun(key, 1, ['--draft']);
+    expect(one.r.code, one.r.stderr).toBe(0);
+    const s1 = JSON.parse(one.r.stdout) as { legs: Array<{ disposition: string; pullRequest: { action: string; url: string } }> };
+    expect(s1.legs[0]).toMatchObject({ disposition: 'implemented', pullRequest: { action: 'opened', url: 'https://github.example.test/acme/widgets/pull/1' } });
+    expect(one.r.stderr).toContain(`${key}: pull request opened: https://github.example.test/acme/widgets/pull/1`);
+
+    const two = await hostedRun(key, 2);
+    expect(two.r.code, two.r.stderr).toBe(0);
+    expect(JSON.parse(two.r.stdout).legs[0]).toMatchObject({ pullRequest: { action: 'updated', url: 'https://github.example.test/acme/widgets/pull/1' } });
+
+    expect(gh.pulls('acme/widgets')).toHaveLength(1);
+    const pr = gh.pulls('acme/widgets')[0]!;
+    expect(pr).toMatchObject({ head: `svc/${key}`, base: 'main', title: `${key}: Add a widget`, draft: true });
+    expect(pr.body).toContain(two.runId);
+    expect(pr.body).toContain('Added the widget. Tested with');
+    // Every call carried an installation token of the run; none of them, nor the run credential, is in a body.
+    const tokens = [...new Set(gh.requests.map((q) => q.authorization?.replace(/^token /, '') ?? ''))];
+    expect(tokens.length).toBeGreaterThan(0);
+    for (const t of tokens) expect(t).toMatch(/^ghs_/);
+    const bodies = gh.requests.map((q) => q.rawBody).join('\n');
+    for (const secret of [...tokens, one.runToken, two.runToken]) {
+      expect(bodies).not.toContain(secret);
+      expect(one.r.stdout + one.r.stderr + two.r.stdout + two.r.stderr).not.toContain(secret);
+    }
+  });
+});
