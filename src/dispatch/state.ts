@@ -135,6 +135,8 @@ export interface PendingOpen {
   open: DispatchRunOpen;
   /** run.json without what only the open's answer tells (the id, the seq, the run). */
   record: Omit<RunRecord, 'runId' | 'baseSeq' | 'run'>;
+  /** The process making the open: while it lives, recover leaves the record alone. */
+  owner?: { pid: number; start: string | null };
 }
 
 /** `<state>/opening/<sha256 of the key>.json`: a user's `--idempotency-key` never names a path. */

@@ -108,7 +108,7 @@ export function registerRead(program: Command, context: Ctx): void {
   );
   const worktrees = program.command('worktrees').description('the per-card git worktrees');
   withExamples(
-    worktrees.command('prune').description('remove clean worktrees of finished cards; never one with uncommitted work').option('--repo <dir>', 'the repository (SVC_REPO)').action(lazy(context, async () => (await import('./runs.js')).worktreesPrune)),
+    worktrees.command('prune').description('remove clean worktrees of finished cards; never one with uncommitted work or of a run still live on this machine').option('--repo <dir>', 'the repository (SVC_REPO)').action(lazy(context, async () => (await import('./runs.js')).worktreesPrune)),
     'svc worktrees prune',
   );
 

@@ -15,6 +15,7 @@ import {
   LocalStateError, createRunFolder, describeFsError, readRunRecord, removePendingOpen, runPaths, writePendingOpen,
   type PendingOpen, type RunPaths, type RunRecord,
 } from '../state.js';
+import { acquireRunLock, isRunLive, processStart, runLockOwner, RunLockedError, selfMark, type RunLock } from '../run-lock.js';
 import { runCardLeg, runCloseOut, type LegContext } from './leg.js';
 import { openBody, openWithReselect } from './open.js';
 import type { CardSummary, DispatchDeps, DispatchOptions, RunSummary } from './types.js';
@@ -99,7 +100,7 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
         const body = openBody(s, opts.projectKey, idempotencyKey, agentName, opts.agent.model);
         // Rewritten on each reselection: recover repeats the open exactly as last sent.
         pending.path = writePendingOpen(deps.stateDir, {
-          idempotencyKey, open: body, record: recordBase(opts, deps, s, idempotencyKey, 'local'),
+          idempotencyKey, open: body, record: recordBase(opts, deps, s, idempotencyKey, 'local'), owner: selfMark(),
         });
         return body;
       },
@@ -189,6 +190,7 @@ function reconcileJournal(journal: Journal, record: RunRecord, run: DispatchRun)
 export async function deliverEarlierAttempt(deps: DispatchDeps, run: DispatchRun, timeoutMs = 60_000): Promise<DispatchRun> {
   const record = readRunRecord(deps.stateDir, run.id);
   if (!record) return run;
+  if (isRunLive(deps.stateDir, run.id)) throw new RunLockedError(run.id, runLockOwner(deps.stateDir, run.id)!);
   const paths = runPaths(deps.stateDir, run.id);
   const journal = Journal.open(paths.journal);
   try {
@@ -251,6 +253,16 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
     throw await abandonUnrecorded(deps, run, input.pendingPath, error);
   }
   if (input.pendingPath) removePendingOpen(input.pendingPath);
+  // The run is live here until it is closed (or this process dies): recover and prune keep off.
+  // A run another live process holds (a second attempt of a CI job still running) is left to it.
+  let lock: RunLock;
+  try {
+    lock = acquireRunLock(deps.stateDir, run.id);
+  } catch (error) {
+    journal.close();
+    if (error instanceof RunLockedError || input.pendingPath === undefined) throw error;
+    throw await abandonUnrecorded(deps, run, input.pendingPath ?? null, error);
+  }
 
   const controller = new AbortController();
   let closedByServer: RunClosedError | null = null;
@@ -289,7 +301,10 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
   output.info(`run ${run.id} ${adopted ? 'resumed' : 'opened'} (${selection.command}${selection.scopeKey ? ` ${selection.scopeKey}` : ''}): ${selection.note}`);
 
   // --- legs ---
-  const ctx: LegContext = { runId: run.id, command: selection.command, mode: selection.mode, opts, deps, stream, paths, signal: controller.signal };
+  const ctx: LegContext = {
+    runId: run.id, command: selection.command, mode: selection.mode, opts, deps, stream, paths, signal: controller.signal,
+    onAgentGroup: (_key, event, pgid) => (event === 'start' ? journal.agentStarted(_key, pgid, processStart(pgid)) : journal.agentEnded(pgid)),
+  };
   const landed = new Set(adopted ? run.cards.filter((c) => c.disposition === 'implemented').map((c) => c.workItemKey) : []);
   const failed = new Set<string>();
   const legs: LegSummary[] = [];
@@ -423,6 +438,7 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
     await heartbeat.stop();
     await stream.stop();
     journal.close();
+    lock.release();
   }
   run = final ?? run;
   return {
