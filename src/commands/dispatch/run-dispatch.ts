@@ -119,6 +119,8 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
       ctx.out.info(`Opened hosted run ${run.run.id} (${run.run.cards.length} cards)${run.created ? '' : ' (existing run for this idempotency key)'}; a hosted runner executes it.`);
       return;
     }
+    // From here a signal winds the run down (agents stopped, the run closed) instead of cutting it.
+    ctx.interrupts.handle?.('dispatch');
     const progress = createRunProgress(ctx.out);
     let summary: RunSummary;
     try {
