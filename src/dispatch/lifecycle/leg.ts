@@ -26,6 +26,8 @@ export interface LegContext {
   paths: RunPaths;
   /** Aborted when the run must stop its agents (signal, run closed, timeout). */
   signal: AbortSignal;
+  /** Journals each agent's process group, for `svc runs recover` after a kill -9. */
+  onAgentGroup?(key: string, event: 'start' | 'end', pgid: number): void;
 }
 
 export interface LegOutcome {
@@ -102,7 +104,9 @@ export async function runAgent(
   const command = resolveAgentCommand(opts.agent, {
     prompt_file: promptFile, key, workdir: wt.path, branch: wt.branch, run_id: ctx.runId, prompt,
   });
-  const redactor = createStreamRedactor(secretsNow(opts));
+  // One redactor per stream: interleaved stdout and stderr must not cut a token in either (a
+  // newline on stderr would otherwise end the line holding half of a token from stdout).
+  const redactors = { stdout: createStreamRedactor(secretsNow(opts)), stderr: createStreamRedactor(secretsNow(opts)) };
   // A secret minted after the stream redactor was built (a refreshed git token) is caught by a
   // second pass over every emitted piece; rebuilt only when the list grows.
   let late: { count: number; redact: (text: string) => string } | null = null;
@@ -139,12 +143,14 @@ export async function runAgent(
       cardTimeoutMs: opts.timeouts.cardMs,
       killGraceMs: opts.timeouts.killGraceMs,
       ...(parser ? { parser } : {}),
-      onOutput: (chunk) => sink(redactor.push(chunk)),
+      onOutput: (chunk, name) => sink(redactors[name].push(chunk)),
+      ...(ctx.onAgentGroup ? { onGroup: (event: 'start' | 'end', pgid: number) => ctx.onAgentGroup!(key, event, pgid) } : {}),
       signal: ctx.signal,
     });
   } finally {
     if (ticker) clearInterval(ticker);
-    sink(redactor.flush());
+    sink(redactors.stdout.flush());
+    sink(redactors.stderr.flush());
     chunker?.flush();
     closeSync(log);
   }
