@@ -183,6 +183,35 @@ describe('agents never outlive svc', () => {
   }, 60_000);
 });
 
+describe('redaction keeps one buffer per stream', () => {
+  test('a token written half to stdout, a newline to stderr, the rest to stdout leaks nowhere', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'svc-live-home-'));
+    const env = envFor(home);
+    const head = 'ghp_' + 'A'.repeat(8);
+    const tail = 'B'.repeat(24);
+    const agent = join(home, 'split.sh');
+    writeFileSync(agent, `#!/bin/sh
+printf '${head}'
+sleep 0.3
+printf 'x\\n' >&2
+sleep 0.3
+printf '${tail}\\n'
+`);
+    const key = card('split token card');
+    const r = await runCli(['run', key, '--agent-cmd', `sh ${agent}`, '--send-logs', '--allow-empty', '--repo', await makeRepo()], { env });
+    expect(r.code, r.stderr).toBe(0);
+    const runId = readdirSync(join(home, 'state', 'runs'))[0]!;
+    const log = readFileSync(join(home, 'state', 'runs', runId, 'logs', `${key}.log`), 'utf8');
+    const sent = (db.prepare('SELECT body FROM dispatch_events WHERE run_id = ? AND body IS NOT NULL').all(runId) as { body: string }[]).map((e) => e.body).join('');
+    for (const text of [log, sent, r.stdout, r.stderr]) {
+      expect(text).not.toContain('AAAA');
+      expect(text).not.toContain('BBBB');
+    }
+    expect(log).toContain('[REDACTED]');
+    expect(sent).toContain('[REDACTED]');
+  }, 30_000);
+});
+
 describe('signals outside dispatch', () => {
   let silent: Server;
   let silentUrl: string;
