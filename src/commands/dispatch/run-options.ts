@@ -4,6 +4,7 @@ import { AGENT_NAMES, isAgentName, type AgentChoice } from '../../dispatch/agent
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 import { parseDuration } from '../../dispatch/duration.js';
+import { resolveMaxWaitMs } from '../settings.js';
 import type { DispatchOptions } from '../../dispatch/lifecycle.js';
 import { usd, wholeNumber } from '../flag-values.js';
 
@@ -57,5 +58,6 @@ export function legOptions(flags: LegFlags, ctx: Context) {
       runMs: flags.timeout ? parseDuration(flags.timeout, '--timeout') : null,
     },
     maxCostUsd: usd(flags.maxCost, '--max-cost') ?? null,
+    maxWaitMs: resolveMaxWaitMs(ctx),
   } satisfies Partial<DispatchOptions>;
 }

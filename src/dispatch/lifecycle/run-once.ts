@@ -277,6 +277,7 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
   const stream = new EventStream({
     service, runId: run.id, journal, baseSeq: record.baseSeq,
     ...(opts.flushIntervalMs ? { flushIntervalMs: opts.flushIntervalMs } : {}),
+    ...(opts.maxWaitMs !== undefined ? { giveUpAfterMs: opts.maxWaitMs } : {}),
     onClosed,
     onFailed: (e) => {
       failure ??= e;
@@ -288,7 +289,15 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
   const heartbeat =
     opts.heartbeat === false
       ? { stop: async () => undefined }
-      : startHeartbeat({ service, runId: run.id, intervalMs: opts.heartbeatIntervalMs, onClosed, warn: (m) => output.warn(m) });
+      : startHeartbeat({
+          service, runId: run.id, intervalMs: opts.heartbeatIntervalMs, onClosed, warn: (m) => output.warn(m),
+          // A service unreachable past --max-wait stops the run as an append past it does.
+          ...(opts.maxWaitMs !== undefined ? { giveUpAfterMs: opts.maxWaitMs } : {}),
+          onFailed: (e) => {
+            failure ??= e;
+            controller.abort(e);
+          },
+        });
   const onSignal = () => controller.abort(deps.signal.reason);
   if (deps.signal.aborted) onSignal();
   else deps.signal.addEventListener('abort', onSignal, { once: true });
@@ -400,6 +409,9 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
   // Read through a function: the callbacks of the stream and the heartbeat set it meanwhile.
   const closedRemotely = (): boolean => closedByServer !== null;
   try {
+    // The decided close is journalled before anything can fail: a run left open (service gone,
+    // disk full) is closed by `svc runs recover` as decided here, not `interrupted`.
+    if (!closedRemotely()) journal.markClosing(stopReason, status);
     if (!closedRemotely()) {
       const flushed = await stream.flush(interrupted || timedOut ? opts.timeouts.flushMs ?? SIGNAL_FLUSH_MS : CLOSE_FLUSH_MS);
       // Events the service refused outright (a 4xx) can never be delivered: close anyway.
@@ -413,10 +425,11 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
     // The close is the run's last word: a beat racing it would come back 409 and read as a remote close.
     await heartbeat.stop();
     if (!closedRemotely()) {
-      journal.markClosing(stopReason, status);
       // An ambiguous failure is settled by reading the run, and the close repeated while it is
       // still running: exit by the run's outcome, not 5, when the close landed after all.
-      const closed = await closeRun(service, run.id, { stopReason, status }, { warn: (m) => output.warn(m) });
+      const closed = await closeRun(service, run.id, { stopReason, status }, {
+        warn: (m) => output.warn(m), ...(opts.maxWaitMs !== undefined ? { giveUpAfterMs: opts.maxWaitMs } : {}),
+      });
       if (closed.kind === 'closed') final = closed.run;
       else {
         closedByServer = new RunClosedError(run.id);
