@@ -22,7 +22,7 @@ import { Journal } from './journal.js';
 import { RunLockedError, acquireRunLock, isAlive, killLeftoverGroup, type RunLock } from './run-lock.js';
 import { serviceErrorOf, type DispatchService, type ProgressSink } from './ports.js';
 import {
-  createRunFolder, describeFsError, listPendingOpens, listRunRecords, readRunRecord, removePendingOpen, runPaths, type PendingOpen, type RunRecord,
+  createRunFolder, describeFsError, stateFolderFault, listPendingOpens, listRunRecords, readRunRecord, removePendingOpen, runPaths, type PendingOpen, type RunRecord,
 } from './state.js';
 
 /** What recover asks of the service. */
@@ -143,7 +143,11 @@ async function recoverOne(deps: RecoverDeps, record: RunRecord): Promise<Recover
   try {
     lock = acquireRunLock(deps.stateDir, record.runId);
   } catch (error) {
-    if (!(error instanceof RunLockedError)) throw error;
+    if (!(error instanceof RunLockedError)) {
+      const detail = stateFolderFault(error, deps.stateDir)?.message ?? describeFsError(error);
+      deps.output.warn(`run ${record.runId}: ${detail}`);
+      return { ...base, action: 'failed', detail };
+    }
     deps.output.info(`run ${record.runId} is live in process ${error.owner.pid}; leaving it alone`);
     return { ...base, action: 'skipped', detail: `live in process ${error.owner.pid}` };
   }

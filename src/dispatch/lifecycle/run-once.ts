@@ -12,7 +12,7 @@ import type { Selection } from '../select/types.js';
 import { interruptionExitCode } from '../signals.js';
 import { closeRun } from '../close.js';
 import {
-  LocalStateError, createRunFolder, describeFsError, readRunRecord, removePendingOpen, runPaths, writePendingOpen,
+  LocalStateError, createRunFolder, describeFsError, stateFolderFault, readRunRecord, removePendingOpen, runPaths, writePendingOpen,
   type PendingOpen, type RunPaths, type RunRecord,
 } from '../state.js';
 import { acquireRunLock, isRunLive, processStart, runLockOwner, RunLockedError, selfMark, type RunLock } from '../run-lock.js';
@@ -280,8 +280,10 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
     ...(opts.maxWaitMs !== undefined ? { giveUpAfterMs: opts.maxWaitMs } : {}),
     onClosed,
     onFailed: (e) => {
-      failure ??= e;
-      controller.abort(e);
+      const local = stateFolderFault(e, deps.stateDir);
+      if (local && failure === null) output.warn(`${local.message}: stopping the run (free some space, then \`svc continue ${run.id}\`)`);
+      failure ??= local ?? e;
+      controller.abort(failure);
     },
     warn: (m) => output.warn(m),
   });
@@ -411,7 +413,15 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
   try {
     // The decided close is journalled before anything can fail: a run left open (service gone,
     // disk full) is closed by `svc runs recover` as decided here, not `interrupted`.
-    if (!closedRemotely()) journal.markClosing(stopReason, status);
+    // A journal that cannot take it (a full disk) does not keep the close from the service.
+    if (!closedRemotely()) {
+      try {
+        journal.markClosing(stopReason, status);
+      } catch (error) {
+        const local = stateFolderFault(error, deps.stateDir);
+        output.warn(`cannot journal the close of run ${run.id}: ${local?.message ?? describeFsError(error)}`);
+      }
+    }
     if (!closedRemotely()) {
       const flushed = await stream.flush(interrupted || timedOut ? opts.timeouts.flushMs ?? SIGNAL_FLUSH_MS : CLOSE_FLUSH_MS);
       // Events the service refused outright (a 4xx) can never be delivered: close anyway.
@@ -443,7 +453,11 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
       exitCode = 1;
       final ??= await service.getDispatchRun(run.id).catch(() => null);
     }
-    journal.markClosed(final?.stopReason ?? null, final?.status ?? null);
+    try {
+      journal.markClosed(final?.stopReason ?? null, final?.status ?? null);
+    } catch {
+      // The service holds the close; recover finds it already closed and only notes it.
+    }
   } catch (error) {
     output.warn(`could not close run ${run.id}: ${serviceErrorOf(error).message ?? String(error)}; \`svc runs recover\` will`);
     exitCode = exitCode || exitCodeFor(error);
