@@ -99,7 +99,7 @@ export function registerRead(program: Command, context: Ctx): void {
     'svc runs watch 01J9ZK3RUN',
   );
   withExamples(
-    runs.command('recover [run-id]').description('send what crashed runs left unsent and close them interrupted').action(lazy(context, async () => (await import('./runs.js')).runsRecover)),
+    runs.command('recover [run-id]').description('finish runs whose svc died: stop their leftover agents, send what was not sent, close them as decided (else interrupted); live runs are skipped').action(lazy(context, async () => (await import('./runs.js')).runsRecover)),
     'svc runs recover',
   );
   withExamples(
