@@ -11,7 +11,7 @@ import { openDatabase, type Database } from '../../src/server/db.js';
 import { MODULES } from '../../src/server/modules.js';
 import { pendingOpenPath } from '../../src/dispatch/state.js';
 import { selfMark } from '../../src/dispatch/run-lock.js';
-import { BIN, isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
+import { BIN, isolatedEnv, makeRepo, run as run_, runCli, type CliEnv } from '../support/cli.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { rowsOf } from './soak-harness.js';
 import { waitFor } from './support.js';
@@ -109,7 +109,7 @@ describe('recover and prune beside a live run', () => {
     const worktrees = await runCli(['worktrees', 'prune', '--repo', repo], { env });
     expect(worktrees.code, worktrees.stderr).toBe(0);
     expect(worktrees.stderr).toContain(`kept ${key}: in use by live run ${runId}`);
-    expect(existsSync(join(repo, '.svc', 'worktrees')) ? readdirSync(join(repo, '.svc', 'worktrees')).length : 1).toBeGreaterThan(0);
+    expect(await run_('git', ['worktree', 'list', '--porcelain'], repo)).toContain(`branch refs/heads/svc/${key}`);
 
     const recovered = await runCli(['runs', 'recover', '--json'], { env });
     expect(recovered.code, recovered.stderr).toBe(0);
@@ -120,6 +120,22 @@ describe('recover and prune beside a live run', () => {
     expect(statusOf(runId)?.status).toBe('running');
     run.child.kill('SIGINT');
     // Two signals sent back to back would merge into one (they do not queue).
+    await new Promise((r) => setTimeout(r, 200));
+    run.child.kill('SIGINT');
+    expect((await run.done).code).toBe(130);
+  }, 60_000);
+
+  test('a second invocation with the same idempotency key leaves the live run to its process', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'svc-live-home-'));
+    const { env, repo, key, run, runId } = await liveRun(home, ['--idempotency-key', 'ci-job-7']);
+    const journal = join(home, 'state', 'runs', runId, 'journal.jsonl');
+    const before = readFileSync(journal, 'utf8');
+    const second = await runCli(['run', key, '--agent-cmd', stubbornAgent, '--allow-empty', '--idempotency-key', 'ci-job-7', '--repo', repo], { env });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`run ${runId} is live in process ${run.child.pid}`);
+    expect(readFileSync(journal, 'utf8')).toBe(before);
+    expect(statusOf(runId)?.status).toBe('running');
+    run.child.kill('SIGINT');
     await new Promise((r) => setTimeout(r, 200));
     run.child.kill('SIGINT');
     expect((await run.done).code).toBe(130);

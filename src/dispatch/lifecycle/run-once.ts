@@ -240,29 +240,29 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
   let record: RunRecord;
   let paths: RunPaths;
   let journal: Journal;
+  // The run is live here until it is closed (or this process dies): recover and prune keep off.
+  let lock: RunLock | undefined;
   try {
     const existing = readRunRecord(deps.stateDir, run.id);
     record = existing ?? { ...recordBase(opts, deps, selection, idempotencyKey, input.origin ?? 'local'), runId: run.id, baseSeq: run.seq, run };
     paths = existing ? runPaths(deps.stateDir, run.id) : createRunFolder(deps.stateDir, record);
+    // Taken before the journal is touched: a run another live process holds (a second attempt
+    // of a CI job while the first still runs) is left to it, its journal unread and unwritten.
+    lock = acquireRunLock(deps.stateDir, run.id);
     journal = Journal.open(paths.journal);
     if (existing) reconcileJournal(journal, record, run);
   } catch (error) {
+    if (error instanceof RunLockedError) {
+      if (input.pendingPath) removePendingOpen(input.pendingPath);
+      throw error;
+    }
+    lock?.release();
     // A run this invocation opened is closed rather than left running unrecorded; a run it was
     // handed (hosted) belongs to its platform, which sees the failure.
     if (input.pendingPath === undefined) throw error;
     throw await abandonUnrecorded(deps, run, input.pendingPath, error);
   }
   if (input.pendingPath) removePendingOpen(input.pendingPath);
-  // The run is live here until it is closed (or this process dies): recover and prune keep off.
-  // A run another live process holds (a second attempt of a CI job still running) is left to it.
-  let lock: RunLock;
-  try {
-    lock = acquireRunLock(deps.stateDir, run.id);
-  } catch (error) {
-    journal.close();
-    if (error instanceof RunLockedError || input.pendingPath === undefined) throw error;
-    throw await abandonUnrecorded(deps, run, input.pendingPath ?? null, error);
-  }
 
   const controller = new AbortController();
   let closedByServer: RunClosedError | null = null;
@@ -465,7 +465,7 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
     await heartbeat.stop();
     await stream.stop();
     journal.close();
-    lock.release();
+    lock?.release();
   }
   run = final ?? run;
   return {
