@@ -62,6 +62,8 @@ for i in $(seq 1 6000); do echo "line $i of a chatty agent writing plenty of out
   const shown = `${r.stdout}${r.stderr}`;
   expect(shown).not.toMatch(/· running/);
   expect(shown).toMatch(/· halted · failed/);
+  // The card that ran is in the summary, failed; the next was never reached.
+  expect(shown).toMatch(new RegExp(`${keys[0]}\\s+failed`));
   expect(r.stderr).not.toMatch(/^\s+at /m);
   const rows = rowsOf(db).filter((x) => !before.has(x.id));
   expect(rows.map((x) => [x.status, x.stop_reason])).toEqual([['failed', 'halted']]);

@@ -355,7 +355,17 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
         break;
       }
       index++;
-      const leg = runCardLeg(ctx, fresh, index, todo.length).then((o) => {
+      const legStarted = deps.clock.now();
+      // runCardLeg settles every agent failure itself; what still rejects is local (a full disk
+      // refusing even the failed disposition): the card is shown failed with that cause.
+      const outcome = runCardLeg(ctx, fresh, index, todo.length).catch((error: unknown) => ({
+        implemented: false,
+        summary: {
+          key: card.key, title: fresh.title, disposition: 'failed', durationMs: deps.clock.now() - legStarted, exitCode: null,
+          reason: stateFolderFault(error, deps.stateDir)?.message ?? describeFsError(error), costUsd: null, tokens: { in: null, out: null }, sessionBranch: null,
+        },
+      }));
+      const leg = outcome.then((o) => {
         legs.push(o.summary);
         cost += o.summary.costUsd ?? 0;
         if (o.implemented) landed.add(card.key);
