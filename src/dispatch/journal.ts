@@ -83,20 +83,21 @@ export class Journal {
     this.fd = openSync(path, 'a+', 0o600);
     if (!fresh) {
       this.load();
-      this.endTornLine();
+      this.torn = this.endsTorn();
     }
   }
 
   /**
-   * A crash (or a full disk) can leave the last line cut short. The next record starts on a line
-   * of its own, or it would merge into the torn one and be lost with it.
+   * A crash (or a full disk) can leave the last line cut short: the next record must start on a
+   * line of its own, or it would merge into the torn one and be lost with it. Only noted here
+   * (the newline goes with the next write), so a journal opened to be read is never written.
    */
-  private endTornLine(): void {
+  private endsTorn(): boolean {
     const size = fstatSync(this.fd).size;
-    if (size === 0) return;
+    if (size === 0) return false;
     const last = Buffer.alloc(1);
     readSync(this.fd, last, 0, 1, size - 1);
-    if (last[0] !== 0x0a) writeSync(this.fd, '\n');
+    return last[0] !== 0x0a;
   }
 
   /** Opens (creating) the journal at `path`, reading back its counters if it exists. */
@@ -120,7 +121,7 @@ export class Journal {
     });
   }
 
-  /** A write of this process failed part-way: the next record starts on a fresh line. */
+  /** The last line is unfinished (a write failed part-way, here or before a crash). */
   private torn = false;
 
   private write(record: JournalRecord): void {

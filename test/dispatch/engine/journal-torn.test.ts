@@ -31,6 +31,16 @@ describe('a torn last journal line', () => {
     expect(JSON.parse(lines[2]!)).toMatchObject({ t: 'ev', n: 2 });
   });
 
+  it('a torn journal opened only to be read is not written', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'svc-journal-')), 'journal.jsonl');
+    writeFileSync(path, '{"t":"ev","n":1,"at":"2026-01-01T00:00:00.000Z","ev":{"body":"one"}}\n{"t":"ev","n":2');
+    const before = readFileSync(path, 'utf8');
+    const j = Journal.open(path);
+    expect(j.lastN).toBe(1);
+    j.close();
+    expect(readFileSync(path, 'utf8')).toBe(before);
+  });
+
   it('a journal that ends with a newline gets no blank line', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'svc-journal-')), 'journal.jsonl');
     writeFileSync(path, '');
