@@ -11,8 +11,9 @@ import { Interrupted, trapSignals } from './dispatch/signals.js';
 declare const __SVC_VERSION__: string | undefined;
 const version = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-dev';
 
-// The first SIGINT/SIGTERM aborts (no new leg, agents signalled, the run closed); a second one
-// exits at once and leaves the run to `svc runs recover` or the service's reaper.
+// A command that holds nothing open exits at once on SIGINT/SIGTERM (130/143). A dispatch run says
+// so first: then the first signal aborts (no new leg, agents signalled, the run closed) and a
+// second one exits at once, agents killed, the run left to `svc runs recover` or the reaper.
 const trap = trapSignals(process, (code) => process.exit(code), (message) => process.stderr.write(`svc: ${message}\n`));
 const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 const ownHandlers = new Map(SIGNALS.map((sig) => [sig, new Set(process.listeners(sig))]));
@@ -68,7 +69,7 @@ function context(cmd: Command): Context {
     globals,
     out: createOutput({ stdout: process.stdout, stderr: process.stderr, env, json: globals.json, color: globals.color, verbose: globals.verbose }),
     config: () => (config ??= openConfig(env)),
-    interrupts: { signal: trap.signal, reason: received },
+    interrupts: { signal: trap.signal, reason: received, handle: (mode) => trap.handle(mode) },
     exitCode: EXIT.ok,
     self: { execPath: process.execPath, script: process.argv[1] ?? 'svc' },
     version,

@@ -18,6 +18,11 @@ export interface GlobalOptions {
 export interface Interrupts {
   signal: AbortSignal;
   reason(): 'SIGINT' | 'SIGTERM' | null;
+  /**
+   * Called by a command whose work a signal must wind down rather than cut (a dispatch run, the
+   * local server). Without it, SIGINT/SIGTERM exit at once with 130/143.
+   */
+  handle?(mode: 'graceful' | 'dispatch'): void;
 }
 
 export interface Context {

@@ -52,6 +52,7 @@ export async function runDemo(ctx: Context): Promise<void> {
     out.info(out.style.bold(`Local service on ${service.url} with project ${seeded.projectKey}; repository ${repo}`));
     out.info('Running `svc next` with a scripted demo agent: the next runnable container, leaf by leaf, blockers first.\n');
 
+    ctx.interrupts.handle?.('dispatch');
     const progress = createRunProgress(out);
     const summary = await runDispatch(
       {

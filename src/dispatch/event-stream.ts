@@ -85,7 +85,15 @@ export class EventStream {
    * After the run was closed the event is still journalled for the local record, never sent.
    */
   push(ev: DispatchEventInput): number {
-    const n = this.o.journal.append(ev);
+    let n: number;
+    try {
+      n = this.o.journal.append(ev);
+    } catch (error) {
+      // An event that cannot be journalled cannot be sent (the journal comes first): the run must
+      // stop. What the journal already holds is still delivered.
+      this.o.onFailed?.(error);
+      throw error;
+    }
     if (this.pending >= this.o.maxBatch) this.poke();
     return n;
   }

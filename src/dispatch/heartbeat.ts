@@ -11,6 +11,12 @@ export interface HeartbeatOptions {
   /** After a failed beat, the next try comes this soon (capped by the interval). */
   retryMs?: number;
   onClosed(error: RunClosedError): void;
+  /**
+   * Beats have failed for longer than this (`--max-wait`): the service is given up on, beating
+   * stops and `onFailed` hears the last error. Default: never.
+   */
+  giveUpAfterMs?: number;
+  onFailed?(error: unknown): void;
   warn?(message: string): void;
 }
 
@@ -27,6 +33,8 @@ export function startHeartbeat(options: HeartbeatOptions): Heartbeat {
   let timer: NodeJS.Timeout | null = null;
   let inFlight: Promise<void> | null = null;
   let stopped = false;
+  // Since when beats have been failing (null while they succeed).
+  let failingSince: number | null = null;
 
   const schedule = (ms: number): void => {
     if (stopped) return;
@@ -41,6 +49,7 @@ export function startHeartbeat(options: HeartbeatOptions): Heartbeat {
   const beat = async (): Promise<void> => {
     try {
       await options.service.heartbeatDispatchRun(options.runId);
+      failingSince = null;
       stats.beats++;
       schedule(options.intervalMs);
     } catch (error) {
@@ -51,7 +60,14 @@ export function startHeartbeat(options: HeartbeatOptions): Heartbeat {
         options.onClosed(new RunClosedError(options.runId, error));
         return;
       }
-      options.warn?.(`heartbeat failed (${describe(error)}); retrying in ${Math.round(retryMs / 1000)}s`);
+      failingSince ??= Date.now();
+      if (options.giveUpAfterMs !== undefined && Date.now() - failingSince >= options.giveUpAfterMs) {
+        stopped = true;
+        options.warn?.(`heartbeat failed for longer than --max-wait (${describe(error)}); giving up on the service`);
+        options.onFailed?.(error);
+        return;
+      }
+      options.warn?.(`heartbeat failed (${describe(error)}); retrying in ${retryMs < 1000 ? `${retryMs}ms` : `${Math.round(retryMs / 1000)}s`}`);
       schedule(retryMs);
     }
   };

@@ -2,7 +2,7 @@
 // sequence number, BEFORE it is sent; each successful append adds an `ack` record with the server's
 // seq. Pending events live here rather than in memory, so a chatty agent and a slow service cost
 // disk, not heap; and after a crash `svc runs recover` finds exactly what was not acknowledged.
-import { closeSync, existsSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
 import type { CloseStatus, DispatchEventInput, StopReason } from '../contract/types.js';
 
 /** One line of the journal. */
@@ -10,7 +10,18 @@ export type JournalRecord =
   | { t: 'ev'; n: number; at: string; ev: DispatchEventInput }
   | { t: 'ack'; n: number; seq: number }
   | { t: 'close'; stopReason: StopReason; status: CloseStatus }
-  | { t: 'closed'; stopReason: string | null; status: string | null };
+  | { t: 'closed'; stopReason: string | null; status: string | null }
+  /** An agent started, leading process group `pgid` (its leader's start time tells pid reuse). */
+  | { t: 'agent'; key: string; pgid: number; start: string | null }
+  /** That agent's group was ended by svc. */
+  | { t: 'agent-end'; pgid: number };
+
+/** An agent the journal saw start and never saw end: after a kill -9 it may still run. */
+export interface JournalAgent {
+  key: string;
+  pgid: number;
+  start: string | null;
+}
 
 export interface JournalEntry {
   n: number;
@@ -64,11 +75,29 @@ export class Journal {
   /** The close the client meant to send, and whether the service confirmed the run closed. */
   closing: { stopReason: StopReason; status: CloseStatus } | null = null;
   closed = false;
+  /** Agents started and not recorded as ended, by process group. */
+  readonly agents = new Map<number, JournalAgent>();
 
   private constructor(readonly path: string) {
     const fresh = !existsSync(path);
     this.fd = openSync(path, 'a+', 0o600);
-    if (!fresh) this.load();
+    if (!fresh) {
+      this.load();
+      this.torn = this.endsTorn();
+    }
+  }
+
+  /**
+   * A crash (or a full disk) can leave the last line cut short: the next record must start on a
+   * line of its own, or it would merge into the torn one and be lost with it. Only noted here
+   * (the newline goes with the next write), so a journal opened to be read is never written.
+   */
+  private endsTorn(): boolean {
+    const size = fstatSync(this.fd).size;
+    if (size === 0) return false;
+    const last = Buffer.alloc(1);
+    readSync(this.fd, last, 0, 1, size - 1);
+    return last[0] !== 0x0a;
   }
 
   /** Opens (creating) the journal at `path`, reading back its counters if it exists. */
@@ -86,12 +115,29 @@ export class Journal {
         this.ackedSeq = r.seq;
       } else if (r.t === 'close') this.closing = { stopReason: r.stopReason, status: r.status };
       else if (r.t === 'closed') this.closed = true;
+      else if (r.t === 'agent') this.agents.set(r.pgid, { key: r.key, pgid: r.pgid, start: r.start });
+      else if (r.t === 'agent-end') this.agents.delete(r.pgid);
       return true;
     });
   }
 
+  /** The last line is unfinished (a write failed part-way, here or before a crash). */
+  private torn = false;
+
   private write(record: JournalRecord): void {
-    writeSync(this.fd, JSON.stringify(record) + '\n');
+    const line = `${this.torn ? '\n' : ''}${JSON.stringify(record)}\n`;
+    let written: number;
+    try {
+      written = writeSync(this.fd, line);
+    } catch (error) {
+      this.torn = true;
+      throw error;
+    }
+    if (written < Buffer.byteLength(line)) {
+      this.torn = true;
+      throw Object.assign(new Error(`ENOSPC: no space left on device, write '${this.path}'`), { code: 'ENOSPC' });
+    }
+    this.torn = false;
   }
 
   /** Writes an event and returns its local number. Synchronous: order is the call order. */
@@ -105,7 +151,12 @@ export class Journal {
   /** Records that events up to local `n` are stored, the service answering `seq`. */
   ack(n: number, seq: number): void {
     if (n < this.ackedN) return;
-    this.write({ t: 'ack', n, seq });
+    try {
+      this.write({ t: 'ack', n, seq });
+    } catch {
+      // An ack is a shortcut, not the truth: the run's seq is (recover and resume read it). A full
+      // disk must not stop the delivery of what the journal already holds.
+    }
     this.ackedN = n;
     this.ackedSeq = seq;
   }
@@ -120,6 +171,18 @@ export class Journal {
     this.write({ t: 'closed', stopReason, status });
     this.closed = true;
     this.sync();
+  }
+
+  /** Records an agent's process group as it starts (forced to disk: a kill -9 may follow). */
+  agentStarted(key: string, pgid: number, start: string | null): void {
+    this.write({ t: 'agent', key, pgid, start });
+    this.agents.set(pgid, { key, pgid, start });
+    this.sync();
+  }
+
+  agentEnded(pgid: number): void {
+    this.write({ t: 'agent-end', pgid });
+    this.agents.delete(pgid);
   }
 
   /** Forces the journal to disk at the moments a crash would hurt most (close intent, closed). */

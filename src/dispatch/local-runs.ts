@@ -6,6 +6,7 @@ import type { DispatchRun } from '../contract/types.js';
 import { closeRun } from './close.js';
 import { Journal } from './journal.js';
 import type { DispatchService } from './ports.js';
+import { isRunLive } from './run-lock.js';
 import { listRunRecords, readRunRecord, runPaths, type RunRecord } from './state.js';
 
 /** One row of `svc runs list`. */
@@ -24,22 +25,6 @@ export interface LocalRunRow {
   live: boolean;
 }
 
-/**
- * Whether a process on this machine is running `runId` now: the lock it holds in the run's folder
- * (`<run>/lock`, `{ pid, start }`) names a process that still exists. Kept tiny on purpose: the run
- * lock's own module owns the lock and its stricter checks.
- */
-export function runIsLive(stateDir: string, runId: string): boolean {
-  try {
-    const mark = JSON.parse(readFileSync(`${runPaths(stateDir, runId).dir}/lock`, 'utf8')) as { pid?: unknown };
-    if (typeof mark.pid !== 'number' || !Number.isInteger(mark.pid) || mark.pid <= 0) return false;
-    if (mark.pid === process.pid) return false;
-    process.kill(mark.pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 interface JournalFacts {
   dispositions: Map<string, string>;
@@ -68,7 +53,7 @@ function journalFacts(path: string): JournalFacts {
 
 function rowOf(stateDir: string, record: RunRecord): LocalRunRow {
   const facts = journalFacts(runPaths(stateDir, record.runId).journal);
-  const live = runIsLive(stateDir, record.runId);
+  const live = isRunLive(stateDir, record.runId);
   const values = [...facts.dispositions.values()];
   const origin = record.options.origin === 'hosted' ? 'hosted' : 'local';
   const repo = typeof record.options.repo === 'string' ? record.options.repo : '';
@@ -179,7 +164,7 @@ export type CancelOutcome = { action: 'cancelled' | 'already closed'; status: st
  */
 export async function cancelRun(service: Pick<DispatchService, 'getDispatchRun' | 'closeDispatchRun'>, stateDir: string, runId: string): Promise<CancelOutcome> {
   runPaths(stateDir, runId);
-  if (runIsLive(stateDir, runId)) throw new CancelRefusedError(`run ${runId} is live on this machine; stop it with Ctrl-C in its terminal`);
+  if (isRunLive(stateDir, runId)) throw new CancelRefusedError(`run ${runId} is live on this machine; stop it with Ctrl-C in its terminal`);
   const record = readRunRecord(stateDir, runId);
   const journalPath = runPaths(stateDir, runId).journal;
   const journal = record && existsSync(journalPath) ? Journal.open(journalPath) : null;

@@ -19,9 +19,10 @@ import type { CloseStatus, StopReason } from '../contract/types.js';
 import { closeRun } from './close.js';
 import { EventStream } from './event-stream.js';
 import { Journal } from './journal.js';
+import { RunLockedError, acquireRunLock, isAlive, killLeftoverGroup, type RunLock } from './run-lock.js';
 import { serviceErrorOf, type DispatchService, type ProgressSink } from './ports.js';
 import {
-  createRunFolder, describeFsError, listPendingOpens, listRunRecords, readRunRecord, removePendingOpen, runPaths, type PendingOpen, type RunRecord,
+  createRunFolder, describeFsError, stateFolderFault, listPendingOpens, listRunRecords, readRunRecord, removePendingOpen, runPaths, type PendingOpen, type RunRecord,
 } from './state.js';
 
 /** What recover asks of the service. */
@@ -86,6 +87,11 @@ export async function recoverRuns(deps: RecoverDeps, runId?: string): Promise<Re
  */
 async function recoverPending(deps: RecoverDeps, path: string, pending: PendingOpen): Promise<RecoverResult | null> {
   const base = { runId: `opening ${pending.idempotencyKey}`, sent: 0, stopReason: null, status: null };
+  if (pending.owner && pending.owner.pid !== process.pid && isAlive(pending.owner)) {
+    // The open is still being made (or its answer awaited) by a live process: it is not ours.
+    deps.output.info(`open ${pending.idempotencyKey} is in progress in process ${pending.owner.pid}; leaving it alone`);
+    return { ...base, action: 'skipped', detail: `open in progress in live process ${pending.owner.pid}` };
+  }
   const service = deps.serviceFor(pending.record);
   if (!service) return { ...base, action: 'skipped', detail: `no credentials for ${pending.record.baseUrl}` };
   let opened;
@@ -132,9 +138,28 @@ async function recoverOne(deps: RecoverDeps, record: RunRecord): Promise<Recover
   const base = { runId: record.runId, sent: 0, stopReason: null, status: null };
   const service = deps.serviceFor(record);
   if (!service) return { ...base, action: 'skipped', detail: `no credentials for ${record.baseUrl}` };
+  // A run another live process holds is not abandoned: closing it would fail its legs under it.
+  let lock: RunLock;
+  try {
+    lock = acquireRunLock(deps.stateDir, record.runId);
+  } catch (error) {
+    if (!(error instanceof RunLockedError)) {
+      const detail = stateFolderFault(error, deps.stateDir)?.message ?? describeFsError(error);
+      deps.output.warn(`run ${record.runId}: ${detail}`);
+      return { ...base, action: 'failed', detail };
+    }
+    deps.output.info(`run ${record.runId} is live in process ${error.owner.pid}; leaving it alone`);
+    return { ...base, action: 'skipped', detail: `live in process ${error.owner.pid}` };
+  }
   const journal = Journal.open(runPaths(deps.stateDir, record.runId).journal);
   let stream: EventStream | null = null;
   try {
+    // Agents a killed svc left running (their groups are in the journal) go before the run closes:
+    // a closed run must have no agent still writing to its worktrees.
+    for (const agent of [...journal.agents.values()]) {
+      if (killLeftoverGroup(agent)) deps.output.info(`run ${record.runId}: stopped the leftover agent of ${agent.key} (process group ${agent.pgid})`);
+      journal.agentEnded(agent.pgid);
+    }
     const run = await service.getDispatchRun(record.runId);
     if (run.status !== 'running') {
       journal.markClosed(run.stopReason, run.status);
@@ -176,5 +201,6 @@ async function recoverOne(deps: RecoverDeps, record: RunRecord): Promise<Recover
   } finally {
     await stream?.stop();
     journal.close();
+    lock.release();
   }
 }

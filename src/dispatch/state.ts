@@ -116,6 +116,17 @@ export class LocalStateError extends Error {
   }
 }
 
+/**
+ * A write to the state folder that failed for want of space, named for what it is (the raw
+ * ENOSPC says neither which folder nor that it is ours); null for any other error.
+ */
+export function stateFolderFault(error: unknown, stateDir: string): LocalStateError | null {
+  if (error instanceof LocalStateError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'ENOSPC' || code === 'EDQUOT') return new LocalStateError(`no space left on the state folder ${stateDir}`, error);
+  return null;
+}
+
 /** `ENOTDIR: not a directory, mkdir '…'` → `ENOTDIR (not a directory)`: short, one line. */
 export function describeFsError(error: unknown): string {
   const e = error as { code?: unknown; message?: unknown } | null;
@@ -135,6 +146,8 @@ export interface PendingOpen {
   open: DispatchRunOpen;
   /** run.json without what only the open's answer tells (the id, the seq, the run). */
   record: Omit<RunRecord, 'runId' | 'baseSeq' | 'run'>;
+  /** The process making the open: while it lives, recover leaves the record alone. */
+  owner?: { pid: number; start: string | null };
 }
 
 /** `<state>/opening/<sha256 of the key>.json`: a user's `--idempotency-key` never names a path. */

@@ -190,7 +190,12 @@ export interface PruneResult {
  * work, a locked one, or one that cannot be inspected is kept and reported with the reason. The
  * branches stay: their commits are the agents' work.
  */
-export function pruneWorktrees(opts: { repo: string; finishedKeys?: readonly string[] }): Promise<PruneResult> {
+export function pruneWorktrees(opts: {
+  repo: string;
+  finishedKeys?: readonly string[];
+  /** Cards of runs live on this machine, with why: their worktrees are an agent's workplace. */
+  inUse?: ReadonlyMap<string, string>;
+}): Promise<PruneResult> {
   return serialized(async () => {
     const result: PruneResult = { removed: [], kept: [] };
     await git(opts.repo).raw(['worktree', 'prune']);
@@ -200,6 +205,11 @@ export function pruneWorktrees(opts: { repo: string; finishedKeys?: readonly str
       if (!w.branch?.startsWith(BRANCH_PREFIX) || resolve(w.path) === main) continue;
       const key = w.branch.slice(BRANCH_PREFIX.length);
       if (wanted && !wanted.has(key)) continue;
+      const live = opts.inUse?.get(key);
+      if (live) {
+        result.kept.push({ key, path: w.path, reason: live });
+        continue;
+      }
       if (w.locked) {
         result.kept.push({ key, path: w.path, reason: 'locked' });
         continue;

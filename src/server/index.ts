@@ -77,6 +77,10 @@ export async function startServer(opts: StartOptions = {}): Promise<LocalService
   const logError = opts.logError ?? ((line: string) => process.stderr.write(`${line}\n`));
   const db = openDatabase(opts.dbFile ?? ':memory:', MODULES);
   const admin = createAdmin(db, now);
+  // Seeded before listening: a seed that fails leaves nothing listening without a URL.
+  const seeded = opts.seed === 'demo' ? seedDemo(admin, db) : undefined;
+  // A demo should plan without any outside dependency: the built-in deterministic planner.
+  if (seeded) configurePlanner(db, { kind: 'builtin' });
   const contract = CONTRACT_HOOKS;
   const observers = [opts.onResponse];
   const logFile = process.env.SVC_SERVER_VALIDATE_LOG;
@@ -106,9 +110,6 @@ export async function startServer(opts: StartOptions = {}): Promise<LocalService
   config.baseUrl ||= url;
 
   const stops = MODULES.flatMap((m) => (m.start ? [m.start({ db, config, now })] : []));
-  const seeded = opts.seed === 'demo' ? seedDemo(admin) : undefined;
-  // A demo should plan without any outside dependency: the built-in deterministic planner.
-  if (seeded) configurePlanner(db, { kind: 'builtin' });
   let closed: Promise<void> | null = null;
   return {
     url,

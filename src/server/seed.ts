@@ -10,9 +10,26 @@
 //     DEMO-8 subtask "Fix rounding in totals"
 //   DEMO-9 task "Write the changelog" (done)
 //   DEMO-10 task "Approve the pricing copy" (executor: human)
+import type { DatabaseSync } from 'node:sqlite';
 import type { Admin } from './admin.js';
 
-export function seedDemo(admin: Admin): { token: string; workspaceId: string; userId: string; projectKey: string } {
+/**
+ * Seeds the demo once. A database seeded before (`svc server --db svc.db --seed demo`, started
+ * again) keeps its data as it is; the service stores only token hashes, so the earlier token
+ * cannot be shown again: a fresh one for the demo user is minted and printed (earlier ones stay
+ * valid).
+ */
+export function seedDemo(admin: Admin, db?: DatabaseSync): { token: string; workspaceId: string; userId: string; projectKey: string } {
+  const existing = db
+    ?.prepare(
+      `SELECT w.id AS workspaceId, u.id AS userId FROM workspaces w JOIN projects p ON p.workspace_id = w.id AND p.key = 'DEMO'
+       JOIN users u ON u.email = 'ada@acme.test' WHERE w.slug = 'acme'`,
+    )
+    .get() as { workspaceId: string; userId: string } | undefined;
+  if (existing) {
+    const { token } = admin.createToken({ workspaceId: existing.workspaceId, userId: existing.userId });
+    return { token, ...existing, projectKey: 'DEMO' };
+  }
   const ws = admin.createWorkspace({ name: 'Acme', slug: 'acme' });
   const user = admin.createUser({ name: 'Ada Demo', email: 'ada@acme.test' });
   admin.addMember(ws.id, user.id);

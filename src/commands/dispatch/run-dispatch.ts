@@ -164,6 +164,8 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
       return;
     }
     if (!opts.dryRun) Object.assign(opts, await agentUserFor(flags, ctx, { stateDir, hosted: false }));
+    // From here a signal winds the run down (agents stopped, the run closed) instead of cutting it.
+    ctx.interrupts.handle?.('dispatch');
     progress = createRunProgress(ctx.out);
     let summary: RunSummary;
     try {

@@ -5,6 +5,7 @@ import { AGENT_FORMATS } from '../../dispatch/agent/spend.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 import { parseDuration } from '../../dispatch/duration.js';
+import { resolveMaxWaitMs } from '../settings.js';
 import type { DispatchOptions } from '../../dispatch/lifecycle.js';
 import { usd, wholeNumber } from '../flag-values.js';
 import { dirname } from 'node:path';
@@ -65,6 +66,7 @@ export function legOptions(flags: LegFlags, ctx: Context) {
       runMs: flags.timeout ? parseDuration(flags.timeout, '--timeout') : null,
     },
     maxCostUsd: usd(flags.maxCost, '--max-cost') ?? null,
+    maxWaitMs: resolveMaxWaitMs(ctx),
   } satisfies Partial<DispatchOptions>;
 }
 

@@ -120,6 +120,8 @@ export type DryRunPrinter = (ctx: Context, h: HostedExecution) => void;
  * the broker and its socket are disposed whatever happens.
  */
 export async function runHostedCommand(ctx: Context, req: HostedRunRequest, printPlan: DryRunPrinter): Promise<RunSummary | null> {
+  // A hosted run winds down on a signal (its clone, broker and run are cleaned up and closed).
+  ctx.interrupts.handle?.('dispatch');
   const workspaceDir = resolve(ctx.cwd, req.flags.repo ?? ctx.env.SVC_REPO ?? '.');
   // `svc attach` with no agent at all (no flag, the run names none, none stored) cannot execute:
   // it shows the plan, as --dry-run does, and says so. A dispatch command is a usage error then.

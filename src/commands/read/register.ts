@@ -107,7 +107,7 @@ export function registerRead(program: Command, context: Ctx): void {
     'svc runs cancel 01J9ZK3RUN',
   );
   withExamples(
-    runs.command('recover [run-id]').description('send what crashed runs left unsent and close them interrupted').action(lazy(context, async () => (await import('./runs.js')).runsRecover)),
+    runs.command('recover [run-id]').description('finish runs whose svc died: stop their leftover agents, send what was not sent, close them as decided (else interrupted); live runs are skipped').action(lazy(context, async () => (await import('./runs.js')).runsRecover)),
     'svc runs recover',
   );
   withExamples(
@@ -127,7 +127,7 @@ export function registerRead(program: Command, context: Ctx): void {
   );
   const worktrees = program.command('worktrees').description('the per-card git worktrees');
   withExamples(
-    worktrees.command('prune').description('remove clean worktrees of finished cards; never one with uncommitted work').option('--repo <dir>', 'the repository (SVC_REPO)').action(lazy(context, async () => (await import('./runs.js')).worktreesPrune)),
+    worktrees.command('prune').description('remove clean worktrees of finished cards; never one with uncommitted work or of a run still live on this machine').option('--repo <dir>', 'the repository (SVC_REPO)').action(lazy(context, async () => (await import('./runs.js')).worktreesPrune)),
     'svc worktrees prune',
   );
 

@@ -132,8 +132,14 @@ export async function runsRecover(ctx: Context, runId?: string): Promise<void> {
 
 export async function worktreesPrune(ctx: Context, opts: { repo?: string }): Promise<void> {
   const { pruneWorktrees } = await import('../../dispatch/worktree.js');
+  const { liveRuns } = await import('../../dispatch/run-lock.js');
   const { resolve } = await import('node:path');
-  const result = await pruneWorktrees({ repo: resolve(ctx.cwd, opts.repo ?? ctx.env.SVC_REPO ?? '.') });
+  // A worktree of a run still going on this machine is its agent's workplace, clean or not.
+  const inUse = new Map<string, string>();
+  for (const live of liveRuns(resolveStateDir(ctx.env))) {
+    for (const key of live.keys) inUse.set(key, `in use by live run ${live.runId} (process ${live.owner.pid})`);
+  }
+  const result = await pruneWorktrees({ repo: resolve(ctx.cwd, opts.repo ?? ctx.env.SVC_REPO ?? '.'), inUse });
   if (ctx.out.json) return ctx.out.document(result);
   for (const r of result.removed) ctx.out.info(`removed ${r.key} (${r.path})`);
   for (const k of result.kept) ctx.out.info(`kept ${k.key}: ${k.reason}`);

@@ -35,6 +35,8 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
     .action(async (opts: { port: number; host: string; db?: string; seed?: 'demo'; rateLimit?: string; gitRoot?: string }, cmd: Command) => {
       const ctx = context(cmd);
       const { runServerCommand } = await import('../../server/index.js');
+      // The first signal stops the server (closed, the database flushed); exit 130/143.
+      ctx.interrupts.handle?.('graceful');
       ctx.exitCode = await runServerCommand({ command: 'serve', ...opts }, { stdout: ctx.stdout, stderr: ctx.stderr, signal: ctx.interrupts.signal });
     });
   withExamples(server, 'svc server --db svc.db --seed demo', 'svc server --port 0 --rate-limit 100/10');

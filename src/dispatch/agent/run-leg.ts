@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chown, mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { trackAgentGroup } from '../signals.js';
 import type { LegResult, LegSpec } from './types.js';
 
 /** How long stdout/stderr may stay open after the agent exited before the leg ends anyway. */
@@ -54,9 +55,14 @@ export async function runLeg(spec: LegSpec): Promise<LegResult> {
     const open = { stdout: true, stderr: true };
     let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
 
+    let untrack: (() => void) | null = null;
     const finish = (result: Omit<LegResult, 'durationMs'>): void => {
       if (settled) return;
       settled = true;
+      if (untrack) {
+        untrack();
+        if (child?.pid !== undefined) notifyGroup('end', child.pid);
+      }
       for (const t of timers) clearTimeout(t);
       spec.signal?.removeEventListener('abort', onAbort);
       resolve({ ...result, durationMs: Date.now() - started });
@@ -72,6 +78,13 @@ export async function runLeg(spec: LegSpec): Promise<LegResult> {
     };
 
     const onAbort = (): void => terminate('interrupted');
+    const notifyGroup = (event: 'start' | 'end', pid: number): void => {
+      try {
+        spec.onGroup?.(event, pid);
+      } catch {
+        // A journal that cannot be written (disk full) must not stop the leg.
+      }
+    };
 
     const conclude = (): void => {
       if (!exit) return;
@@ -101,6 +114,11 @@ export async function runLeg(spec: LegSpec): Promise<LegResult> {
       // spawn throws synchronously only for invalid arguments (e.g. a NUL byte in argv).
       finish({ exitCode: null, signal: null, outcome: 'failed', reason: `agent could not start: ${(error as Error).message}` });
       return;
+    }
+
+    if (child.pid !== undefined) {
+      untrack = trackAgentGroup(child.pid);
+      notifyGroup('start', child.pid);
     }
 
     child.on('error', (error: NodeJS.ErrnoException) => {

@@ -55,6 +55,11 @@ export interface LegSpec {
   parser?: StreamParser;
   /** Called synchronously for every chunk; must be cheap (append to a log or journal). */
   onOutput(chunk: Buffer, stream: 'stdout' | 'stderr'): void;
+  /**
+   * Hears the agent's process group start (right after spawn) and end (its leader exited and the
+   * group was killed), so the journal can name leftovers after svc itself was killed.
+   */
+  onGroup?(event: 'start' | 'end', pgid: number): void;
   /** Aborted when the CLI is interrupted: the agent is stopped and the leg ends 'interrupted'. */
   signal?: AbortSignal;
   /** Run the agent as this user (svc is root; see ./user.ts); absent: as svc's own user. */

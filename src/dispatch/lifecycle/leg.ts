@@ -35,6 +35,8 @@ export interface LegContext {
   signal: AbortSignal;
   /** Hears a leg's spend each time its stream reports more (`--max-cost` checks it mid-leg). */
   onSpend?(key: string, costUsd: number): void;
+  /** Journals each agent's process group, for `svc runs recover` after a kill -9. */
+  onAgentGroup?(key: string, event: 'start' | 'end', pgid: number): void;
 }
 
 export interface LegOutcome {
@@ -168,7 +170,9 @@ async function runAgentIn(
   const command = resolveAgentCommand(opts.agent, {
     prompt_file: promptFile, key, workdir, branch: wt.branch, run_id: ctx.runId, prompt,
   });
-  const redactor = createStreamRedactor(secretsNow(opts));
+  // One redactor per stream: interleaved stdout and stderr must not cut a token in either (a
+  // newline on stderr would otherwise end the line holding half of a token from stdout).
+  const redactors = { stdout: createStreamRedactor(secretsNow(opts)), stderr: createStreamRedactor(secretsNow(opts)) };
   // A secret minted after the stream redactor was built (a refreshed git token) is caught by a
   // second pass over every emitted piece; rebuilt only when the list grows.
   let late: { count: number; redact: (text: string) => string } | null = null;
@@ -206,20 +210,22 @@ async function runAgentIn(
       cardTimeoutMs: opts.timeouts.cardMs,
       killGraceMs: opts.timeouts.killGraceMs,
       ...(parser ? { parser } : {}),
-      onOutput: (chunk, stream) => {
-        if (stream === 'stdout') {
+      onOutput: (chunk, name) => {
+        if (name === 'stdout') {
           collect?.(chunk);
           // run-leg fed the parser first: the spend it reports now is the leg's so far.
           const cost = parser?.usage().costUsd;
           if (cost !== undefined) ctx.onSpend?.(key, cost);
         }
-        sink(redactor.push(chunk));
+        sink(redactors[name].push(chunk));
       },
+      ...(ctx.onAgentGroup ? { onGroup: (event: 'start' | 'end', pgid: number) => ctx.onAgentGroup!(key, event, pgid) } : {}),
       signal: ctx.signal,
     });
   } finally {
     if (ticker) clearInterval(ticker);
-    sink(redactor.flush());
+    sink(redactors.stdout.flush());
+    sink(redactors.stderr.flush());
     chunker?.flush();
     closeSync(log);
   }

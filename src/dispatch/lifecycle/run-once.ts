@@ -12,9 +12,10 @@ import type { Selection } from '../select/types.js';
 import { interruptionExitCode } from '../signals.js';
 import { closeRun } from '../close.js';
 import {
-  LocalStateError, createRunFolder, describeFsError, readRunRecord, removePendingOpen, runPaths, writePendingOpen,
+  LocalStateError, createRunFolder, describeFsError, stateFolderFault, readRunRecord, removePendingOpen, runPaths, writePendingOpen,
   type PendingOpen, type RunPaths, type RunRecord,
 } from '../state.js';
+import { acquireRunLock, isRunLive, processStart, runLockOwner, RunLockedError, selfMark, type RunLock } from '../run-lock.js';
 import { runCardLeg, runCloseOut, type LegContext } from './leg.js';
 import { openBody, openWithReselect } from './open.js';
 import type { CardSummary, DispatchDeps, DispatchOptions, RunSummary } from './types.js';
@@ -99,7 +100,7 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
         const body = openBody(s, opts.projectKey, idempotencyKey, agentName, opts.agent.model);
         // Rewritten on each reselection: recover repeats the open exactly as last sent.
         pending.path = writePendingOpen(deps.stateDir, {
-          idempotencyKey, open: body, record: recordBase(opts, deps, s, idempotencyKey, 'local'),
+          idempotencyKey, open: body, record: recordBase(opts, deps, s, idempotencyKey, 'local'), owner: selfMark(),
         });
         return body;
       },
@@ -190,6 +191,7 @@ function reconcileJournal(journal: Journal, record: RunRecord, run: DispatchRun)
 export async function deliverEarlierAttempt(deps: DispatchDeps, run: DispatchRun, timeoutMs = 60_000): Promise<DispatchRun> {
   const record = readRunRecord(deps.stateDir, run.id);
   if (!record) return run;
+  if (isRunLive(deps.stateDir, run.id)) throw new RunLockedError(run.id, runLockOwner(deps.stateDir, run.id)!);
   const paths = runPaths(deps.stateDir, run.id);
   const journal = Journal.open(paths.journal);
   try {
@@ -239,13 +241,23 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
   let record: RunRecord;
   let paths: RunPaths;
   let journal: Journal;
+  // The run is live here until it is closed (or this process dies): recover and prune keep off.
+  let lock: RunLock | undefined;
   try {
     const existing = readRunRecord(deps.stateDir, run.id);
     record = existing ?? { ...recordBase(opts, deps, selection, idempotencyKey, input.origin ?? 'local'), runId: run.id, baseSeq: run.seq, run };
     paths = existing ? runPaths(deps.stateDir, run.id) : createRunFolder(deps.stateDir, record);
+    // Taken before the journal is touched: a run another live process holds (a second attempt
+    // of a CI job while the first still runs) is left to it, its journal unread and unwritten.
+    lock = acquireRunLock(deps.stateDir, run.id);
     journal = Journal.open(paths.journal);
     if (existing) reconcileJournal(journal, record, run);
   } catch (error) {
+    if (error instanceof RunLockedError) {
+      if (input.pendingPath) removePendingOpen(input.pendingPath);
+      throw error;
+    }
+    lock?.release();
     // A run this invocation opened is closed rather than left running unrecorded; a run it was
     // handed (hosted) belongs to its platform, which sees the failure.
     if (input.pendingPath === undefined) throw error;
@@ -266,10 +278,13 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
   const stream = new EventStream({
     service, runId: run.id, journal, baseSeq: record.baseSeq,
     ...(opts.flushIntervalMs ? { flushIntervalMs: opts.flushIntervalMs } : {}),
+    ...(opts.maxWaitMs !== undefined ? { giveUpAfterMs: opts.maxWaitMs } : {}),
     onClosed,
     onFailed: (e) => {
-      failure ??= e;
-      controller.abort(e);
+      const local = stateFolderFault(e, deps.stateDir);
+      if (local && failure === null) output.warn(`${local.message}: stopping the run (free some space, then \`svc continue ${run.id}\`)`);
+      failure ??= local ?? e;
+      controller.abort(failure);
     },
     warn: (m) => output.warn(m),
   });
@@ -277,7 +292,15 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
   const heartbeat =
     opts.heartbeat === false
       ? { stop: async () => undefined }
-      : startHeartbeat({ service, runId: run.id, intervalMs: opts.heartbeatIntervalMs, onClosed, warn: (m) => output.warn(m) });
+      : startHeartbeat({
+          service, runId: run.id, intervalMs: opts.heartbeatIntervalMs, onClosed, warn: (m) => output.warn(m),
+          // A service unreachable past --max-wait stops the run as an append past it does.
+          ...(opts.maxWaitMs !== undefined ? { giveUpAfterMs: opts.maxWaitMs } : {}),
+          onFailed: (e) => {
+            failure ??= e;
+            controller.abort(e);
+          },
+        });
   const onSignal = () => controller.abort(deps.signal.reason);
   if (deps.signal.aborted) onSignal();
   else deps.signal.addEventListener('abort', onSignal, { once: true });
@@ -308,6 +331,7 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
       spending.set(key, usd);
       checkCost();
     },
+    onAgentGroup: (_key, event, pgid) => (event === 'start' ? journal.agentStarted(_key, pgid, processStart(pgid)) : journal.agentEnded(pgid)),
   };
   const landed = new Set(adopted ? run.cards.filter((c) => c.disposition === 'implemented').map((c) => c.workItemKey) : []);
   const failed = new Set<string>();
@@ -346,7 +370,17 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
         break;
       }
       index++;
-      const leg = runCardLeg(ctx, fresh, index, todo.length).then((o) => {
+      const legStarted = deps.clock.now();
+      // runCardLeg settles every agent failure itself; what still rejects is local (a full disk
+      // refusing even the failed disposition): the card is shown failed with that cause.
+      const outcome = runCardLeg(ctx, fresh, index, todo.length).catch((error: unknown) => ({
+        implemented: false,
+        summary: {
+          key: card.key, title: fresh.title, disposition: 'failed', durationMs: deps.clock.now() - legStarted, exitCode: null,
+          reason: stateFolderFault(error, deps.stateDir)?.message ?? describeFsError(error), costUsd: null, tokens: { in: null, out: null }, sessionBranch: null,
+        },
+      }));
+      const leg = outcome.then((o) => {
         legs.push(o.summary);
         spending.delete(card.key);
         cost += o.summary.costUsd ?? 0;
@@ -400,6 +434,17 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
   // Read through a function: the callbacks of the stream and the heartbeat set it meanwhile.
   const closedRemotely = (): boolean => closedByServer !== null;
   try {
+    // The decided close is journalled before anything can fail: a run left open (service gone,
+    // disk full) is closed by `svc runs recover` as decided here, not `interrupted`.
+    // A journal that cannot take it (a full disk) does not keep the close from the service.
+    if (!closedRemotely()) {
+      try {
+        journal.markClosing(stopReason, status);
+      } catch (error) {
+        const local = stateFolderFault(error, deps.stateDir);
+        output.warn(`cannot journal the close of run ${run.id}: ${local?.message ?? describeFsError(error)}`);
+      }
+    }
     if (!closedRemotely()) {
       const flushed = await stream.flush(interrupted || timedOut ? opts.timeouts.flushMs ?? SIGNAL_FLUSH_MS : CLOSE_FLUSH_MS);
       // Events the service refused outright (a 4xx) can never be delivered: close anyway.
@@ -413,10 +458,11 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
     // The close is the run's last word: a beat racing it would come back 409 and read as a remote close.
     await heartbeat.stop();
     if (!closedRemotely()) {
-      journal.markClosing(stopReason, status);
       // An ambiguous failure is settled by reading the run, and the close repeated while it is
       // still running: exit by the run's outcome, not 5, when the close landed after all.
-      const closed = await closeRun(service, run.id, { stopReason, status }, { warn: (m) => output.warn(m) });
+      const closed = await closeRun(service, run.id, { stopReason, status }, {
+        warn: (m) => output.warn(m), ...(opts.maxWaitMs !== undefined ? { giveUpAfterMs: opts.maxWaitMs } : {}),
+      });
       if (closed.kind === 'closed') final = closed.run;
       else {
         closedByServer = new RunClosedError(run.id);
@@ -430,7 +476,11 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
       exitCode = 1;
       final ??= await service.getDispatchRun(run.id).catch(() => null);
     }
-    journal.markClosed(final?.stopReason ?? null, final?.status ?? null);
+    try {
+      journal.markClosed(final?.stopReason ?? null, final?.status ?? null);
+    } catch {
+      // The service holds the close; recover finds it already closed and only notes it.
+    }
   } catch (error) {
     output.warn(`could not close run ${run.id}: ${serviceErrorOf(error).message ?? String(error)}; \`svc runs recover\` will`);
     exitCode = exitCode || exitCodeFor(error);
@@ -438,6 +488,7 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
     await heartbeat.stop();
     await stream.stop();
     journal.close();
+    lock?.release();
   }
   run = final ?? run;
   return {

@@ -50,6 +50,8 @@ export interface DispatchOptions {
   timeouts: DispatchTimeouts;
   maxCostUsd?: number | null;
   heartbeatIntervalMs: number;
+  /** `--max-wait`: the longest the run waits on an unreachable service, heartbeats included. */
+  maxWaitMs?: number;
   /** false: `--no-worktree`, the branch is checked out in the repository itself. */
   worktree: boolean;
   dryRun: boolean;

@@ -30,4 +30,19 @@ describe('heartbeat', () => {
     expect(hb.stats.failures).toBe(2);
     await hb.stop();
   });
+
+  it('gives up once beats have failed for longer than giveUpAfterMs (--max-wait), and says so once', async () => {
+    const service = new FakeRunService();
+    service.heartbeatFaults = Array.from({ length: 100 }, () => 'unavailable' as const);
+    const failed: unknown[] = [];
+    const hb = startHeartbeat({ service, runId: 'r', intervalMs: 10, retryMs: 10, giveUpAfterMs: 60, onClosed: () => {}, onFailed: (e) => failed.push(e) });
+    await wait(250);
+    expect(failed).toHaveLength(1);
+    const failures = hb.stats.failures;
+    expect(failures).toBeGreaterThanOrEqual(3);
+    await wait(50);
+    // Beating stopped for good.
+    expect(hb.stats.failures).toBe(failures);
+    await hb.stop();
+  });
 });

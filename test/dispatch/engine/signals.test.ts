@@ -8,6 +8,7 @@ describe('trapSignals', () => {
     const exits: number[] = [];
     const notices: string[] = [];
     const trap = trapSignals(proc, (c) => exits.push(c), (m) => notices.push(m));
+    trap.handle('dispatch');
     proc.emit('SIGINT');
     expect(trap.signal.aborted).toBe(true);
     expect(interruptionExitCode(trap.signal.reason)).toBe(130);
@@ -23,10 +24,35 @@ describe('trapSignals', () => {
   it('SIGTERM gives 143; other abort reasons give no signal exit code', () => {
     const proc = new EventEmitter();
     const trap = trapSignals(proc, () => {});
+    trap.handle('graceful');
     proc.emit('SIGTERM');
     expect(trap.signal.reason).toBeInstanceOf(Interrupted);
     expect(interruptionExitCode(trap.signal.reason)).toBe(143);
     expect(interruptionExitCode(new Error('x'))).toBeNull();
+    trap.dispose();
+  });
+
+  it('a command that holds nothing open exits at once on the first signal, quietly', () => {
+    const proc = new EventEmitter();
+    const exits: number[] = [];
+    const notices: string[] = [];
+    const trap = trapSignals(proc, (c) => exits.push(c), (m) => notices.push(m));
+    proc.emit('SIGTERM');
+    expect(exits).toEqual([143]);
+    expect(notices).toEqual([]);
+    trap.dispose();
+  });
+
+  it('graceful (svc server): the first signal aborts with no dispatch notice', () => {
+    const proc = new EventEmitter();
+    const exits: number[] = [];
+    const notices: string[] = [];
+    const trap = trapSignals(proc, (c) => exits.push(c), (m) => notices.push(m));
+    trap.handle('graceful');
+    proc.emit('SIGINT');
+    expect(trap.signal.aborted).toBe(true);
+    expect(exits).toEqual([]);
+    expect(notices).toEqual([]);
     trap.dispose();
   });
 });

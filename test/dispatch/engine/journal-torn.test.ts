@@ -1,0 +1,65 @@
+// A crash or a full disk can cut the journal's last line short. What is written after it must
+// start on a line of its own: merged into the torn line it would be lost with it.
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Journal } from '../../../src/dispatch/journal.js';
+
+const ev = (body: string) => ({ workItemKey: 'DEMO-1', body });
+
+describe('a torn last journal line', () => {
+  it('a record appended after reopening starts on a new line and is read back', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'svc-journal-')), 'journal.jsonl');
+    const first = Journal.open(path);
+    first.append(ev('one'));
+    first.close();
+    // The crash: half of the second event's line reached the disk.
+    appendFileSync(path, '{"t":"ev","n":2,"at":"2026-01-01T00:00:00.000Z","ev":{"bo');
+    const again = Journal.open(path);
+    expect(again.lastN).toBe(1);
+    again.append(ev('two'));
+    again.markClosing('completed', 'succeeded');
+    again.close();
+    const reread = Journal.open(path);
+    expect(reread.lastN).toBe(2);
+    expect(reread.closing).toEqual({ stopReason: 'completed', status: 'succeeded' });
+    expect(reread.reader(0).read(10, 1 << 20).map((e) => e.ev.body)).toEqual(['one', 'two']);
+    reread.close();
+    const lines = readFileSync(path, 'utf8').split('\n');
+    expect(lines[1]).toMatch(/"bo$/);
+    expect(JSON.parse(lines[2]!)).toMatchObject({ t: 'ev', n: 2 });
+  });
+
+  it('a torn journal opened only to be read is not written', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'svc-journal-')), 'journal.jsonl');
+    writeFileSync(path, '{"t":"ev","n":1,"at":"2026-01-01T00:00:00.000Z","ev":{"body":"one"}}\n{"t":"ev","n":2');
+    const before = readFileSync(path, 'utf8');
+    const j = Journal.open(path);
+    expect(j.lastN).toBe(1);
+    j.close();
+    expect(readFileSync(path, 'utf8')).toBe(before);
+  });
+
+  it('a journal that ends with a newline gets no blank line', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'svc-journal-')), 'journal.jsonl');
+    writeFileSync(path, '');
+    const j = Journal.open(path);
+    j.append(ev('one'));
+    j.close();
+    const k = Journal.open(path);
+    k.append(ev('two'));
+    k.close();
+    expect(readFileSync(path, 'utf8').split('\n').filter((l) => l === '')).toEqual(['']);
+  });
+
+  it('records its agents and forgets the ones that ended', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'svc-journal-')), 'journal.jsonl');
+    const j = Journal.open(path);
+    j.agentStarted('DEMO-1', 4242, '123');
+    j.agentStarted('DEMO-2', 4343, null);
+    j.agentEnded(4242);
+    j.close();
+    expect([...Journal.open(path).agents.values()]).toEqual([{ key: 'DEMO-2', pgid: 4343, start: null }]);
+  });
+});
