@@ -84,7 +84,9 @@ describe('checks before any request', () => {
     ['a token without the prefix', { token: 'ghp_abcdef0123456789' }, 'token'],
     ['only the prefix', { token: 'svc_pat_' }, 'token'],
     ['a run credential where a PAT is expected', { token: 'svc_run_abc123' }, 'token'],
-    ['a PAT where a run credential is expected', { token: PAT, credentialKind: 'run' as const }, 'token'],
+    // A run credential may have any shape the service issues (DISPATCH.md §6), but no whitespace.
+    ['a blank run credential', { token: '  ', credentialKind: 'run' as const }, 'token'],
+    ['a run credential with whitespace inside', { token: 'svc_run_ab cd', credentialKind: 'run' as const }, 'token'],
     ['a token with a newline (header injection)', { token: `${PAT}\nX-Evil: 1` }, 'token'],
     ['plain http to a remote host', { baseUrl: 'http://svc.example.com' }, 'insecure'],
     ['plain http to a LAN address', { baseUrl: 'http://10.0.0.5:8080' }, 'insecure'],
@@ -111,6 +113,7 @@ describe('checks before any request', () => {
     ['http to [::1]', { baseUrl: 'http://[::1]:8080' }],
     ['http to a remote host with insecure', { baseUrl: 'http://svc.example.com', insecure: true }],
     ['a run credential for a hosted run', { token: 'svc_run_abc123', credentialKind: 'run' as const }],
+    ["a run credential of the contract's bearer shape", { token: PAT, credentialKind: 'run' as const }],
   ])('accepts %s', async (_name, over) => {
     const api = createApiClient({ baseUrl: 'https://svc.example.com', token: PAT, ...over });
     await api.close();

@@ -112,7 +112,7 @@ const ownShapes: JsonSchema = {
     }),
     Demo: exact({ summary: own('RunSummary'), run: { oneOf: [{ type: 'null' }, contract('DispatchRun')] }, repo: str, stateDir: str }),
     ConfigValue: exact({
-      key: { enum: ['baseUrl', 'project', 'agent', 'model', 'parallel', 'sendLogs', 'maxWait', 'agentUser'] },
+      key: { enum: ['baseUrl', 'project', 'agent', 'model', 'parallel', 'sendLogs', 'maxWait', 'agentUser', 'pr', 'githubApiUrl'] },
       value: { type: ['string', 'number', 'boolean', 'null'] },
     }),
     ConfigList: exact({
@@ -124,6 +124,8 @@ const ownShapes: JsonSchema = {
       sendLogs: { type: ['boolean', 'null'] },
       maxWait: strOrNull,
       agentUser: strOrNull,
+      pr: { type: ['boolean', 'null'] },
+      githubApiUrl: strOrNull,
     }),
     AuthLogin: exact({ user, workspaceId: str, permissions: arrayOf(str) }),
     AuthStatus: exact({
