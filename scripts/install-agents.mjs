@@ -45,10 +45,9 @@ export function installAgents({ log = (line) => process.stderr.write(`${line}\n`
   const deps = Object.fromEntries(Object.entries(AGENT_PINS));
   writeFileSync(join(staging, 'package.json'), `${JSON.stringify({ name: 'svc-agents-cache', private: true, dependencies: deps }, null, 2)}\n`);
   log(`installing agent CLIs into ${dir}: ${Object.entries(AGENT_PINS).map(([n, v]) => `${n}@${v}`).join(' ')}`);
-  // Each CLI's platform binary ships as an optional dependency inside the registry, and all four
-  // run without their install scripts (npm 11 skips them anyway): skipping them everywhere keeps
-  // node-gyp and network-fetching postinstalls out of the cache.
-  execFileSync('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--no-save', '--prefix', staging], {
+  // Each CLI's platform binary ships as an optional dependency inside the registry; install
+  // scripts stay on, since opencode's postinstall links its binary and refuses to run without it.
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', staging], {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, npm_config_update_notifier: 'false' },
   });
