@@ -2,7 +2,7 @@
 // the mock model: one fresh service, repository and agent home per scenario, so nothing one
 // scenario leaves behind (a branch, a leg, a session file) can make another pass.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, linkSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import type { DispatchRun } from '../../src/contract/types.js';
@@ -39,6 +39,8 @@ export interface Outcome {
   requests: RecordedRequest[];
   /** Subjects on svc/KEY, newest first, that are not on main. */
   branchCommits: string[];
+  /** The leg's local log: the agent's stdout and stderr as svc kept them. */
+  log: string;
 }
 
 export const KEY = 'DEMO-3';
@@ -90,10 +92,15 @@ export async function scenario(h: AgentHarness, mock: MockModel, opts: { fault?:
       runStatus: record.status,
       requests: [...mock.requests],
       branchCommits,
+      log: readLog(join(home, 'svc-state', 'runs', summary.runId, 'logs', `${KEY}.log`)),
     };
   } finally {
     if (server.child.exitCode === null) await server.stop();
   }
+}
+
+function readLog(path: string): string {
+  return existsSync(path) ? readFileSync(path, 'utf8') : '';
 }
 
 function parseJson<T>(text: string, r: { code: number | null; stderr: string }): T {
