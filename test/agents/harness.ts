@@ -1,10 +1,10 @@
 // Drives one real agent CLI through the real, built `svc run` against the real local service and
 // the mock model: one fresh service, repository and agent home per scenario, so nothing one
 // scenario leaves behind (a branch, a leg, a session file) can make another pass.
-import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import type { DispatchRun } from '../../src/contract/types.js';
 import type { LegSummary } from '../../src/dispatch/ports.js';
 import { BIN, isolatedEnv, run, type CliEnv } from '../support/cli.js';
@@ -18,8 +18,8 @@ export function agentsBin(): string {
   return join(dir, 'node_modules', '.bin');
 }
 
-/** How svc is started. `svc-as-user`: the whole svc process runs as that user (see claude.test.ts). */
-export type Launch = { kind: 'direct'; args?: string[] } | { kind: 'svc-as-user'; uid: number; gid: number };
+/** How svc is started: extra arguments of its own (claude.test.ts: `--agent-user` as root). */
+export type Launch = { kind: 'direct'; args?: string[] };
 
 export interface AgentHarness {
   agent: 'claude' | 'codex' | 'gemini' | 'opencode';
@@ -74,10 +74,10 @@ export async function scenario(h: AgentHarness, mock: MockModel, opts: { fault?:
     });
     const args = ['run', KEY, '--agent', h.agent, '--repo', repo, '--json', '--idle-timeout', '2m', '--card-timeout', '4m'];
     if (opts.model) args.push('--model', opts.model);
-    if (launch.kind === 'direct') args.push(...(launch.args ?? []));
-    const r = await svc(args, env, launch, work);
+    args.push(...(launch.args ?? []));
+    const r = await svc(args, env);
     const summary = parseJson<{ runId: string; legs: LegSummary[] }>(r.stdout, r);
-    const shown = await svc(['runs', 'show', summary.runId, '--json'], env, launch, work);
+    const shown = await svc(['runs', 'show', summary.runId, '--json'], env);
     const record = parseJson<DispatchRun>(shown.stdout, shown);
     const branches = await run('git', ['-c', 'safe.directory=*', 'branch', '--list', `svc/${KEY}`], repo);
     const branchCommits = branches.trim()
@@ -111,14 +111,8 @@ function parseJson<T>(text: string, r: { code: number | null; stderr: string }):
   }
 }
 
-function svc(args: string[], env: CliEnv, launch: Launch, work: string) {
-  let argv = [process.execPath, BIN, ...args];
-  if (launch.kind === 'svc-as-user') {
-    const reach = reachable(launch, work);
-    spawnSync('chown', ['-R', `${launch.uid}:${launch.gid}`, work]);
-    argv = ['setpriv', `--reuid=${launch.uid}`, `--regid=${launch.gid}`, '--clear-groups', '--', reach.node, reach.bin, ...args];
-    env = { ...env, PATH: [agentsBin(), dirname(reach.node), '/usr/local/bin', '/usr/bin', '/bin'].join(delimiter) };
-  }
+function svc(args: string[], env: CliEnv) {
+  const argv = [process.execPath, BIN, ...args];
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
     const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
     let stdout = '';
@@ -127,32 +121,4 @@ function svc(args: string[], env: CliEnv, launch: Launch, work: string) {
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('close', (code) => done({ code, stdout, stderr }));
   });
-}
-
-/**
- * node and bin/svc.js where the unprivileged user can reach them: this machine's Node 22 and a CI
- * clone may live under /root (mode 0700). What it cannot reach is linked (or copied) into `work`.
- */
-function reachable(launch: { uid: number; gid: number }, work: string): { node: string; bin: string } {
-  const can = (path: string) =>
-    spawnSync('setpriv', [`--reuid=${launch.uid}`, `--regid=${launch.gid}`, '--clear-groups', 'test', '-r', path]).status === 0;
-  let node = process.execPath;
-  if (!can(node)) {
-    node = join(work, 'node');
-    if (!existsSync(node)) {
-      try {
-        linkSync(process.execPath, node);
-      } catch {
-        copyFileSync(process.execPath, node);
-      }
-    }
-  }
-  let bin = BIN;
-  if (!can(bin)) {
-    const root = resolve(dirname(BIN), '..');
-    for (const part of ['bin', 'dist', 'package.json']) cpSync(join(root, part), join(work, 'svc', part), { recursive: true });
-    bin = join(work, 'svc', 'bin', 'svc.js');
-  }
-  chmodSync(work, 0o755);
-  return { node, bin };
 }
