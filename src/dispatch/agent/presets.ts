@@ -37,11 +37,13 @@ export const AGENT_PRESETS: Readonly<Record<AgentName, AgentPreset>> = {
     promptVia: 'stdin',
     stream: 'codex-json',
   },
-  // Headless when stdin is not a TTY; the piped text is the prompt.
+  // Headless when stdin is not a TTY; the piped text is the prompt. Gemini CLI trusts no folder
+  // it has not seen: in every new svc worktree it would exit 55 and downgrade yolo, so the
+  // worktree is trusted for this session (`--skip-trust`, 0.61.0's help).
   gemini: {
     name: 'gemini',
     title: 'Gemini CLI',
-    argv: ['gemini', '--output-format', 'stream-json', '--approval-mode', 'yolo'],
+    argv: ['gemini', '--output-format', 'stream-json', '--approval-mode', 'yolo', '--skip-trust'],
     modelFlag: '--model',
     promptVia: 'stdin',
     stream: 'gemini-stream-json',

@@ -103,7 +103,9 @@ export async function runLeg(spec: LegSpec): Promise<LegResult> {
     try {
       child = spawn(command, args, {
         cwd: spec.cwd,
-        env: spec.env,
+        // PWD as a shell would set it: agents built on Bun (opencode) take their project folder
+        // from PWD, and svc's own PWD would point them at the directory svc was started in.
+        env: { ...spec.env, PWD: spec.cwd },
         detached: true,
         // libuv also clears the supplementary groups when it switches uid/gid.
         ...(spec.user ? { uid: spec.user.uid, gid: spec.user.gid } : {}),

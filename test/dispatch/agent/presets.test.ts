@@ -8,7 +8,7 @@ describe('agent presets', () => {
   it.each([
     ['claude', ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'bypassPermissions', '--model', 'M'], 'stdin', 'claude-stream-json'],
     ['codex', ['codex', 'exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '--model', 'M', '-'], 'stdin', 'codex-json'],
-    ['gemini', ['gemini', '--output-format', 'stream-json', '--approval-mode', 'yolo', '--model', 'M'], 'stdin', 'gemini-stream-json'],
+    ['gemini', ['gemini', '--output-format', 'stream-json', '--approval-mode', 'yolo', '--skip-trust', '--model', 'M'], 'stdin', 'gemini-stream-json'],
     ['opencode', ['opencode', 'run', '--format', 'json', '--auto', '--model', 'M'], 'stdin', 'opencode-json'],
     [
       'aider',

@@ -108,6 +108,14 @@ describe('runLeg', () => {
     expect(seen).toMatchObject({ KEEP_ME: '1', SVC_CARD_KEY: 'SVC-9', SVC_RUN_ID: 'run-9', SVC_BRANCH: 'svc/SVC-9', SVC_WORKDIR: dir });
   });
 
+  it('sets PWD to the worktree, whatever PWD svc itself was started with', async () => {
+    // opencode 1.18 took its project folder from an inherited PWD and committed outside the worktree.
+    let out = '';
+    const env = agentEnv({ ...process.env, PWD: '/somewhere/else' }, { SVC_CARD_KEY: 'SVC-9', SVC_RUN_ID: 'r', SVC_PROMPT_FILE: '/p', SVC_WORKDIR: dir, SVC_BRANCH: 'b' });
+    await runLeg(spec({ argv: [node, join(AGENTS, 'print-env.mjs')], env, onOutput: (c) => (out += c.toString()) }));
+    expect((JSON.parse(out) as { env: Record<string, string> }).env.PWD).toBe(dir);
+  });
+
   it('consumes a lot of output on both streams without blocking the agent', async () => {
     const sizes = { stdout: 0, stderr: 0 };
     const result = await runLeg(

@@ -86,9 +86,37 @@ describe('stream parsers', () => {
     expect(parser.verdict()).toEqual({ outcome: 'succeeded', reason: null });
   });
 
-  it('codex: a turn that completes after a fatal stream error still fails', () => {
+  // Transcripts the real CLIs printed against test/agents' mock model (versions in docs/agents.md).
+  it('codex: a Reconnecting error the turn recovers from does not fail it (0.169.0)', () => {
+    expect(parse('codex-json', 'codex-reconnect.jsonl')).toEqual({
+      verdict: { outcome: 'succeeded', reason: null },
+      usage: { tokensIn: 240, tokensOut: 60 },
+    });
+  });
+
+  it('codex: an error event with no turn event after it fails the leg', () => {
     const parser = createStreamParser('codex-json');
-    parser.push('{"type":"error","message":"stream broke"}\n{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}\n');
+    parser.push('{"type":"turn.started"}\n{"type":"error","message":"stream broke"}\n');
+    parser.end();
     expect(parser.verdict()).toEqual({ outcome: 'failed', reason: 'agent reported error: stream broke' });
+  });
+
+  it.each([
+    ['codex-json', 'codex-http400.jsonl', 'agent reported error: mock refuses: unsupported value for parameter temperature'],
+    ['claude-stream-json', 'claude-api-error.jsonl', 'agent reported error: API Error: 400 mock refuses: unsupported value for parameter temperature'],
+    ['gemini-stream-json', 'gemini-stream-ended.jsonl', 'agent reported error: Model stream ended without a finish reason.'],
+  ] as const)('%s: the reason is the real message (%s)', (format, file, reason) => {
+    expect(parse(format, file).verdict).toEqual({ outcome: 'failed', reason });
+  });
+
+  it('opencode 1.18 prints no done event: the last step that ends without tool calls decides', () => {
+    expect(parse('opencode-json', 'opencode-1.18.jsonl')).toEqual({
+      verdict: { outcome: 'succeeded', reason: null },
+      usage: { tokensIn: 240, tokensOut: 60, costUsd: 0.0018 },
+    });
+    const parser = createStreamParser('opencode-json');
+    parser.push('{"type":"step_finish","part":{"reason":"tool-calls","tokens":{"input":1,"output":1}}}\n');
+    parser.end();
+    expect(parser.verdict(), 'a turn cut after a tool step has not ended').toBeNull();
   });
 });

@@ -3,6 +3,9 @@
 //   {"type":"result","subtype":"success"|"error_max_turns"|"error_during_execution",
 //    "is_error":false,"result":"…","total_cost_usd":0.12,
 //    "usage":{"input_tokens":…,"cache_creation_input_tokens":…,"cache_read_input_tokens":…,"output_tokens":…}}
+// An API failure (HTTP 400, a refusal) ends with `"subtype":"success","is_error":true` and the
+// message in `result` ("API Error: 400 …"; seen with 2.1.330): the subtype names how the loop
+// ended, not whether the turn worked, so it is left out of the reason when it says "success".
 import { JsonLinesParser, type JsonObject, add, agentError, isObject, num, str } from './json-lines.js';
 
 export class ClaudeStreamParser extends JsonLinesParser {
@@ -14,7 +17,8 @@ export class ClaudeStreamParser extends JsonLinesParser {
     const failed = event.is_error === true || (subtype !== undefined && subtype !== 'success');
     if (failed) {
       const message = str(event.result) ?? (Array.isArray(event.errors) ? event.errors.filter((e) => typeof e === 'string').join('; ') : undefined);
-      this.result = { outcome: 'failed', reason: agentError([subtype, message].filter(Boolean).join(': ') || undefined) };
+      const kind = subtype === 'success' ? undefined : subtype;
+      this.result = { outcome: 'failed', reason: agentError([kind, message].filter(Boolean).join(': ') || undefined) };
     } else {
       this.result = { outcome: 'succeeded', reason: null };
     }

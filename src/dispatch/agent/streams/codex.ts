@@ -1,13 +1,16 @@
 // Codex `exec --json`: JSON Lines of thread events (openai/codex codex-rs/exec/src/exec_events.rs):
 //   {"type":"turn.completed","usage":{"input_tokens":…,"cached_input_tokens":…,"output_tokens":…}}
 //   {"type":"turn.failed","error":{"message":"…"}}
-//   {"type":"error","message":"…"}            (unrecoverable stream error)
+//   {"type":"error","message":"…"}
+// Codex prints a top-level `error` for a retry too ("Reconnecting... 1/5 (stream disconnected …)")
+// and then recovers: seen with 0.169.0, whose failed turns print `error` then `turn.failed`. So
+// the last turn event decides; an `error` counts only when no turn event follows it (a crash).
+// A message that is a provider's JSON error body reads as its inner message.
 // Codex reports tokens, never a price, so costUsd stays absent.
-import { JsonLinesParser, type JsonObject, add, agentError, isObject, num, str } from './json-lines.js';
+import { JsonLinesParser, type JsonObject, add, agentError, isObject, num, readableMessage, str } from './json-lines.js';
 
 export class CodexJsonParser extends JsonLinesParser {
   readonly format = 'codex-json' as const;
-  private fatal: string | null = null;
 
   protected onEvent(event: JsonObject): void {
     switch (event.type) {
@@ -20,21 +23,20 @@ export class CodexJsonParser extends JsonLinesParser {
           ...(tokensIn !== undefined ? { tokensIn } : {}),
           ...(tokensOut !== undefined ? { tokensOut } : {}),
         };
-        // A fatal stream error earlier in the run still fails the leg.
-        this.result = this.fatal
-          ? { outcome: 'failed', reason: agentError(this.fatal) }
-          : { outcome: 'succeeded', reason: null };
+        this.result = { outcome: 'succeeded', reason: null };
         break;
       }
       case 'turn.failed': {
         const error = isObject(event.error) ? event.error : {};
-        this.result = { outcome: 'failed', reason: agentError(str(error.message)) };
+        const message = str(error.message);
+        this.result = { outcome: 'failed', reason: agentError(message && readableMessage(message)) };
         break;
       }
-      case 'error':
-        this.fatal = str(event.message) ?? 'stream error';
-        this.result = { outcome: 'failed', reason: agentError(this.fatal) };
+      case 'error': {
+        const message = str(event.message);
+        this.result = { outcome: 'failed', reason: agentError(message ? readableMessage(message) : 'stream error') };
         break;
+      }
       default:
         break;
     }

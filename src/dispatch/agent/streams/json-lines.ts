@@ -31,6 +31,24 @@ export function agentError(detail: string | undefined): string {
   return `agent reported error: ${short}`;
 }
 
+/**
+ * An agent's error text with a provider's JSON error body inside it (`{"error":{"message":…}}`,
+ * as Codex and opencode pass it on, or Gemini's `[API Error: {…}]`) reads as the inner message.
+ */
+export function readableMessage(text: string): string {
+  const start = text.indexOf('{');
+  const end = text.lastIndexOf('}');
+  if (start < 0 || end <= start) return text;
+  try {
+    const body: unknown = JSON.parse(text.slice(start, end + 1));
+    const error = isObject(body) && isObject(body.error) ? body.error : body;
+    const inner = isObject(error) ? str(error.message) : undefined;
+    return inner ? `${text.slice(0, start)}${inner}${text.slice(end + 1)}`.trim() : text;
+  } catch {
+    return text;
+  }
+}
+
 /** Adds a possibly missing count to a possibly missing total. */
 export function add(total: number | undefined, value: number | undefined): number | undefined {
   if (value === undefined) return total;

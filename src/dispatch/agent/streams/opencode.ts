@@ -1,10 +1,12 @@
 // opencode `run --format json` (packages/opencode/src/cli/cmd/run.ts): every line is
-// {"type":…,"timestamp":…,"sessionID":…, …}. `step_finish` carries the step's spend in
-//   "part":{"type":"step-finish","cost":0.0123,"tokens":{"input":…,"output":…,"reasoning":…,"cache":{"read":…,"write":…}}}
-// `error` carries {"error":{"name":"…","data":{"message":"…"}}} (and opencode exits 1), and recent
-// versions end a clean run with {"type":"done","reason":"idle"}. Older versions send no `done`:
-// without an error, the exit code then decides.
-import { JsonLinesParser, type JsonObject, add, agentError, isObject, num, str } from './json-lines.js';
+// {"type":…,"timestamp":…,"sessionID":…, …}. Each model call is a step:
+//   {"type":"step_finish","part":{"type":"step-finish","reason":"tool-calls"|"stop"|…,"cost":0.0123,
+//    "tokens":{"input":…,"output":…,"reasoning":…,"cache":{"read":…,"write":…}}}}
+// `error` carries {"error":{"name":"…","data":{"message":"…"}}} and opencode exits 1. 1.18.33
+// prints no `done` event: a clean run simply ends after a `step_finish` whose reason is not
+// "tool-calls" (the model answered instead of calling another tool). A `done` event, which some
+// versions print, decides the same way.
+import { JsonLinesParser, type JsonObject, add, agentError, isObject, num, readableMessage, str } from './json-lines.js';
 
 export class OpencodeJsonParser extends JsonLinesParser {
   readonly format = 'opencode-json' as const;
@@ -27,22 +29,28 @@ export class OpencodeJsonParser extends JsonLinesParser {
           ...(tokensOut !== undefined ? { tokensOut } : {}),
           ...(costUsd !== undefined ? { costUsd } : {}),
         };
+        // A step that ends in tool calls is followed by another; any other reason ends the turn.
+        if (str(part.reason) !== 'tool-calls') this.settle();
         break;
       }
       case 'error': {
         const error = isObject(event.error) ? event.error : {};
         const data = isObject(error.data) ? error.data : {};
-        this.failure ??= str(data.message) ?? str(error.name) ?? str(error.message) ?? 'error';
-        this.result = { outcome: 'failed', reason: agentError(this.failure) };
+        const message = str(data.message) ?? str(error.message) ?? str(error.name) ?? 'error';
+        this.failure ??= readableMessage(message);
+        this.settle();
         break;
       }
       case 'done':
-        this.result = this.failure
-          ? { outcome: 'failed', reason: agentError(this.failure) }
-          : { outcome: 'succeeded', reason: null };
+        this.settle();
         break;
       default:
         break;
     }
+  }
+
+  /** An error anywhere in the run fails it: opencode reports a session error once and stops. */
+  private settle(): void {
+    this.result = this.failure ? { outcome: 'failed', reason: agentError(this.failure) } : { outcome: 'succeeded', reason: null };
   }
 }
