@@ -67,6 +67,23 @@ test('a store made before migrations is adopted: rows kept, missing tables made,
   again.close();
 });
 
+test('a store made by the last build before migrations keeps its exact schema and is only stamped', () => {
+  const path = file();
+  const pre = new DatabaseSync(path);
+  // What that build ran at every start: the same DDL as migration 1, never stamped.
+  pre.exec(migrations(MODULES.map((m) => m.schema))[0]!.sql);
+  pre.exec(OLD_DDL.slice(OLD_DDL.indexOf('INSERT INTO meta')));
+  const schemaBefore = pre.prepare('SELECT type, name, sql FROM sqlite_schema ORDER BY name').all();
+  expect(version(pre)).toBe(0);
+  pre.close();
+
+  const db = openDatabase(path, MODULES);
+  expect(version(db)).toBe(1);
+  expect(db.prepare('SELECT type, name, sql FROM sqlite_schema ORDER BY name').all()).toEqual(schemaBefore);
+  expect(db.prepare('SELECT title FROM work_items').all()).toEqual([{ title: 'Kept across the upgrade' }]);
+  db.close();
+});
+
 test('a new store gets the same tables as an adopted one and the newest stamp', () => {
   const adoptedPath = file();
   const old = new DatabaseSync(adoptedPath);
