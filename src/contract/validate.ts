@@ -28,6 +28,32 @@ const PATTERN_WORDS: Record<string, string> = {
   '^[0-9]+$': 'digits',
 };
 
+/**
+ * True when the date of an ISO date-time that already matched DATE_TIME_PATTERN exists: the
+ * pattern only bounds each field, so `2025-02-30` passes it, and `Date` would quietly shift that to
+ * March 2 (the value stored would not be the value sent).
+ */
+export function isRealDate(text: string): boolean {
+  const [year, month, day] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+/**
+ * The regular expressions ajv runs for `pattern`: plain ones, except the document's date-time
+ * pattern, which also requires a real calendar date. Done here rather than as a new keyword so the
+ * published document stays as it is (a date-time is still described by its pattern).
+ */
+const patternEngine = Object.assign(
+  (pattern: string, flags: string) => {
+    const rx = new RegExp(pattern, flags);
+    if (pattern !== DATE_TIME_PATTERN) return rx;
+    // ajv caches compiled patterns under toString(): keep it distinct from the plain RegExp's.
+    return { test: (s: string) => rx.test(s) && isRealDate(s), toString: () => `calendar:${rx.toString()}` };
+  },
+  { code: 'svcPatternEngine' },
+);
+
 let ajvInstance: Ajv2020 | undefined;
 const compiled = new Map<string, ValidateFunction>();
 
@@ -35,7 +61,7 @@ function ajv(): Ajv2020 {
   if (ajvInstance) return ajvInstance;
   // strict: false lets OpenAPI's own keywords (deprecated, x-*) sit in the schemas; verbose puts the
   // failing schema on each error so `x-error` can supply its message.
-  const instance = new Ajv2020({ strict: false, allErrors: true, verbose: true });
+  const instance = new Ajv2020({ strict: false, allErrors: true, verbose: true, code: { regExp: patternEngine } });
   instance.addKeyword({
     keyword: CLOSED_KEYWORD,
     schemaType: 'boolean',

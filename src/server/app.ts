@@ -200,6 +200,8 @@ async function handle(deps: AppDeps, routes: CompiledRoute[], req: IncomingMessa
         const where = first.path && first.path !== '/' ? `${first.path}: ` : '';
         return fail(422, 'INVALID_REQUEST', `${where}${first.message}`.replace(/\s+/g, ' '));
       }
+      const nul = compiled.operationId === 'appendDispatchEvents' ? undefined : fieldWithNul(body);
+      if (nul !== undefined) return fail(422, 'INVALID_REQUEST', `${nul ? `${nul}: ` : ''}${nul || 'body'} must not contain a NUL character`);
     }
 
     const reply: Reply = await compiled.route.handle({
@@ -253,4 +255,21 @@ function lowerKeys(h: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = v;
   return out;
+}
+
+/**
+ * The dotted path of the first string in `value` holding U+0000, or undefined. SQLite hands text
+ * back cut at a NUL, so such a value would not come back as sent (and a `~` filter on it would
+ * match everything). An event body is exempt: it is an agent's output, and refusing it would fail
+ * the run's whole event stream over one byte.
+ */
+export function fieldWithNul(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  const entries = Array.isArray(value) ? value.map((v, i) => [`${path}[${i}]`, v] as const) : Object.entries(value).map(([k, v]) => [path ? `${path}.${k}` : k, v] as const);
+  for (const [where, v] of entries) {
+    const found = fieldWithNul(v, where);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

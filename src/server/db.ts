@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module';
 import type { DatabaseSync as DatabaseSyncType } from 'node:sqlite';
 import { trackReadyChanges } from './ready/changes.js';
-import { CORE_SCHEMA, PROJECT_MEMBERS_SCHEMA } from './schema-core.js';
+import { migrate, migrations } from './migrations.js';
 import type { ServiceModule } from './kernel.js';
 
 const isSqliteWarning = (warning: unknown, type: unknown): boolean => {
@@ -34,16 +34,22 @@ function loadSqlite(): typeof import('node:sqlite') {
 const sqlite = loadSqlite();
 export type Database = DatabaseSyncType;
 
-/** Opens (or creates) the store and runs the core schema plus each module's schema. */
+/**
+ * Opens (or creates) the store and runs the migrations it has not run yet (migrations.ts); throws
+ * NewerDatabaseError, with the store untouched, for one made by a newer build.
+ */
 export function openDatabase(file: string, modules: readonly ServiceModule[]): Database {
   const db = new sqlite.DatabaseSync(file);
   if (file !== ':memory:') db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA foreign_keys = ON');
   // Several processes (a spawned `svc server` and a `svc server token create`) may share a file.
   db.exec('PRAGMA busy_timeout = 5000');
-  db.exec(CORE_SCHEMA);
-  db.exec(PROJECT_MEMBERS_SCHEMA);
-  for (const m of modules) if (m.schema.trim()) db.exec(m.schema);
+  try {
+    migrate(db, file, migrations(modules.map((m) => m.schema)));
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   trackReadyChanges(db);
   return db;
 }

@@ -11,6 +11,7 @@ import { createRequestHandler, type ResponseInfo } from './app.js';
 import { CONTRACT_HOOKS, type ContractHooks } from './contract-hooks.js';
 import { cursorCodecFor } from './cursors.js';
 import { openDatabase, type Database } from './db.js';
+import { NewerDatabaseError } from './migrations.js';
 import { ServiceError, type ServiceConfig } from './kernel.js';
 import { mintRunCredential } from './dispatch-runs/index.js';
 import { configurePlanner } from './planning/index.js';
@@ -162,6 +163,17 @@ export function parseRateLimit(text: string): Pick<ServiceConfig, 'rateLimit' | 
 
 /** Runs `svc server` (until the signal aborts) or `svc server token create`; returns the exit code. */
 export async function runServerCommand(cmd: ServerCommand, io: ServerCommandIO): Promise<number> {
+  try {
+    return await serverCommand(cmd, io);
+  } catch (error) {
+    // A newer build's store is left exactly as it is: the user runs that build, or another file.
+    if (!(error instanceof NewerDatabaseError)) throw error;
+    io.stderr.write(`svc: ${error.message}\n`);
+    return 2;
+  }
+}
+
+async function serverCommand(cmd: ServerCommand, io: ServerCommandIO): Promise<number> {
   if (cmd.command === 'token-create') return tokenCreate(cmd, io);
   if (cmd.command === 'run-token') return runToken(cmd, io);
   if (cmd.command === 'done') return markDone(cmd, io);

@@ -68,7 +68,10 @@ export interface Route {
 /** A slice of the service: its tables and its routes. */
 export interface ServiceModule {
   name: string;
-  /** DDL, run once at start (CREATE TABLE IF NOT EXISTS ...). */
+  /**
+   * The module's tables as migration 1 had them (migrations.ts). It stays as it is; a later change
+   * to a module's tables is a new numbered entry in migrations.ts.
+   */
   schema: string;
   routes: Route[];
   /**

@@ -34,6 +34,8 @@ const INVALID: [OperationId, string, unknown, string, string][] = [
   ['createWorkItem', 'dueDate with an offset', { ...item, dueDate: '2026-01-01T00:00:00+00:00' }, 'dueDate', 'dueDate must be a UTC date-time ending in Z'],
   ['createWorkItem', 'dueDate as a bare date', { ...item, dueDate: '2026-01-01' }, 'dueDate', 'dueDate must be a UTC date-time ending in Z'],
   ['createWorkItem', 'dueDate in month 13', { ...item, dueDate: '2026-13-01T00:00:00Z' }, 'dueDate', 'dueDate must be a UTC date-time ending in Z'],
+  ['createWorkItem', 'dueDate on February 30', { ...item, dueDate: '2025-02-30T00:00:00Z' }, 'dueDate', 'dueDate must be a UTC date-time ending in Z'],
+  ['createWorkItem', 'dueDate on February 29 of a common year', { ...item, dueDate: '2025-02-29T00:00Z' }, 'dueDate', 'dueDate must be a UTC date-time ending in Z'],
   ['createWorkItem', 'a malformed parentKey', { ...item, parentKey: 'app-1' }, 'parentKey', 'parentKey must be a work item key like ABC-123'],
   ['createWorkItem', 'targetRepos not an array', { ...item, targetRepos: 'acme/app' }, 'targetRepos', 'targetRepos must be array'],
   ['createWorkItem', 'targetRepositories of objects', { ...item, targetRepositories: [{}] }, 'targetRepositories[0]', 'targetRepositories[0] must be string'],
