@@ -4,33 +4,18 @@
 // still holds that work: `svc/<KEY>` exists in the repository and has commits the base (HEAD, or
 // the run's base ref) does not. A branch deleted, or merged into the base, no longer holds pending
 // work, and the card is picked again (a merged card normally is done by then).
-import { existsSync } from 'node:fs';
 import { execa } from 'execa';
 import type { WorkItemDetail } from '../../contract/types.js';
-import { Journal } from '../journal.js';
-import { listRunRecords, runPaths } from '../state.js';
 import { branchFor } from '../worktree.js';
+import { recordedLegEnds } from './recent.js';
 
 /** Key → the latest local run (of `projectKey`) whose leg of that card ended `implemented`. */
 export function implementedRuns(stateDir: string, projectKey: string): Map<string, string> {
   const found = new Map<string, { runId: string; at: string }>();
-  for (const record of listRunRecords(stateDir)) {
-    if (record.projectKey !== projectKey) continue;
-    const path = runPaths(stateDir, record.runId).journal;
-    if (!existsSync(path)) continue;
-    const journal = Journal.open(path);
-    try {
-      const reader = journal.reader(0);
-      for (let batch = reader.read(500, 4 << 20); batch.length > 0; batch = reader.read(500, 4 << 20)) {
-        for (const { ev } of batch) {
-          if (!ev.workItemKey || ev.disposition !== 'implemented') continue;
-          const prev = found.get(ev.workItemKey);
-          if (!prev || prev.at <= record.openedAt) found.set(ev.workItemKey, { runId: record.runId, at: record.openedAt });
-        }
-      }
-    } finally {
-      journal.close();
-    }
+  for (const { record, key, disposition } of recordedLegEnds(stateDir, projectKey)) {
+    if (disposition !== 'implemented') continue;
+    const prev = found.get(key);
+    if (!prev || prev.at <= record.openedAt) found.set(key, { runId: record.runId, at: record.openedAt });
   }
   return new Map([...found].map(([k, v]) => [k, v.runId]));
 }
