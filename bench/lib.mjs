@@ -71,6 +71,10 @@ export function svcEnv(service, extra = {}) {
     SVC_CONFIG_DIR: join(home, 'config'),
     SVC_STATE_DIR: join(home, 'state'),
     NO_COLOR: '1',
+    // A developer's own machine: svc runs as the developer and agents with the developer's rights.
+    // As root (CI, this bench here) svc would hand agents to an unprivileged user by default; that
+    // path is measured on its own (per-card.mjs), not folded into every figure.
+    SVC_AGENT_USER: 'none',
     ...(service ? { SVC_BASE_URL: service.url, SVC_TOKEN: service.token, SVC_PROJECT: service.projectKey } : {}),
     ...extra,
   };

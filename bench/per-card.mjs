@@ -58,6 +58,7 @@ export async function perCard() {
     const svcCycles = running.slice(1).map((t, i) => t - running[i]);
     const loopCycles = [...before.cycles, ...after.cycles];
     const overhead = median(svcCycles) - median(loopCycles);
+    const boundary = process.getuid?.() === 0 ? await boundaryCycle(service) : null;
     const loopWall = (before.wallMs + after.wallMs) / 2;
     return [
       row(
@@ -73,9 +74,35 @@ export async function perCard() {
         null,
         'includes svc start-up, open and close',
       ),
+      ...(boundary === null
+        ? []
+        : [row(
+            `per-card cycle as root, agents through the agent-user boundary (median of ${boundary.n})`,
+            `${ms(boundary.cycle)} (vs ${ms(median(svcCycles))} with --agent-user none)`,
+            'report',
+            null,
+            'a clone per leg owned by the agent user, then its branch fetched back (docs/trust.md)',
+          )]),
       row('worktrees and legs implemented', `${worktrees} / ${summary.legs.filter((l) => l.disposition === 'implemented').length}`, `${CARDS} / ${CARDS}`, worktrees === CARDS && summary.legs.every((l) => l.disposition === 'implemented')),
     ];
   } finally {
     await service.close();
   }
+}
+
+/** As root, svc's default: each agent runs as an unprivileged user in a clone of its own. */
+async function boundaryCycle(service) {
+  const keys = [];
+  for (let i = 1; i <= 20; i++) keys.push(service.admin.createWorkItem({ projectKey: service.projectKey, kind: 'task', type: 'code', title: `Boundary ${i}` }).key);
+  const env = svcEnv(service);
+  delete env.SVC_AGENT_USER;
+  const trueBin = ['/usr/bin/true', '/bin/true'].find((p) => existsSync(p));
+  const r = await runSvc(['run', ...keys, '--agent-cmd', trueBin, '--allow-empty', '--repo', makeRepo(), '--json'], { env });
+  const summary = summaryOf(r);
+  if (summary.status !== 'succeeded') throw new Error(`svc run through the boundary ended ${summary.status}: ${r.stderr.slice(-1000)}`);
+  const running = journalOf(env, summary.runId)
+    .filter(({ r: rec }) => rec.t === 'ev' && rec.ev.disposition === 'running')
+    .map(({ r: rec }) => Date.parse(rec.at));
+  const cycles = running.slice(1).map((t, i) => t - running[i]);
+  return { cycle: median(cycles), n: cycles.length };
 }
