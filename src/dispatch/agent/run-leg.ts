@@ -91,7 +91,7 @@ export async function runLeg(spec: LegSpec): Promise<LegResult> {
       spec.parser?.end();
       const { code, signal } = exit;
       const usage = spec.parser?.usage() ?? {};
-      const base = { exitCode: code, signal: signal ?? null, ...usage };
+      const base = { exitCode: code, signal: signal ?? null, ...usage, ...(spec.parser ? { finalMessage: spec.parser.finalMessage() } : {}) };
       if (stop) return finish({ ...base, outcome: 'failed', reason: stop });
       // The stream's terminal event decides over the exit code (DISPATCH.md §3).
       const verdict = spec.parser?.verdict();

@@ -33,6 +33,8 @@ export interface StreamParser {
   /** The terminal event's verdict, or null when no terminal event was seen. */
   verdict(): StreamVerdict | null;
   usage(): StreamUsage;
+  /** The agent's final message as its stream carries it (a review's text, a pull request's body), or null. */
+  finalMessage(): string | null;
 }
 
 /** One agent run over one card. */
@@ -79,6 +81,8 @@ export interface LegResult {
   tokensIn?: number;
   tokensOut?: number;
   costUsd?: number;
+  /** Set when a stream parser read the agent's output: its final message (null: none seen). */
+  finalMessage?: string | null;
   durationMs: number;
 }
 

@@ -17,7 +17,7 @@ import { expectsCode } from '../prompt.js';
 import { createRedactor, createStreamRedactor } from '../redact.js';
 import type { LegMode } from '../select/types.js';
 import { logPath, type RunPaths } from '../state.js';
-import { ReviewText, tailBytes } from './review-text.js';
+import { StdoutTail, tailBytes } from './review-text.js';
 import { pullRequestAfterLeg } from '../pr/after-leg.js';
 import type { PullRequestRef } from '../pr/types.js';
 import type { DispatchDeps, DispatchOptions } from './types.js';
@@ -250,12 +250,14 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       branch: wt.branch, runId: ctx.runId, mode: ctx.mode, expectsCode: code,
       ...(opts.doneStatuses ? { doneStatuses: opts.doneStatuses } : {}),
     });
-    const reviewText = ctx.mode === 'review' ? new ReviewText(streamOf(opts.agent)) : null;
-    result = await runAgent(ctx, wt, key, prompt, logPath(ctx.paths, key), key, reviewText ? (c) => reviewText.push(c) : undefined);
+    // A review's text: its stream parser's final message, else the tail of a plain command's stdout.
+    const plainTail = ctx.mode === 'review' && !streamOf(opts.agent) ? new StdoutTail() : null;
+    result = await runAgent(ctx, wt, key, prompt, logPath(ctx.paths, key), key, plainTail ? (c) => plainTail.push(c) : undefined);
     reason = result.reason;
     let implemented = result.outcome === 'succeeded';
-    if (reviewText) {
-      review = recordReview(ctx, key, reviewText.result());
+    if (ctx.mode === 'review') {
+      const said = result.finalMessage !== undefined ? result.finalMessage : (plainTail?.result() ?? null);
+      review = recordReview(ctx, key, said && tailBytes(said));
       // Whatever the agent's verdict, a review that changed files failed, and its change is kept.
       const kept = await settleReview(repoOf(ctx, key), wt, key);
       if (kept) {
@@ -283,9 +285,9 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
         reason = refused;
       }
     }
-    // Pull requests (issue 17): after the push, or a review's last word; never fails the leg.
+    // Pull requests (issue 17): after the push (a review's returned above); never fails the leg.
     if (opts.pr) {
-      const pushed = implemented && Boolean(opts.push && deps.pushBranch) && ctx.mode !== 'review';
+      const pushed = implemented && Boolean(opts.push && deps.pushBranch);
       pullRequest = await pullRequestAfterLeg(ctx, {
         item, repo: repoOf(ctx, key), branch: wt.branch, headBefore: wt.headBefore, worktree: wt.path, result, pushed,
       });

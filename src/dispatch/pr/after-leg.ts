@@ -14,7 +14,7 @@ import type { LegContext } from '../lifecycle/leg.js';
 import { createRedactor } from '../redact.js';
 import { logPath } from '../state.js';
 import { fixCommentBody, pullRequestBody, reviewBody } from './body.js';
-import { finalMessageOfLog } from './final-message.js';
+import { plainTailOfLog } from './final-message.js';
 import type { PullRequestLeg, PullRequestRef } from './types.js';
 
 const run = promisify(execFile);
@@ -41,7 +41,7 @@ export interface AfterLegInput {
   result: LegResult;
   /** The leg's branch reached the remote (implement and fix need it; review never pushes). */
   pushed: boolean;
-  /** The agent's final message when the leg already has it (a review's result); else read from the log. */
+  /** The agent's final message when the leg already has it (a review's result); else its stream parser's, else its log's tail. */
   finalMessage?: string | null;
 }
 
@@ -82,7 +82,7 @@ export async function pullRequestAfterLeg(ctx: LegContext, input: AfterLegInput)
     durationMs: result.durationMs,
     tokens: { in: result.tokensIn ?? null, out: result.tokensOut ?? null },
     costUsd: result.costUsd ?? null,
-    finalMessage: input.finalMessage !== undefined ? input.finalMessage : finalMessageOfLog(logPath(ctx.paths, item.key)),
+    finalMessage: input.finalMessage !== undefined ? input.finalMessage : result.finalMessage !== undefined ? result.finalMessage : plainTailOfLog(logPath(ctx.paths, item.key)),
     delivery: deliveryFor(item, mode),
     draft: Boolean(opts.draft),
   };

@@ -6,13 +6,14 @@
 // An API failure (HTTP 400, a refusal) ends with `"subtype":"success","is_error":true` and the
 // message in `result` ("API Error: 400 …"; seen with 2.1.330): the subtype names how the loop
 // ended, not whether the turn worked, so it is left out of the reason when it says "success".
-import { JsonLinesParser, type JsonObject, add, agentError, isObject, num, str } from './json-lines.js';
+import { JsonLinesParser, type JsonObject, add, agentError, isObject, num, str, words } from './json-lines.js';
 
 export class ClaudeStreamParser extends JsonLinesParser {
   readonly format = 'claude-stream-json' as const;
 
   protected onEvent(event: JsonObject): void {
     if (event.type !== 'result') return;
+    this.message = words(event.result) ?? this.message;
     const subtype = str(event.subtype);
     const failed = event.is_error === true || (subtype !== undefined && subtype !== 'success');
     if (failed) {

@@ -7,7 +7,7 @@
 // the last turn event decides; an `error` counts only when no turn event follows it (a crash).
 // A message that is a provider's JSON error body reads as its inner message.
 // Codex reports tokens, never a price, so costUsd stays absent.
-import { JsonLinesParser, type JsonObject, add, agentError, isObject, num, readableMessage, str } from './json-lines.js';
+import { JsonLinesParser, type JsonObject, add, agentError, isObject, num, readableMessage, str, words } from './json-lines.js';
 
 export class CodexJsonParser extends JsonLinesParser {
   readonly format = 'codex-json' as const;
@@ -32,6 +32,9 @@ export class CodexJsonParser extends JsonLinesParser {
         this.result = { outcome: 'failed', reason: agentError(message && readableMessage(message)) };
         break;
       }
+      case 'item.completed':
+        if (isObject(event.item) && event.item.type === 'agent_message') this.message = words(event.item.text) ?? this.message;
+        break;
       case 'error': {
         const message = str(event.message);
         this.result = { outcome: 'failed', reason: agentError(message ? readableMessage(message) : 'stream error') };

@@ -12,6 +12,15 @@ export class GeminiStreamParser extends JsonLinesParser {
   private lastError: string | undefined;
 
   protected onEvent(event: JsonObject): void {
+    // Gemini streams its answer as assistant deltas: those since the last tool call are one message.
+    if (event.type === 'message' && event.role === 'assistant' && typeof event.content === 'string') {
+      this.message = (this.message ?? '') + event.content;
+      return;
+    }
+    if (event.type === 'tool_use' || event.type === 'tool_result') {
+      this.message = null;
+      return;
+    }
     if (event.type === 'error') {
       this.lastError = str(event.message) ?? this.lastError;
       return;

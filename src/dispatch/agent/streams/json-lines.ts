@@ -49,6 +49,11 @@ export function readableMessage(text: string): string {
   }
 }
 
+/** A string with more than whitespace in it, else undefined: what an agent said. */
+export function words(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() ? value : undefined;
+}
+
 /** Adds a possibly missing count to a possibly missing total. */
 export function add(total: number | undefined, value: number | undefined): number | undefined {
   if (value === undefined) return total;
@@ -59,6 +64,8 @@ export abstract class JsonLinesParser implements StreamParser {
   abstract readonly format: StreamFormat;
   protected result: StreamVerdict | null = null;
   protected spend: StreamUsage = {};
+  /** The latest final text the format's events carried. */
+  protected message: string | null = null;
   private readonly decoder = new StringDecoder('utf8');
   private partial = '';
   private skipping = false;
@@ -104,6 +111,10 @@ export abstract class JsonLinesParser implements StreamParser {
 
   usage(): StreamUsage {
     return { ...this.spend };
+  }
+
+  finalMessage(): string | null {
+    return this.message?.trim() || null;
   }
 
   private line(raw: string): void {

@@ -6,7 +6,7 @@
 // prints no `done` event: a clean run simply ends after a `step_finish` whose reason is not
 // "tool-calls" (the model answered instead of calling another tool). A `done` event, which some
 // versions print, decides the same way.
-import { JsonLinesParser, type JsonObject, add, agentError, isObject, num, readableMessage, str } from './json-lines.js';
+import { JsonLinesParser, type JsonObject, add, agentError, isObject, num, readableMessage, str, words } from './json-lines.js';
 
 export class OpencodeJsonParser extends JsonLinesParser {
   readonly format = 'opencode-json' as const;
@@ -33,6 +33,9 @@ export class OpencodeJsonParser extends JsonLinesParser {
         if (str(part.reason) !== 'tool-calls') this.settle();
         break;
       }
+      case 'text':
+        if (isObject(event.part)) this.message = words(event.part.text) ?? this.message;
+        break;
       case 'error': {
         const error = isObject(event.error) ? event.error : {};
         const data = isObject(error.data) ? error.data : {};
