@@ -28,6 +28,7 @@ let db: Database;
 let root: string;
 let agentCmd: string;
 let slowAgentCmd: string;
+let stubbornAgentCmd: string;
 const pidFile = () => join(root, 'pids');
 
 beforeAll(async () => {
@@ -47,10 +48,22 @@ echo "started $SVC_CARD_KEY"
 sleep 30
 echo "not reached"
 `);
+  // The same, deaf to SIGTERM (its `sleep` inherits that): the first SIGINT's wind-down then waits
+  // out the kill grace, so a second SIGINT surely lands while the run is still closing.
+  const stubborn = join(root, 'stubborn-agent.sh');
+  writeFileSync(stubborn, `#!/bin/sh
+trap '' TERM
+echo $$ >> "$TRUST_PIDS"
+echo "started $SVC_CARD_KEY"
+sleep 30
+echo "not reached"
+`);
   chmodSync(agent, 0o755);
   chmodSync(slow, 0o755);
+  chmodSync(stubborn, 0o755);
   agentCmd = `sh ${agent}`;
   slowAgentCmd = `sh ${slow}`;
+  stubbornAgentCmd = `sh ${stubborn}`;
 });
 
 afterAll(async () => {
@@ -268,7 +281,7 @@ describe('signals', () => {
     const stateDir = join(home, 'state');
     const before = new Set(rowsOf(db).map((x) => x.id));
     const seenPids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean).length : 0;
-    const run = spawnRun(env, ['run', ...cards(2), '--agent-cmd', slowAgentCmd, '--send-logs', '--allow-empty', '--kill-grace', '5s', '--repo', await makeRepo()]);
+    const run = spawnRun(env, ['run', ...cards(2), '--agent-cmd', stubbornAgentCmd, '--send-logs', '--allow-empty', '--kill-grace', '5s', '--repo', await makeRepo()]);
     await waitFor('the agent to start', () => {
       const pids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean) : [];
       return pids.length > seenPids;
