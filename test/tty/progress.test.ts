@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { DispatchRun } from '../../src/contract/types.js';
 import { isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { hasTmux, openTerminal, type Terminal } from './terminal.js';
+import { requireTmux, openTerminal, type Terminal } from './terminal.js';
 
 const AGENT = `${process.execPath} ${resolve(import.meta.dirname, 'fixtures/slow-commit.mjs')}`;
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
@@ -36,6 +36,7 @@ async function onTerminal(args: string[], env: CliEnv): Promise<Terminal> {
 }
 
 beforeAll(async () => {
+  requireTmux();
   server = await startServerProcess();
 });
 
@@ -46,7 +47,7 @@ afterAll(async () => {
   for (const text of printed) expect(text).not.toContain(server.token);
 });
 
-describe.skipIf(!hasTmux())('on a real terminal', () => {
+describe('on a real terminal', () => {
   test('a spinner with the key and elapsed time, then the persisted ✔ line, then the summary table', async () => {
     const key = await freshTask('Progress on a terminal');
     const t = await onTerminal(['run', key, '--agent-cmd', AGENT, '--heartbeat-interval', '1s'], userEnv());
@@ -122,7 +123,7 @@ describe.skipIf(!hasTmux())('on a real terminal', () => {
   });
 });
 
-describe.skipIf(!hasTmux())('tables on a real terminal', () => {
+describe('tables on a real terminal', () => {
   test('runs show: the run, then an aligned table with a header; piped, plain rows', async () => {
     const key = await freshTask('A run to show');
     const done = await runCli(['run', key, '--agent-cmd', AGENT, '--repo', await makeRepo(), '--json'], { env: userEnv() });

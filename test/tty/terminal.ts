@@ -11,9 +11,13 @@ import { BIN } from '../support/cli.js';
 const tmux = (args: string[]) =>
   new Promise<string>((ok, fail) => execFile('tmux', args, (error, stdout, stderr) => (error ? fail(new Error(`tmux ${args.join(' ')}: ${stderr || error.message}`)) : ok(stdout))));
 
-/** True when tmux is on PATH (the TTY tests are skipped without it). */
-export function hasTmux(): boolean {
-  return (process.env.PATH ?? '').split(':').some((dir) => dir && existsSync(join(dir, 'tmux')));
+/**
+ * Fails loudly when tmux is not on PATH: a skipped terminal test reads as green while proving
+ * nothing, so the suite needs tmux (`.ci/run` installs Debian's package; so can a developer).
+ */
+export function requireTmux(): void {
+  const found = (process.env.PATH ?? '').split(':').some((dir) => dir && existsSync(join(dir, 'tmux')));
+  if (!found) throw new Error('the real-terminal tests need tmux on PATH (Debian: apt-get install tmux)');
 }
 
 export interface Terminal {
