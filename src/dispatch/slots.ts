@@ -13,7 +13,7 @@ export class Slots {
   private readonly waiting: Array<(release: Release) => void> = [];
 
   constructor(size: number) {
-    this.free = Math.max(1, Math.floor(size));
+    this.free = Math.max(1, size);
   }
 
   /** Resolves with a slot once one is free, in the order of the calls. */
