@@ -8,7 +8,7 @@ import { createApiClient } from '../../../src/api/client.js';
 import { dispatchServiceOf } from '../../../src/dispatch/api-service.js';
 import { EventStream } from '../../../src/dispatch/event-stream.js';
 import { Journal } from '../../../src/dispatch/journal.js';
-import { runDispatch } from '../../../src/dispatch/lifecycle.js';
+import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { recoverRuns } from '../../../src/dispatch/recover.js';
 import { Interrupted } from '../../../src/dispatch/signals.js';
 import { startFaultProxy, type FaultProxy } from '../../support/fault-proxy.js';
