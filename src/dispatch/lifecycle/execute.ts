@@ -107,7 +107,7 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
   deps.output.info(`run ${run.id} ${input.resumed ? 'resumed' : 'opened'} (${selection.command}${selection.scopeKey ? ` ${selection.scopeKey}` : ''}): ${selection.note}`);
 
   const landed = input.resumed ? run.cards.filter((c) => c.disposition === 'implemented').map((c) => c.workItemKey) : [];
-  const legs = new LegScheduler(opts, deps, selection, stops.signal, landed);
+  const legs = new LegScheduler({ opts, deps, selection, signal: stops.signal, landed });
   const { journal } = local;
   const ctx: LegContext = {
     runId: run.id, command: selection.command, mode: selection.mode, opts, deps, stream, paths: local.paths, signal: stops.signal,

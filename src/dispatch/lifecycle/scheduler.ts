@@ -34,16 +34,28 @@ export class LegScheduler {
   private readonly spending = new Map<string, number>();
   private readonly running = new Map<string, Promise<void>>();
 
-  constructor(
-    private readonly opts: DispatchOptions,
-    private readonly deps: DispatchDeps,
-    selection: Selection,
+  private readonly opts: DispatchOptions;
+  private readonly deps: DispatchDeps;
+  private readonly signal: AbortSignal;
+  private readonly runLeg: typeof runCardLeg;
+
+  constructor(input: {
+    opts: DispatchOptions;
+    deps: DispatchDeps;
+    selection: Selection;
     /** Aborted when no new leg may start and running agents must stop. */
-    private readonly signal: AbortSignal,
-    landed: Iterable<string> = [],
-  ) {
-    this.landed = new Set(landed);
-    this.todo = selection.cards.filter((c) => !c.skipReason && !this.landed.has(c.key));
+    signal: AbortSignal;
+    /** Cards implemented before this invocation (a resumed run). */
+    landed?: Iterable<string>;
+    /** One leg (default runCardLeg). */
+    runLeg?: typeof runCardLeg;
+  }) {
+    this.opts = input.opts;
+    this.deps = input.deps;
+    this.signal = input.signal;
+    this.runLeg = input.runLeg ?? runCardLeg;
+    this.landed = new Set(input.landed);
+    this.todo = input.selection.cards.filter((c) => !c.skipReason && !this.landed.has(c.key));
   }
 
   /** What stopped the legs early (gated, replanned, halted, max), or null. */
@@ -128,7 +140,7 @@ export class LegScheduler {
     const started = this.deps.clock.now();
     // runCardLeg settles every agent failure itself; what still rejects is local (a full disk
     // refusing even the failed disposition): the card is shown failed with that cause.
-    const outcome = runCardLeg(ctx, fresh, index, this.todo.length).catch(
+    const outcome = this.runLeg(ctx, fresh, index, this.todo.length).catch(
       (error: unknown): LegOutcome => ({
         implemented: false,
         summary: {
