@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { createApiClient } from '../api/client.js';
 import { runLeg } from '../dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../dispatch/api-service.js';
-import { runDispatch } from '../dispatch/lifecycle.js';
+import { runDispatch } from '../dispatch/lifecycle/dispatch.js';
 import { systemClock } from '../dispatch/ports.js';
 import { buildPrompt } from '../dispatch/prompt.js';
 import { checkoutInPlace, commitsSince, prepareWorktree } from '../dispatch/worktree.js';

@@ -2,8 +2,7 @@
 // about the card, then what is expected of the agent. Plain markdown, sections in a fixed order, so
 // an agent (and a person reading the leg's log) finds the same thing in the same place every time.
 import type { Delivery, LinkItem, WorkItemDetail, WorkType } from '../contract/types.js';
-
-export type PromptMode = 'implement' | 'fix' | 'review';
+import type { LegMode } from './select/types.js';
 
 /** What an ancestor is known as; the detail only carries keys, the caller may know titles. */
 export interface AncestorInfo {
@@ -16,7 +15,7 @@ export interface PromptContext {
   /** The branch the agent works on, `svc/<KEY>`. */
   branch: string;
   runId: string;
-  mode: PromptMode;
+  mode: LegMode;
   /** From `expectsCode(item)`: whether the leg must leave a commit. */
   expectsCode: boolean;
   /** Details of ancestors by key, when the caller read them; otherwise keys alone are shown. */
@@ -56,7 +55,7 @@ function blockerLine(b: Pick<LinkItem, 'key' | 'title' | 'status'>): string {
 }
 
 /** The delivery a `fix` or `review` is about: the open one with failing CI first, then any open. */
-function deliveryFor(item: WorkItemDetail, mode: PromptMode): Delivery | undefined {
+function deliveryFor(item: WorkItemDetail, mode: LegMode): Delivery | undefined {
   const open = item.deliveries.filter((d) => d.state === 'open');
   if (mode === 'fix') return open.find((d) => d.ci === 'failing') ?? item.deliveries.find((d) => d.ci === 'failing');
   return open[0];

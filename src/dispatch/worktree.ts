@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { execa } from 'execa';
+import { Slots } from './slots.js';
 
 /** A git operation on a worktree that cannot be done safely; the message says why and what to do. */
 export class WorktreeError extends Error {
@@ -30,14 +31,8 @@ export interface PreparedWorktree {
   headBefore: string;
 }
 
-let queue: Promise<unknown> = Promise.resolve();
-
-/** Runs `fn` after every earlier call has settled: the in-process mutex around worktree changes. */
-function serialized<T>(fn: () => Promise<T>): Promise<T> {
-  const run = queue.then(fn, fn);
-  queue = run.catch(() => undefined);
-  return run;
-}
+/** The in-process mutex around worktree changes: each runs after every earlier one has settled. */
+const worktreeChanges = new Slots(1);
 
 /**
  * git through execa, not simple-git: simple-git waits a fixed 50 ms after any command that prints
@@ -120,7 +115,7 @@ export interface PrepareOptions {
  */
 export function prepareWorktree(opts: PrepareOptions): Promise<PreparedWorktree> {
   const branch = branchFor(opts.key);
-  return serialized(async () => {
+  return worktreeChanges.run(async () => {
     const root = opts.root ?? (await defaultWorktreeRoot(opts.repo));
     const path = join(root, opts.key);
     const base = opts.baseRef ?? 'HEAD';
@@ -152,7 +147,7 @@ export function prepareWorktree(opts: PrepareOptions): Promise<PreparedWorktree>
  */
 export function checkoutInPlace(opts: { repo: string; key: string; baseRef?: string }): Promise<PreparedWorktree> {
   const branch = branchFor(opts.key);
-  return serialized(async () => {
+  return worktreeChanges.run(async () => {
     if (await isDirty(opts.repo)) {
       throw new WorktreeError(
         `cannot check out ${branch} in ${opts.repo}: the working tree has uncommitted changes; commit or stash them, or run without --no-worktree`,
@@ -196,7 +191,7 @@ export function pruneWorktrees(opts: {
   /** Cards of runs live on this machine, with why: their worktrees are an agent's workplace. */
   inUse?: ReadonlyMap<string, string>;
 }): Promise<PruneResult> {
-  return serialized(async () => {
+  return worktreeChanges.run(async () => {
     const result: PruneResult = { removed: [], kept: [] };
     await git(opts.repo).raw(['worktree', 'prune']);
     const wanted = opts.finishedKeys ? new Set(opts.finishedKeys) : null;

@@ -2,7 +2,7 @@
 // time, and a persisted line per finished leg; then a summary table. In CI or piped: plain
 // timestamped lines, nothing animated. All of it on stderr: stdout carries only data.
 import type { LegSummary } from '../dispatch/ports.js';
-import type { RunSummary } from '../dispatch/lifecycle.js';
+import type { RunSummary } from '../dispatch/lifecycle/types.js';
 import { formatTable, type Output } from './output.js';
 
 interface Running {

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runDispatch } from '../../src/dispatch/lifecycle.js';
+import { runDispatch } from '../../src/dispatch/lifecycle/dispatch.js';
 import { createGhWriter } from '../../src/dispatch/pr/gh.js';
 import { createGitHubWriter } from '../../src/dispatch/pr/github.js';
 import { pullRequestsFile } from '../../src/dispatch/pr/after-leg.js';

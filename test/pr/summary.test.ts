@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { createOutput } from '../../src/ui/output.js';
 import { printRunSummary } from '../../src/ui/run-progress.js';
-import type { RunSummary } from '../../src/dispatch/lifecycle.js';
+import type { RunSummary } from '../../src/dispatch/lifecycle/types.js';
 import type { LegSummary } from '../../src/dispatch/ports.js';
 
 function capture() {

@@ -1,7 +1,7 @@
 // `--hosted`: select the card set exactly as a local run would, then open the run with
 // `origin: hosted` for a hosted runner to execute, and run nothing here.
 import type { DispatchRunOpen, DispatchRunOpened } from '../../contract/types.js';
-import type { DispatchOptions } from '../../dispatch/lifecycle.js';
+import type { DispatchOptions } from '../../dispatch/lifecycle/types.js';
 import type { DispatchService } from '../../dispatch/ports.js';
 import { selectCards } from '../../dispatch/select/index.js';
 import { readRunRecord } from '../../dispatch/state.js';

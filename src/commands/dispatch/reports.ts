@@ -1,7 +1,7 @@
 // `--report FORMAT:FILE` on the dispatch commands: the specs are checked before anything runs (a
 // typo must not cost a night of agents), and the reports are written from the local state once
 // the run is over, together with the CI summary (step summary, Buildkite annotation).
-import type { RunSummary } from '../../dispatch/lifecycle.js';
+import type { RunSummary } from '../../dispatch/lifecycle/types.js';
 import { describeFsError, resolveStateDir } from '../../dispatch/state.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';

@@ -6,7 +6,7 @@ import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 import { parseDuration } from '../../dispatch/duration.js';
 import { resolveMaxWaitMs } from '../settings.js';
-import type { DispatchOptions } from '../../dispatch/lifecycle.js';
+import type { DispatchOptions } from '../../dispatch/lifecycle/types.js';
 import { usd, wholeNumber } from '../flag-values.js';
 import { dirname } from 'node:path';
 import { AgentUserError, resolveAgentUser } from '../../dispatch/agent/user.js';

@@ -17,6 +17,10 @@ export interface SelectedCard {
   gatedBy: string | null;
 }
 
+/**
+ * What a leg asks of its agent: the selection picks it from the command, the prompt is written for
+ * it, and the leg checks its result by it (a review changes nothing).
+ */
 export type LegMode = 'implement' | 'fix' | 'review';
 
 export interface Selection {

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Journal } from '../../../src/dispatch/journal.js';
-import { runDispatch } from '../../../src/dispatch/lifecycle.js';
+import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { recoverRuns } from '../../../src/dispatch/recover.js';
 import { createRunFolder, runPaths } from '../../../src/dispatch/state.js';
 import { startHarness, type Harness } from './harness.js';

@@ -2,7 +2,7 @@
 // work advances: next/batch/auto skip cards an earlier run implemented (or with an open delivery).
 import { resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runDispatch } from '../../../src/dispatch/lifecycle.js';
+import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { headRefOf } from '../../../src/dispatch/delivery-git.js';
 import { run } from '../../support/cli.js';
 import { startHarness, type Harness } from './harness.js';

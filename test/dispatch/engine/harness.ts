@@ -7,7 +7,7 @@ import { createApiClient } from '../../../src/api/client.js';
 import type { AdminWorkItem } from '../../../src/server/admin.js';
 import { runLeg } from '../../../src/dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../../../src/dispatch/api-service.js';
-import type { DispatchDeps, DispatchOptions } from '../../../src/dispatch/lifecycle.js';
+import type { DispatchDeps, DispatchOptions } from '../../../src/dispatch/lifecycle/types.js';
 import { systemClock, type DispatchService, type LegSummary } from '../../../src/dispatch/ports.js';
 import { buildPrompt } from '../../../src/dispatch/prompt.js';
 import { checkoutInPlace, commitsSince, prepareWorktree } from '../../../src/dispatch/worktree.js';

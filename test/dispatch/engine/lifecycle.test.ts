@@ -2,7 +2,7 @@
 // in a real temp git repository.
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runDispatch } from '../../../src/dispatch/lifecycle.js';
+import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { Interrupted } from '../../../src/dispatch/signals.js';
 import { runPaths } from '../../../src/dispatch/state.js';
 import { startHarness, type Harness } from './harness.js';

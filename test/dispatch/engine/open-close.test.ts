@@ -13,7 +13,7 @@ import { createApiClient, type ApiClient } from '../../../src/api/client.js';
 import type { DispatchRun } from '../../../src/contract/types.js';
 import { dispatchServiceOf } from '../../../src/dispatch/api-service.js';
 import { closeRun } from '../../../src/dispatch/close.js';
-import { runDispatch } from '../../../src/dispatch/lifecycle.js';
+import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { recoverRuns } from '../../../src/dispatch/recover.js';
 import { LocalStateError, listPendingOpens, pendingOpenPath, runPaths, writePendingOpen } from '../../../src/dispatch/state.js';
 import { startFaultProxy, type Fault, type FaultProxy } from '../../support/fault-proxy.js';

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pushToOrigin } from '../../../src/dispatch/delivery-git.js';
 import { Journal } from '../../../src/dispatch/journal.js';
-import { runDispatch } from '../../../src/dispatch/lifecycle.js';
+import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import type { BranchPushed } from '../../../src/dispatch/lifecycle/types.js';
 import { runPaths } from '../../../src/dispatch/state.js';
 import { run } from '../../support/cli.js';

@@ -1,6 +1,6 @@
 // The event stream and a whole run through a proxy that breaks the wire the way networks do: the
 // answer of an applied append is lost, and the engine must neither lose nor double an event.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { createApiClient } from '../../../src/api/client.js';
 import { dispatchServiceOf } from '../../../src/dispatch/api-service.js';
 import { EventStream } from '../../../src/dispatch/event-stream.js';
 import { Journal } from '../../../src/dispatch/journal.js';
-import { runDispatch } from '../../../src/dispatch/lifecycle.js';
+import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { recoverRuns } from '../../../src/dispatch/recover.js';
 import { Interrupted } from '../../../src/dispatch/signals.js';
 import { startFaultProxy, type FaultProxy } from '../../support/fault-proxy.js';
@@ -99,9 +99,24 @@ describe('interrupted while the service is unreachable', () => {
 describe('parallel legs', () => {
   it('runs up to N legs at once, each in its own worktree', async () => {
     const keys = [h.item('task', 'A', { type: 'research' }), h.item('task', 'B', { type: 'research' })];
-    const started = Date.now();
-    const s = await runDispatch(h.opts({ keys, parallel: 2, agent: { agentCmd: 'sh -c "sleep 1; pwd"' } }), h.deps());
-    expect(Date.now() - started).toBeLessThan(1_900);
+    // A rendezvous instead of a stopwatch: each agent says it is running, then waits (10 s at
+    // most) until both are, and writes down how many it saw and where it ran. Legs run one after
+    // the other would each see only themselves; a loaded machine only makes them wait longer.
+    const dir = mkdtempSync(join(tmpdir(), 'svc-parallel-'));
+    const script = join(dir, 'agent.sh');
+    writeFileSync(
+      script,
+      [
+        `mkdir -p ${dir}/running && touch ${dir}/running/$SVC_CARD_KEY`,
+        'i=0',
+        `while [ "$(ls ${dir}/running | wc -l)" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done`,
+        `echo "$(ls ${dir}/running | wc -l) $(pwd)" > ${dir}/$SVC_CARD_KEY.saw`,
+      ].join('\n'),
+    );
+    const s = await runDispatch(h.opts({ keys, parallel: 2, agent: { agentCmd: `sh ${script}` } }), h.deps());
+    const saw = keys.map((k) => readFileSync(join(dir, `${k}.saw`), 'utf8').trim().split(' '));
+    expect(saw.map(([running]) => running)).toEqual(['2', '2']);
+    expect(new Set(saw.map(([, cwd]) => cwd)).size).toBe(2);
     expect(s.legs.map((l) => [l.key, l.disposition])).toEqual(keys.map((k) => [k, 'implemented']));
   });
 });

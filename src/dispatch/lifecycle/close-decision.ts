@@ -1,0 +1,51 @@
+// How a run closes (DISPATCH §4): its stop reason and the status sent with it, from what happened.
+// Pure, so every row of §4's table is checked without running anything.
+import type { CloseStatus, DispatchCommand, StopReason } from '../../contract/types.js';
+
+export interface CloseState {
+  /** The command whose semantics the legs followed (`continue` runs as the original). */
+  command: DispatchCommand;
+  /** batch: the cap cut the ready set; auto: this run took what was left of `--max`. */
+  capped: boolean;
+  /** auto: whether more is ready beyond what the invocation took; undefined when not asked. */
+  moreReady?: boolean;
+  /** The whole-run `--timeout` ran out. */
+  timedOut: boolean;
+  /** SIGINT/SIGTERM (not the timeout, not a close by the service). */
+  interrupted: boolean;
+  /** A fault stopped the run: the service past every retry, or the state folder. */
+  failed: boolean;
+  /** What stopped the legs early (gated, replanned, halted, max), or null when they ran out. */
+  stop: StopReason | null;
+  /** Legs that ended failed. */
+  failedLegs: number;
+}
+
+export interface CloseDecision {
+  stopReason: StopReason;
+  status: CloseStatus;
+}
+
+/** Only a run whose legs ran out closes with its command's own stop (auto asks the service then). */
+export function endedByCommand(s: Pick<CloseState, 'timedOut' | 'interrupted' | 'failed' | 'stop'>): boolean {
+  return !s.timedOut && !s.interrupted && !s.failed && s.stop === null;
+}
+
+/** §4 "stops with": the stop of a run whose legs all ran. */
+function commandStop(s: Pick<CloseState, 'command' | 'capped' | 'moreReady'>): StopReason {
+  if (s.command === 'batch') return s.capped ? 'max' : 'drained';
+  if (s.command === 'auto') {
+    // Without the answer (a continued or hosted auto run) nothing says more is ready.
+    if (s.moreReady === false) return 'drained';
+    return s.capped ? 'max' : s.moreReady ? 'completed' : 'drained';
+  }
+  return 'completed';
+}
+
+export function decideClose(s: CloseState): CloseDecision {
+  if (s.timedOut) return { stopReason: 'interrupted', status: 'timed_out' };
+  if (s.interrupted) return { stopReason: 'interrupted', status: 'cancelled' };
+  if (s.failed) return { stopReason: 'halted', status: 'failed' };
+  const stopReason = s.stop ?? commandStop(s);
+  return { stopReason, status: stopReason === 'halted' || s.failedLegs > 0 ? 'failed' : 'succeeded' };
+}

@@ -1,0 +1,140 @@
+// `runDispatch`: the one entry point of every dispatch command. It selects the card set, answers a
+// dry run without opening anything, runs one run (or, for `auto`, one run per round until nothing
+// is ready or the cap is reached) and returns a RunSummary whose exitCode follows DISPATCH §2.
+import { randomUUID } from 'node:crypto';
+import { AGENT_FORMATS, reportsSpend } from '../agent/spend.js';
+import { selectCards } from '../select/index.js';
+import { selectBatch } from '../select/lanes.js';
+import { priorWorkCheck } from '../select/prior-work.js';
+import { recentFailures } from '../select/recent.js';
+import { SelectionError, type SelectDeps, type Selection, type SelectRequest } from '../select/types.js';
+import { readRunRecord } from '../state.js';
+import { runOnce } from './run-once.js';
+import { cardSummaries } from './summary.js';
+import type { DispatchDeps, DispatchOptions, RunSummary } from './types.js';
+
+const DAY_MS = 24 * 60 * 60_000;
+
+function selectDeps(deps: DispatchDeps, opts?: DispatchOptions): SelectDeps {
+  const lane = opts && !opts.rerun && (opts.command === 'next' || opts.command === 'batch' || opts.command === 'auto');
+  return {
+    service: deps.service,
+    ...(lane
+      ? { priorWork: priorWorkCheck({ stateDir: deps.stateDir, projectKey: opts.projectKey, repo: opts.repo, ...(opts.baseRef ? { baseRef: opts.baseRef } : {}) }) }
+      : {}),
+    localRun: (runId) => {
+      const r = readRunRecord(deps.stateDir, runId);
+      return r ? { originalCommand: r.originalCommand, scopeKey: r.scopeKey } : null;
+    },
+  };
+}
+
+function request(opts: DispatchOptions, extra: Partial<SelectRequest> = {}): SelectRequest {
+  return {
+    command: opts.command,
+    projectKey: opts.projectKey,
+    keys: opts.keys,
+    ...(opts.lanes ? { lanes: opts.lanes } : {}),
+    ...(opts.maxCards != null ? { max: opts.maxCards } : {}),
+    ...(opts.doneStatuses ? { doneStatuses: opts.doneStatuses } : {}),
+    ...extra,
+  };
+}
+
+export function noRun(selection: Selection, note: string, dryRun: boolean): RunSummary {
+  return {
+    runId: null, command: selection.command, scopeKey: selection.scopeKey, stopReason: null, status: null, cards: cardSummaries(selection),
+    legs: [], exitCode: 0, note, dryRun,
+  };
+}
+
+/** `--max-cost` over an agent that reports no spend would never stop the run: refused (exit 2). */
+export function checkMaxCost(opts: Pick<DispatchOptions, 'agent' | 'maxCostUsd'>): void {
+  if (opts.maxCostUsd == null || reportsSpend(opts.agent)) return;
+  const who = opts.agent.agentCmd !== undefined ? (opts.agent.stream ? `--agent-cmd with --agent-format ${Object.entries(AGENT_FORMATS).find(([, f]) => f === opts.agent.stream)?.[0] ?? opts.agent.stream}` : '--agent-cmd without --agent-format') : `--agent ${opts.agent.agent ?? '(none)'}`;
+  throw new SelectionError(`--max-cost needs an agent that reports its spend in dollars (claude, opencode, or --agent-cmd with --agent-format claude|opencode); ${who} reports none`);
+}
+
+export async function runDispatch(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSummary> {
+  checkMaxCost(opts);
+  if (opts.command === 'auto') return runAuto(opts, deps);
+  const sdeps = selectDeps(deps, opts);
+  const selection = await selectCards(request(opts), sdeps);
+  if (opts.dryRun) return noRun(selection, selection.note, true);
+  // Lane commands with nothing ready open nothing; named commands still record their skips.
+  if (selection.empty && (selection.command === 'next' || selection.command === 'batch')) {
+    deps.output.info(selection.note);
+    return noRun(selection, selection.note, false);
+  }
+  return runOnce(opts, deps, {
+    selection,
+    reselect: (exclude) => selectCards(request(opts, { exclude }), sdeps),
+  });
+}
+
+/**
+ * `auto`: rounds of batch-like runs. A card that failed in this invocation is never picked again,
+ * nor one that failed in a recent local run (unless retryFailed). Each run closes `completed` when
+ * more is ready and the loop goes on, `drained` when nothing is left, `max` when the cap is hit.
+ * A card a 409 on open said another running run holds (another machine sharing the queue) is left
+ * alone for the rest of the invocation: it stays ready once that run closes (a run moves no
+ * status), so neither a later round nor the "is more ready?" check may count it again.
+ */
+async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSummary> {
+  const sdeps = selectDeps(deps, opts);
+  const avoid = opts.retryFailed
+    ? new Set<string>()
+    : recentFailures(deps.stateDir, opts.projectKey, deps.clock.now() - (opts.recentFailureWindowMs ?? DAY_MS));
+  if (avoid.size > 0) deps.output.info(`skipping cards that failed recently: ${[...avoid].join(', ')} (--retry-failed to include)`);
+  // Cards another machine's run held when we tried to open them: theirs for this invocation.
+  const elsewhere = new Set<string>();
+  let left = opts.maxCards ?? Number.POSITIVE_INFINITY;
+  const runs: RunSummary[] = [];
+  const baseKey = opts.idempotencyKey ?? randomUUID();
+  for (let round = 1; left > 0 && !deps.signal.aborted; round++) {
+    const pick = async (exclude: ReadonlySet<string>): Promise<Selection> => {
+      const s = await selectBatch(request(opts, { command: 'auto', max: left, exclude: new Set([...avoid, ...elsewhere, ...exclude]) }), sdeps);
+      // A round that takes what is left of --max stops `max` (unless nothing more is ready).
+      return { ...s, capped: s.cards.filter((c) => !c.skipReason).length >= left };
+    };
+    const selection = await pick(new Set());
+    if (opts.dryRun) return noRun(selection, selection.note, true);
+    if (selection.empty) {
+      if (runs.length === 0) deps.output.info(selection.note);
+      break;
+    }
+    const summary = await runOnce(opts, deps, {
+      selection,
+      reselect: pick,
+      idempotencyKey: round === 1 ? baseKey : `${baseKey}-${round}`,
+      onTakenElsewhere: (keys) => {
+        for (const k of keys) elsewhere.add(k);
+      },
+      moreReady: async (s) => {
+        // Is more ready beyond what this invocation took, or left to another machine? (Their cards
+        // stay ready: no status moves.)
+        const taken = new Set([...avoid, ...elsewhere, ...s.cards.map((c) => c.key)]);
+        const more = await selectBatch(request(opts, { command: 'auto', max: 1, exclude: taken }), sdeps);
+        return !more.empty;
+      },
+    });
+    runs.push(summary);
+    left -= summary.cards.filter((c) => !c.skipReason).length;
+    // Failed cards are never picked again in this invocation; implemented ones stay ready (a run
+    // moves no status), so they are not picked again either.
+    for (const card of summary.cards) avoid.add(card.key);
+    if (summary.stopReason !== 'completed' && summary.stopReason !== 'replanned') break;
+  }
+  const last = runs[runs.length - 1];
+  if (!last) {
+    return { runId: null, command: 'auto', scopeKey: null, stopReason: null, status: null, cards: [], legs: [], exitCode: 0, note: 'nothing is ready', dryRun: false };
+  }
+  return {
+    ...last,
+    legs: runs.flatMap((r) => r.legs),
+    cards: runs.flatMap((r) => r.cards),
+    exitCode: runs.map((r) => r.exitCode).find((c) => c !== 0) ?? 0,
+    note: `${runs.length} run(s)`,
+    runs,
+  };
+}

@@ -1,0 +1,180 @@
+// The leg scheduler: starts a run's legs in card order, up to `--parallel` at once, a card only
+// once its blockers in the set landed, and stops starting them when the run must stop (a human
+// gate, a changed plan, a failed leg under `--on-failure halt`, `--max-cost`, or the run's signal).
+// It owns the legs' bookkeeping; the executor reads the result when it closes the run.
+import type { StopReason, WorkItemDetail } from '../../contract/types.js';
+import { openBlockerKeys } from '../select/checks.js';
+import type { SelectedCard, Selection } from '../select/types.js';
+import { serviceErrorOf, type LegSummary } from '../ports.js';
+import { Slots } from '../slots.js';
+import { describeFsError, stateFolderFault } from '../state.js';
+import { runCardLeg, type LegContext, type LegOutcome } from './leg.js';
+import type { DispatchDeps, DispatchOptions } from './types.js';
+
+/** Why the item no longer matches the plan the run opened with, or null. */
+export function replanReason(before: WorkItemDetail, now: WorkItemDetail, doneStatuses?: readonly string[]): string | null {
+  if (now.archivedAt && !before.archivedAt) return `${now.key} was archived`;
+  if (now.parentKey !== before.parentKey) return `${now.key} was re-parented (${before.parentKey ?? 'none'} → ${now.parentKey ?? 'none'})`;
+  const had = new Set(openBlockerKeys(before, doneStatuses));
+  const gained = openBlockerKeys(now, doneStatuses).filter((k) => !had.has(k));
+  if (gained.length > 0) return `${now.key} gained an open blocker: ${gained.join(', ')}`;
+  return null;
+}
+
+export class LegScheduler {
+  /** The cards this invocation runs: not skipped, not landed in an earlier attempt. */
+  readonly todo: SelectedCard[];
+  /** Cards implemented, in this run or (resumed) before it. */
+  readonly landed: Set<string>;
+  readonly failed = new Set<string>();
+  private stopReason: StopReason | null = null;
+  private readonly summaries: LegSummary[] = [];
+  /** Finished legs' reported spend, and running legs' so far. */
+  private spent = 0;
+  private readonly spending = new Map<string, number>();
+  private readonly running = new Map<string, Promise<void>>();
+
+  private readonly opts: DispatchOptions;
+  private readonly deps: DispatchDeps;
+  private readonly signal: AbortSignal;
+  private readonly runLeg: typeof runCardLeg;
+
+  constructor(input: {
+    opts: DispatchOptions;
+    deps: DispatchDeps;
+    selection: Selection;
+    /** Aborted when no new leg may start and running agents must stop. */
+    signal: AbortSignal;
+    /** Cards implemented before this invocation (a resumed run). */
+    landed?: Iterable<string>;
+    /** One leg (default runCardLeg). */
+    runLeg?: typeof runCardLeg;
+  }) {
+    this.opts = input.opts;
+    this.deps = input.deps;
+    this.signal = input.signal;
+    this.runLeg = input.runLeg ?? runCardLeg;
+    this.landed = new Set(input.landed);
+    this.todo = input.selection.cards.filter((c) => !c.skipReason && !this.landed.has(c.key));
+  }
+
+  /** What stopped the legs early (gated, replanned, halted, max), or null. */
+  get stop(): StopReason | null {
+    return this.stopReason;
+  }
+
+  /** Whether no new leg may start. */
+  halted(): boolean {
+    return this.stopReason !== null || this.signal.aborted;
+  }
+
+  /** The legs that ran, in card order (parallel legs end in any order). */
+  get legs(): LegSummary[] {
+    const order = (key: string) => this.todo.findIndex((c) => c.key === key);
+    return [...this.summaries].sort((a, b) => order(a.key) - order(b.key));
+  }
+
+  /** A running leg's spend so far: checked on every report, so parallel legs cannot each overshoot the cap. */
+  onSpend(key: string, usd: number): void {
+    this.spending.set(key, usd);
+    this.checkCost();
+  }
+
+  /**
+   * Runs the legs. A read that fails past the client's retries rejects; the legs already running
+   * go on until `settle()` (the caller aborts them first).
+   */
+  async run(ctx: LegContext): Promise<void> {
+    const slots = new Slots(this.opts.parallel);
+    let index = 0;
+    for (const card of this.todo) {
+      if (this.halted()) break;
+      if (card.gatedBy) {
+        this.deps.output.info(`${card.key} waits on ${card.gatedBy} (executor: human): stopping gated`);
+        this.stopReason = 'gated';
+        break;
+      }
+      await Promise.all(card.after.map((k) => this.running.get(k)));
+      // Held from here: the checks before the leg count against --parallel as the leg does.
+      const release = await slots.acquire();
+      let started = false;
+      try {
+        if (this.halted()) break;
+        const unmet = card.after.find((k) => !this.landed.has(k));
+        if (unmet) {
+          this.deps.output.warn(`${card.key} not started: its blocker ${unmet} did not land`);
+          continue;
+        }
+        const fresh = await this.reread(card);
+        if (!fresh) break;
+        index++;
+        this.start(ctx, card, fresh, index, release);
+        started = true;
+      } finally {
+        if (!started) release();
+      }
+    }
+    await Promise.all(this.running.values());
+  }
+
+  /** Waits for the legs still running, however they end. */
+  async settle(): Promise<void> {
+    await Promise.allSettled(this.running.values());
+  }
+
+  /** The item as it is now, or null when the plan changed (the run stops `replanned`). */
+  private async reread(card: SelectedCard): Promise<WorkItemDetail | null> {
+    // An item that can no longer be read (deleted, moved out of the project) is a changed plan too.
+    const fresh = await this.deps.service.getWorkItem(card.key).catch((error: unknown) => {
+      if (serviceErrorOf(error).status === 404) return null;
+      throw error;
+    });
+    const why = fresh ? replanReason(card.item, fresh, this.opts.doneStatuses) : `${card.key} can no longer be read`;
+    if (!why && fresh) return fresh;
+    this.deps.output.info(`${why}: stopping replanned`);
+    this.stopReason = 'replanned';
+    return null;
+  }
+
+  private start(ctx: LegContext, card: SelectedCard, fresh: WorkItemDetail, index: number, release: () => void): void {
+    const started = this.deps.clock.now();
+    // runCardLeg settles every agent failure itself; what still rejects is local (a full disk
+    // refusing even the failed disposition): the card is shown failed with that cause.
+    const outcome = this.runLeg(ctx, fresh, index, this.todo.length).catch(
+      (error: unknown): LegOutcome => ({
+        implemented: false,
+        summary: {
+          key: card.key, title: fresh.title, disposition: 'failed', durationMs: this.deps.clock.now() - started, exitCode: null,
+          reason: stateFolderFault(error, this.deps.stateDir)?.message ?? describeFsError(error), costUsd: null, tokens: { in: null, out: null }, sessionBranch: null,
+        },
+      }),
+    );
+    const leg = outcome
+      .then((o) => this.ended(card.key, o))
+      .finally(() => {
+        this.running.delete(card.key);
+        release();
+      });
+    this.running.set(card.key, leg);
+  }
+
+  private ended(key: string, outcome: LegOutcome): void {
+    this.summaries.push(outcome.summary);
+    this.spending.delete(key);
+    this.spent += outcome.summary.costUsd ?? 0;
+    if (outcome.implemented) this.landed.add(key);
+    else {
+      this.failed.add(key);
+      if (this.opts.onFailure === 'halt' && !this.signal.aborted) this.stopReason ??= 'halted';
+    }
+    this.checkCost();
+  }
+
+  private checkCost(): void {
+    if (this.opts.maxCostUsd == null) return;
+    const total = this.spent + [...this.spending.values()].reduce((a, b) => a + b, 0);
+    if (total < this.opts.maxCostUsd) return;
+    if (this.stopReason === null) this.deps.output.info(`reported spend $${total.toFixed(2)} reached --max-cost: no new legs, stopping max`);
+    this.stopReason ??= 'max';
+  }
+}
