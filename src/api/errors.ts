@@ -104,11 +104,28 @@ export const EXIT = {
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
+/** The kinds of failure an error can name: every row of EXIT but success. */
+export type FailureKind = Exclude<keyof typeof EXIT, 'ok'>;
+
+/**
+ * An error of svc's own. It names its kind of failure, never a number: `exitCodeFor` alone turns
+ * a kind into an exit code, through EXIT.
+ */
+export abstract class SvcError extends Error {
+  abstract readonly kind: FailureKind;
+
+  /** For code that reads `exitCode` off whatever was thrown (the CLI's last report, a report writer). */
+  get exitCode(): number {
+    return exitCodeFor(this);
+  }
+}
+
 /**
  * The exit code for any error a command lets escape (DISPATCH.md §2). Errors of other layers may
- * carry their own numeric `exitCode` (a usage error of the CLI parser, for instance) and keep it.
+ * carry their own numeric `exitCode` (commander's usage errors, for instance) and keep it.
  */
 export function exitCodeFor(error: unknown): number {
+  if (error instanceof SvcError) return EXIT[error.kind];
   if (error instanceof ClientConfigError) return error.problem === 'token' ? EXIT.auth : EXIT.usage;
   if (error instanceof ApiError) return exitCodeForStatus(error.status, error.fault);
   if (typeof error === 'object' && error !== null && 'exitCode' in error) {

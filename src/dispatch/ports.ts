@@ -1,6 +1,7 @@
 // The narrow seams the dispatch engine is written against. The engine never sees the HTTP client,
 // the terminal or the process: the CLI adapts the real API client to `DispatchService` in one small
 // file, and tests hand in a client bound to the local service. Everything returns contract types.
+import { SvcError } from '../api/errors.js';
 import type {
   CloseOutPrompt,
   DispatchEventsAppend,
@@ -94,8 +95,8 @@ export function isRetryable(error: unknown): boolean {
 }
 
 /** The run was closed under us: every loop stops, nothing more is sent but reads; exit 1. */
-export class RunClosedError extends Error {
-  readonly exitCode = 1;
+export class RunClosedError extends SvcError {
+  readonly kind = 'failed';
   constructor(readonly runId: string, cause?: unknown) {
     super(`run ${runId} was closed by the service (another client or the reaper)`, { cause });
     this.name = 'RunClosedError';
