@@ -11,6 +11,7 @@ import type {
   WorkItemCreate, WorkItemDetail, WorkItemSummary, WorkItemUpdate, Workspace,
 } from '../contract/types.js';
 import { createTransport, type CallSpec, type ClientOptions, type Reply } from './request.js';
+import type { WaitBudget } from './retry.js';
 
 /** Paging parameters of operations 2, 3, 5, 10, 12, 13, 23, 24. */
 export interface PageQuery {
@@ -32,6 +33,8 @@ export interface WorkItemWithEtag {
 /** Per-call options every operation accepts. */
 export interface CallOptions {
   signal?: AbortSignal;
+  /** The wait budget of the loop making the call: the call's own retries draw on it too. */
+  budget?: WaitBudget;
 }
 
 export type ApiClient = ReturnType<typeof createApiClient>;
@@ -43,7 +46,7 @@ export type ApiClient = ReturnType<typeof createApiClient>;
 export function createApiClient(opts: ClientOptions) {
   const transport = createTransport(opts);
   const send = <T>(operationId: OperationId, spec: Omit<CallSpec, 'operationId'> = {}, o?: CallOptions): Promise<Reply<T>> =>
-    transport.call<T>({ ...spec, operationId, ...(o?.signal ? { signal: o.signal } : {}) });
+    transport.call<T>({ ...spec, operationId, ...(o?.signal ? { signal: o.signal } : {}), ...(o?.budget ? { budget: o.budget } : {}) });
   const json = async <T>(operationId: OperationId, spec: Omit<CallSpec, 'operationId'> = {}, o?: CallOptions): Promise<T> =>
     (await send<T>(operationId, spec, o)).body;
   const withEtag = (reply: Reply<WorkItemDetail>): WorkItemWithEtag => ({ item: reply.body, etag: reply.headers.etag ?? null });

@@ -2,6 +2,7 @@
 // `ClientConfigError` (refused before any request: bad token, bad or insecure base URL) and
 // `ApiError` (the request was attempted: an HTTP error status, a transport fault, or an answer the
 // client cannot read). The CLI maps both to exit codes in one place: `exitCodeFor` below.
+import { BEARER_VALUE, TOKEN_PREFIXES, TOKEN_SHAPES, tokenShapePattern } from './token-shapes.js';
 
 /**
  * What went wrong on the wire when the service gave no usable HTTP answer.
@@ -103,11 +104,28 @@ export const EXIT = {
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
+/** The kinds of failure an error can name: every row of EXIT but success. */
+export type FailureKind = Exclude<keyof typeof EXIT, 'ok'>;
+
+/**
+ * An error of svc's own. It names its kind of failure, never a number: `exitCodeFor` alone turns
+ * a kind into an exit code, through EXIT.
+ */
+export abstract class SvcError extends Error {
+  abstract readonly kind: FailureKind;
+
+  /** For code that reads `exitCode` off whatever was thrown (the CLI's last report, a report writer). */
+  get exitCode(): number {
+    return exitCodeFor(this);
+  }
+}
+
 /**
  * The exit code for any error a command lets escape (DISPATCH.md §2). Errors of other layers may
- * carry their own numeric `exitCode` (a usage error of the CLI parser, for instance) and keep it.
+ * carry their own numeric `exitCode` (commander's usage errors, for instance) and keep it.
  */
 export function exitCodeFor(error: unknown): number {
+  if (error instanceof SvcError) return EXIT[error.kind];
   if (error instanceof ClientConfigError) return error.problem === 'token' ? EXIT.auth : EXIT.usage;
   if (error instanceof ApiError) return exitCodeForStatus(error.status, error.fault);
   if (typeof error === 'object' && error !== null && 'exitCode' in error) {
@@ -129,9 +147,9 @@ function exitCodeForStatus(status: number, fault: WireFault | null): number {
   return EXIT.failed;
 }
 
-// Token shapes that must never reach a message, wherever the text came from (a proxy or a buggy
-// service could echo a header back in an error sentence).
-const TOKEN_SHAPES = /\b(svc_(?:pat|run)_[A-Za-z0-9]+|gh[ps]_[A-Za-z0-9]+|github_pat_[A-Za-z0-9_]+|sk-[A-Za-z0-9_-]{8,})|(Bearer\s+)\S+/g;
+// Token shapes must never reach a message, wherever the text came from (a proxy or a buggy service
+// could echo a header back in an error sentence). The shapes are the table the log redaction uses.
+const SHAPES = TOKEN_SHAPES.map((shape) => tokenShapePattern(shape));
 
 /** Redacts every string inside a parsed JSON value (an error body may quote a header back). */
 export function redactDeep(value: unknown): unknown {
@@ -145,7 +163,8 @@ export function redactDeep(value: unknown): unknown {
 
 /** Replaces every well-known token shape in `text` with `[REDACTED]`. */
 export function redactTokens(text: string): string {
-  return text.replace(TOKEN_SHAPES, (_m, _tok: string | undefined, bearer: string | undefined) =>
-    bearer ? `${bearer}[REDACTED]` : '[REDACTED]',
-  );
+  if (!TOKEN_PREFIXES.test(text) && !/bearer/i.test(text)) return text;
+  let out = text;
+  for (const shape of SHAPES) out = out.replace(shape, '[REDACTED]');
+  return out.replace(BEARER_VALUE, '$1[REDACTED]');
 }

@@ -8,4 +8,6 @@ export type { FetchPage, PaginateOptions } from './paginate.js';
 export { createTransport, encodeQuery, validateClientOptions } from './request.js';
 export type { CallSpec, ClientOptions, QueryValue, Reply, RequestInfo, Transport } from './request.js';
 export { DEFAULT_TUNING, backoff, decideRetry } from './retry-policy.js';
+export { DEFAULT_MAX_WAIT_MS, Retrier, WaitBudget, retry } from './retry.js';
+export type { BackoffShape, Pacing, RetrierOptions } from './retry.js';
 export type { RetryDecision, RetryTuning } from './retry-policy.js';

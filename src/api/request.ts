@@ -1,11 +1,15 @@
-// The one core request function of the client: base URL, auth, request id, JSON, timeouts, the
-// retry policy and typed errors all live here, so each per-operation function stays one line.
+// The one core request function of the client: base URL, auth, request id, JSON and the retry
+// policy loop live here (one attempt on the wire is attempt.ts), so each per-operation function
+// stays one line.
 import { randomUUID } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import { API_PREFIX, OPERATIONS, type Operation, type OperationId } from '../contract/operations.js';
-import { HEADERS, PAT_PREFIX } from '../contract/types.js';
-import { ApiError, ClientConfigError, redactDeep, redactTokens, type WireFault } from './errors.js';
+import { PAT_PREFIX } from '../contract/types.js';
+import { anySignal, attemptOnce, type Reply } from './attempt.js';
+import { ApiError, ClientConfigError, redactTokens, type WireFault } from './errors.js';
+import { Retrier, type WaitBudget } from './retry.js';
 import { DEFAULT_TUNING, decideRetry, type RetryTuning } from './retry-policy.js';
+
+export type { Reply } from './attempt.js';
 
 /** One line per attempt, for `--verbose`. Carries no token and no body. */
 export interface RequestInfo {
@@ -72,14 +76,8 @@ export interface CallSpec {
   body?: unknown;
   headers?: Record<string, string>;
   signal?: AbortSignal;
-}
-
-/** A successful answer: parsed JSON body (undefined for 204) and lower-cased headers. */
-export interface Reply<T> {
-  status: number;
-  body: T;
-  headers: Record<string, string>;
-  requestId: string;
+  /** The wait budget of the loop making this call (the event stream's batch): retries draw on it too. */
+  budget?: WaitBudget;
 }
 
 export interface Transport {
@@ -100,8 +98,6 @@ const OPS = new Map<string, Operation>(OPERATIONS.map((op) => [op.id, op]));
 const REPEATABLE_WRITES = new Set<string>(['heartbeatDispatchRun']);
 
 const LOOPBACK = /^(localhost|.+\.localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i;
-const REFUSED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 
 /** Checks the token prefix and the base URL; throws ClientConfigError before any request is made. */
 export function validateClientOptions(opts: Pick<ClientOptions, 'baseUrl' | 'token' | 'credentialKind' | 'insecure'>): URL {
@@ -147,12 +143,12 @@ export function createTransport(opts: ClientOptions): Transport {
   const baseUrl = `${url.origin}${url.pathname.replace(/\/+$/, '').replace(/\/api\/v1$/, '')}`;
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const now = opts.now ?? Date.now;
-  const sleep = opts.sleep ?? ((ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }));
+  const pacing = { now, random: opts.random ?? Math.random, ...(opts.sleep ? { sleep: opts.sleep } : {}) };
   const tuning: RetryTuning = {
     ...DEFAULT_TUNING,
     ...opts.retry,
     maxWaitMs: opts.maxWaitMs ?? DEFAULT_TUNING.maxWaitMs,
-    random: opts.random ?? Math.random,
+    random: pacing.random,
   };
   const firstContactMs = opts.firstContactMs ?? 3_000;
   // Set by the first HTTP answer of any call (whatever its status): from then on an outage is one
@@ -185,19 +181,23 @@ export function createTransport(opts: ClientOptions): Transport {
     const repeatable = op.method === 'GET' || ('idempotent' in op && op.idempotent === true) || REPEATABLE_WRITES.has(op.id);
     const meta = { operationId: op.id as OperationId, method: op.method, path, requestId };
     const startedAt = now();
-    let slept = 0;
+    // The call's own --max-wait, inside the budget of the loop that made the call, if any.
+    const retrier = new Retrier({ maxWaitMs: tuning.maxWaitMs, pacing, ...(spec.budget ? { outer: spec.budget } : {}), ...(signal ? { signal } : {}) });
     let serverErrorRetries = 0;
-    for (let attempt = 1; ; attempt++) {
+    for (;;) {
+      const attempt = retrier.attempt;
       const t0 = performance.now();
-      const outcome = await attemptOnce<T>(target, { method: op.method, headers, body }, { ...meta, attempts: attempt }, signal);
+      const outcome = await attemptOnce<T>(target, { method: op.method, headers, body }, { ...meta, attempts: attempt }, signal, timeoutMs);
       const ms = Math.round(performance.now() - t0);
+      if (!(outcome instanceof ApiError) || outcome.status !== 0) answered = true;
       if (!(outcome instanceof ApiError)) {
         opts.onRequest?.({ ...meta, path: path + search, status: outcome.status, requestId: outcome.requestId, attempt, ms, fault: null, retryInMs: null });
         return outcome;
       }
+      const { waitedMs, leftMs } = retrier.budget;
       const decision = decideRetry(outcome, {
-        attempt, waitedMs: Math.max(slept, now() - startedAt), serverErrorRetries, nowMs: now(), repeatable, method: op.method,
-      }, tuning);
+        attempt, waitedMs, serverErrorRetries, nowMs: now(), repeatable, method: op.method,
+      }, { ...tuning, maxWaitMs: waitedMs + leftMs });
       firstAttemptAt ??= startedAt;
       const neverReached = outcome.fault === 'refused' && !answered
         && (!decision.retry || now() - firstAttemptAt + decision.delayMs > firstContactMs);
@@ -208,88 +208,7 @@ export function createTransport(opts: ClientOptions): Transport {
       if (neverReached) throw unreachable(outcome);
       if (!decision.retry) throw outcome;
       if (outcome.status === 500) serverErrorRetries++;
-      await sleep(decision.delayMs, signal);
-      slept += decision.delayMs;
-    }
-  }
-
-  async function attemptOnce<T>(
-    target: string,
-    init: { method: string; headers: Record<string, string>; body: string | undefined },
-    meta: { operationId: OperationId; method: string; path: string; requestId: string; attempts: number },
-    signal: AbortSignal | undefined,
-  ): Promise<Reply<T> | ApiError> {
-    signal?.throwIfAborted();
-    // Our own timer covers the whole attempt (connect, headers and body) as one budget.
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new Error('request timed out')), timeoutMs);
-    const combined = anySignal(signal, timeout.signal)!;
-    const fail = (status: number, fault: WireFault | null, message: string, extra: Partial<ConstructorParameters<typeof ApiError>[0]> = {}) =>
-      new ApiError({ ...meta, status, code: null, fault, message, ambiguous: false, ...extra });
-    try {
-      // Node's own fetch (undici as Node ships it, keep-alive by default), not the undici package:
-      // loading the bundled package cost ~20 ms more before the first request (README, Benchmarks).
-      // Redirects are answers here, never followed: a token must not follow a Location elsewhere.
-      let res: Response;
-      try {
-        res = await fetch(target, { method: init.method, headers: init.headers, body: init.body, signal: combined, redirect: 'manual' });
-      } catch (error) {
-        if (signal?.aborted) throw signal.reason;
-        const fault = classifyFault(error, timeout.signal.aborted);
-        return fail(0, fault, describeFault(fault, meta, timeoutMs, error), {
-          // Refused means the service never saw it; a reset or timeout may have come after it acted.
-          ambiguous: fault !== 'refused' && init.method !== 'GET', cause: error,
-        });
-      }
-      answered = true;
-      const headers = flattenHeaders(res.headers);
-      const requestId = headers[HEADERS.requestId] ?? meta.requestId;
-      const status = res.status;
-      const rateLimitReset = parseReset(headers[HEADERS.rateReset]);
-      // A 2xx, 500, 502 or 504 may mean the write happened; every other status says it did not.
-      const mayHaveApplied = init.method !== 'GET' && ((status >= 200 && status < 300) || status === 500 || status === 502 || status === 504);
-      let text: string;
-      try {
-        text = await res.text();
-      } catch (error) {
-        if (signal?.aborted) throw signal.reason;
-        const fault: WireFault = timeout.signal.aborted || isTimeout(error) ? 'timeout' : 'truncated';
-        return fail(status, fault, `${describeFault(fault, meta, timeoutMs, error)} (HTTP ${status}, body cut short)`, {
-          requestId, ambiguous: mayHaveApplied, rateLimitReset, cause: error,
-        });
-      }
-      if (status === 204) {
-        return { status, body: undefined as T, headers, requestId };
-      }
-      let parsed: unknown;
-      let json = true;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        json = false;
-      }
-      if (status >= 200 && status < 300) {
-        // Every operation of the contract answers a JSON object: anything else (a proxy's page, a
-        // bare string) is no answer of the service, and must not reach code that reads its fields.
-        if (json && typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return { status, body: parsed as T, headers, requestId };
-        const what = json ? 'JSON that is not an object' : `a body that is not JSON (${contentType(headers)})`;
-        return fail(status, 'bad_body', `${meta.method} ${meta.path} answered HTTP ${status} with ${what}`, {
-          requestId, ambiguous: mayHaveApplied,
-        });
-      }
-      const errorBody = json && typeof parsed === 'object' && parsed !== null ? (redactDeep(parsed) as Record<string, unknown>) : null;
-      const code = typeof errorBody?.code === 'string' ? errorBody.code : null;
-      const sentence = typeof errorBody?.error === 'string' && errorBody.error.length > 0 ? errorBody.error : null;
-      const message = sentence
-        ?? (json
-          ? `${meta.method} ${meta.path} failed with HTTP ${status}`
-          : `${meta.method} ${meta.path} failed with HTTP ${status} and a body that is not JSON (${contentType(headers)})`);
-      return new ApiError({
-        ...meta, requestId, status, code, message, ambiguous: mayHaveApplied, rateLimitReset,
-        body: errorBody ?? undefined,
-      });
-    } finally {
-      clearTimeout(timer);
+      if (!(await retrier.wait(decision.delayMs))) throw outcome;
     }
   }
 
@@ -333,48 +252,4 @@ export function encodeQuery(query: Record<string, QueryValue> | undefined): stri
   }
   const text = params.toString();
   return text ? `?${text}` : '';
-}
-
-/** Lower-cased names; a repeated header's values joined by `, ` (as Headers does). */
-function flattenHeaders(raw: Headers): Record<string, string> {
-  return Object.fromEntries(raw);
-}
-
-function parseReset(value: string | undefined): number | null {
-  return value !== undefined && /^\d+$/.test(value.trim()) ? Number(value.trim()) : null;
-}
-
-function contentType(headers: Record<string, string>): string {
-  return headers['content-type']?.split(';')[0]?.trim() || 'no content type';
-}
-
-function errorCode(error: unknown): string | undefined {
-  const e = error as { code?: unknown; cause?: { code?: unknown }; errors?: { code?: unknown }[] } | null;
-  for (const c of [e?.code, e?.cause?.code, e?.errors?.[0]?.code]) if (typeof c === 'string') return c;
-  return undefined;
-}
-
-function isTimeout(error: unknown): boolean {
-  return TIMEOUT_CODES.has(errorCode(error) ?? '');
-}
-
-function classifyFault(error: unknown, timedOut: boolean): WireFault {
-  if (timedOut || isTimeout(error)) return 'timeout';
-  return REFUSED_CODES.has(errorCode(error) ?? '') ? 'refused' : 'reset';
-}
-
-function describeFault(fault: WireFault, meta: { method: string; path: string }, timeoutMs: number, error: unknown): string {
-  const detail = errorCode(error) ?? (error instanceof Error ? redactTokens(error.message) : 'unknown error');
-  switch (fault) {
-    case 'refused': return `could not reach the service for ${meta.method} ${meta.path} (${detail})`;
-    case 'timeout': return `${meta.method} ${meta.path} got no complete answer within ${timeoutMs} ms`;
-    case 'truncated': return `${meta.method} ${meta.path}: the answer was cut off (${detail})`;
-    default: return `connection lost during ${meta.method} ${meta.path} (${detail})`;
-  }
-}
-
-function anySignal(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
-  const present = signals.filter((s): s is AbortSignal => s !== undefined);
-  if (present.length <= 1) return present[0];
-  return AbortSignal.any(present);
 }

@@ -1,6 +1,8 @@
 // The retry policy of DISPATCH.md §5 as a pure function, so each rule can be read (and tested) apart
-// from the transport: given what one attempt ended with, decide whether and how long to wait.
+// from the transport: given what one attempt ended with, decide whether and how long to wait. The
+// waiting itself (budget, sleep, clock) is the Retrier's (src/api/retry.ts).
 import type { ApiError } from './errors.js';
+import { backoff as jitteredBackoff, DEFAULT_MAX_WAIT_MS } from './retry.js';
 
 export interface RetryTuning {
   /** Longest total time a call may spend waiting between attempts (DISPATCH §2 `--max-wait`). */
@@ -16,7 +18,7 @@ export interface RetryTuning {
 }
 
 export const DEFAULT_TUNING: Omit<RetryTuning, 'random'> = {
-  maxWaitMs: 5 * 60_000,
+  maxWaitMs: DEFAULT_MAX_WAIT_MS,
   baseDelayMs: 250,
   maxDelayMs: 20_000,
   maxServerErrorRetries: 3,
@@ -78,8 +80,7 @@ export function decideRetry(error: ApiError, state: AttemptState, tuning: RetryT
   return { retry: false };
 }
 
-/** Exponential backoff with full jitter: uniform in [0, min(max, base * 2^(attempt-1))). */
+/** The transport's backoff: full jitter below a ceiling doubling from `baseDelayMs` (src/api/retry.ts). */
 export function backoff(attempt: number, tuning: Pick<RetryTuning, 'baseDelayMs' | 'maxDelayMs' | 'random'>): number {
-  const ceiling = Math.min(tuning.maxDelayMs, tuning.baseDelayMs * 2 ** Math.min(attempt - 1, 30));
-  return Math.floor(tuning.random() * ceiling);
+  return jitteredBackoff(attempt, { baseMs: tuning.baseDelayMs, maxMs: tuning.maxDelayMs }, tuning.random);
 }

@@ -1,7 +1,7 @@
 // Exit codes of DISPATCH.md §2. The table and the mapping from errors live in the API layer (the
 // lowest layer that raises them); this module adds what only the CLI knows: usage errors and the
 // help text of `svc help exit-codes`.
-import { EXIT, exitCodeFor } from '../api/errors.js';
+import { EXIT, exitCodeFor, SvcError } from '../api/errors.js';
 
 export { EXIT };
 
@@ -18,13 +18,13 @@ export const EXIT_CODE_HELP: [number, string][] = [
 ];
 
 /** A mistake in what the user typed: a one-line message, exit 2. */
-export class UsageError extends Error {
-  readonly exitCode = EXIT.usage;
+export class UsageError extends SvcError {
+  readonly kind = 'usage';
 }
 
 /** Not logged in, or a token of the wrong kind: exit 3. */
-export class AuthError extends Error {
-  readonly exitCode = EXIT.auth;
+export class AuthError extends SvcError {
+  readonly kind = 'auth';
 }
 
 /** The one place an error becomes an exit code: commander's usage errors, then the API's table. */

@@ -5,11 +5,11 @@ import type { DispatchService } from './ports.js';
 export function dispatchServiceOf(api: ApiClient): DispatchService {
   return {
     openDispatchRun: (body) => api.openDispatchRun(body),
-    getDispatchRun: (id) => api.getDispatchRun(id),
-    closeDispatchRun: (id, body) => api.closeDispatchRun(id, body),
+    getDispatchRun: (id, o) => api.getDispatchRun(id, o),
+    closeDispatchRun: (id, body, o) => api.closeDispatchRun(id, body, o),
     getCloseOutPrompt: (id) => api.getCloseOutPrompt(id),
-    appendDispatchEvents: (id, body) => api.appendDispatchEvents(id, body),
-    heartbeatDispatchRun: (id) => api.heartbeatDispatchRun(id),
+    appendDispatchEvents: (id, body, o) => api.appendDispatchEvents(id, body, o),
+    heartbeatDispatchRun: (id, o) => api.heartbeatDispatchRun(id, o),
     getWorkItem: async (key) => (await api.getWorkItem(key)).item,
     listWorkItems: (projectKey, query) => api.listWorkItems(projectKey, query),
     listReadyBugs: (projectKey, query) => api.listReadyBugs(projectKey, query),

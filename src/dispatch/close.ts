@@ -4,6 +4,7 @@
 // running: close again, a few times with backoff. A 409 then means it closed meanwhile (our lost
 // close, or someone else's): read it. Only a service that stays unreachable leaves the run open,
 // for `svc runs recover`.
+import { DEFAULT_MAX_WAIT_MS, Retrier, type Pacing } from '../api/retry.js';
 import type { CloseStatus, DispatchRun, StopReason } from '../contract/types.js';
 import { isRunClosed, serviceErrorOf, type DispatchService } from './ports.js';
 
@@ -22,12 +23,14 @@ export type CloseResult = { kind: 'closed'; run: DispatchRun } | { kind: 'closed
 export interface CloseOptions {
   /** Closes sent after the first one that failed ambiguously (default 5). */
   maxRetries?: number;
-  /** Give up resolving after this long (default 5 minutes, the default max-wait). */
+  /** --max-wait: give up resolving after this long, the client's own retries included. */
   giveUpAfterMs?: number;
   retryBaseMs?: number;
   retryMaxMs?: number;
   warn?(message: string): void;
   random?(): number;
+  /** The waits between closes and their clock; tests record them instead of sleeping. */
+  pacing?: Partial<Pick<Pacing, 'sleep' | 'now'>>;
 }
 
 const matches = (run: DispatchRun, close: CloseRequest): boolean => run.stopReason === close.stopReason && run.status === close.status;
@@ -44,20 +47,22 @@ export async function closeRun(
   options: CloseOptions = {},
 ): Promise<CloseResult> {
   const maxRetries = options.maxRetries ?? 5;
-  const giveUpAfterMs = options.giveUpAfterMs ?? 5 * 60_000;
-  const base = options.retryBaseMs ?? 250;
-  const cap = options.retryMaxMs ?? 10_000;
-  const random = options.random ?? Math.random;
-  const started = Date.now();
+  // Every wait of the close, the client's own retries of each call included, draws on one budget.
+  const retrier = new Retrier({
+    maxWaitMs: options.giveUpAfterMs ?? DEFAULT_MAX_WAIT_MS,
+    backoff: { baseMs: options.retryBaseMs ?? 250, maxMs: options.retryMaxMs ?? 10_000 },
+    pacing: { ...options.pacing, ...(options.random ? { random: options.random } : {}) },
+  });
+  const { budget } = retrier;
   let uncertain = false;
-  for (let retry = 0; ; retry++) {
+  for (;;) {
     try {
-      return { kind: 'closed', run: await service.closeDispatchRun(runId, close) };
+      return { kind: 'closed', run: await service.closeDispatchRun(runId, close, { budget }) };
     } catch (error) {
       if (isRunClosed(error)) {
-        if (!uncertain) return { kind: 'closed-elsewhere', run: await service.getDispatchRun(runId).catch(() => null) };
+        if (!uncertain) return { kind: 'closed-elsewhere', run: await service.getDispatchRun(runId, { budget }).catch(() => null) };
         // Closed meanwhile: most likely by our own close whose answer was lost. The read says.
-        const run = await service.getDispatchRun(runId);
+        const run = await service.getDispatchRun(runId, { budget });
         return matches(run, close) ? { kind: 'closed', run } : { kind: 'closed-elsewhere', run };
       }
       // A refusal, or a fault the client already retried past max-wait (503, 429, refused): the
@@ -66,12 +71,12 @@ export async function closeRun(
       uncertain = true;
       // The close may or may not have landed: the run says. (A read that fails past the client's
       // own retries throws: the service is unreachable, the run is left for recover.)
-      const run = await service.getDispatchRun(runId);
+      const run = await service.getDispatchRun(runId, { budget });
       if (run.status !== 'running') return matches(run, close) ? { kind: 'closed', run } : { kind: 'closed-elsewhere', run };
-      if (retry >= maxRetries || Date.now() - started > giveUpAfterMs) throw error;
+      const delayMs = retrier.backoff();
+      if (retrier.attempt > maxRetries || !budget.allows(delayMs)) throw error;
       options.warn?.(`close of run ${runId} did not land (${serviceErrorOf(error).message ?? 'no answer'}); closing again`);
-      const ceiling = Math.min(cap, base * 2 ** retry);
-      await new Promise((resolve) => setTimeout(resolve, Math.floor(ceiling / 2 + (random() * ceiling) / 2)));
+      await retrier.wait(delayMs);
     }
   }
 }

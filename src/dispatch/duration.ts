@@ -1,11 +1,11 @@
 // Durations as flags and environment variables take them (DISPATCH.md §2): `500ms`, `5s`, `2m`,
 // `1h`, or a plain number of seconds. One parser, so every timeout flag reads the same way.
+import { SvcError } from '../api/errors.js';
 
 /** A duration that cannot be read: a usage error (exit code 2), with a one-line message. */
-export class DurationError extends Error {
+export class DurationError extends SvcError {
   override readonly name = 'DurationError';
-  /** The process exit code for usage errors (DISPATCH.md §2). */
-  readonly exitCode = 2;
+  readonly kind = 'usage';
   constructor(readonly input: string, readonly option?: string) {
     super(
       `invalid duration ${JSON.stringify(input)}${option ? ` for ${option}` : ''}: ` +

@@ -2,6 +2,7 @@
 // first, then to the service in batches of at most 200, flushed on an interval or when a batch is
 // full, one append in flight at a time. The pending backlog lives in the journal, read back a batch
 // at a time, so memory stays bounded however much the agent prints and however slow the service is.
+import { DEFAULT_MAX_WAIT_MS, Retrier, retry, type Pacing, type WaitBudget } from '../api/retry.js';
 import { EVENTS_PER_APPEND, type DispatchEventInput } from '../contract/types.js';
 import type { Journal, JournalEntry, JournalReader } from './journal.js';
 import { RunClosedError, isRetryable, isRunClosed, serviceErrorOf, type DispatchService } from './ports.js';
@@ -22,8 +23,13 @@ export interface EventStreamOptions {
   /** Backoff between retries of a batch (full jitter below a doubling ceiling). */
   retryBaseMs?: number;
   retryMaxMs?: number;
-  /** A batch that keeps failing this long (retryable faults) fails the stream. */
+  /**
+   * --max-wait: a batch that cannot be delivered within it (the client's own retries included)
+   * fails the stream.
+   */
   giveUpAfterMs?: number;
+  /** The waits between retries and their clock; tests record them instead of sleeping. */
+  pacing?: Partial<Pick<Pacing, 'sleep' | 'now'>>;
   /** The run was closed under us (409): the caller ends the run locally. */
   onClosed?(error: RunClosedError): void;
   /** The stream cannot deliver (a 4xx other than 409, or the service gone past giveUpAfterMs). */
@@ -56,8 +62,9 @@ export class EventStream {
       maxBatchBytes: 512 * 1024,
       retryBaseMs: 250,
       retryMaxMs: 15_000,
-      giveUpAfterMs: 5 * 60_000,
+      giveUpAfterMs: DEFAULT_MAX_WAIT_MS,
       random: Math.random,
+      pacing: {},
       ...options,
     };
     this.o.maxBatch = Math.min(Math.max(1, this.o.maxBatch), EVENTS_PER_APPEND);
@@ -179,15 +186,19 @@ export class EventStream {
     }
   }
 
-  /** Delivers one batch exactly once: retries, and after an ambiguous failure resends only the rest. */
+  /**
+   * Delivers one batch exactly once: retries, and after an ambiguous failure resends only the rest.
+   * Every wait of the batch, the client's own retries of each call included, draws on one budget
+   * (--max-wait): the stream never waits a max-wait of its own on top of the client's.
+   */
   private async send(batch: JournalEntry[]): Promise<void> {
     let rest = batch;
-    let attempt = 0;
-    const started = Date.now();
+    const retrier = this.retrier();
+    const { budget } = retrier;
     while (rest.length > 0) {
       try {
         this.stats.appends++;
-        const answer = await this.o.service.appendDispatchEvents(this.o.runId, { events: rest.map((e) => e.ev) });
+        const answer = await this.o.service.appendDispatchEvents(this.o.runId, { events: rest.map((e) => e.ev) }, { budget });
         const last = rest[rest.length - 1]!;
         if (answer.seq !== this.baseSeq + last.n) {
           // Someone else appended to this run; keep our mapping true from here on.
@@ -200,11 +211,10 @@ export class EventStream {
         if (isRunClosed(error)) throw new RunClosedError(this.o.runId, error);
         const fault = serviceErrorOf(error);
         if (!fault.ambiguous && !isRetryable(error)) throw error;
-        if (Date.now() - started > this.o.giveUpAfterMs) throw error;
         if (fault.ambiguous) {
           // The batch may have been stored, whole or not at all: the run's seq says which.
           this.stats.ambiguousRecoveries++;
-          const stored = await this.storedOf(rest);
+          const stored = await this.storedOf(rest, budget);
           if (stored > 0) {
             const done = rest[stored - 1]!;
             this.o.journal.ack(done.n, this.baseSeq + done.n);
@@ -214,18 +224,17 @@ export class EventStream {
         }
         // Stopped or closed meanwhile: what is left stays in the journal for recovery.
         if (this.state !== 'running') return;
-        await sleep(this.backoff(++attempt));
+        if (!(await retrier.wait(retrier.backoff()))) throw error;
       }
     }
   }
 
   /** How many of `rest` the service has stored, read from the run's seq (op 26). */
-  private async storedOf(rest: JournalEntry[]): Promise<number> {
+  private storedOf(rest: JournalEntry[], budget: WaitBudget): Promise<number> {
     const before = this.baseSeq + rest[0]!.n - 1;
-    const started = Date.now();
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const run = await this.o.service.getDispatchRun(this.o.runId);
+    return retry(
+      async () => {
+        const run = await this.o.service.getDispatchRun(this.o.runId, { budget });
         const stored = run.seq - before;
         if (stored < 0 || stored > rest.length) {
           this.o.warn?.(`run ${this.o.runId}: seq ${run.seq} outside the batch sent (${before}..${before + rest.length})`);
@@ -234,17 +243,20 @@ export class EventStream {
         // A closed run stores nothing more; what it holds is what it has.
         if (run.status !== 'running' && clamped < rest.length) throw new RunClosedError(this.o.runId);
         return clamped;
-      } catch (error) {
-        if (error instanceof RunClosedError) throw error;
-        if (!isRetryable(error) || Date.now() - started > this.o.giveUpAfterMs) throw error;
-        await sleep(this.backoff(attempt));
-      }
-    }
+      },
+      (error, r) => (error instanceof RunClosedError || !isRetryable(error) ? null : r.backoff()),
+      this.retrier(budget),
+    );
   }
 
-  private backoff(attempt: number): number {
-    const ceiling = Math.min(this.o.retryMaxMs, this.o.retryBaseMs * 2 ** Math.min(attempt - 1, 16));
-    return Math.floor(ceiling / 2 + (this.o.random() * ceiling) / 2);
+  /** A retry loop of this stream: its backoff, its clock, inside `outer` when given (else --max-wait). */
+  private retrier(outer?: WaitBudget): Retrier {
+    return new Retrier({
+      maxWaitMs: outer ? Infinity : this.o.giveUpAfterMs,
+      ...(outer ? { outer } : {}),
+      backoff: { baseMs: this.o.retryBaseMs, maxMs: this.o.retryMaxMs },
+      pacing: { ...this.o.pacing, random: this.o.random },
+    });
   }
 }
 

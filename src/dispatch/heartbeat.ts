@@ -1,6 +1,7 @@
 // The heartbeat of a local run: on its own timer from open to close, so a busy agent (or a busy
 // event stream) never starves it. A failed beat is retried within seconds; a 409 means the run was
 // closed under us (the reaper, another client): beating stops for good and the run ends locally.
+import { realPacing, Retrier, retry, type Pacing } from '../api/retry.js';
 import { RunClosedError, isRunClosed, type DispatchService } from './ports.js';
 
 export interface HeartbeatOptions {
@@ -18,6 +19,8 @@ export interface HeartbeatOptions {
   giveUpAfterMs?: number;
   onFailed?(error: unknown): void;
   warn?(message: string): void;
+  /** The waits between beats and their clock; tests record them instead of sleeping. */
+  pacing?: Partial<Pick<Pacing, 'sleep' | 'now'>>;
 }
 
 export interface Heartbeat {
@@ -30,56 +33,51 @@ export interface Heartbeat {
 export function startHeartbeat(options: HeartbeatOptions): Heartbeat {
   const retryMs = Math.min(options.retryMs ?? 5_000, options.intervalMs);
   const stats = { beats: 0, failures: 0 };
-  let timer: NodeJS.Timeout | null = null;
-  let inFlight: Promise<void> | null = null;
-  let stopped = false;
-  // Since when beats have been failing (null while they succeed).
-  let failingSince: number | null = null;
+  // Aborts the wait between beats (and between retries) when the run ends.
+  const stopping = new AbortController();
+  const pacing: Pacing = { ...realPacing, ...options.pacing };
 
-  const schedule = (ms: number): void => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      timer = null;
-      inFlight = beat().finally(() => {
-        inFlight = null;
-      });
-    }, ms);
+  /** One beat, retried every `retryMs` while the outage lasts less than --max-wait. */
+  const beat = (): Promise<void> => {
+    // The outage's budget: the client's own retries of each beat count against it too.
+    const outage = new Retrier({ maxWaitMs: options.giveUpAfterMs ?? Infinity, pacing, signal: stopping.signal });
+    return retry(
+      () => options.service.heartbeatDispatchRun(options.runId, { budget: outage.budget }),
+      (error) => {
+        stats.failures++;
+        // A 409 is never retried: the run is over on the service's side.
+        if (isRunClosed(error) || stopping.signal.aborted) return null;
+        if (!outage.budget.allows(retryMs)) {
+          options.warn?.(`heartbeat failed for longer than --max-wait (${describe(error)}); giving up on the service`);
+          return null;
+        }
+        options.warn?.(`heartbeat failed (${describe(error)}); retrying in ${retryMs < 1000 ? `${retryMs}ms` : `${Math.round(retryMs / 1000)}s`}`);
+        return retryMs;
+      },
+      outage,
+    );
   };
 
-  const beat = async (): Promise<void> => {
+  const loop = async (): Promise<void> => {
     try {
-      await options.service.heartbeatDispatchRun(options.runId);
-      failingSince = null;
-      stats.beats++;
-      schedule(options.intervalMs);
+      for (;;) {
+        await pacing.sleep(options.intervalMs, stopping.signal);
+        await beat();
+        stats.beats++;
+      }
     } catch (error) {
-      stats.failures++;
-      if (isRunClosed(error)) {
-        // Never retried: the run is over on the service's side.
-        stopped = true;
-        options.onClosed(new RunClosedError(options.runId, error));
-        return;
-      }
-      failingSince ??= Date.now();
-      if (options.giveUpAfterMs !== undefined && Date.now() - failingSince >= options.giveUpAfterMs) {
-        stopped = true;
-        options.warn?.(`heartbeat failed for longer than --max-wait (${describe(error)}); giving up on the service`);
-        options.onFailed?.(error);
-        return;
-      }
-      options.warn?.(`heartbeat failed (${describe(error)}); retrying in ${retryMs < 1000 ? `${retryMs}ms` : `${Math.round(retryMs / 1000)}s`}`);
-      schedule(retryMs);
+      if (isRunClosed(error)) options.onClosed(new RunClosedError(options.runId, error));
+      // Unless stopped (a wait cut short, a beat that failed as the run ended): the service is gone.
+      else if (!stopping.signal.aborted) options.onFailed?.(error);
     }
   };
 
-  schedule(options.intervalMs);
+  const running = loop();
   return {
     stats,
     async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      timer = null;
-      await inFlight;
+      stopping.abort();
+      await running;
     },
   };
 }

@@ -2,6 +2,7 @@
 // the run order of `svc logs`, and `svc runs cancel` for a run nobody is running.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SvcError } from '../api/errors.js';
 import type { DispatchRun } from '../contract/types.js';
 import { closeRun } from './close.js';
 import { Journal } from './journal.js';
@@ -150,8 +151,8 @@ export function logsInRunOrder(stateDir: string, runId: string): string[] {
 }
 
 /** A run this command must not touch: live here, or with events only this machine holds. */
-export class CancelRefusedError extends Error {
-  readonly exitCode = 1;
+export class CancelRefusedError extends SvcError {
+  readonly kind = 'failed';
 }
 
 export type CancelOutcome = { action: 'cancelled' | 'already closed'; status: string; stopReason: string | null };

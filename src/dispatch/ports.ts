@@ -1,6 +1,8 @@
 // The narrow seams the dispatch engine is written against. The engine never sees the HTTP client,
 // the terminal or the process: the CLI adapts the real API client to `DispatchService` in one small
 // file, and tests hand in a client bound to the local service. Everything returns contract types.
+import { SvcError } from '../api/errors.js';
+import type { WaitBudget } from '../api/retry.js';
 import type {
   CloseOutPrompt,
   DispatchEventsAppend,
@@ -27,20 +29,28 @@ export interface PageQuery {
   limit?: number;
 }
 
+/**
+ * The wait budget of the engine loop making a call (a batch's delivery, a heartbeat outage, a
+ * close): the client's own retries of the call draw on it, so the two loops share one --max-wait.
+ */
+export interface WaitWithin {
+  budget?: WaitBudget;
+}
+
 /** The operations the engine calls, named as in src/contract/operations.ts. */
 export interface DispatchService {
   /** Op 25. Retried by the client with the same idempotencyKey. */
   openDispatchRun(body: DispatchRunOpen): Promise<DispatchRunOpened>;
   /** Op 26. */
-  getDispatchRun(runId: string): Promise<DispatchRun>;
+  getDispatchRun(runId: string, o?: WaitWithin): Promise<DispatchRun>;
   /** Op 27. */
-  closeDispatchRun(runId: string, body: DispatchRunClose): Promise<DispatchRun>;
+  closeDispatchRun(runId: string, body: DispatchRunClose, o?: WaitWithin): Promise<DispatchRun>;
   /** Op 28. */
   getCloseOutPrompt(runId: string): Promise<CloseOutPrompt>;
   /** Op 29. Must NOT be blindly retried by the client after an ambiguous failure: the engine reads seq. */
-  appendDispatchEvents(runId: string, body: DispatchEventsAppend): Promise<DispatchEventsAppended>;
+  appendDispatchEvents(runId: string, body: DispatchEventsAppend, o?: WaitWithin): Promise<DispatchEventsAppended>;
   /** Op 31. */
-  heartbeatDispatchRun(runId: string): Promise<void>;
+  heartbeatDispatchRun(runId: string, o?: WaitWithin): Promise<void>;
   /** Op 8. */
   getWorkItem(key: string): Promise<WorkItemDetail>;
   /** Op 5. */
@@ -94,8 +104,8 @@ export function isRetryable(error: unknown): boolean {
 }
 
 /** The run was closed under us: every loop stops, nothing more is sent but reads; exit 1. */
-export class RunClosedError extends Error {
-  readonly exitCode = 1;
+export class RunClosedError extends SvcError {
+  readonly kind = 'failed';
   constructor(readonly runId: string, cause?: unknown) {
     super(`run ${runId} was closed by the service (another client or the reaper)`, { cause });
     this.name = 'RunClosedError';

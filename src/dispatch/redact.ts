@@ -3,23 +3,14 @@
 // arrives in arbitrary chunks, so the streaming variant holds back a tail that could still be the
 // start of a secret and only emits text no later chunk can turn into one.
 import { StringDecoder } from 'node:string_decoder';
+import { BEARER_VALUE, TOKEN_PREFIXES, TOKEN_SHAPES, tokenShapePattern } from '../api/token-shapes.js';
 
 export const REDACTED = '[REDACTED]';
 
-/**
- * Well-known token shapes. `\b` before a prefix keeps `task-list` or `desk-top` intact; each shape
- * needs enough body characters that a word like `sk-1` is not mistaken for a key.
- */
-const SHAPES: RegExp[] = [
-  /\bsvc_(?:pat|run)_[A-Za-z0-9_-]{4,}/g,
-  /\bgh[pousr]_[A-Za-z0-9]{16,}/g,
-  /\bgithub_pat_[A-Za-z0-9_]{16,}/g,
-  /\bsk-[A-Za-z0-9_-]{8,}/g,
-];
+/** Well-known token shapes: the table the API client's error scrubbing uses too. */
+const SHAPES: RegExp[] = TOKEN_SHAPES.map((shape) => tokenShapePattern(shape));
 /** `Authorization: <scheme> <value>` (header, JSON or env style): the whole value goes. */
 const AUTHORIZATION = /(\bauthorization["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token)\s+)?[^\s"',;]+/gi;
-/** A bare `Bearer <value>` anywhere else. */
-const BEARER = /(\bbearer\s+)[A-Za-z0-9._~+/=-]{4,}/gi;
 
 /** Secrets shorter than this are ignored: redacting every `a` would destroy the log, not protect it. */
 const MIN_SECRET_LENGTH = 4;
@@ -50,7 +41,7 @@ function buildMatcher(secrets: readonly string[]): Matcher {
     // Longest first, so a secret that contains another is replaced whole.
     .sort((a, b) => b.length - a.length);
   const literal = literals.length > 0 ? new RegExp(literals.map(escapeRegExp).join('|'), 'g') : null;
-  const all: RegExp[] = [...(literal ? [literal] : []), ...SHAPES, AUTHORIZATION, BEARER];
+  const all: RegExp[] = [...(literal ? [literal] : []), ...SHAPES, AUTHORIZATION, BEARER_VALUE];
   // Every match of the patterns above contains one of these (case aside): one pass over the text
   // says whether any pattern can match, so the six passes run only on the rare text that might.
   // Agent output is almost all such text; this is most of a log pipeline's redaction cost.
@@ -58,9 +49,8 @@ function buildMatcher(secrets: readonly string[]): Matcher {
   // (without the u flag, /i never maps a non-ASCII character to an ASCII one, so this is exact).
   const anyCase = (word: string) => [...word].map((c) => `[${c.toUpperCase()}${c}]`).join('');
   // Three simple scans beat one alternation of them all (measured ~1.5×: V8 finds no common prefix).
-  const shapePrefix = /svc_(?:pat|run)_|gh[pousr]_|github_pat_|sk-/;
   const words = new RegExp(`${anyCase('authorization')}|${anyCase('bearer')}`);
-  const maybe = (text: string) => shapePrefix.test(text) || words.test(text) || literals.some((l) => text.includes(l));
+  const maybe = (text: string) => TOKEN_PREFIXES.test(text) || words.test(text) || literals.some((l) => text.includes(l));
   return {
     maybe,
     longestSecret: literals[0]?.length ?? 0,
@@ -71,7 +61,7 @@ function buildMatcher(secrets: readonly string[]): Matcher {
       if (literal) out = out.replace(literal, REDACTED);
       for (const shape of SHAPES) out = out.replace(shape, REDACTED);
       out = out.replace(AUTHORIZATION, `$1${REDACTED}`);
-      out = out.replace(BEARER, `$1${REDACTED}`);
+      out = out.replace(BEARER_VALUE, `$1${REDACTED}`);
       return out;
     },
     spans(text) {

@@ -5,6 +5,7 @@
 // (kill -9, a lost machine) is stale and taken over.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SvcError } from '../api/errors.js';
 import { listRunRecords, runPaths } from './state.js';
 
 /** Who holds a lock: enough to tell a live owner from a reused pid. */
@@ -70,8 +71,8 @@ export function isRunLive(stateDir: string, runId: string): boolean {
 }
 
 /** The run is held by another live process: a one-line error, exit 1. */
-export class RunLockedError extends Error {
-  readonly exitCode = 1;
+export class RunLockedError extends SvcError {
+  readonly kind = 'failed';
   constructor(readonly runId: string, readonly owner: ProcessMark) {
     super(`run ${runId} is live in process ${owner.pid} on this machine; leaving it alone`);
     this.name = 'RunLockedError';

@@ -2,15 +2,16 @@
 // agents signalled, pending events flushed, the run closed `interrupted` — and the second exits at
 // once (every agent's process group killed first), leaving the run to `svc runs recover` or the
 // server's reaper. Any other command exits at once with 130/143; `svc server` winds down.
+import { SvcError, type FailureKind } from '../api/errors.js';
 
 /** The abort reason the lifecycle reads to pick its exit code (130 or 143). */
-export class Interrupted extends Error {
+export class Interrupted extends SvcError {
   override readonly name = 'Interrupted';
   constructor(readonly signal: 'SIGINT' | 'SIGTERM') {
     super(`interrupted by ${signal}`);
   }
-  get exitCode(): number {
-    return this.signal === 'SIGTERM' ? 143 : 130;
+  get kind(): FailureKind {
+    return this.signal === 'SIGTERM' ? 'sigterm' : 'sigint';
   }
 }
 

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { SvcError } from '../api/errors.js';
 import type { DispatchCommand, DispatchRun, DispatchRunOpen } from '../contract/types.js';
 
 /** `SVC_STATE_DIR`, else `$XDG_STATE_HOME/svc`, else `~/.local/state/svc`. */
@@ -42,8 +43,8 @@ export interface RunPaths {
 }
 
 /** A run id that would leave the state folder (`../..`): bad input, exit 2. */
-export class UnsafeRunIdError extends Error {
-  readonly exitCode = 2;
+export class UnsafeRunIdError extends SvcError {
+  readonly kind = 'usage';
   constructor(runId: string) {
     super(`'${runId}' is not a run id`);
   }
@@ -108,8 +109,8 @@ export function listRunRecords(stateDir: string): RunRecord[] {
 }
 
 /** The local state could not be written: a one-line error, exit 1. */
-export class LocalStateError extends Error {
-  readonly exitCode = 1;
+export class LocalStateError extends SvcError {
+  readonly kind = 'failed';
   constructor(message: string, cause?: unknown) {
     super(message, { cause });
     this.name = 'LocalStateError';

@@ -7,10 +7,13 @@ import { selectCards } from '../../dispatch/select/index.js';
 import { readRunRecord } from '../../dispatch/state.js';
 import { UsageError } from '../exit-codes.js';
 
+/** The run opened for a hosted runner, or why none was: an empty card set is no failure (exit 0). */
+export type HostedOpen = { opened: DispatchRunOpened } | { opened: null; note: string };
+
 export async function openHosted(
   opts: DispatchOptions,
   deps: { service: DispatchService; stateDir: string; openHostedRun(body: DispatchRunOpen): Promise<DispatchRunOpened> },
-): Promise<DispatchRunOpened> {
+): Promise<HostedOpen> {
   if (opts.command === 'auto') throw new UsageError('auto loops over runs on this machine; open hosted runs with batch or next instead');
   const selection = await selectCards(
     { command: opts.command, projectKey: opts.projectKey, keys: opts.keys, ...(opts.lanes ? { lanes: opts.lanes } : {}), ...(opts.maxCards ? { max: opts.maxCards } : {}) },
@@ -22,9 +25,9 @@ export async function openHosted(
       },
     },
   );
-  if (selection.empty) throw Object.assign(new Error(selection.note), { exitCode: 0 });
+  if (selection.empty) return { opened: null, note: selection.note };
   const agentName = opts.agent.agent ?? (opts.agent.agentCmd ? 'custom' : undefined);
-  return deps.openHostedRun({
+  const opened = await deps.openHostedRun({
     projectKey: opts.projectKey,
     command: selection.command,
     origin: 'hosted',
@@ -34,4 +37,5 @@ export async function openHosted(
     ...(opts.idempotencyKey ? { idempotencyKey: opts.idempotencyKey } : {}),
     cards: selection.cards.map((c) => ({ workItemKey: c.key, ...(c.skipReason ? { skipReason: c.skipReason } : {}) })),
   });
+  return { opened };
 }

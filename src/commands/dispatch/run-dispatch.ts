@@ -157,7 +157,9 @@ export async function runDispatchCommand(command: DispatchCommand, keys: string[
     const service = dispatchServiceOf(api);
     const stateDir = resolveStateDir(ctx.env);
     if (flags.hosted) {
-      const run = await openHosted(opts, { service, stateDir, openHostedRun: (body) => api.openDispatchRun(body) });
+      const hosted = await openHosted(opts, { service, stateDir, openHostedRun: (body) => api.openDispatchRun(body) });
+      if (!hosted.opened) return ctx.out.info(hosted.note);
+      const run = hosted.opened;
       noteHostedOpen(stateDir, run.run);
       if (ctx.out.json) return ctx.out.document(run);
       ctx.out.data(run.run.id);

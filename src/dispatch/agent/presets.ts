@@ -2,6 +2,7 @@
 // stream where it has one, auto-approval (nobody is there to answer a prompt), and the prompt on
 // stdin where the agent reads it there, so no prompt size limit of argv applies. docs/agents.md
 // lists the exact command lines and the sources they were checked against.
+import { SvcError } from '../../api/errors.js';
 import { expandPlaceholders, splitCommand, type PlaceholderValues } from '../argv.js';
 import { createStreamParser } from './streams/index.js';
 import type { AgentCommand, AgentName, PromptVia, StreamFormat, StreamParser } from './types.js';
@@ -85,9 +86,9 @@ export const AGENT_PRESETS: Readonly<Record<AgentName, AgentPreset>> = {
 export const AGENT_NAMES = Object.keys(AGENT_PRESETS) as AgentName[];
 
 /** An unknown `--agent`, or both/neither of `--agent` and `--agent-cmd`: a usage error. */
-export class AgentChoiceError extends Error {
+export class AgentChoiceError extends SvcError {
   override readonly name = 'AgentChoiceError';
-  readonly exitCode = 2;
+  readonly kind = 'usage';
 }
 
 export function isAgentName(name: string): name is AgentName {

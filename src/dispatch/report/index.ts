@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { accessSync, constants } from 'node:fs';
+import { SvcError } from '../../api/errors.js';
 import { renderHtml } from './html.js';
 import { renderJunit } from './junit.js';
 import { renderMarkdown } from './markdown.js';
@@ -19,8 +20,8 @@ export interface ReportSpec {
 }
 
 /** A bad `--report` or `--format`: a usage error (exit 2). */
-export class ReportSpecError extends Error {
-  readonly exitCode = 2;
+export class ReportSpecError extends SvcError {
+  readonly kind = 'usage';
 }
 
 export function parseFormat(text: string, flag: string): ReportFormat {

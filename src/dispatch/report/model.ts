@@ -8,6 +8,7 @@ import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
+import { SvcError } from '../../api/errors.js';
 import type { JournalRecord } from '../journal.js';
 import { createRedactor } from '../redact.js';
 import { logPath, readRunRecord, runPaths, type RunPaths } from '../state.js';
@@ -24,8 +25,8 @@ export interface ReportOptions {
 }
 
 /** No local state for a run: exit 4, like a missing log. */
-export class RunNotFoundLocallyError extends Error {
-  readonly exitCode = 4;
+export class RunNotFoundLocallyError extends SvcError {
+  readonly kind = 'notFound';
 }
 
 interface JournalLeg {

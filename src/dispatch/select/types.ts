@@ -1,5 +1,6 @@
 // What selection hands the lifecycle: the ordered card set (skips included, with their reasons),
 // fixed when the run opens, and how the run should treat it.
+import { SvcError } from '../../api/errors.js';
 import type { DispatchCommand, WorkItemDetail } from '../../contract/types.js';
 import type { DispatchService } from '../ports.js';
 
@@ -74,8 +75,8 @@ export interface SelectDeps {
 }
 
 /** A mistake in what was asked (bad key, unknown run): exit 2. */
-export class SelectionError extends Error {
-  readonly exitCode = 2;
+export class SelectionError extends SvcError {
+  readonly kind = 'usage';
   override readonly name = 'SelectionError';
 }
 

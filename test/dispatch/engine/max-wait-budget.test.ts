@@ -1,0 +1,100 @@
+// --max-wait bounds a whole engine loop, the client's own retries included (DISPATCH.md §5): the
+// event stream and the heartbeat on top of the real transport, against a service that answers
+// only 503, wait at most --max-wait in all, never --max-wait in the transport and again on top.
+// The fetch is stubbed, and every wait goes through an injected sleep that moves a fake clock.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { createApiClient } from '../../../src/api/index.js';
+import { dispatchServiceOf } from '../../../src/dispatch/api-service.js';
+import { EventStream } from '../../../src/dispatch/event-stream.js';
+import { startHeartbeat } from '../../../src/dispatch/heartbeat.js';
+import { Journal } from '../../../src/dispatch/journal.js';
+
+const MAX_WAIT = 60_000;
+const PAT = 'svc_pat_0123456789abcdefABCDEF0123456789';
+
+let requests = 0;
+beforeEach(() => {
+  requests = 0;
+  vi.stubGlobal('fetch', async () => {
+    requests++;
+    return new Response(JSON.stringify({ error: 'down for maintenance', code: 'UNAVAILABLE' }), {
+      status: 503,
+      headers: { 'content-type': 'application/json' },
+    });
+  });
+});
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
+
+/** One fake clock for the client and the engine; each loop's waits recorded apart. */
+function fakeTime() {
+  let now = 1_700_000_000_000;
+  const waits = { client: [] as number[], engine: [] as number[] };
+  const sleeper = (into: number[]) => async (ms: number) => {
+    into.push(ms);
+    now += ms;
+  };
+  return { now: () => now, waits, clientSleep: sleeper(waits.client), engineSleep: sleeper(waits.engine) };
+}
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+function client(time: ReturnType<typeof fakeTime>) {
+  // The service answered once before (a 503 is an answer), so --max-wait governs, not first contact.
+  return createApiClient({ baseUrl: 'http://127.0.0.1:9', token: PAT, maxWaitMs: MAX_WAIT, sleep: time.clientSleep, now: time.now, random: () => 0.999 });
+}
+
+describe('one --max-wait for an engine loop and the client inside it', () => {
+  test('the client alone waits up to --max-wait for one call', async () => {
+    const time = fakeTime();
+    await expect(client(time).getDispatchRun('run_1')).rejects.toMatchObject({ status: 503 });
+    expect(sum(time.waits.client)).toBeGreaterThan(MAX_WAIT / 2);
+    expect(sum(time.waits.client)).toBeLessThanOrEqual(MAX_WAIT);
+  });
+
+  test('an event batch that cannot be delivered fails the stream within --max-wait, client retries included', async () => {
+    const time = fakeTime();
+    const journal = Journal.open(join(mkdtempSync(join(tmpdir(), 'svc-maxwait-')), 'journal.jsonl'));
+    let failed: unknown = null;
+    const stream = new EventStream({
+      service: dispatchServiceOf(client(time)), runId: 'run_1', journal, baseSeq: 0, flushIntervalMs: 5,
+      giveUpAfterMs: MAX_WAIT, random: () => 0.999, pacing: { sleep: time.engineSleep, now: time.now },
+      onFailed: (e) => {
+        failed = e;
+      },
+    });
+    stream.push({ workItemKey: 'A-1', disposition: 'running' });
+    await vi.waitFor(() => expect(failed).not.toBeNull(), { timeout: 5_000 });
+    await stream.stop();
+    expect(failed).toMatchObject({ status: 503 });
+    const total = sum(time.waits.client) + sum(time.waits.engine);
+    expect(total).toBeLessThanOrEqual(MAX_WAIT);
+    expect(total).toBeGreaterThan(MAX_WAIT / 2);
+    expect(requests).toBeGreaterThan(1);
+  });
+
+  test('a heartbeat outage gives up within --max-wait, client retries included', async () => {
+    const time = fakeTime();
+    let failed: unknown = null;
+    const interval = 1_000;
+    const hb = startHeartbeat({
+      service: dispatchServiceOf(client(time)), runId: 'run_1', intervalMs: interval, retryMs: 1_000, giveUpAfterMs: MAX_WAIT,
+      pacing: { sleep: time.engineSleep, now: time.now }, onClosed: () => {},
+      onFailed: (e) => {
+        failed = e;
+      },
+    });
+    await vi.waitFor(() => expect(failed).not.toBeNull(), { timeout: 5_000 });
+    await hb.stop();
+    expect(failed).toMatchObject({ status: 503 });
+    // The first engine wait is the interval before the first beat: no outage yet.
+    expect(time.waits.engine[0]).toBe(interval);
+    const outage = sum(time.waits.client) + sum(time.waits.engine.slice(1));
+    expect(outage).toBeLessThanOrEqual(MAX_WAIT);
+    expect(outage).toBeGreaterThan(MAX_WAIT / 2);
+  });
+});
