@@ -5,7 +5,8 @@ import { OPERATIONS, API_PREFIX, type OperationId } from './operations.js';
 import { API_VERSION, EVENTS_PER_APPEND, KINDS, PAGE_DEFAULT, PAGE_MAX, PRIORITIES, REQUEST_ID_PATTERN } from './types.js';
 import { requestSchemas, REQUEST_BODIES } from './schemas-requests.js';
 import { errorCodesFor, resourceSchemas } from './schemas-resources.js';
-import { arrayOf, enumOf, KEY_PATTERN_SOURCE, ref, str, type JsonSchema } from './schemas-shared.js';
+import * as Type from 'typebox/type';
+import { enumOf, key, KEY_PATTERN_SOURCE, str, type JsonSchema } from './schemas-shared.js';
 
 const JSON_MEDIA = 'application/json';
 
@@ -107,7 +108,7 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 const digits: JsonSchema = { type: 'string', pattern: '^[0-9]+$' };
-const header = (description: string, schema: JsonSchema) => ({ required: true, description, schema });
+const header = (description: string, schema: object) => ({ required: true, description, schema });
 
 const headers = {
   'X-Request-Id': header('Echo of a well-formed request id, else a fresh one.', {
@@ -134,7 +135,7 @@ export const SECTION_8_HEADERS = [
 const headerRefs = (names: readonly string[]) =>
   Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 
-const query = (name: string, schema: JsonSchema, description: string, extra: JsonSchema = {}) => ({
+const query = (name: string, schema: object, description: string, extra: JsonSchema = {}) => ({
   name, in: 'query', required: false, description, schema, ...extra,
 });
 const repeatable = { style: 'form', explode: true };
@@ -159,12 +160,12 @@ const parameters: Record<string, JsonSchema> = {
   pathPrefix: query('pathPrefix', str, 'Only designs holding an asset whose repository `sourcePath` starts with it.'),
   designQuery: query('query', str, "Case-insensitive substring of the design card's title."),
   parentFolderId: query('parentFolderId', str, 'Omit or empty for the project root.'),
-  readyKind: query('kind', arrayOf(enumOf(KINDS)), 'Repeatable; an unknown kind is a 422.', repeatable),
-  readyPriority: query('priority', arrayOf(enumOf(PRIORITIES)), 'Repeatable; unknown priority is a 422.', repeatable),
+  readyKind: query('kind', Type.Array(enumOf(KINDS)), 'Repeatable; an unknown kind is a 422.', repeatable),
+  readyPriority: query('priority', Type.Array(enumOf(PRIORITIES)), 'Repeatable; unknown priority is a 422.', repeatable),
   assigneeId: query('assigneeId', str, `A user id, or \`none\` for unassigned. ${emptyMeansOmitted}`),
   ancestor: query(
     'ancestor',
-    arrayOf({ type: 'string', pattern: KEY_PATTERN_SOURCE }),
+    Type.Array(key),
     'Repeatable container keys: only ready leaves strictly beneath them; the container itself never.',
     repeatable,
   ),
@@ -183,6 +184,8 @@ const parameters: Record<string, JsonSchema> = {
   },
 };
 
+const schemaRef = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+
 const pathParameter = (name: string): JsonSchema => ({
   name,
   in: 'path',
@@ -193,8 +196,8 @@ const pathParameter = (name: string): JsonSchema => ({
 function errorResponse(status: number): JsonSchema {
   const codes = errorCodesFor(status);
   const schema = status === 500
-    ? ref('InternalErrorBody')
-    : { allOf: [ref('ErrorBody'), { properties: { code: { enum: codes } } }] };
+    ? schemaRef('InternalErrorBody')
+    : { allOf: [schemaRef('ErrorBody'), { properties: { code: { enum: codes } } }] };
   const responseHeaders: Record<string, unknown> = headerRefs(SECTION_8_HEADERS);
   // The budget is spent before a 429 is answered (api-v1 §8).
   if (status === 429) responseHeaders['X-RateLimit-Remaining'] = header('0 on a 429.', { type: 'string', const: '0' });
@@ -208,7 +211,7 @@ function operationObject(op: (typeof OPERATIONS)[number]): JsonSchema {
     description: shape.summary,
     headers: headerRefs([...SECTION_8_HEADERS, ...(shape.success.headers ?? [])]),
   };
-  if (shape.success.schema) success.content = { [JSON_MEDIA]: { schema: ref(shape.success.schema) } };
+  if (shape.success.schema) success.content = { [JSON_MEDIA]: { schema: schemaRef(shape.success.schema) } };
   const responses: Record<string, JsonSchema> = { [String(shape.success.status)]: success };
   for (const status of [...shape.errors, ...COMMON_ERROR_STATUSES].sort((a, b) => a - b)) {
     responses[String(status)] = { $ref: `#/components/responses/Error${status}` };
@@ -227,7 +230,7 @@ function operationObject(op: (typeof OPERATIONS)[number]): JsonSchema {
   };
   const body = REQUEST_BODIES[op.id];
   if (body) {
-    operation.requestBody = { required: body.required, content: { [JSON_MEDIA]: { schema: ref(body.schema) } } };
+    operation.requestBody = { required: body.required, content: { [JSON_MEDIA]: { schema: schemaRef(body.schema) } } };
   }
   return operation;
 }

@@ -1,100 +1,25 @@
-// Component schemas of the resources the service answers with, mirroring types.ts field for field
-// (test/contract/types-match-document.test.ts keeps the two in step). Enums here are the known
-// values: the document describes what this service emits, so an unknown value from the local
-// service is drift. Clients still read responses tolerantly (DISPATCH.md §1).
+// Component schemas of the other resources the service answers with (work items and ready lanes
+// are in ./schemas-work-items.ts, dispatch runs in ./schemas-dispatch.ts), and the list of every
+// response schema in the document's order. Enum types stay open, as there.
+import * as Type from 'typebox/type';
+import type { TSchema } from 'typebox';
 import {
-  ACCESS_LEVELS, ACCESS_MODES, DELIVERY_CI, DELIVERY_STATES, DISPATCH_COMMANDS, DISPOSITIONS, ERROR_CODES,
-  EXECUTORS, IMPLEMENTATION_SOURCES, KINDS, OPEN_ORIGINS, PLAN_ORIGINS, PLAN_STATUSES, PLANNING_SOURCES,
-  PRIORITIES, PROPOSAL_OPS, RUN_STATUSES, SCOPES, STATUS_CATEGORIES, STOP_REASONS, WORK_TYPES,
+  ACCESS_LEVELS, ACCESS_MODES, ERROR_CODES, PLAN_ORIGINS, PLAN_STATUSES, PROPOSAL_OPS, SCOPES, type ErrorCode,
 } from './types.js';
 import {
-  anyObject, anyObjectOrNull, arrayOf, bool, dateTime, dateTimeOrNull, enumOf, enumOrNull, int, intOrNull,
-  key, keyArray, keyOrNull, numOrNull, object, ref, refOrNull, str, strArray, strOrNull,
-  type JsonSchema,
+  anyObject, anyObjectOrNull, bool, closed, count, dateTime, dateTimeOrNull, keyArray, keyOrNull, nonEmpty,
+  openEnumOf, openObject, ref, str, strArray, strOrNull,
 } from './schemas-shared.js';
+import {
+  ChildItem, Delivery, Dependencies, DependencyRef, LinkItem, Links, Readiness, ReadyBugGroup, ReadyContainer,
+  TargetRepository, WorkItemCount, WorkItemDetail, WorkItemSummary,
+} from './schemas-work-items.js';
+import {
+  CloseOutPrompt, DispatchCard, DispatchEventsAppended, DispatchRun, DispatchRunOpened, GitCredential, GitCredentials,
+} from './schemas-dispatch.js';
 
 /** `accessLevel` is derived from `accessMode`; `limited` is never emitted (api-v1 §2). */
 export const ACCESS_LEVEL_OF_MODE = { workspace: 'open', members: 'private', public: 'public' } as const;
-/** Run origins of a run record: the open request's plus `instance`. */
-export const RUN_ORIGIN_VALUES = [...OPEN_ORIGINS, 'instance'] as const;
-
-const statusCategory = enumOf(STATUS_CATEGORIES);
-const dependencyRef = object({ key, title: str, status: str }, { closed: true });
-
-const linkItemProperties: Record<string, JsonSchema> = {
-  key,
-  kind: enumOf(KINDS),
-  title: str,
-  status: str,
-  statusCategory,
-  priority: enumOf(PRIORITIES),
-  assigneeId: strOrNull,
-  estimateMinutes: intOrNull,
-  storyPoints: numOrNull,
-  parentKey: keyOrNull,
-  archived: bool,
-};
-// statusCategory is additive (docs/service.md): optional in the document, always sent locally.
-const linkItemOptional = ['statusCategory'];
-
-const summaryProperties: Record<string, JsonSchema> = {
-  key,
-  kind: enumOf(KINDS),
-  type: enumOrNull(WORK_TYPES),
-  title: str,
-  status: str,
-  statusCategory,
-  priority: enumOf(PRIORITIES),
-  assigneeId: strOrNull,
-  reporterId: str,
-  dueDate: dateTimeOrNull,
-  estimateMinutes: intOrNull,
-  storyPoints: numOrNull,
-  createdAt: dateTime,
-  updatedAt: dateTime,
-  dependencies: ref('Dependencies'),
-};
-
-const detailProperties: Record<string, JsonSchema> = {
-  ...summaryProperties,
-  descriptionMd: strOrNull,
-  parentKey: keyOrNull,
-  ancestorKeys: keyArray,
-  children: arrayOf(ref('ChildItem')),
-  links: ref('Links'),
-  readiness: ref('Readiness'),
-  labels: arrayOf(object({ name: str }, { closed: true })),
-  components: arrayOf(object({ name: str }, { closed: true })),
-  commentCount: { type: 'integer', minimum: 0 },
-  sprintId: strOrNull,
-  targetRepo: strOrNull,
-  targetRepos: strArray,
-  targetRepositories: arrayOf(ref('TargetRepository')),
-  executor: enumOrNull(EXECUTORS),
-  planningSource: enumOrNull(PLANNING_SOURCES),
-  implementationSource: enumOrNull(IMPLEMENTATION_SOURCES),
-  planningHarness: strOrNull,
-  planningModel: strOrNull,
-  implementationHarness: strOrNull,
-  implementationModel: strOrNull,
-  archivedAt: dateTimeOrNull,
-  deliveries: arrayOf(ref('Delivery')),
-};
-
-const page = (row: JsonSchema, description: string): JsonSchema =>
-  object({ items: arrayOf(row), nextCursor: strOrNull }, { closed: true, description });
-
-const dispatchCard = object(
-  {
-    workItemKey: key,
-    disposition: enumOf(DISPOSITIONS),
-    skipReason: strOrNull,
-    sessionBranch: strOrNull,
-    exitCode: intOrNull,
-    updatedAt: dateTime,
-  },
-  { closed: true, description: 'A leg of a run as the local service records it (the contract leaves it open).' },
-);
 
 /** Every status's error codes, from ERROR_CODES (contract §7 plus DISPATCH.md §7). */
 export function errorCodesFor(status: number): string[] {
@@ -103,240 +28,148 @@ export function errorCodesFor(status: number): string[] {
     .map(([code]) => code);
 }
 
-export const resourceSchemas: Record<string, JsonSchema> = {
-  Identity: object(
-    {
-      user: object({ id: str, name: str, email: str }, { closed: true }),
-      workspaceId: str,
-      permissions: arrayOf(enumOf(SCOPES)),
-    },
-    { closed: true },
-  ),
-  Workspace: object({ id: str, name: str, slug: str, createdAt: dateTime }, { closed: true }),
-  Project: {
-    ...object(
-      {
-        key: str,
-        name: str,
-        accessMode: enumOf(ACCESS_MODES),
-        accessLevel: {
-          ...enumOf(ACCESS_LEVELS.filter((level) => level !== 'limited')),
-          deprecated: true,
-          description: 'Deprecated: derived from accessMode. `limited` is never emitted.',
-        },
-        archived: bool,
-      },
-      { closed: true },
-    ),
+export const Identity = Type.Object(
+  {
+    user: Type.Object({ id: str, name: str, email: str }, closed()),
+    workspaceId: str,
+    permissions: Type.Array(openEnumOf(SCOPES)),
+  },
+  closed(),
+);
+
+export const Workspace = Type.Object({ id: str, name: str, slug: str, createdAt: dateTime }, closed());
+
+export const Project = Type.Object(
+  {
+    key: str,
+    name: str,
+    accessMode: openEnumOf(ACCESS_MODES),
+    accessLevel: openEnumOf(ACCESS_LEVELS.filter((level) => level !== 'limited'), {
+      deprecated: true,
+      description: 'Deprecated: derived from accessMode. `limited` is never emitted.',
+    }),
+    archived: bool,
+  },
+  {
+    ...closed(),
     // Pins the derivation so a server that stores the two separately cannot let them disagree.
     allOf: Object.entries(ACCESS_LEVEL_OF_MODE).map(([mode, level]) => ({
       if: { properties: { accessMode: { const: mode } }, required: ['accessMode'] },
       then: { properties: { accessLevel: { const: level } } },
     })),
   },
-  DependencyRef: dependencyRef,
-  Dependencies: object({ blockedBy: arrayOf(ref('DependencyRef')), blocks: arrayOf(ref('DependencyRef')) }, {
-    closed: true,
-  }),
-  LinkItem: object(linkItemProperties, { optional: linkItemOptional, closed: true }),
-  ChildItem: object(
-    { ...linkItemProperties, dependencies: ref('Dependencies') },
-    { optional: linkItemOptional, closed: true },
-  ),
-  Links: object(
-    Object.fromEntries(
-      ['blockedBy', 'blocks', 'relatesTo', 'duplicates', 'clones'].map((group) => [group, arrayOf(ref('LinkItem'))]),
-    ),
-    { closed: true },
-  ),
-  Readiness: object(
-    {
-      ready: bool,
-      openBlockers: arrayOf(ref('LinkItem')),
-      blockedByAncestorKey: keyOrNull,
-      blockedByAncestorTitle: strOrNull,
-    },
-    { closed: true },
-  ),
-  TargetRepository: object(
-    { ref: str, name: str, role: str, label: strOrNull, state: str, primary: bool },
-    { closed: true },
-  ),
-  Delivery: object(
-    {
-      repo: str,
-      number: int,
-      title: str,
-      url: str,
-      state: enumOf(DELIVERY_STATES),
-      ci: enumOrNull(DELIVERY_CI),
-      baseRef: strOrNull,
-      defaultBranch: str,
-    },
-    { closed: true },
-  ),
-  WorkItemSummary: object(summaryProperties, { optional: linkItemOptional, closed: true }),
-  WorkItemDetail: object(detailProperties, { optional: linkItemOptional, closed: true }),
-  WorkItemCount: object(
-    { count: { type: 'integer', minimum: 0 } },
-    { closed: true, description: 'The contract does not show the field; the local service answers `{count}`.' },
-  ),
-  ReadyBugGroup: object(
-    { container: refOrNull('LinkItem'), items: arrayOf(ref('WorkItemSummary')) },
-    { closed: true, description: 'A ready bug alone has `container: null`; subtasks of a bug group under it.' },
-  ),
-  ReadyContainer: object(
-    {
-      ...linkItemProperties,
-      readyLeafCount: { type: 'integer', minimum: 0 },
-      childCount: { type: 'integer', minimum: 0 },
-    },
-    { optional: linkItemOptional, closed: true },
-  ),
-  Folder: object(
-    {
-      id: str,
-      projectKey: str,
-      parentFolderId: strOrNull,
-      name: str,
-      path: { ...strArray, description: 'Folder names from the root down.' },
-      position: str,
-      createdAt: dateTime,
-      updatedAt: dateTime,
-    },
-    { closed: true },
-  ),
-  FolderDeleted: object(
-    { deletedFolderId: str, destinationFolderId: strOrNull, movedFolderIds: strArray, movedWorkItemIds: strArray },
-    { closed: true },
-  ),
-  BacklogMoved: object({ movedKeys: keyArray }, { closed: true }),
-  /** Design rows are left open by the contract. */
-  Design: { ...anyObject, description: 'A design row; its shape is not shown by the contract.' },
-  PlanningThread: object(
-    {
-      id: str,
-      targetKeys: keyArray,
-      turnCount: { type: 'integer', minimum: 0 },
-      lastJobId: strOrNull,
-      lastSubmittedAt: dateTimeOrNull,
-      createdAt: dateTime,
-      updatedAt: dateTime,
-      turns: arrayOf(anyObject),
-    },
-    { closed: true },
-  ),
-  PlanSubmitted: object({ jobId: str, planId: str, statusUrl: str }, { closed: true }),
-  // Proposals carry more than the named fields (their shape is open): not closed.
-  PlanProposal: object(
-    {
-      op: enumOf(PROPOSAL_OPS),
-      proposedFields: anyObjectOrNull,
-      patch: anyObjectOrNull,
-      parentRef: strOrNull,
-      blockedByRefs: strArray,
-      workItemKey: keyOrNull,
-    },
-    { optional: ['proposedFields', 'patch'] },
-  ),
-  Plan: object(
-    {
-      id: str,
-      status: enumOf(PLAN_STATUSES),
-      origin: enumOf(PLAN_ORIGINS),
-      title: strOrNull,
-      summary: strOrNull,
-      sourceJobId: strOrNull,
-      proposalCount: { type: 'integer', minimum: 0 },
-      createdAt: dateTime,
-      plannedAt: dateTimeOrNull,
-      decidedAt: dateTimeOrNull,
-      proposals: arrayOf(ref('PlanProposal')),
-    },
-    { closed: true },
-  ),
-  PlanStatusView: object(
-    {
-      planId: str,
-      status: enumOf(PLAN_STATUSES),
-      origin: enumOf(PLAN_ORIGINS),
-      jobId: strOrNull,
-      proposalCount: { type: 'integer', minimum: 0 },
-      createdAt: dateTime,
-      plannedAt: dateTimeOrNull,
-      decidedAt: dateTimeOrNull,
-      job: {
-        anyOf: [object({ reachable: bool }), { type: 'null' }],
-        description: '`reachable: false`: the planning dependency could not be asked; the job may be alive.',
-      },
-    },
-    { closed: true },
-  ),
-  DispatchCard: dispatchCard,
-  DispatchRun: object(
-    {
-      id: str,
-      projectId: str,
-      command: enumOf(DISPATCH_COMMANDS),
-      origin: enumOf(RUN_ORIGIN_VALUES),
-      scopeWorkItemId: strOrNull,
-      scopeLabel: strOrNull,
-      status: enumOf(RUN_STATUSES),
-      stopReason: enumOrNull(STOP_REASONS),
-      agent: strOrNull,
-      model: strOrNull,
-      startedAt: dateTime,
-      endedAt: dateTimeOrNull,
-      lastHeartbeatAt: dateTimeOrNull,
-      createdById: strOrNull,
-      agentInstance: anyObjectOrNull,
-      cards: arrayOf(ref('DispatchCard')),
-      seq: { type: 'integer', minimum: 0, description: 'The seq of the last stored event; 0 before any.' },
-      continues: anyObjectOrNull,
-      repair: anyObjectOrNull,
-    },
-    { optional: ['continues', 'repair'], closed: true },
-  ),
-  DispatchRunOpened: object({ run: ref('DispatchRun'), created: bool }, { closed: true }),
-  DispatchEventsAppended: object(
-    {
-      runId: str,
-      appended: { type: 'integer', minimum: 0 },
-      seq: { type: 'integer', minimum: 0 },
-      cards: arrayOf(ref('DispatchCard')),
-    },
-    { closed: true },
-  ),
-  CloseOutPrompt: object({ runId: str, targetKey: key, prompt: str, landedKeys: keyArray }, { closed: true }),
-  GitCredential: object(
-    { repository: str, url: str, username: str, token: str, expiresAt: dateTime },
-    { closed: true, description: 'The contract leaves the entry open; this is the local service shape.' },
-  ),
-  GitCredentials: object(
-    { credentials: arrayOf(ref('GitCredential')), dispatchedBy: strOrNull },
-    { closed: true },
-  ),
-  WorkspacePage: page(ref('Workspace'), 'A cursor page of workspace rows.'),
-  ProjectPage: page(ref('Project'), 'A cursor page of projects, by key ascending.'),
-  WorkItemSummaryPage: page(ref('WorkItemSummary'), 'A cursor page of work item summaries by (createdAt, id).'),
-  BacklogPage: object(
-    { items: arrayOf(ref('WorkItemSummary')), nextCursor: strOrNull, total: { type: 'integer', minimum: 0 } },
-    { closed: true, description: 'A ranked page: backlog rank order, with the total across pages.' },
-  ),
-  DesignPage: page(ref('Design'), 'A cursor page of approved designs, newest first.'),
-  FolderPage: page(ref('Folder'), 'One level of child folders, in tree order.'),
-  ReadyBugGroupPage: page(ref('ReadyBugGroup'), 'A cursor page of ready bug groups.'),
-  ReadyContainerPage: page(ref('ReadyContainer'), 'A cursor page of runnable containers; items[0] runs next.'),
-  // Error bodies may grow fields (contract §7 shows only error and code): not closed.
-  ErrorBody: object(
-    { error: { type: 'string', minLength: 1 }, code: enumOf(Object.keys(ERROR_CODES)) },
-    { description: 'Clients match on `code`, never on `error`.' },
-  ),
-  InternalErrorBody: {
-    ...object(
-      { error: { type: 'string', minLength: 1 }, requestId: str },
-      { closed: true, description: 'The 500 body: no code, no stack, no driver text.' },
-    ),
+);
+
+export const Folder = Type.Object(
+  {
+    id: str,
+    projectKey: str,
+    parentFolderId: strOrNull,
+    name: str,
+    path: Type.Array(str, { description: 'Folder names from the root down.' }),
+    position: str,
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  },
+  closed(),
+);
+
+export const FolderDeleted = Type.Object(
+  { deletedFolderId: str, destinationFolderId: strOrNull, movedFolderIds: strArray, movedWorkItemIds: strArray },
+  closed(),
+);
+
+export const BacklogMoved = Type.Object({ movedKeys: keyArray }, closed());
+
+/** Design rows are left open by the contract. */
+export const Design = Type.Unsafe<Record<string, unknown>>({
+  type: 'object',
+  description: 'A design row; its shape is not shown by the contract.',
+});
+
+export const PlanningThread = Type.Object(
+  {
+    id: str,
+    targetKeys: keyArray,
+    turnCount: count,
+    lastJobId: strOrNull,
+    lastSubmittedAt: dateTimeOrNull,
+    createdAt: dateTime,
+    updatedAt: dateTime,
+    turns: Type.Array(anyObject),
+  },
+  closed(),
+);
+
+export const PlanSubmitted = Type.Object({ jobId: str, planId: str, statusUrl: str }, closed());
+
+// Proposals carry more than the named fields (their shape is open): not closed.
+export const PlanProposal = openObject({
+  op: openEnumOf(PROPOSAL_OPS),
+  proposedFields: Type.Optional(anyObjectOrNull),
+  patch: Type.Optional(anyObjectOrNull),
+  parentRef: strOrNull,
+  blockedByRefs: strArray,
+  workItemKey: keyOrNull,
+});
+
+export const Plan = Type.Object(
+  {
+    id: str,
+    status: openEnumOf(PLAN_STATUSES),
+    origin: openEnumOf(PLAN_ORIGINS),
+    title: strOrNull,
+    summary: strOrNull,
+    sourceJobId: strOrNull,
+    proposalCount: count,
+    createdAt: dateTime,
+    plannedAt: dateTimeOrNull,
+    decidedAt: dateTimeOrNull,
+    proposals: Type.Array(ref({ PlanProposal })),
+  },
+  closed(),
+);
+
+export const PlanStatusView = Type.Object(
+  {
+    planId: str,
+    status: openEnumOf(PLAN_STATUSES),
+    origin: openEnumOf(PLAN_ORIGINS),
+    jobId: strOrNull,
+    proposalCount: count,
+    createdAt: dateTime,
+    plannedAt: dateTimeOrNull,
+    decidedAt: dateTimeOrNull,
+    job: Type.Union([openObject({ reachable: bool }), Type.Null()], {
+      description: '`reachable: false`: the planning dependency could not be asked; the job may be alive.',
+    }),
+  },
+  closed(),
+);
+
+const page = <T extends TSchema>(row: T, description: string) =>
+  Type.Object({ items: Type.Array(row), nextCursor: strOrNull }, closed(description));
+
+/** A ranked page (backlog) also reports a total. */
+export const BacklogPage = Type.Object(
+  { items: Type.Array(ref({ WorkItemSummary })), nextCursor: strOrNull, total: count },
+  closed('A ranked page: backlog rank order, with the total across pages.'),
+);
+
+/**
+ * Error body of every non-500 error. Clients match on `code`, never on `error`. It may grow fields
+ * (contract §7 shows only error and code): not closed.
+ */
+export const ErrorBody = openObject(
+  { error: nonEmpty, code: openEnumOf(Object.keys(ERROR_CODES) as ErrorCode[]) },
+  { description: 'Clients match on `code`, never on `error`.' },
+);
+
+/** The 500 body: no code, no stack, no driver text. */
+export const InternalErrorBody = Type.Object(
+  { error: nonEmpty, requestId: str },
+  {
+    ...closed('The 500 body: no code, no stack, no driver text.'),
     // Said outright for every reader, not only the local check: a 500 never carries these.
     allOf: [
       {
@@ -345,4 +178,50 @@ export const resourceSchemas: Record<string, JsonSchema> = {
       },
     ],
   },
+);
+
+/** The response schemas, in the document's order. */
+export const resourceSchemas: Record<string, TSchema> = {
+  Identity,
+  Workspace,
+  Project,
+  DependencyRef,
+  Dependencies,
+  LinkItem,
+  ChildItem,
+  Links,
+  Readiness,
+  TargetRepository,
+  Delivery,
+  WorkItemSummary,
+  WorkItemDetail,
+  WorkItemCount,
+  ReadyBugGroup,
+  ReadyContainer,
+  Folder,
+  FolderDeleted,
+  BacklogMoved,
+  Design,
+  PlanningThread,
+  PlanSubmitted,
+  PlanProposal,
+  Plan,
+  PlanStatusView,
+  DispatchCard,
+  DispatchRun,
+  DispatchRunOpened,
+  DispatchEventsAppended,
+  CloseOutPrompt,
+  GitCredential,
+  GitCredentials,
+  WorkspacePage: page(ref({ Workspace }), 'A cursor page of workspace rows.'),
+  ProjectPage: page(ref({ Project }), 'A cursor page of projects, by key ascending.'),
+  WorkItemSummaryPage: page(ref({ WorkItemSummary }), 'A cursor page of work item summaries by (createdAt, id).'),
+  BacklogPage,
+  DesignPage: page(ref({ Design }), 'A cursor page of approved designs, newest first.'),
+  FolderPage: page(ref({ Folder }), 'One level of child folders, in tree order.'),
+  ReadyBugGroupPage: page(ref({ ReadyBugGroup }), 'A cursor page of ready bug groups.'),
+  ReadyContainerPage: page(ref({ ReadyContainer }), 'A cursor page of runnable containers; items[0] runs next.'),
+  ErrorBody,
+  InternalErrorBody,
 };

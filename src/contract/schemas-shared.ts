@@ -1,6 +1,11 @@
-// Building blocks of the OpenAPI document's JSON Schemas (draft 2020-12, as OpenAPI 3.1 uses).
-// Kept as plain data so the document stays JSON-serialisable and cheap to build.
-import { KEY_PATTERN } from './types.js';
+// Building blocks of the OpenAPI document's JSON Schemas (draft 2020-12, as OpenAPI 3.1 uses),
+// written with TypeBox so each schema carries its TypeScript type (./types.ts reads them with
+// Static<>). TypeBox keeps its own marks in non-enumerable properties, so every schema is plain
+// JSON Schema to JSON.stringify, ajv and the served document. Only the server and the tests load
+// these modules: the CLI imports ./types.ts, whose imports of them are type-only.
+import * as Type from 'typebox/type';
+import type { Static, TObject, TProperties, TSchema, TUnsafe } from 'typebox';
+import { KEY_PATTERN, type Open } from './types.js';
 
 /** A JSON Schema object as it appears in the document. */
 export type JsonSchema = { [keyword: string]: unknown };
@@ -14,56 +19,86 @@ export const DATE_TIME_PATTERN =
 
 export const KEY_PATTERN_SOURCE = KEY_PATTERN.source;
 
-export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+/**
+ * Responses: the document stays open (the contract is additive and clients must tolerate unknown
+ * fields), but the local service promises to emit nothing else, so its own response check
+ * rejects extra properties through this vendor keyword. That catches internal columns or
+ * misspelt fields leaking out of the server, which `required` alone would not.
+ */
+export const closed = (description?: string): JsonSchema =>
+  description ? { description, [CLOSED_KEYWORD]: true } : { [CLOSED_KEYWORD]: true };
 
-export const str: JsonSchema = { type: 'string' };
-export const strOrNull: JsonSchema = { type: ['string', 'null'] };
-export const bool: JsonSchema = { type: 'boolean' };
-export const int: JsonSchema = { type: 'integer' };
-export const intOrNull: JsonSchema = { type: ['integer', 'null'] };
-export const numOrNull: JsonSchema = { type: ['number', 'null'] };
-export const strArray: JsonSchema = { type: 'array', items: str };
-export const dateTime: JsonSchema = { type: 'string', pattern: DATE_TIME_PATTERN };
-export const dateTimeOrNull: JsonSchema = { type: ['string', 'null'], pattern: DATE_TIME_PATTERN };
-export const key: JsonSchema = { type: 'string', pattern: KEY_PATTERN_SOURCE };
-export const keyOrNull: JsonSchema = { type: ['string', 'null'], pattern: KEY_PATTERN_SOURCE };
-export const keyArray: JsonSchema = { type: 'array', items: key };
+/** Request bodies: unknown properties are rejected (api-v1 §2, docs/service.md). */
+export const STRICT = { additionalProperties: false } as const;
+
+/** The TypeScript type of each JSON type name the document uses. */
+interface JsonTypes {
+  string: string;
+  integer: number;
+  number: number;
+  object: Record<string, unknown>;
+}
+
+/**
+ * A nullable value spelt the document's way, `type: [t, 'null']` (TypeBox would write an anyOf,
+ * which reads and reports worse); its type follows from the JSON type's name.
+ */
+export const orNull = <K extends keyof JsonTypes>(type: K, extra: JsonSchema = {}): TUnsafe<JsonTypes[K] | null> =>
+  Type.Unsafe<JsonTypes[K] | null>({ type: [type, 'null'], ...extra });
+
+/**
+ * A string enum, with `type` beside `enum` as the document has always said it. Request bodies
+ * use it: the service refuses what it does not know.
+ */
+export const enumOf = <const V extends readonly string[]>(values: V, extra: JsonSchema = {}): TUnsafe<V[number]> =>
+  Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...extra });
+
+/**
+ * A response enum: the document lists the values this service emits, and the type stays open
+ * (`Open<T>`) because the contract is additive and a client must carry an unknown value through.
+ */
+export const openEnumOf = <const V extends readonly string[]>(values: V, extra: JsonSchema = {}): TUnsafe<Open<V[number]>> =>
+  Type.Unsafe<Open<V[number]>>({ type: 'string', enum: [...values], ...extra });
+
+export const enumOrNull = <const V extends readonly string[]>(values: V): TUnsafe<V[number] | null> =>
+  Type.Unsafe<V[number] | null>({ type: ['string', 'null'], enum: [...values, null] });
+
+export const openEnumOrNull = <const V extends readonly string[]>(values: V): TUnsafe<Open<V[number]> | null> =>
+  Type.Unsafe<Open<V[number]> | null>({ type: ['string', 'null'], enum: [...values, null] });
+
+/**
+ * A reference to a component schema, typed as its target: `ref({ LinkItem })` (the property's
+ * name is the component's, so the name and the schema cannot disagree).
+ */
+export function ref<T extends TSchema>(named: Record<string, T>): TUnsafe<Static<T>> {
+  const [name] = Object.keys(named);
+  return Type.Unsafe<Static<T>>({ $ref: `#/components/schemas/${name}` });
+}
+
+export const refOrNull = <T extends TSchema>(named: Record<string, T>) => Type.Union([ref(named), Type.Null()]);
+
+/**
+ * An object whose shape the contract leaves open: the named fields, and any others (the document
+ * does not close it, and the type says so with an index signature).
+ */
+export const openObject = <P extends TProperties>(properties: P, options: JsonSchema = {}) =>
+  Type.Unsafe<Static<TObject<P>> & { [extra: string]: unknown }>(Type.Object(properties, options));
+
+export const str = Type.String();
+export const strOrNull = orNull('string');
+export const bool = Type.Boolean();
+export const int = Type.Integer();
+export const intOrNull = orNull('integer');
+/** A count or sequence number. */
+export const count = Type.Integer({ minimum: 0 });
+export const numOrNull = orNull('number');
+export const strArray = Type.Array(str);
+export const nonEmpty = Type.String({ minLength: 1 });
+export const dateTime = Type.String({ pattern: DATE_TIME_PATTERN });
+export const dateTimeOrNull = orNull('string', { pattern: DATE_TIME_PATTERN });
+export const key = Type.String({ pattern: KEY_PATTERN_SOURCE });
+export const keyOrNull = orNull('string', { pattern: KEY_PATTERN_SOURCE });
+export const keyArray = Type.Array(key);
 /** A shape the contract leaves open ("not shown"): any object. */
-export const anyObject: JsonSchema = { type: 'object' };
-export const anyObjectOrNull: JsonSchema = { type: ['object', 'null'] };
-
-export const enumOf = (values: readonly string[]): JsonSchema => ({ type: 'string', enum: [...values] });
-export const enumOrNull = (values: readonly string[]): JsonSchema => ({
-  type: ['string', 'null'],
-  enum: [...values, null],
-});
-export const arrayOf = (items: JsonSchema, extra: JsonSchema = {}): JsonSchema => ({ type: 'array', items, ...extra });
-export const refOrNull = (name: string): JsonSchema => ({ anyOf: [ref(name), { type: 'null' }] });
-
-interface ObjectOptions {
-  /** Properties that may be absent; every other listed property is required. */
-  optional?: readonly string[];
-  /** Request bodies: unknown properties are rejected (api-v1 §2, docs/service.md). */
-  strict?: boolean;
-  /**
-   * Responses: the document stays open (the contract is additive and clients must tolerate unknown
-   * fields), but the local service promises to emit nothing else, so its own response check
-   * rejects extra properties through this vendor keyword. That catches internal columns or
-   * misspelt fields leaking out of the server, which `required` alone would not.
-   */
-  closed?: boolean;
-  description?: string;
-}
-
-export function object(properties: Record<string, JsonSchema>, opts: ObjectOptions = {}): JsonSchema {
-  const optional = new Set(opts.optional ?? []);
-  const schema: JsonSchema = {
-    type: 'object',
-    required: Object.keys(properties).filter((name) => !optional.has(name)),
-    properties,
-  };
-  if (opts.description) schema.description = opts.description;
-  if (opts.strict) schema.additionalProperties = false;
-  if (opts.closed) schema[CLOSED_KEYWORD] = true;
-  return schema;
-}
+export const anyObject = Type.Unsafe<Record<string, unknown>>({ type: 'object' });
+export const anyObjectOrNull = orNull('object');

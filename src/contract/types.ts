@@ -1,8 +1,15 @@
 // The wire types of api-v1, shared by the client (src/api) and the local service (src/server).
-// test/contract/types-match-document.test.ts checks them against the OpenAPI document in
-// ./openapi.ts, and every response of the local service is validated against that document.
+// The schemas of the OpenAPI document (./schemas-*.ts, TypeBox) are the source: each wire type
+// here is the static type of its schema, so the two cannot drift. This module holds the
+// constants the schemas are built from and only type-level imports of the schemas, so the CLI,
+// which imports it, loads no schema-building code.
 // Open enums are `Known | (string & {})`: the contract is additive, so a client must carry an
 // unknown value through instead of crashing on it.
+import type { Static } from 'typebox';
+import type * as dispatch from './schemas-dispatch.js';
+import type * as requests from './schemas-requests.js';
+import type * as resources from './schemas-resources.js';
+import type * as workItems from './schemas-work-items.js';
 
 /** An enum the contract may grow: known values autocomplete, unknown strings still type-check. */
 export type Open<T extends string> = T | (string & {});
@@ -91,171 +98,65 @@ export interface RankedPage<T> extends Page<T> {
   total: number;
 }
 
-export interface Identity {
-  user: { id: string; name: string; email: string };
-  workspaceId: string;
-  permissions: Open<Scope>[];
-}
+export type Identity = Static<typeof resources.Identity>;
+export type Workspace = Static<typeof resources.Workspace>;
+export type Project = Static<typeof resources.Project>;
+export type Folder = Static<typeof resources.Folder>;
+export type FolderDeleted = Static<typeof resources.FolderDeleted>;
+export type BacklogMoved = Static<typeof resources.BacklogMoved>;
+export type PlanningThread = Static<typeof resources.PlanningThread>;
+export type PlanSubmitted = Static<typeof resources.PlanSubmitted>;
+export type PlanProposal = Static<typeof resources.PlanProposal>;
+export type Plan = Static<typeof resources.Plan>;
+export type PlanStatusView = Static<typeof resources.PlanStatusView>;
+/** Error body of every non-500 error. Clients match on `code`, never on `error`. */
+export type ErrorBody = Static<typeof resources.ErrorBody>;
+/** The 500 body: no code, no stack, no driver text. */
+export type InternalErrorBody = Static<typeof resources.InternalErrorBody>;
 
-export interface Workspace {
-  id: string;
-  name: string;
-  slug: string;
-  createdAt: string;
-}
-
-export interface Project {
-  key: string;
-  name: string;
-  accessMode: Open<AccessMode>;
-  accessLevel: Open<AccessLevel>;
-  archived: boolean;
-}
-
-export interface DependencyRef {
-  key: string;
-  title: string;
-  status: string;
-}
-
-export interface Dependencies {
-  blockedBy: DependencyRef[];
-  blocks: DependencyRef[];
-}
-
-export interface WorkItemSummary {
-  key: string;
-  kind: Open<Kind>;
-  type: Open<WorkType> | null;
-  title: string;
-  status: string;
-  /** Additive: sent by the local service. */
-  statusCategory?: Open<StatusCategory>;
-  priority: Open<Priority>;
-  assigneeId: string | null;
-  reporterId: string;
-  dueDate: string | null;
-  estimateMinutes: number | null;
-  storyPoints: number | null;
-  createdAt: string;
-  updatedAt: string;
-  dependencies: Dependencies;
-}
-
-export interface LinkItem {
-  key: string;
-  kind: Open<Kind>;
-  title: string;
-  status: string;
-  statusCategory?: Open<StatusCategory>;
-  priority: Open<Priority>;
-  assigneeId: string | null;
-  estimateMinutes: number | null;
-  storyPoints: number | null;
-  parentKey: string | null;
-  archived: boolean;
-}
-
-export interface ChildItem extends LinkItem {
-  dependencies: Dependencies;
-}
-
-export interface Links {
-  blockedBy: LinkItem[];
-  blocks: LinkItem[];
-  relatesTo: LinkItem[];
-  duplicates: LinkItem[];
-  clones: LinkItem[];
-}
-
-export interface Readiness {
-  ready: boolean;
-  openBlockers: LinkItem[];
-  blockedByAncestorKey: string | null;
-  blockedByAncestorTitle: string | null;
-}
-
-export interface TargetRepository {
-  ref: string;
-  name: string;
-  role: string;
-  label: string | null;
-  state: string;
-  primary: boolean;
-}
-
-export interface Delivery {
-  repo: string;
-  number: number;
-  title: string;
-  url: string;
-  state: Open<DeliveryState>;
-  ci: Open<DeliveryCi> | null;
-  baseRef: string | null;
-  defaultBranch: string;
-}
-
-export interface WorkItemDetail extends WorkItemSummary {
-  descriptionMd: string | null;
-  parentKey: string | null;
-  ancestorKeys: string[];
-  children: ChildItem[];
-  links: Links;
-  readiness: Readiness;
-  labels: { name: string }[];
-  components: { name: string }[];
-  commentCount: number;
-  sprintId: string | null;
-  targetRepo: string | null;
-  targetRepos: string[];
-  targetRepositories: TargetRepository[];
-  executor: Open<Executor> | null;
-  planningSource: Open<PlanningSource> | null;
-  implementationSource: Open<ImplementationSource> | null;
-  planningHarness: string | null;
-  planningModel: string | null;
-  implementationHarness: string | null;
-  implementationModel: string | null;
-  archivedAt: string | null;
-  deliveries: Delivery[];
-}
-
-export interface WorkItemCreate {
-  kind: Kind;
-  title: string;
-  parentKey?: string | null;
-  descriptionMd?: string | null;
-  priority?: Priority;
-  type?: WorkType | null;
-  executor?: Executor | null;
-  storyPoints?: number | null;
-  estimateMinutes?: number | null;
-  targetRepo?: string | null;
-  targetRepos?: string[];
-  targetRepositories?: string[];
-  assigneeId?: string | null;
-  dueDate?: string | null;
-}
-
-export type WorkItemUpdate = Partial<WorkItemCreate> & { explanationMd?: string | null };
-
+export type DependencyRef = Static<typeof workItems.DependencyRef>;
+export type Dependencies = Static<typeof workItems.Dependencies>;
+export type WorkItemSummary = Static<typeof workItems.WorkItemSummary>;
+export type LinkItem = Static<typeof workItems.LinkItem>;
+export type ChildItem = Static<typeof workItems.ChildItem>;
+export type Links = Static<typeof workItems.Links>;
+export type Readiness = Static<typeof workItems.Readiness>;
+export type TargetRepository = Static<typeof workItems.TargetRepository>;
+export type Delivery = Static<typeof workItems.Delivery>;
+export type WorkItemDetail = Static<typeof workItems.WorkItemDetail>;
 /** The count response's field is not shown by the contract; the local service answers `{count}`. */
-export interface WorkItemCount {
-  count: number;
-}
-
+export type WorkItemCount = Static<typeof workItems.WorkItemCount>;
 /** A row of ready/bugs: one group. A ready bug alone has `container: null`. */
-export interface ReadyBugGroup {
-  container: LinkItem | null;
-  items: WorkItemSummary[];
-}
-
+export type ReadyBugGroup = Static<typeof workItems.ReadyBugGroup>;
 /** A row of ready/containers. */
-export interface ReadyContainer extends LinkItem {
-  readyLeafCount: number;
-  childCount: number;
-}
+export type ReadyContainer = Static<typeof workItems.ReadyContainer>;
 
+/** A card of a run as the local service records it (the contract leaves the shape open). */
+export type DispatchCard = Static<typeof dispatch.DispatchCard>;
+export type DispatchRun = Static<typeof dispatch.DispatchRun>;
+export type DispatchRunOpened = Static<typeof dispatch.DispatchRunOpened>;
+export type DispatchEventsAppended = Static<typeof dispatch.DispatchEventsAppended>;
+export type CloseOutPrompt = Static<typeof dispatch.CloseOutPrompt>;
+/** A git credential entry of op 30 (inner shape left open by the contract). */
+export type GitCredential = Static<typeof dispatch.GitCredential>;
+export type GitCredentials = Static<typeof dispatch.GitCredentials>;
+
+export type WorkItemCreate = Static<typeof requests.WorkItemCreate>;
+export type WorkItemUpdate = Static<typeof requests.WorkItemUpdate>;
+export type BacklogMove = Static<typeof requests.BacklogMove>;
+export type FolderCreate = Static<typeof requests.FolderCreate>;
+export type FolderUpdate = Static<typeof requests.FolderUpdate>;
+export type PlanSessionAddress = Static<typeof requests.PlanSessionAddress>;
+export type PlanTurnInput = Static<typeof requests.PlanTurnInput>;
+/** A card as the client proposes it in the open request. */
+export type DispatchCardInput = Static<typeof requests.DispatchCardInput>;
+export type DispatchRunOpen = Static<typeof requests.DispatchRunOpen>;
+export type DispatchRunClose = Static<typeof requests.DispatchRunClose>;
+/** An event as appended: only the fields the contract names. */
+export type DispatchEventInput = Static<typeof requests.DispatchEventInput>;
+export type DispatchEventsAppend = Static<typeof requests.DispatchEventsAppend>;
+
+/** Query filters of the ready lanes (parameters, not a body: the document has no schema of them). */
 export interface ReadyLaneFilters {
   kind?: string[];
   priority?: string[];
@@ -263,223 +164,6 @@ export interface ReadyLaneFilters {
   ancestor?: string[];
   sprintId?: string;
   allowSoftBlock?: string;
-}
-
-/** A card of a run as the local service records it (the contract leaves the shape open). */
-export interface DispatchCard {
-  workItemKey: string;
-  disposition: Open<Disposition>;
-  skipReason: string | null;
-  sessionBranch: string | null;
-  exitCode: number | null;
-  updatedAt: string;
-}
-
-/** A card as the client proposes it in the open request. */
-export interface DispatchCardInput {
-  workItemKey: string;
-  /** Present when the client already decided to skip the card; the leg starts `skipped`. */
-  skipReason?: string;
-}
-
-export interface DispatchRun {
-  id: string;
-  projectId: string;
-  command: Open<DispatchCommand>;
-  origin: Open<RunOrigin>;
-  scopeWorkItemId: string | null;
-  scopeLabel: string | null;
-  status: Open<RunStatus>;
-  stopReason: Open<StopReason> | null;
-  agent: string | null;
-  model: string | null;
-  startedAt: string;
-  endedAt: string | null;
-  lastHeartbeatAt: string | null;
-  createdById: string | null;
-  agentInstance: Record<string, unknown> | null;
-  cards: DispatchCard[];
-  seq: number;
-  continues?: Record<string, unknown> | null;
-  repair?: Record<string, unknown> | null;
-}
-
-export interface DispatchRunOpen {
-  projectKey: string;
-  command: DispatchCommand;
-  origin?: OpenOrigin;
-  scopeKey?: string;
-  scopeLabel?: string;
-  agent?: string;
-  model?: string;
-  idempotencyKey?: string;
-  cards?: DispatchCardInput[];
-}
-
-export interface DispatchRunOpened {
-  run: DispatchRun;
-  created: boolean;
-}
-
-export interface DispatchRunClose {
-  stopReason: StopReason;
-  status?: CloseStatus;
-}
-
-/** An event as appended: only the fields the contract names. */
-export interface DispatchEventInput {
-  workItemKey?: string;
-  disposition?: Disposition;
-  sessionBranch?: string;
-  exitCode?: number;
-  body?: string;
-}
-
-export interface DispatchEventsAppend {
-  events: DispatchEventInput[];
-}
-
-export interface DispatchEventsAppended {
-  runId: string;
-  appended: number;
-  seq: number;
-  cards: DispatchCard[];
-}
-
-export interface CloseOutPrompt {
-  runId: string;
-  targetKey: string;
-  prompt: string;
-  landedKeys: string[];
-}
-
-/** A git credential entry of op 30 (inner shape left open by the contract). */
-export interface GitCredential {
-  /** The repository, as `owner/name`. */
-  repository: string;
-  /** The smart-HTTP address to clone and push. */
-  url: string;
-  username: string;
-  token: string;
-  expiresAt: string;
-}
-
-export interface GitCredentials {
-  credentials: GitCredential[];
-  dispatchedBy: string | null;
-}
-
-export interface Folder {
-  id: string;
-  projectKey: string;
-  parentFolderId: string | null;
-  name: string;
-  path: string[];
-  position: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface FolderCreate {
-  name: string;
-  parentFolderId?: string | null;
-}
-
-export interface FolderUpdate {
-  name?: string;
-  parentFolderId?: string | null;
-  beforeId?: string | null;
-  afterId?: string | null;
-}
-
-export interface FolderDeleted {
-  deletedFolderId: string;
-  destinationFolderId: string | null;
-  movedFolderIds: string[];
-  movedWorkItemIds: string[];
-}
-
-export interface BacklogMove {
-  workItemKeys: string[];
-}
-
-export interface BacklogMoved {
-  movedKeys: string[];
-}
-
-export interface PlanSessionAddress {
-  targetKeys?: string[];
-  sessionId?: string;
-}
-
-export interface PlanTurnInput extends PlanSessionAddress {
-  body: string;
-}
-
-export interface PlanningThread {
-  id: string;
-  targetKeys: string[];
-  turnCount: number;
-  lastJobId: string | null;
-  lastSubmittedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-  turns: Record<string, unknown>[];
-}
-
-export interface PlanSubmitted {
-  jobId: string;
-  planId: string;
-  statusUrl: string;
-}
-
-export interface PlanProposal {
-  op: Open<ProposalOp>;
-  proposedFields?: Record<string, unknown> | null;
-  patch?: Record<string, unknown> | null;
-  parentRef: string | null;
-  blockedByRefs: string[];
-  workItemKey: string | null;
-  [extra: string]: unknown;
-}
-
-export interface Plan {
-  id: string;
-  status: Open<PlanStatus>;
-  origin: Open<PlanOrigin>;
-  title: string | null;
-  summary: string | null;
-  sourceJobId: string | null;
-  proposalCount: number;
-  createdAt: string;
-  plannedAt: string | null;
-  decidedAt: string | null;
-  proposals: PlanProposal[];
-}
-
-export interface PlanStatusView {
-  planId: string;
-  status: Open<PlanStatus>;
-  origin: Open<PlanOrigin>;
-  jobId: string | null;
-  proposalCount: number;
-  createdAt: string;
-  plannedAt: string | null;
-  decidedAt: string | null;
-  job: ({ reachable: boolean } & Record<string, unknown>) | null;
-}
-
-/** Error body of every non-500 error. Clients match on `code`, never on `error`. */
-export interface ErrorBody {
-  error: string;
-  code: string;
-  [extra: string]: unknown;
-}
-
-/** The 500 body: no code, no stack, no driver text. */
-export interface InternalErrorBody {
-  error: string;
-  requestId: string;
 }
 
 /** Named error codes: the contract's, plus DISPATCH.md §7's. */
