@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { maskToken } from '../../src/commands/auth/auth.js';
+import { maskToken } from '../../src/commands/auth/status.js';
 import { runServerCommand } from '../../src/server/index.js';
 import { isolatedEnv, runCli, type CliEnv } from '../support/cli.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
