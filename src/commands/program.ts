@@ -5,6 +5,7 @@ import { registerApi } from './api/register.js';
 import { registerAuth } from './auth/register.js';
 import { registerBacklog } from './backlog/register.js';
 import { registerConfig } from './config/register.js';
+import type { OutStream } from '../ui/output.js';
 import type { Context } from './context.js';
 import { registerDemo } from './demo/register.js';
 import { registerDesigns } from './designs/register.js';
@@ -37,8 +38,14 @@ const GROUPS: [heading: string, registers: Register[]][] = [
   ['Setup commands:', [registerAuth, registerConfig, registerDemo, registerHelpTopics]],
 ];
 
+/** Where commander writes help and usage errors; by default the process's own streams. */
+export interface ProgramStreams {
+  stdout: OutStream;
+  stderr: OutStream;
+}
+
 /** Builds the tree. `context` is called once a command runs, with the parsed global options. */
-export function buildProgram(version: string, context: (cmd: Command) => Context): Command {
+export function buildProgram(version: string, context: (cmd: Command) => Context, streams?: ProgramStreams): Command {
   const program = new Command('svc')
     .description('Dispatch coding agents over a work-tracking backlog, and run the service locally')
     .version(version, '-V, --version', 'print the version')
@@ -55,6 +62,7 @@ export function buildProgram(version: string, context: (cmd: Command) => Context
     // to exit 2) and print one line naming the way to help.
     .exitOverride()
     .configureOutput({
+      ...(streams ? { writeOut: (text: string) => void streams.stdout.write(text), writeErr: (text: string) => void streams.stderr.write(text) } : {}),
       // commander puts its suggestion on a second line ("(Did you mean run?)"): it is kept, on the
       // same line, so the error stays one line.
       outputError: (text, write) => write(`svc: ${text.replace(/^error: /, '').trim().split('\n').map((l) => l.trim()).filter(Boolean).join(' ')} (see --help)\n`),
