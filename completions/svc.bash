@@ -6,11 +6,11 @@ _svc() {
     w="${COMP_WORDS[i]}"
     [[ $w == -* ]] && continue
     case "$p/$w" in
-      "/next"|"/run"|"/run_scope"|"/batch"|"/auto"|"/fix"|"/continue"|"/review"|"/whoami"|"/workspaces"|"/projects"|"/projects/list"|"/projects/show"|"/items"|"/items/list"|"/items/show"|"/items/count"|"/items/create"|"/items/edit"|"/ready"|"/ready/bugs"|"/ready/containers"|"/runs"|"/runs/show"|"/runs/watch"|"/runs/list"|"/runs/cancel"|"/runs/recover"|"/runs/report"|"/logs"|"/worktrees"|"/worktrees/prune"|"/api"|"/backlog"|"/backlog/list"|"/backlog/move"|"/folders"|"/folders/list"|"/folders/create"|"/folders/rename"|"/folders/move"|"/folders/rm"|"/designs"|"/plan"|"/plan/add"|"/plan/submit"|"/plan/show"|"/auth"|"/auth/login"|"/auth/status"|"/auth/logout"|"/config"|"/config/get"|"/config/set"|"/config/unset"|"/config/list"|"/server"|"/server/token"|"/server/token/create"|"/server/run-token"|"/server/done"|"/demo"|"/attach"|"/help"|"/completion") p="$p/$w" ;;
+      "/next"|"/run"|"/run_scope"|"/batch"|"/auto"|"/fix"|"/continue"|"/review"|"/attach"|"/items"|"/items/list"|"/items/show"|"/items/count"|"/items/create"|"/items/edit"|"/ready"|"/ready/bugs"|"/ready/containers"|"/backlog"|"/backlog/list"|"/backlog/move"|"/folders"|"/folders/list"|"/folders/create"|"/folders/rename"|"/folders/move"|"/folders/rm"|"/designs"|"/plan"|"/plan/add"|"/plan/submit"|"/plan/show"|"/runs"|"/runs/show"|"/runs/watch"|"/runs/list"|"/runs/cancel"|"/runs/recover"|"/runs/report"|"/logs"|"/worktrees"|"/worktrees/prune"|"/whoami"|"/workspaces"|"/projects"|"/projects/list"|"/projects/show"|"/api"|"/server"|"/server/token"|"/server/token/create"|"/server/run-token"|"/server/done"|"/auth"|"/auth/login"|"/auth/status"|"/auth/logout"|"/config"|"/config/get"|"/config/set"|"/config/unset"|"/config/list"|"/demo"|"/help"|"/completion") p="$p/$w" ;;
     esac
   done
   case "$p" in
-    "") subs="next run run_scope run-scope batch auto fix continue review whoami workspaces projects items ready runs logs worktrees api backlog folders designs plan auth config server demo attach help completion"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "") subs="next run run_scope run-scope batch auto fix continue review attach items ready backlog folders designs plan runs logs worktrees whoami workspaces projects api server auth config demo help completion"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/next") subs=""; opts="--project --repo --agent --agent-cmd --agent-format --model --agent-user --dry-run --max --on-failure --parallel --idempotency-key --hosted --timeout --idle-timeout --card-timeout --kill-grace --heartbeat-interval --send-logs --allow-empty --max-cost --no-worktree --push --no-push --report --rerun --pr --no-pr --draft --github-api-url --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/run") subs=""; opts="--project --repo --agent --agent-cmd --agent-format --model --agent-user --dry-run --max --on-failure --parallel --idempotency-key --hosted --timeout --idle-timeout --card-timeout --kill-grace --heartbeat-interval --send-logs --allow-empty --max-cost --no-worktree --push --no-push --report --pr --no-pr --draft --github-api-url --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/run_scope") subs=""; opts="--project --repo --agent --agent-cmd --agent-format --model --agent-user --dry-run --max --on-failure --parallel --idempotency-key --hosted --timeout --idle-timeout --card-timeout --kill-grace --heartbeat-interval --send-logs --allow-empty --max-cost --no-worktree --push --no-push --report --pr --no-pr --draft --github-api-url --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
@@ -19,11 +19,7 @@ _svc() {
     "/fix") subs=""; opts="--project --repo --agent --agent-cmd --agent-format --model --agent-user --dry-run --max --on-failure --parallel --idempotency-key --hosted --timeout --idle-timeout --card-timeout --kill-grace --heartbeat-interval --send-logs --allow-empty --max-cost --no-worktree --push --no-push --report --pr --no-pr --draft --github-api-url --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/continue") subs=""; opts="--project --repo --agent --agent-cmd --agent-format --model --agent-user --dry-run --max --on-failure --parallel --idempotency-key --hosted --timeout --idle-timeout --card-timeout --kill-grace --heartbeat-interval --send-logs --allow-empty --max-cost --no-worktree --push --no-push --report --pr --no-pr --draft --github-api-url --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/review") subs=""; opts="--project --repo --agent --agent-cmd --agent-format --model --agent-user --dry-run --max --on-failure --parallel --idempotency-key --hosted --timeout --idle-timeout --card-timeout --kill-grace --heartbeat-interval --send-logs --allow-empty --max-cost --no-worktree --push --no-push --report --pr --no-pr --draft --github-api-url --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/whoami") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/workspaces") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/projects") subs="list show"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/projects/list") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/projects/show") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/attach") subs=""; opts="--repo --agent --agent-cmd --model --agent-user --dry-run --on-failure --parallel --timeout --idle-timeout --card-timeout --kill-grace --send-logs --allow-empty --max-cost --no-worktree --push --no-push --pr --no-pr --draft --github-api-url --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/items") subs="list show count create edit"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/items/list") subs=""; opts="--project --filter --limit --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/items/show") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
@@ -33,17 +29,6 @@ _svc() {
     "/ready") subs="bugs containers"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/ready/bugs") subs=""; opts="--project --priority --assignee --sprint --kind --ancestor --allow-soft-block --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/ready/containers") subs=""; opts="--project --priority --assignee --sprint --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/runs") subs="show watch list cancel recover report"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/runs/show") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/runs/watch") subs=""; opts="--interval --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/runs/list") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/runs/cancel") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/runs/recover") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/runs/report") subs=""; opts="--since --format --output --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/logs") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/worktrees") subs="prune"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/worktrees/prune") subs=""; opts="--repo --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/api") subs=""; opts="--field --input --paginate --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/backlog") subs="list move"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/backlog/list") subs=""; opts="--project --filter --limit --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/backlog/move") subs=""; opts="--project --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
@@ -58,6 +43,27 @@ _svc() {
     "/plan/add") subs=""; opts="--project --target --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/plan/submit") subs=""; opts="--project --target --wait --timeout --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/plan/show") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/runs") subs="show watch list cancel recover report"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/runs/show") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/runs/watch") subs=""; opts="--interval --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/runs/list") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/runs/cancel") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/runs/recover") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/runs/report") subs=""; opts="--since --format --output --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/logs") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/worktrees") subs="prune"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/worktrees/prune") subs=""; opts="--repo --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/whoami") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/workspaces") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/projects") subs="list show"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/projects/list") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/projects/show") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/api") subs=""; opts="--field --input --paginate --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/server") subs="token run-token done"; opts="--port --host --db --seed --rate-limit --git-root --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/server/token") subs="create"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/server/token/create") subs=""; opts="--db --workspace --project --scopes --user --expires-at --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/server/run-token") subs=""; opts="--db --contract-prefix --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
+    "/server/done") subs=""; opts="--db --status --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/auth") subs="login status logout"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/auth/login") subs=""; opts="--with-token --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/auth/status") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
@@ -67,13 +73,7 @@ _svc() {
     "/config/set") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/config/unset") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/config/list") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/server") subs="token run-token done"; opts="--port --host --db --seed --rate-limit --git-root --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/server/token") subs="create"; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/server/token/create") subs=""; opts="--db --workspace --project --scopes --user --expires-at --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/server/run-token") subs=""; opts="--db --contract-prefix --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/server/done") subs=""; opts="--db --status --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/demo") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
-    "/attach") subs=""; opts="--repo --agent --agent-cmd --model --agent-user --dry-run --on-failure --parallel --timeout --idle-timeout --card-timeout --kill-grace --send-logs --allow-empty --max-cost --no-worktree --push --no-push --pr --no-pr --draft --github-api-url --version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/help") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
     "/completion") subs=""; opts="--version --base-url --json --verbose --no-color --insecure --max-wait --help" ;;
   esac

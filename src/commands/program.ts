@@ -1,21 +1,51 @@
 // The commander tree. Each group registers itself; handlers are imported inside `.action()` so
 // `svc --version` and `svc --help` load none of them.
 import { Command, Option } from 'commander';
+import { registerApi } from './api/register.js';
 import { registerAuth } from './auth/register.js';
 import { registerBacklog } from './backlog/register.js';
 import { registerConfig } from './config/register.js';
+import type { OutStream } from '../ui/output.js';
 import type { Context } from './context.js';
+import { registerDemo } from './demo/register.js';
 import { registerDesigns } from './designs/register.js';
 import { registerDispatch } from './dispatch/register.js';
 import { registerFolders } from './folders/register.js';
 import { registerHelpTopics } from './help/register.js';
 import { registerHosted } from './hosted/register.js';
+import { registerItems } from './items/register.js';
+import { registerLogs } from './logs/register.js';
 import { registerPlan } from './plan/register.js';
-import { registerRead } from './read/register.js';
+import { registerProjects } from './projects/register.js';
+import { registerReady } from './ready/register.js';
+import { registerRuns } from './runs/register.js';
 import { registerServer } from './server/register.js';
+import { registerWhoami } from './whoami/register.js';
+import { registerWorkspaces } from './workspaces/register.js';
+import { registerWorktrees } from './worktrees/register.js';
+
+type Register = (program: Command, context: (cmd: Command) => Context) => void;
+
+/**
+ * The top-level help lists the commands in these groups, in this order, as `gh --help` does; each
+ * register function adds its commands (and their subcommands) to the group named before it.
+ */
+const GROUPS: [heading: string, registers: Register[]][] = [
+  ['Dispatch commands:', [registerDispatch, registerHosted]],
+  ['Work item commands:', [registerItems, registerReady, registerBacklog, registerFolders, registerDesigns, registerPlan]],
+  ['Run commands:', [registerRuns, registerLogs, registerWorktrees]],
+  ['Service commands:', [registerWhoami, registerWorkspaces, registerProjects, registerApi, registerServer]],
+  ['Setup commands:', [registerAuth, registerConfig, registerDemo, registerHelpTopics]],
+];
+
+/** Where commander writes help and usage errors; by default the process's own streams. */
+export interface ProgramStreams {
+  stdout: OutStream;
+  stderr: OutStream;
+}
 
 /** Builds the tree. `context` is called once a command runs, with the parsed global options. */
-export function buildProgram(version: string, context: (cmd: Command) => Context): Command {
+export function buildProgram(version: string, context: (cmd: Command) => Context, streams?: ProgramStreams): Command {
   const program = new Command('svc')
     .description('Dispatch coding agents over a work-tracking backlog, and run the service locally')
     .version(version, '-V, --version', 'print the version')
@@ -32,32 +62,16 @@ export function buildProgram(version: string, context: (cmd: Command) => Context
     // to exit 2) and print one line naming the way to help.
     .exitOverride()
     .configureOutput({
+      ...(streams ? { writeOut: (text: string) => void streams.stdout.write(text), writeErr: (text: string) => void streams.stderr.write(text) } : {}),
       // commander puts its suggestion on a second line ("(Did you mean run?)"): it is kept, on the
       // same line, so the error stays one line.
       outputError: (text, write) => write(`svc: ${text.replace(/^error: /, '').trim().split('\n').map((l) => l.trim()).filter(Boolean).join(' ')} (see --help)\n`),
     });
 
-  registerDispatch(program, context);
-  registerRead(program, context);
-  registerBacklog(program, context);
-  registerFolders(program, context);
-  registerDesigns(program, context);
-  registerPlan(program, context);
-  registerAuth(program, context);
-  registerConfig(program, context);
-  registerServer(program, context);
-  withExamples(
-    program
-      .command('demo')
-      .description('a whole dispatch run on the embedded local service with a scripted agent; nothing to set up')
-      .action(async (_o, cmd: Command) => {
-        const { runDemo } = await import('./demo.js');
-        await runDemo(context(cmd));
-      }),
-    'svc demo',
-  );
-  registerHosted(program, context);
-  registerHelpTopics(program, context);
+  for (const [heading, registers] of GROUPS) {
+    program.commandsGroup(heading);
+    for (const register of registers) register(program, context);
+  }
   return program;
 }
 

@@ -1,4 +1,4 @@
-// `svc auth` as a user meets it, against a spawned `svc server --seed demo`: login reads the token
+// `svc auth` as a user types it (run in-process), against a spawned `svc server --seed demo`: login reads the token
 // from stdin and stores it 0600 only once the service accepted it; status shows it masked with the
 // identity behind it; SVC_TOKEN wins; logout forgets it; --verbose shows request ids and timings,
 // and no output ever carries a token.
@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { maskToken } from '../../src/commands/auth/auth.js';
+import { maskToken } from '../../src/commands/auth/status.js';
 import { runServerCommand } from '../../src/server/index.js';
-import { isolatedEnv, runCli, type CliEnv } from '../support/cli.js';
+import { isolatedEnv, type CliEnv } from '../support/cli.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 let server: ServerProcess;
@@ -19,7 +20,7 @@ const printed: string[] = [];
 const tokens: string[] = [];
 
 async function svc(args: string[], env: CliEnv, input?: string) {
-  const r = await runCli(args, { env, input });
+  const r = await svcInProcess(args, { env, input });
   printed.push(r.stdout, r.stderr);
   return r;
 }

@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { run, runCli } from '../support/cli.js';
+import { run } from '../support/cli.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 
 const committed = (name: string) => readFileSync(resolve(import.meta.dirname, '../../completions', name), 'utf8');
 
@@ -13,7 +14,7 @@ describe('completions', () => {
     ['zsh', '_svc'],
     ['fish', 'svc.fish'],
   ])('completions/%s is current (regenerate with `npm run completions`)', async (shell, file) => {
-    const r = await runCli(['completion', shell]);
+    const r = await svcInProcess(['completion', shell]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(committed(file));
   });

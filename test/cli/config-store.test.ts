@@ -3,7 +3,8 @@
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { isolatedEnv, runCli } from '../support/cli.js';
+import { isolatedEnv } from '../support/cli.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 
 describe('the settings file', () => {
   test('without SVC_CONFIG_DIR it lives in $XDG_CONFIG_HOME/svc/config.json, where conf kept it', async () => {
@@ -13,10 +14,10 @@ describe('the settings file', () => {
     mkdirSync(join(env.XDG_CONFIG_HOME, 'svc'), { recursive: true });
     // A file as conf wrote it (tab-indented), from before conf was dropped.
     writeFileSync(join(env.XDG_CONFIG_HOME, 'svc', 'config.json'), '{\n\t"project": "OLD"\n}');
-    const got = await runCli(['config', 'get', 'project'], { env });
+    const got = await svcInProcess(['config', 'get', 'project'], { env });
     expect(got.code, got.stderr).toBe(0);
     expect(got.stdout.trim()).toBe('OLD');
-    expect((await runCli(['config', 'set', 'agent', 'claude'], { env })).code).toBe(0);
+    expect((await svcInProcess(['config', 'set', 'agent', 'claude'], { env })).code).toBe(0);
     const file = join(env.XDG_CONFIG_HOME, 'svc', 'config.json');
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ project: 'OLD', agent: 'claude' });
     expect(statSync(file).mode & 0o777).toBe(0o600);
@@ -30,7 +31,7 @@ describe('the settings file', () => {
     const file = join(env.SVC_CONFIG_DIR!, 'config.json');
     writeFileSync(file, text);
     for (const args of [['config', 'get', 'project'], ['config', 'set', 'project', 'NEW']]) {
-      const r = await runCli(args, { env });
+      const r = await svcInProcess(args, { env });
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/^svc: .*config\.json is not a JSON object: fix it, or remove it and log in again\n$/);
     }

@@ -1,9 +1,9 @@
-// The commands over operations 10–22 (folders, backlog, designs, plan), as a user runs them: the
-// built `bin/svc.js` spawned against a spawned `svc server --seed demo`. What the seed lacks
+// The commands over operations 10–22 (folders, backlog, designs, plan), as a user types them (the
+// command line run in-process) against a spawned `svc server --seed demo`. What the seed lacks
 // (designs, filed items, ranks, credits) is written into the server's database from here, through
 // the local service's own admin functions. Every --json document is checked against the contract's
-// OpenAPI components, as test/cli/json-shapes.test.ts does for the other commands. A few in-process
-// tests cover what a pipe cannot show (the TTY table) and the flag-to-body mapping of `folders move`.
+// OpenAPI components, as test/cli/json-shapes.test.ts does for the other commands. A few tests call the
+// handlers directly for what a pipe cannot show (the TTY table) and the flag-to-body mapping of `folders move`.
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { placementOf } from '../../src/commands/folders/move.js';
@@ -18,7 +18,8 @@ import { openDatabase, type Database } from '../../src/server/db.js';
 import { createDesign } from '../../src/server/designs/index.js';
 import { MODULES } from '../../src/server/modules.js';
 import { configurePlanner, setPlanCredits } from '../../src/server/planning/index.js';
-import { isolatedEnv, runCli, type CliEnv } from '../support/cli.js';
+import { isolatedEnv, type CliEnv } from '../support/cli.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 import { testContext } from '../support/context.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { startTestService } from '../support/service.js';
@@ -45,7 +46,7 @@ afterAll(async () => {
 });
 
 async function svc(args: string[], input?: string) {
-  const r = await runCli(args, { env, input });
+  const r = await svcInProcess(args, { env, input });
   outputs.push(r.stdout, r.stderr);
   return r;
 }
@@ -400,14 +401,14 @@ describe('help', () => {
     'folders list', 'folders create', 'folders rename', 'folders move', 'folders rm',
     'backlog list', 'backlog move', 'designs', 'plan add', 'plan submit', 'plan show',
   ])('svc %s --help has a description and an example', async (command) => {
-    const r = await runCli([...command.split(' '), '--help']);
+    const r = await svcInProcess([...command.split(' '), '--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Usage: svc /);
     expect(r.stdout).toMatch(/Examples:\n {2}\$ svc /);
   });
 
   test('folders move --help explains the anchors', async () => {
-    expect((await runCli(['folders', 'move', '--help'])).stdout).toMatch(/--after <id> +place it right after this sibling/);
+    expect((await svcInProcess(['folders', 'move', '--help'])).stdout).toMatch(/--after <id> +place it right after this sibling/);
   });
 });
 

@@ -1,7 +1,8 @@
-// The flags of this issue through the real bin/svc.js: --max-cost refused for agents that report no
+// The flags of this issue through the command line, run in-process: --max-cost refused for agents that report no
 // price, --agent-format only with --agent-cmd, --push reaching a bare origin.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isolatedEnv, makeRepo, run, runCli, type CliEnv } from '../support/cli.js';
+import { isolatedEnv, makeRepo, run, type CliEnv } from '../support/cli.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { addBareOrigin, refOf } from '../dispatch/engine/git-remote.js';
 
@@ -18,7 +19,7 @@ afterAll(async () => {
 });
 
 const item = (title: string) => svc.admin.createWorkItem({ projectKey: svc.projectKey, kind: 'task', title, type: 'code' }).key;
-const cli = (args: string[]) => runCli(args, { env, cwd: repo });
+const cli = (args: string[]) => svcInProcess(args, { env, cwd: repo });
 const runsOnService = async () => svc.db.prepare('SELECT count(*) AS n FROM dispatch_runs').get() as { n: number };
 
 describe('--max-cost and --agent-format', () => {

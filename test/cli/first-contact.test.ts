@@ -1,13 +1,14 @@
 // Issue 11 §1 and §5, as a new user meets svc: `svc run KEY` with no project configured, the
 // project taken from the keys, and the checks that refuse a doomed run before anything is opened.
-// The real built bin/svc.js against the real local service; every request the service answered is
-// recorded, so "nothing was sent" and "no run was opened" are asserted on the wire.
+// The command line, run in-process, against the real local service; every request the service
+// answered is recorded, so "nothing was sent" and "no run was opened" are asserted on the wire.
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { DispatchRun } from '../../src/contract/types.js';
-import { isolatedEnv, makeRepo, run, runCli, type CliEnv } from '../support/cli.js';
+import { isolatedEnv, makeRepo, run, type CliEnv } from '../support/cli.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 const COMMIT = 'sh -c "echo done > $SVC_CARD_KEY.txt && git add -A && git -c user.name=a -c user.email=a@example.invalid commit -qm \\"$SVC_CARD_KEY: done\\""';
@@ -40,7 +41,7 @@ function env(extra: CliEnv = {}): CliEnv {
 
 async function cli(args: string[], extra: CliEnv = {}) {
   seen.length = 0;
-  const r = await runCli(args, { env: env(extra) });
+  const r = await svcInProcess(args, { env: env(extra) });
   expect(r.stderr).not.toContain(svc.token);
   return { ...r, requests: [...seen] };
 }

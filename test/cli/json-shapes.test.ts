@@ -1,6 +1,6 @@
-// Every command's --json output, spawned for real against `svc server --seed demo`: stdout is exactly
-// one JSON document and nothing else, and it has the shape docs/json.md gives it. The service's own
-// resources are checked against the contract's OpenAPI components (the shapes the doc names in
+// Every command's --json output, the command line run in-process against a spawned
+// `svc server --seed demo`: stdout is exactly one JSON document and nothing else, and it has the
+// shape docs/json.md gives it. The service's own resources are checked against the contract's OpenAPI components (the shapes the doc names in
 // italics); svc's own shapes are written below, in step with the doc.
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { resolve } from 'node:path';
@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openapiDocument } from '../../src/contract/openapi.js';
 import { CLOSED_KEYWORD, type JsonSchema } from '../../src/contract/schemas-shared.js';
 import { runServerCommand } from '../../src/server/index.js';
-import { isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
+import { isolatedEnv, makeRepo, type CliEnv } from '../support/cli.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 const CONTRACT = 'https://svc.local/api/openapi/v1.json';
@@ -176,7 +177,7 @@ let planId = '';
 const printed: string[] = [];
 
 async function svc(args: string[], opts: { env?: CliEnv; input?: string; cwd?: string } = {}) {
-  const r = await runCli(args, { env: opts.env ?? env, input: opts.input, cwd: opts.cwd ?? repo, timeoutMs: 60_000 });
+  const r = await svcInProcess(args, { env: opts.env ?? env, input: opts.input, cwd: opts.cwd ?? repo });
   printed.push(r.stdout, r.stderr);
   return r;
 }

@@ -1,11 +1,11 @@
-// The read and write commands against the seeded local service, spawned as a user runs them and
+// The read and write commands against the seeded local service, the command line run in-process and
 // piped (tab-separated rows; tables on a terminal are test/tty's). `items edit` is watched on the
 // wire through the fault proxy: it sends If-Match from its own read, and a change made between its
 // read and its write becomes the one-line explanation of a 412.
-import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { BIN, isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
+import { isolatedEnv, makeRepo, type CliEnv } from '../support/cli.js';
+import { startSvc, svcInProcess } from '../support/svc-in-process.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
@@ -15,7 +15,7 @@ let me: { user: { id: string }; workspaceId: string };
 const printed: string[] = [];
 
 async function svc(args: string[], extra: CliEnv = {}, input?: string) {
-  const r = await runCli(args, { env: { ...env, ...extra }, input });
+  const r = await svcInProcess(args, { env: { ...env, ...extra }, input });
   printed.push(r.stdout, r.stderr);
   return r;
 }
@@ -217,17 +217,17 @@ describe('runs watch', () => {
     const repo = await makeRepo();
     const agent = `${process.execPath} ${resolve(import.meta.dirname, '../tty/fixtures/slow-commit.mjs')}`;
     // svc run in the background; its first progress line names the run.
-    const child = spawn(process.execPath, [BIN, 'run', 'DEMO-3', '--agent-cmd', agent, '--repo', repo], { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'ignore', 'pipe'] });
-    const ran = new Promise<number | null>((done) => child.on('close', done));
-    const runId = await new Promise<string>((found, fail) => {
-      let seen = '';
-      child.stderr.setEncoding('utf8').on('data', (d: string) => {
-        seen += d;
-        const m = seen.match(/run (run_\w+) opened/);
-        if (m) found(m[1]!);
-      });
-      child.on('close', () => fail(new Error(`svc run ended before opening a run: ${seen}`)));
-    });
+    const running = startSvc(['run', 'DEMO-3', '--agent-cmd', agent, '--repo', repo], { env });
+    const ran = running.done.then((r) => r.code);
+    let ended = false;
+    void ran.then(() => (ended = true));
+    let runId = '';
+    for (;;) {
+      runId = running.stderr.text.match(/run (run_\w+) opened/)?.[1] ?? '';
+      if (runId) break;
+      if (ended) throw new Error(`svc run ended before opening a run: ${running.stderr.text}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
 
     const r = await svc(['runs', 'watch', runId, '--interval', '200ms']);
     expect(await ran).toBe(0);

@@ -1,9 +1,11 @@
-// svc runs list / runs cancel / logs in run order, and a failed run's summary, through the real
-// bin/svc.js against the local service and a real git repository.
+// svc runs list / runs cancel / logs in run order, and a failed run's summary, through the command
+// line run in-process against the local service and a real git repository.
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
+import { isolatedEnv, makeRepo, type CliEnv } from '../support/cli.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -19,7 +21,7 @@ afterAll(async () => {
 });
 
 const item = (title: string) => svc.admin.createWorkItem({ projectKey: svc.projectKey, kind: 'task', title, type: 'research' }).key;
-const cli = (args: string[]) => runCli(args, { env, cwd: repo });
+const cli = (args: string[]) => svcInProcess(args, { env, cwd: repo });
 const ECHO = 'sh -c "echo working on $SVC_CARD_KEY"';
 
 describe('a failed run', () => {
@@ -85,14 +87,20 @@ describe('svc runs cancel', () => {
   it('refuses a run that is live on this machine, leaving it open', async () => {
     const opened = await svc.call('POST', '/dispatch-runs', { body: { projectKey: svc.projectKey, command: 'run', cards: [{ workItemKey: item('live') }] } });
     const runId = opened.body.run.id as string;
-    // This test process stands in for the svc that runs it: it holds the run's lock.
-    const dir = join(env.SVC_STATE_DIR!, 'runs', runId);
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'lock'), JSON.stringify({ pid: process.pid, start: null }));
-    const r = await cli(['runs', 'cancel', runId]);
-    expect(r.code).toBe(1);
-    expect(r.stderr.trim()).toBe(`svc: run ${runId} is live on this machine; stop it with Ctrl-C in its terminal`);
-    expect((await svc.call('GET', `/dispatch-runs/${runId}`)).body.status).toBe('running');
+    // A live process stands in for the svc that runs it: it holds the run's lock. (Not this test
+    // process: the in-process svc is this process, and a run it holds itself is not another's.)
+    const holder = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      const dir = join(env.SVC_STATE_DIR!, 'runs', runId);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'lock'), JSON.stringify({ pid: holder.pid, start: null }));
+      const r = await cli(['runs', 'cancel', runId]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe(`svc: run ${runId} is live on this machine; stop it with Ctrl-C in its terminal`);
+      expect((await svc.call('GET', `/dispatch-runs/${runId}`)).body.status).toBe('running');
+    } finally {
+      holder.kill();
+    }
   });
 
   it('an unknown run is 4, a bad id is 2', async () => {

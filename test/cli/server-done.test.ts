@@ -1,7 +1,8 @@
 // `svc server done KEY --db FILE`: the local-only way to mark work done, so blocked cards become
 // ready offline; it writes the database a running server reads from, outside /api/v1.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isolatedEnv, runCli } from '../support/cli.js';
+import { isolatedEnv } from '../support/cli.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 let server: ServerProcess;
@@ -24,7 +25,7 @@ describe('svc server done', () => {
     // DEMO-4 (the form) is blocked by DEMO-3 (the API).
     expect(await readyKeys()).toContain('DEMO-3');
     expect(await readyKeys()).not.toContain('DEMO-4');
-    const r = await runCli(['server', 'done', 'DEMO-3', '--db', server.db], { env: isolatedEnv() });
+    const r = await svcInProcess(['server', 'done', 'DEMO-3', '--db', server.db], { env: isolatedEnv() });
     expect(r).toMatchObject({ code: 0, stdout: 'DEMO-3 done\n' });
     const ready = await readyKeys();
     expect(ready).toContain('DEMO-4');
@@ -39,7 +40,7 @@ describe('svc server done', () => {
     [['DEMO-5', '--status', 'in_progress'], 2, /^svc: --status must be a done status: done, cancelled/],
   ])('%j exits %i with one line and changes nothing', async (args, code, message) => {
     const before = await readyKeys();
-    const r = await runCli(['server', 'done', ...args, '--db', server.db], { env: isolatedEnv() });
+    const r = await svcInProcess(['server', 'done', ...args, '--db', server.db], { env: isolatedEnv() });
     expect(r.code).toBe(code);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr.trim()).toMatch(message);

@@ -8,9 +8,9 @@ import { PassThrough, Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Command } from 'commander';
-import { attach } from '../../src/commands/hosted/attach.js';
+import { runAttach } from '../../src/commands/hosted/attach.js';
 import { registerHosted } from '../../src/commands/hosted/register.js';
-import { gitCredential } from '../../src/commands/hosted/git-credential.js';
+import { runGitCredentialCommand } from '../../src/commands/hosted/git-credential.js';
 import type { GitCredential } from '../../src/contract/types.js';
 import {
   CREDENTIAL_SOCKET_ENV, credentialConfig, gitEnv, GitCredentialBroker, helperCommand, runGitCredential, startCredentialServer,
@@ -152,10 +152,10 @@ describe('svc git-credential', () => {
 
   it('exits 1 through the command with nothing on stdout when there is no broker', async () => {
     const ctx = testContext({ stdin: 'protocol=https\nhost=example.com\npath=a/b.git\n\n' });
-    const err = await gitCredential('get', ctx).then(() => null, (e: unknown) => e as { exitCode?: number });
+    const err = await runGitCredentialCommand({ action: 'get' }, ctx).then(() => null, (e: unknown) => e as { exitCode?: number });
     expect(err?.exitCode).toBe(1);
     expect(ctx.stdout.text).toBe('');
-    await gitCredential('store', testContext({ stdin: 'protocol=https\n\n' }));
+    await runGitCredentialCommand({ action: 'store' }, testContext({ stdin: 'protocol=https\n\n' }));
   });
 });
 
@@ -204,7 +204,7 @@ describe('svc attach', () => {
   it('reads the run with its own credential and shows the legs it would execute, minting no git token', async () => {
     const f = (fixture = await hostedFixture());
     const ctx = testContext({ env: f.env, globals: { json: true } });
-    await attach(ctx, {}, { helperArgv: f.helperArgv });
+    await runAttach({ hosted: { helperArgv: f.helperArgv } }, ctx);
     const plan = JSON.parse(ctx.stdout.text);
     expect(plan).toMatchObject({ runId: f.runId, command: 'run', origin: 'hosted', push: true });
     expect(plan.legs).toEqual([
@@ -216,7 +216,7 @@ describe('svc attach', () => {
   });
 
   it('refuses outside a hosted run (exit 3)', async () => {
-    const err = await attach(testContext({ env: { SVC_BASE_URL: 'http://127.0.0.1:9' } })).then(() => null, (e: unknown) => e as { exitCode?: number });
+    const err = await runAttach({}, testContext({ env: { SVC_BASE_URL: 'http://127.0.0.1:9' } })).then(() => null, (e: unknown) => e as { exitCode?: number });
     expect(err?.exitCode).toBe(3);
   });
 });

@@ -189,7 +189,7 @@ describe('the engine on an existing hosted run', () => {
   it('a dispatch command inside a hosted container follows the run, and says so when its name differs', async () => {
     const f = (fixture = await hostedFixture());
     const ctx = testContext({ env: { ...f.env, SVC_REPO: f.workspaceDir, GIT_AUTHOR_NAME: 'svc', GIT_AUTHOR_EMAIL: 'svc@example.invalid' }, globals: { json: true } });
-    await runDispatchCommand('batch', [], { agentCmd: COMMIT, onFailure: 'halt' }, ctx);
+    await runDispatchCommand({ command: 'batch', keys: [], agentCmd: COMMIT, onFailure: 'halt' }, ctx);
     expect(ctx.stderr.text).toContain(`svc batch inside hosted run ${f.runId}: the run's command is run; following the run`);
     const summary = JSON.parse(ctx.stdout.text);
     expect(summary).toMatchObject({ runId: f.runId, command: 'run', stopReason: 'completed', status: 'succeeded' });
@@ -202,7 +202,7 @@ describe('the engine on an existing hosted run', () => {
   it('an interrupted hosted run stops its agent, still closes interrupted/cancelled with the run credential, exit 130', async () => {
     const f = (fixture = await hostedFixture());
     const ctx = testContext({ env: { ...f.env, SVC_REPO: f.workspaceDir }, globals: { json: true } });
-    const done = runDispatchCommand('run', [], { agentCmd: 'sleep 30', killGrace: '1s', onFailure: 'halt' }, ctx);
+    const done = runDispatchCommand({ command: 'run', keys: [], agentCmd: 'sleep 30', killGrace: '1s', onFailure: 'halt' }, ctx);
     for (let i = 0; i < 200 && (await runOf(f)).cards[0]?.disposition !== 'running'; i++) await new Promise((r) => setTimeout(r, 50));
     ctx.abort.abort(new Interrupted('SIGINT'));
     await done;

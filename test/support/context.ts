@@ -28,11 +28,12 @@ export interface TestContext extends Context {
   abort: AbortController;
 }
 
-export function testContext(opts: { globals?: GlobalOptions; env?: Record<string, string | undefined>; tty?: boolean; stdin?: string } = {}): TestContext {
-  const stdout = new MemoryStream(opts.tty);
-  const stderr = new MemoryStream(opts.tty);
+export function testContext(opts: { globals?: GlobalOptions; env?: Record<string, string | undefined>; tty?: boolean; stdin?: string; cwd?: string; exactEnv?: boolean; streams?: { stdout: MemoryStream; stderr: MemoryStream } } = {}): TestContext {
+  const stdout = opts.streams?.stdout ?? new MemoryStream(opts.tty);
+  const stderr = opts.streams?.stderr ?? new MemoryStream(opts.tty);
   // SVC_AGENT_USER=none: as root (CI) the tests' agents keep svc's user unless a test asks otherwise.
-  const env = { SVC_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'svc-cfg-')), SVC_AGENT_USER: 'none', ...opts.env };
+  // exactEnv: the environment as given (a spawned svc's), without a config folder of its own.
+  const env = opts.exactEnv ? { ...opts.env } : { SVC_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'svc-cfg-')), SVC_AGENT_USER: 'none', ...opts.env };
   const globals = opts.globals ?? {};
   const stdin = new PassThrough();
   stdin.end(opts.stdin ?? '');
@@ -43,7 +44,7 @@ export function testContext(opts: { globals?: GlobalOptions; env?: Record<string
     stdout,
     stderr,
     env,
-    cwd: process.cwd(),
+    cwd: opts.cwd ?? process.cwd(),
     globals,
     out: createOutput({ stdout, stderr, env, json: globals.json, color: globals.color, verbose: globals.verbose }),
     config: () => (config ??= openConfig(env)),

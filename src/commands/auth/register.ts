@@ -1,6 +1,8 @@
+// `svc auth login|status|logout`: the personal access token svc sends.
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { withExamples } from '../program.js';
+import type { AuthLoginOptions } from './login.js';
 
 export function registerAuth(program: Command, context: (cmd: Command) => Context): void {
   const auth = program.command('auth').description('log in, check and log out');
@@ -9,25 +11,25 @@ export function registerAuth(program: Command, context: (cmd: Command) => Contex
       .command('login')
       .description('store a personal access token read from stdin (checked against the service first)')
       .option('--with-token', 'read the token from standard input')
-      .action(async (opts: { withToken?: boolean }, cmd: Command) => {
-        const { authLogin } = await import('./auth.js');
-        await authLogin(opts, context(cmd));
+      .action(async (opts: AuthLoginOptions, cmd: Command) => {
+        const { runAuthLogin } = await import('./login.js');
+        await runAuthLogin(opts, context(cmd));
       }),
     'svc auth login --with-token < token.txt',
     'echo "$SVC_PAT" | svc auth login --with-token --base-url https://svc.example.com',
   );
   withExamples(
     auth.command('status').description('show who the token belongs to, its workspace and scopes (token masked)').action(async (_o, cmd: Command) => {
-      const { authStatus } = await import('./auth.js');
-      await authStatus(context(cmd));
+      const { runAuthStatus } = await import('./status.js');
+      await runAuthStatus({}, context(cmd));
     }),
     'svc auth status',
     'svc auth status --json',
   );
   withExamples(
     auth.command('logout').description('forget the stored token').action(async (_o, cmd: Command) => {
-      const { authLogout } = await import('./auth.js');
-      authLogout(context(cmd));
+      const { runAuthLogout } = await import('./logout.js');
+      runAuthLogout({}, context(cmd));
     }),
     'svc auth logout',
   );

@@ -1,3 +1,4 @@
+// `svc config get|set|unset|list`: the stored settings (config/store.ts).
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { withExamples } from '../program.js';
@@ -6,30 +7,30 @@ export function registerConfig(program: Command, context: (cmd: Command) => Cont
   const group = program.command('config').description('read and change the stored settings');
   withExamples(
     group.command('get <key>').description('print one stored setting').action(async (key: string, _o, cmd: Command) => {
-      const { configGet } = await import('./config.js');
-      configGet(key, context(cmd));
+      const { runConfigGet } = await import('./get.js');
+      runConfigGet({ key }, context(cmd));
     }),
     'svc config get project',
   );
   withExamples(
     group.command('set <key> <value>').description('store a setting').action(async (key: string, value: string, _o, cmd: Command) => {
-      const { configSet } = await import('./config.js');
-      configSet(key, value, context(cmd));
+      const { runConfigSet } = await import('./set.js');
+      runConfigSet({ key, value }, context(cmd));
     }),
     'svc config set project PROJ',
     'svc config set baseUrl https://svc.example.com',
   );
   withExamples(
     group.command('unset <key>').description('remove a stored setting').action(async (key: string, _o, cmd: Command) => {
-      const { configUnset } = await import('./config.js');
-      configUnset(key, context(cmd));
+      const { runConfigUnset } = await import('./unset.js');
+      runConfigUnset({ key }, context(cmd));
     }),
     'svc config unset model',
   );
   withExamples(
     group.command('list').description('print every stored setting').action(async (_o, cmd: Command) => {
-      const { configList } = await import('./config.js');
-      configList(context(cmd));
+      const { runConfigList } = await import('./list.js');
+      runConfigList({}, context(cmd));
     }),
     'svc config list --json',
   );

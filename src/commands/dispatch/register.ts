@@ -74,7 +74,7 @@ export function registerDispatch(program: Command, context: (cmd: Command) => Co
       const command = argv[argv.length - 1] as Command;
       const positional = spec.args ? (argv[0] as string | string[]) : [];
       const { runDispatchCommand } = await import('./run-dispatch.js');
-      await runDispatchCommand(spec.name, ([] as string[]).concat(positional), command.opts<DispatchFlags>(), context(command));
+      await runDispatchCommand({ ...command.opts<DispatchFlags>(), command: spec.name, keys: ([] as string[]).concat(positional) }, context(command));
     });
   }
 }

@@ -4,7 +4,7 @@
 import type { RunSummary } from '../../dispatch/lifecycle/types.js';
 import { describeFsError, resolveStateDir } from '../../dispatch/state.js';
 import type { Context } from '../context.js';
-import { UsageError } from '../exit-codes.js';
+import { EXIT, UsageError } from '../exit-codes.js';
 
 export interface PlannedReport {
   format: 'junit' | 'markdown' | 'html' | 'json';
@@ -55,7 +55,7 @@ export async function writeRunReports(ctx: Context, planned: readonly PlannedRep
       if (p.file !== '-') ctx.out.info(`${p.format} report: ${p.file}`);
     } catch (error) {
       ctx.out.warn(`could not write the ${p.format} report ${p.file}: ${describeFsError(error)}`);
-      if (ctx.exitCode === 0) ctx.exitCode = 1;
+      if (ctx.exitCode === EXIT.ok) ctx.exitCode = EXIT.failed;
     }
   }
   for (const w of await publishToCi(runs, ctx.env)) ctx.out.warn(w);

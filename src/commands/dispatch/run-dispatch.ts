@@ -116,7 +116,15 @@ export function continueFlags(flags: DispatchFlags, recorded: Record<string, unk
   return out;
 }
 
-export async function runDispatchCommand(command: DispatchCommand, keys: string[], flags: DispatchFlags, ctx: Context): Promise<void> {
+/** One dispatch command as typed: which command, its positional arguments, and its flags. */
+export interface DispatchCommandOptions extends DispatchFlags {
+  command: DispatchCommand;
+  keys: string[];
+}
+
+export async function runDispatchCommand(options: DispatchCommandOptions, ctx: Context): Promise<void> {
+  const { command, keys, ...given } = options;
+  let flags: DispatchFlags = given;
   if (isHostedEnvironment(ctx.env)) {
     // Inside a hosted container the run decides (op 26): its command, cards and scope.
     if (flags.hosted) throw new UsageError('--hosted opens a run for a hosted runner; inside a hosted run (SVC_RUN_ID) there is nothing to open');

@@ -1,6 +1,7 @@
 // Completion scripts generated from the commander tree, so they cannot drift from the commands.
 // The same scripts are committed under completions/; a test checks they are current.
 import type { Command, Option } from 'commander';
+import type { Context } from '../context.js';
 
 interface Node {
   /** Command path below `svc`, e.g. `config set`; '' for the root. */
@@ -116,4 +117,15 @@ function fish(nodes: Node[]): string {
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+export interface CompletionOptions {
+  shell: 'bash' | 'zsh' | 'fish';
+  /** The command tree the script completes. */
+  program: Command;
+}
+
+/** `svc completion SHELL`: the script on stdout; never JSON, even with --json. */
+export function runCompletion(opts: CompletionOptions, ctx: Context): void {
+  ctx.out.data(completionScript(opts.program, opts.shell));
 }

@@ -64,7 +64,13 @@ export function printAttachPlan(ctx: Context, hosted: Pick<HostedExecution, 'run
   for (const s of plan.settled) ctx.out.info(`${s.workItemKey}: ${s.disposition}${s.skipReason ? ` (${s.skipReason})` : ''}`);
 }
 
+export interface AttachOptions extends HostedRunFlags {
+  /** Tests: the helper's argv and broker tuning. */
+  hosted?: HostedRunRequest['hosted'];
+}
+
 /** `svc attach`: executes the run (`--dry-run`: prints the plan only). */
-export async function attach(ctx: Context, flags: HostedRunFlags = {}, hosted?: HostedRunRequest['hosted']): Promise<void> {
+export async function runAttach(opts: AttachOptions, ctx: Context): Promise<void> {
+  const { hosted, ...flags } = opts;
   await runHostedCommand(ctx, { invokedAs: 'attach', flags, ...(hosted ? { hosted } : {}) }, (c, h) => printAttachPlan(c, h, flags.push !== false));
 }

@@ -8,7 +8,12 @@ export class NoCredentialError extends Error {
   readonly exitCode = 1;
 }
 
-export async function gitCredential(action: string, ctx: Context): Promise<void> {
-  const status = await runGitCredential(action, { stdin: ctx.stdin, stdout: ctx.stdout, env: ctx.env });
+export interface GitCredentialOptions {
+  /** git's action: get, store, erase (others are answered with nothing). */
+  action: string;
+}
+
+export async function runGitCredentialCommand(opts: GitCredentialOptions, ctx: Context): Promise<void> {
+  const status = await runGitCredential(opts.action, { stdin: ctx.stdin, stdout: ctx.stdout, env: ctx.env });
   if (status !== 0) throw new NoCredentialError('git-credential: no git credential of this run for that repository');
 }

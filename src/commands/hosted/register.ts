@@ -31,8 +31,8 @@ export function registerHosted(program: Command, context: (cmd: Command) => Cont
       .option('--push', 'push an implemented leg\'s branch (the default)')
       .option('--no-push', 'do not push implemented legs\' branches'))
       .action(async (flags: HostedRunFlags, cmd: Command) => {
-        const { attach } = await import('./attach.js');
-        await attach(context(cmd), flags);
+        const { runAttach } = await import('./attach.js');
+        await runAttach(flags, context(cmd));
       }),
     'SVC_RUN_ID=run_… SVC_RUN_TOKEN=… svc attach --agent-cmd "./agent.sh {prompt_file}"',
     'svc attach --dry-run --json',
@@ -41,7 +41,7 @@ export function registerHosted(program: Command, context: (cmd: Command) => Cont
     .command('git-credential <action>', { hidden: true })
     .description('git credential helper of a hosted run (get, store, erase); git runs it, people do not')
     .action(async (action: string, _o: unknown, cmd: Command) => {
-      const { gitCredential } = await import('./git-credential.js');
-      await gitCredential(action, context(cmd));
+      const { runGitCredentialCommand } = await import('./git-credential.js');
+      await runGitCredentialCommand({ action }, context(cmd));
     });
 }

@@ -6,7 +6,7 @@
 // an implemented leg's branch is pushed through the credential helper (`--push`, on by default).
 import { resolve } from 'node:path';
 import type { DispatchCommand } from '../../contract/types.js';
-import { isAgentName } from '../../dispatch/agent/presets.js';
+import type { AgentChoice } from '../../dispatch/agent/presets.js';
 import { runLeg } from '../../dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../../dispatch/api-service.js';
 import { RUN_TOKEN_ENV, type HostedExecution } from '../../dispatch/hosted/index.js';
@@ -72,7 +72,7 @@ function projectOf(flags: HostedRunFlags, ctx: Context, h: HostedExecution): str
 }
 
 /** The engine's options for a hosted run. Secrets: the run credential and every git token so far. */
-export function hostedDispatchOptions(flags: HostedRunFlags, ctx: Context, h: HostedExecution, workspaceDir: string): DispatchOptions {
+export function hostedDispatchOptions(flags: HostedRunFlags, ctx: Context, h: HostedExecution, workspaceDir: string, agent: AgentChoice): DispatchOptions {
   const runToken = ctx.env[RUN_TOKEN_ENV] ?? '';
   return {
     command: (h.run.command as DispatchCommand) ?? 'run',
@@ -80,7 +80,7 @@ export function hostedDispatchOptions(flags: HostedRunFlags, ctx: Context, h: Ho
     projectKey: projectOf(flags, ctx, h),
     baseUrl: resolveBaseUrl(ctx),
     repo: workspaceDir,
-    agent: agentChoice(flags, ctx, !flags.dryRun, h.run.run),
+    agent,
     maxCards: null,
     ...legOptions(flags, ctx),
     // Op 31 is not among the run credential's operations: hosted runs send no heartbeat.
@@ -108,11 +108,6 @@ export interface HostedRunRequest {
   hosted?: Pick<HostedCommandOptions, 'helperArgv' | 'refreshAheadMs'>;
 }
 
-/** Whether an agent is known without asking: a flag, the run's preset, or the stored choice. */
-function agentKnown(flags: HostedRunFlags, ctx: Context, runAgent: string | null): boolean {
-  return Boolean(flags.agent || flags.agentCmd || (runAgent && isAgentName(runAgent)) || ctx.config().get('agent'));
-}
-
 /** `--dry-run` (and `svc attach --dry-run`): the plan, as `svc attach` printed it before. */
 export type DryRunPrinter = (ctx: Context, h: HostedExecution) => void;
 
@@ -127,12 +122,17 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
   // `svc attach` with no agent at all (no flag, the run names none, none stored) cannot execute:
   // it shows the plan, as --dry-run does, and says so. A dispatch command is a usage error then.
   let lookOnly = Boolean(req.flags.dryRun);
+  // The agent is chosen (and its flags checked) once, as soon as the run is read: from the flags,
+  // the run's preset or the stored choice.
+  let agent: AgentChoice | undefined;
   const h = await prepareHostedForCommand(ctx, {
     ...req.hosted,
     workspaceDir,
     interruptible: false,
     clone: (r) => {
-      if (!lookOnly && req.invokedAs === 'attach' && !agentKnown(req.flags, ctx, r.run.agent)) {
+      if (lookOnly) return false;
+      agent = agentChoice(req.flags, ctx, req.invokedAs !== 'attach', r.run);
+      if (!agent.agent && !agent.agentCmd) {
         ctx.out.warn(`no agent to execute run ${r.run.id} with: showing its plan (pass --agent or --agent-cmd to execute it)`);
         lookOnly = true;
       }
@@ -154,7 +154,7 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
       return null;
     }
     const stateDir = resolveStateDir(ctx.env);
-    const opts = { ...hostedDispatchOptions(flags, ctx, h, workspaceDir), ...(await agentUserFor(flags, ctx, { stateDir, hosted: true })) };
+    const opts = { ...hostedDispatchOptions(flags, ctx, h, workspaceDir, agent!), ...(await agentUserFor(flags, ctx, { stateDir, hosted: true })) };
     const only = h.repositories.length === 1 ? h.repositories[0]!.dir : null;
     const progress = createRunProgress(ctx.out);
     let summary: RunSummary;

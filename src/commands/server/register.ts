@@ -2,11 +2,14 @@
 // runServerCommand does the work (the server depends on the contract alone, never on the CLI).
 import { Command, Option } from 'commander';
 import type { Context } from '../context.js';
+import { EXIT } from '../exit-codes.js';
 import { withExamples } from '../program.js';
+import type { ServeOptions } from './serve.js';
+import type { TokenCreateOptions } from './token-create.js';
 
 const port = (v: string) => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw Object.assign(new Error(`--port takes 0-65535, got '${v}'`), { code: 'commander.invalidArgument', exitCode: 2 });
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw Object.assign(new Error(`--port takes 0-65535, got '${v}'`), { code: 'commander.invalidArgument', exitCode: EXIT.usage });
   return n;
 };
 
@@ -18,7 +21,7 @@ const port = (v: string) => {
 function dbOf(opts: { db?: string }, cmd: Command): string {
   let db = opts.db;
   for (let c: Command | null = cmd.parent; !db && c; c = c.parent) db = (c.opts() as { db?: string }).db;
-  if (!db) throw Object.assign(new Error("required option '--db <file>' not specified"), { code: 'commander.missingMandatoryOptionValue', exitCode: 2 });
+  if (!db) throw Object.assign(new Error("required option '--db <file>' not specified"), { code: 'commander.missingMandatoryOptionValue', exitCode: EXIT.usage });
   return db;
 }
 
@@ -32,12 +35,9 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
     .addOption(new Option('--seed <name>', 'seed a demo workspace, project and token').choices(['demo']))
     .option('--rate-limit <n/seconds>', 'per-token rate limit, e.g. 600/60')
     .option('--git-root <dir>', 'folder of bare repositories (<dir>/<owner>/<name>.git) served to hosted runs over smart HTTP')
-    .action(async (opts: { port: number; host: string; db?: string; seed?: 'demo'; rateLimit?: string; gitRoot?: string }, cmd: Command) => {
-      const ctx = context(cmd);
-      const { runServerCommand } = await import('../../server/index.js');
-      // The first signal stops the server (closed, the database flushed); exit 130/143.
-      ctx.interrupts.handle?.('graceful');
-      ctx.exitCode = await runServerCommand({ command: 'serve', ...opts }, { stdout: ctx.stdout, stderr: ctx.stderr, signal: ctx.interrupts.signal });
+    .action(async (opts: ServeOptions, cmd: Command) => {
+      const { runServe } = await import('./serve.js');
+      await runServe(opts, context(cmd));
     });
   withExamples(server, 'svc server --db svc.db --seed demo', 'svc server --port 0 --rate-limit 100/10');
 
@@ -51,15 +51,11 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
     .option('--scopes <list>', 'comma-separated: project:browse,work_item:edit,sprint:manage,ai:plan (default all)')
     .option('--user <id-or-email>', 'the member the token acts as (default the first member)')
     .option('--expires-at <date-time>', 'expiry, UTC ending in Z')
-    .action(async (raw: { db?: string; workspace: string; project?: string; scopes?: string; user?: string; expiresAt?: string }, cmd: Command) => {
+    .action(async (raw: Omit<TokenCreateOptions, 'db'> & { db?: string }, cmd: Command) => {
       const opts = { ...raw, db: dbOf(raw, cmd) };
       const ctx = context(cmd);
-      const { runServerCommand } = await import('../../server/index.js');
-      const scopes = opts.scopes?.split(',').map((s) => s.trim()).filter(Boolean);
-      ctx.exitCode = await runServerCommand(
-        { command: 'token-create', ...opts, ...(scopes ? { scopes } : {}) },
-        { stdout: ctx.stdout, stderr: ctx.stderr },
-      );
+      const { runTokenCreate } = await import('./token-create.js');
+      await runTokenCreate(opts, ctx);
     });
   const runToken = server
     .command('run-token <run-id>')
@@ -67,10 +63,10 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
     .option('--db <file>', 'the SQLite database of the service (required)')
     .option('--contract-prefix', 'mint it as svc_pat_… (the contract\'s one bearer prefix) instead of svc_run_…')
     .action(async (runId: string, raw: { db?: string; contractPrefix?: boolean }, cmd: Command) => {
-      const opts = { db: dbOf(raw, cmd) };
+      const opts = { db: dbOf(raw, cmd), runId, contractPrefix: Boolean(raw.contractPrefix) };
       const ctx = context(cmd);
-      const { runServerCommand } = await import('../../server/index.js');
-      ctx.exitCode = await runServerCommand({ command: 'run-token', db: opts.db, runId, contractPrefix: Boolean(raw.contractPrefix) }, { stdout: ctx.stdout, stderr: ctx.stderr });
+      const { runRunToken } = await import('./run-token.js');
+      await runRunToken(opts, ctx);
     });
   const done = server
     .command('done <keys...>')
@@ -78,10 +74,10 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
     .option('--db <file>', 'the SQLite database of the service (required)')
     .option('--status <status>', 'the done status to set: done or cancelled', 'done')
     .action(async (keys: string[], raw: { db?: string; status: string }, cmd: Command) => {
-      const opts = { db: dbOf(raw, cmd) };
+      const opts = { db: dbOf(raw, cmd), keys, status: raw.status };
       const ctx = context(cmd);
-      const { runServerCommand } = await import('../../server/index.js');
-      ctx.exitCode = await runServerCommand({ command: 'done', db: opts.db, keys, status: raw.status }, { stdout: ctx.stdout, stderr: ctx.stderr });
+      const { runServerDone } = await import('./done.js');
+      await runServerDone(opts, ctx);
     });
   withExamples(done, 'svc server done DEMO-3 --db svc.db', 'svc server done DEMO-4 DEMO-5 --db svc.db --status cancelled');
   withExamples(runToken, 'SVC_RUN_TOKEN=$(svc server run-token run_abc --db svc.db) SVC_RUN_ID=run_abc svc attach');

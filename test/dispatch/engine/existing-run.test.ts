@@ -118,7 +118,7 @@ describe('continue RUN_ID takes the original run\'s options', () => {
     const b = h.item('task', 'B');
     const env = { SVC_BASE_URL: h.svc.url, SVC_TOKEN: h.svc.token, SVC_PROJECT: h.svc.projectKey, SVC_STATE_DIR: h.stateDir, SVC_REPO: h.repo, PATH: process.env.PATH };
     const first = testContext({ env, globals: { json: true } });
-    await runDispatchCommand('run', [a, b], { agentCmd: agent, onFailure: 'continue', idleTimeout: '40s' }, first);
+    await runDispatchCommand({ command: 'run', keys: [a, b], agentCmd: agent, onFailure: 'continue', idleTimeout: '40s' }, first);
     const firstSummary = JSON.parse(first.stdout.text);
     expect(firstSummary).toMatchObject({ status: 'failed' });
     expect(firstSummary.legs.map((l: { disposition: string; exitCode: number }) => [l.disposition, l.exitCode])).toEqual([['failed', 3], ['failed', 3]]);
@@ -128,7 +128,7 @@ describe('continue RUN_ID takes the original run\'s options', () => {
 
     writeFileSync(marker, '');
     const again = testContext({ env, globals: { json: true } });
-    await runDispatchCommand('continue', [firstSummary.runId], {}, again);
+    await runDispatchCommand({ command: 'continue', keys: [firstSummary.runId] }, again);
     const summary = JSON.parse(again.stdout.text);
     expect(summary, again.stderr.text).toMatchObject({ command: 'continue', status: 'succeeded' });
     expect(summary.legs.map((l: { key: string; disposition: string }) => [l.key, l.disposition])).toEqual([[a, 'implemented'], [b, 'implemented']]);

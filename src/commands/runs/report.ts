@@ -8,6 +8,7 @@ import type { Context } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 
 export interface RunsReportOptions {
+  runIds: string[];
   since?: string;
   format?: string;
   output?: string;
@@ -15,7 +16,8 @@ export interface RunsReportOptions {
 
 const BY_EXTENSION: Record<string, string> = { '.xml': 'junit', '.md': 'markdown', '.html': 'html', '.htm': 'html', '.json': 'json' };
 
-export async function runsReport(ctx: Context, ids: string[], opts: RunsReportOptions): Promise<void> {
+export async function runRunsReport(opts: RunsReportOptions, ctx: Context): Promise<void> {
+  const ids = opts.runIds;
   const report = await import('../../dispatch/report/index.js');
   const output = opts.output ?? '-';
   const named = opts.format ?? BY_EXTENSION[extname(output).toLowerCase()] ?? (ctx.out.json ? 'json' : undefined);

@@ -6,16 +6,16 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { createApiClient } from '../api/client.js';
-import { runLeg } from '../dispatch/agent/run-leg.js';
-import { dispatchServiceOf } from '../dispatch/api-service.js';
-import { runDispatch } from '../dispatch/lifecycle/dispatch.js';
-import { systemClock } from '../dispatch/ports.js';
-import { buildPrompt } from '../dispatch/prompt.js';
-import { checkoutInPlace, commitsSince, prepareWorktree } from '../dispatch/worktree.js';
-import { createRunProgress, printRunSummary } from '../ui/run-progress.js';
-import type { Context } from './context.js';
-import { EXIT } from './exit-codes.js';
+import { createApiClient } from '../../api/client.js';
+import { runLeg } from '../../dispatch/agent/run-leg.js';
+import { dispatchServiceOf } from '../../dispatch/api-service.js';
+import { runDispatch } from '../../dispatch/lifecycle/dispatch.js';
+import { systemClock } from '../../dispatch/ports.js';
+import { buildPrompt } from '../../dispatch/prompt.js';
+import { checkoutInPlace, commitsSince, prepareWorktree } from '../../dispatch/worktree.js';
+import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
+import type { Context } from '../context.js';
+import { EXIT } from '../exit-codes.js';
 
 /** The package's own folder, found from this module whether it runs bundled (dist/) or from src/. */
 function packageRoot(): string {
@@ -38,8 +38,10 @@ async function makeDemoRepo(): Promise<string> {
   return repo;
 }
 
-export async function runDemo(ctx: Context): Promise<void> {
-  const { startServer } = await import('../server/index.js');
+export type DemoOptions = Record<string, never>;
+
+export async function runDemo(_opts: DemoOptions, ctx: Context): Promise<void> {
+  const { startServer } = await import('../../server/index.js');
   const out = ctx.out;
   const service = await startServer({ port: 0, seed: 'demo' });
   const seeded = service.seeded!;

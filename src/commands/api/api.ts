@@ -11,7 +11,7 @@ import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 import { resolveConnection } from '../settings.js';
 
-export function matchOperation(method: string, path: string): { op: Operation; params: Record<string, string>; query: URLSearchParams } {
+function matchOperation(method: string, path: string): { op: Operation; params: Record<string, string>; query: URLSearchParams } {
   const url = new URL(path.replace(/^\/?(api\/v1)?\/?/, '/'), 'http://x');
   const parts = url.pathname.split('/').filter(Boolean);
   for (const op of OPERATIONS as readonly Operation[]) {
@@ -42,8 +42,16 @@ function parseFields(fields: string[]): Record<string, unknown> {
   return out;
 }
 
-export async function apiCommand(ctx: Context, method: string, path: string, opts: { field?: string[]; input?: string; paginate?: boolean }): Promise<void> {
-  const { op, params, query } = matchOperation(method, path);
+export interface ApiOptions {
+  method: string;
+  path: string;
+  field?: string[];
+  input?: string;
+  paginate?: boolean;
+}
+
+export async function runApi(opts: ApiOptions, ctx: Context): Promise<void> {
+  const { op, params, query } = matchOperation(opts.method, opts.path);
   const fields = parseFields(opts.field ?? []);
   const q: Record<string, string | string[]> = {};
   for (const k of new Set(query.keys())) q[k] = query.getAll(k).length > 1 ? query.getAll(k) : query.get(k)!;

@@ -1,0 +1,14 @@
+// `svc config unset KEY`: removes a stored setting.
+import type { Context } from '../context.js';
+import { checkKey } from './setting-key.js';
+
+export interface ConfigUnsetOptions {
+  key: string;
+}
+
+export function runConfigUnset(opts: ConfigUnsetOptions, ctx: Context): void {
+  const k = checkKey(opts.key);
+  ctx.config().delete(k);
+  if (ctx.out.json) return ctx.out.document({ key: k, value: null });
+  ctx.out.info(`${k} unset`);
+}

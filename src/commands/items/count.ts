@@ -1,0 +1,16 @@
+// `svc items count`: the exact count of a filter (op 7), not the length of a page.
+import { connect } from '../connect.js';
+import type { Context } from '../context.js';
+import { requireProject } from '../settings.js';
+
+export interface ItemsCountOptions {
+  project?: string;
+  filter?: string;
+}
+
+export async function runItemsCount(opts: ItemsCountOptions, ctx: Context): Promise<void> {
+  const project = requireProject(ctx, opts.project);
+  const { count } = await connect(ctx).countWorkItems(project, opts.filter ? { filter: opts.filter } : {});
+  if (ctx.out.json) return ctx.out.document({ count });
+  ctx.out.data(String(count));
+}

@@ -1,0 +1,45 @@
+// Runs the commander tree once and turns its end into an exit code: the command's own (a failed
+// run), 130/143 after a signal, or, for any error, one line on stderr and the code of DISPATCH.md
+// §2. bin/svc.js (through cli.ts) and the in-process command tests go through this same function.
+import type { Command } from 'commander';
+import type { OutStream } from '../ui/output.js';
+import type { Context } from './context.js';
+import { EXIT, exitCodeOf } from './exit-codes.js';
+
+export interface ProgramIO {
+  stderr: OutStream;
+  /** The context the command ran with, once one was built (none for `--help` or a usage error). */
+  context(): Context | undefined;
+}
+
+/** `from: 'node'` takes process.argv as it is (node, script, args...); `'user'` the args alone. */
+export async function runProgram(program: Command, argv: readonly string[], io: ProgramIO, from: 'node' | 'user' = 'user'): Promise<number> {
+  try {
+    await program.parseAsync(argv, { from });
+    const ctx = io.context();
+    const signal = ctx?.interrupts.reason();
+    if (signal) return signal === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint;
+    return ctx?.exitCode ?? EXIT.ok;
+  } catch (error) {
+    return report(error, io);
+  }
+}
+
+function report(error: unknown, io: ProgramIO): number {
+  const e = error as { code?: string; exitCode?: number; message?: string };
+  if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
+    // Help and version end "with an error" in commander's exitOverride; they are successes.
+    if (e.exitCode === 0 || e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return EXIT.ok;
+    return EXIT.usage;
+  }
+  const message = (e.message ?? String(error)).split('\n')[0];
+  io.stderr.write(`svc: ${message}\n`);
+  if (io.context()?.globals.verbose && error instanceof Error && error.stack && !isUserFacing(error)) {
+    io.stderr.write(`${error.stack}\n`);
+  }
+  return exitCodeOf(error);
+}
+
+function isUserFacing(error: unknown) {
+  return typeof (error as { exitCode?: unknown }).exitCode === 'number' || typeof (error as { status?: unknown }).status === 'number';
+}

@@ -1,0 +1,40 @@
+// `svc runs recover [RUN]`: hands the runs whose svc died to the engine's recovery.
+import { resolveStateDir } from '../../dispatch/state.js';
+import { connect } from '../connect.js';
+import type { Context } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+
+export interface RunsRecoverOptions {
+  runId?: string;
+}
+
+export async function runRunsRecover(opts: RunsRecoverOptions, ctx: Context): Promise<void> {
+  const { recoverRuns } = await import('../../dispatch/recover.js');
+  const { dispatchServiceOf } = await import('../../dispatch/api-service.js');
+  const { resolveBaseUrl } = await import('../settings.js');
+  const current = resolveBaseUrl(ctx);
+  const clients: { close(): Promise<void> }[] = [];
+  try {
+    const results = await recoverRuns(
+      {
+        stateDir: resolveStateDir(ctx.env),
+        // The token belongs to the configured service: a run recorded against another one is left
+        // alone rather than sent a credential it was never meant to see.
+        serviceFor: (record) => {
+          if (record.baseUrl.replace(/\/+$/, '') !== current) return null;
+          const api = connect(ctx, { interruptible: false });
+          clients.push(api);
+          return dispatchServiceOf(api);
+        },
+        output: { info: (m) => ctx.out.info(m), warn: (m) => ctx.out.warn(m) },
+      },
+      opts.runId,
+    );
+    if (ctx.out.json) return ctx.out.document(results);
+    if (!results.length) return ctx.out.info('Nothing to recover: every local run is closed.');
+    ctx.out.table(['RUN', 'ACTION', 'SENT', 'STOP', 'STATUS', 'DETAIL'], results.map((r) => [r.runId, r.action, String(r.sent), r.stopReason ?? '', r.status ?? '', r.detail ?? '']));
+    if (results.some((r) => r.action === 'failed')) ctx.exitCode = EXIT.failed;
+  } finally {
+    await Promise.all(clients.map((c) => c.close()));
+  }
+}

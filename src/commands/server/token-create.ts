@@ -1,0 +1,18 @@
+// `svc server token create`: a personal access token of the local service, printed once.
+import type { Context } from '../context.js';
+
+export interface TokenCreateOptions {
+  db: string;
+  workspace: string;
+  project?: string;
+  /** Comma-separated, as typed. */
+  scopes?: string;
+  user?: string;
+  expiresAt?: string;
+}
+
+export async function runTokenCreate(opts: TokenCreateOptions, ctx: Context): Promise<void> {
+  const { runServerCommand } = await import('../../server/index.js');
+  const scopes = opts.scopes?.split(',').map((s) => s.trim()).filter(Boolean);
+  ctx.exitCode = await runServerCommand({ command: 'token-create', ...opts, ...(scopes ? { scopes } : {}) }, { stdout: ctx.stdout, stderr: ctx.stderr });
+}

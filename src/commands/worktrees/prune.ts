@@ -1,0 +1,23 @@
+// `svc worktrees prune`: removes clean worktrees of finished cards (the engine decides which).
+import { resolveStateDir } from '../../dispatch/state.js';
+import type { Context } from '../context.js';
+
+export interface WorktreesPruneOptions {
+  repo?: string;
+}
+
+export async function runWorktreesPrune(opts: WorktreesPruneOptions, ctx: Context): Promise<void> {
+  const { pruneWorktrees } = await import('../../dispatch/worktree.js');
+  const { liveRuns } = await import('../../dispatch/run-lock.js');
+  const { resolve } = await import('node:path');
+  // A worktree of a run still going on this machine is its agent's workplace, clean or not.
+  const inUse = new Map<string, string>();
+  for (const live of liveRuns(resolveStateDir(ctx.env))) {
+    for (const key of live.keys) inUse.set(key, `in use by live run ${live.runId} (process ${live.owner.pid})`);
+  }
+  const result = await pruneWorktrees({ repo: resolve(ctx.cwd, opts.repo ?? ctx.env.SVC_REPO ?? '.'), inUse });
+  if (ctx.out.json) return ctx.out.document(result);
+  for (const r of result.removed) ctx.out.info(`removed ${r.key} (${r.path})`);
+  for (const k of result.kept) ctx.out.info(`kept ${k.key}: ${k.reason}`);
+  if (!result.removed.length && !result.kept.length) ctx.out.info('No svc worktrees here.');
+}
