@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { execa } from 'execa';
+import { readHead } from './git-refs.js';
 
 /** A git operation on a worktree that cannot be done safely; the message says why and what to do. */
 export class WorktreeError extends Error {
@@ -124,14 +125,21 @@ export function prepareWorktree(opts: PrepareOptions): Promise<PreparedWorktree>
     const root = opts.root ?? (await defaultWorktreeRoot(opts.repo));
     const path = join(root, opts.key);
     const base = opts.baseRef ?? 'HEAD';
-    // A new card (the common case) costs one lookup and the `worktree add`: a branch that does not
-    // exist yet cannot be checked out in any worktree.
+    // A new card (the common case) costs the `worktree add` alone: `-b` refuses an existing branch
+    // (or a base that names no commit) before it creates anything, and only then is git asked
+    // which it was. A branch that does not exist yet cannot be checked out in any worktree.
+    await mkdir(root, { recursive: true });
+    let added: unknown = null;
+    try {
+      await git(opts.repo).raw(['worktree', 'add', '-b', branch, path, base]);
+    } catch (error) {
+      added = error;
+    }
+    if (added === null) return { path, branch, created: true, headBefore: readHead(path) ?? (await headOf(path)) };
     const [branchHead, baseHead] = await commitsOf(opts.repo, [`refs/heads/${branch}`, base]);
     if (!branchHead) {
       if (!baseHead) throw new WorktreeError(`cannot start ${branch}: '${base}' names no commit in ${opts.repo}`);
-      await mkdir(root, { recursive: true });
-      await git(opts.repo).raw(['worktree', 'add', '-b', branch, path, base]);
-      return { path, branch, created: true, headBefore: baseHead };
+      throw added;
     }
     let existing = (await listWorktrees(opts.repo)).find((w) => w.branch === branch);
     if (existing && (existing.prunable || !existsSync(existing.path))) {
@@ -140,7 +148,6 @@ export function prepareWorktree(opts: PrepareOptions): Promise<PreparedWorktree>
       existing = undefined;
     }
     if (existing) return { path: existing.path, branch, created: false, headBefore: await headOf(existing.path) };
-    await mkdir(root, { recursive: true });
     await git(opts.repo).raw(['worktree', 'add', path, branch]);
     return { path, branch, created: true, headBefore: branchHead };
   });
