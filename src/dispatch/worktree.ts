@@ -4,10 +4,10 @@
 // Creation is serialized in-process: parallel `git worktree add` calls race on config.lock and
 // on the worktree registry. Existing work is sacred: an existing branch is checked out as it is
 // (never reset), and pruning never removes a worktree with uncommitted changes.
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { execa } from 'execa';
 import { readHead } from './git-refs.js';
 
 /** A git operation on a worktree that cannot be done safely; the message says why and what to do. */
@@ -41,12 +41,21 @@ function serialized<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * git through execa, not simple-git: simple-git waits a fixed 50 ms after any command that prints
- * nothing (`worktree prune`, a branch lookup that finds none), which was most of svc's per-card
- * overhead. A non-zero exit throws with git's stderr in the message.
+ * git through node's own execFile, not simple-git (which waits a fixed 50 ms after any command that
+ * prints nothing) nor execa (whose per-call set-up, signal-exit hooks and stream bookkeeping cost
+ * about 5 ms of CPU per git process on the 2-core bench machine, every card). A non-zero exit
+ * rejects with git's stderr in the message. `input` goes to git's stdin, which is closed after it.
  */
+function gitRun(dir: string, args: string[], input?: string): Promise<string> {
+  return new Promise((done, fail) => {
+    const child = execFile('git', args, { cwd: dir, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => (error ? fail(error) : done(stdout)));
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(input);
+  });
+}
+
 function git(dir: string) {
-  const raw = async (args: string[]): Promise<string> => (await execa('git', args, { cwd: dir, stdin: 'ignore' })).stdout.trim();
+  const raw = async (args: string[]): Promise<string> => (await gitRun(dir, args)).trim();
   return { raw, revparse: (args: string[]) => raw(['rev-parse', ...args]) };
 }
 
@@ -65,7 +74,7 @@ export function defaultWorktreeRoot(repo: string): Promise<string> {
 
 /** The commit each revision names, or null where it names none: one git process for all of them. */
 async function commitsOf(repo: string, revisions: string[]): Promise<(string | null)[]> {
-  const { stdout } = await execa('git', ['cat-file', '--batch-check=%(objectname)'], { cwd: repo, input: revisions.map((r) => `${r}^{commit}`).join('\n') + '\n' });
+  const stdout = (await gitRun(repo, ['cat-file', '--batch-check=%(objectname)'], revisions.map((r) => `${r}^{commit}`).join('\n') + '\n')).trim();
   return stdout.split('\n').map((line) => (/^[0-9a-f]{40,64}$/.test(line) ? line : null));
 }
 
