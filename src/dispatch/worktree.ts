@@ -60,6 +60,14 @@ function git(dir: string) {
 }
 
 const roots = new Map<string, Promise<string>>();
+const madeRoots = new Set<string>();
+
+/** Makes the worktrees folder once per process (git makes a missing parent itself anyway). */
+async function makeRoot(root: string): Promise<void> {
+  if (madeRoots.has(root)) return;
+  await mkdir(root, { recursive: true });
+  madeRoots.add(root);
+}
 
 /** `<git common dir>/svc-worktrees`: the default root for a repository's card worktrees (asked once per repository). */
 export function defaultWorktreeRoot(repo: string): Promise<string> {
@@ -137,7 +145,7 @@ export function prepareWorktree(opts: PrepareOptions): Promise<PreparedWorktree>
     // A new card (the common case) costs the `worktree add` alone: `-b` refuses an existing branch
     // (or a base that names no commit) before it creates anything, and only then is git asked
     // which it was. A branch that does not exist yet cannot be checked out in any worktree.
-    await mkdir(root, { recursive: true });
+    await makeRoot(root);
     let added: unknown = null;
     try {
       await git(opts.repo).raw(['worktree', 'add', '-b', branch, path, base]);
