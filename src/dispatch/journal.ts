@@ -173,11 +173,14 @@ export class Journal {
     this.sync();
   }
 
-  /** Records an agent's process group as it starts (forced to disk: a kill -9 may follow). */
+  /**
+   * Records an agent's process group as it starts. Not forced to disk: the line outlives a kill -9
+   * of svc in the page cache, which is when the agent may outlive svc; a crash of the machine that
+   * could lose the line ends the agent with it. (An fsync here cost a few ms on every card.)
+   */
   agentStarted(key: string, pgid: number, start: string | null): void {
     this.write({ t: 'agent', key, pgid, start });
     this.agents.set(pgid, { key, pgid, start });
-    this.sync();
   }
 
   agentEnded(pgid: number): void {

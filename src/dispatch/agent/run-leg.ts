@@ -3,7 +3,7 @@
 // hold them open for ever; here the leader's `exit` ends the leg, stragglers of its process group
 // are stopped, and the group kill on timeouts stays in one place.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chown, mkdir, writeFile } from 'node:fs/promises';
+import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { trackAgentGroup } from '../signals.js';
 import type { LegResult, LegSpec } from './types.js';
@@ -23,12 +23,22 @@ function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
-async function writePromptFile(spec: LegSpec): Promise<void> {
-  await mkdir(dirname(spec.promptFile), { recursive: true });
+/**
+ * Synchronous: a prompt is a few KiB, and the four thread-pool round trips of the promise API
+ * (mkdir, open, write, close) took longer than the writing itself on every card of a busy machine.
+ * The folder is made only when it is missing (the run folder already holds `prompts/`).
+ */
+function writePromptFile(spec: LegSpec): void {
   // 0600: the prompt may quote private issue text.
-  await writeFile(spec.promptFile, spec.prompt, { mode: 0o600 });
+  try {
+    writeFileSync(spec.promptFile, spec.prompt, { mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    mkdirSync(dirname(spec.promptFile), { recursive: true });
+    writeFileSync(spec.promptFile, spec.prompt, { mode: 0o600 });
+  }
   // An agent of another user reads its prompt as that user (the file lies in its own leg folder).
-  if (spec.user) await chown(spec.promptFile, spec.user.uid, spec.user.gid);
+  if (spec.user) chownSync(spec.promptFile, spec.user.uid, spec.user.gid);
 }
 
 /**
@@ -40,7 +50,7 @@ export async function runLeg(spec: LegSpec): Promise<LegResult> {
   const started = Date.now();
   const [command, ...args] = spec.argv;
   if (!command) throw new TypeError('runLeg: argv is empty');
-  await writePromptFile(spec);
+  writePromptFile(spec);
   if (spec.signal?.aborted) {
     return { exitCode: null, signal: null, outcome: 'failed', reason: 'interrupted', durationMs: Date.now() - started };
   }

@@ -4,6 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readHead } from '../git-refs.js';
 import type { LegSummary } from '../ports.js';
 import type { RunPaths } from '../state.js';
 
@@ -26,6 +27,9 @@ export function legsFile(paths: Pick<RunPaths, 'dir'>): string {
 /** The commit checked out in `dir`, or null (no worktree, git failed). */
 export function headOf(dir: string | null | undefined): string | null {
   if (!dir) return null;
+  // From git's files where they say it plainly: no process, and no blocked event loop, per leg.
+  const head = readHead(dir);
+  if (head) return head;
   try {
     return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || null;
   } catch {

@@ -105,6 +105,14 @@ describe('prepareWorktree', () => {
     expect(wt.path).toBe(join(root, 'SVC-5'));
     expect(wt.headBefore).toBe(base);
   });
+
+  it('refuses a baseRef that names no commit, leaving no branch and no worktree behind', async () => {
+    await expect(prepareWorktree({ repo, key: 'SVC-9', baseRef: 'no-such-ref' })).rejects.toThrow(
+      new WorktreeError(`cannot start svc/SVC-9: 'no-such-ref' names no commit in ${repo}`),
+    );
+    expect(git(repo, 'branch', '--list', 'svc/SVC-9')).toBe('');
+    expect(existsSync(join(repo, '.git', 'svc-worktrees', 'SVC-9'))).toBe(false);
+  });
 });
 
 describe('commitsSince and isDirty', () => {
