@@ -128,13 +128,21 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
   }
 
   const interrupted = stops.interruptedBy(deps.signal);
-  const state = {
-    command: selection.originalCommand, capped: selection.capped,
-    timedOut: stops.timedOut, interrupted, failed: Boolean(stops.failure), stop: legs.stop, failedLegs: legs.failed.size,
-  };
-  // Asking whether more is ready costs a read: only when the answer decides the stop.
-  const moreReady = input.moreReady && endedByCommand(state) ? await input.moreReady(selection) : undefined;
-  const decision = decideClose({ ...state, ...(moreReady !== undefined ? { moreReady } : {}) });
+  const stopped = { timedOut: stops.timedOut, interrupted, failed: Boolean(stops.failure), stop: legs.stop };
+  let moreReady: boolean | undefined;
+  // Asking whether more is ready costs a read: only when the answer decides the stop. A read
+  // failing past the retries is a fault as one during the legs is: the run still closes.
+  if (input.moreReady && endedByCommand(stopped)) {
+    try {
+      moreReady = await input.moreReady(selection);
+    } catch (error) {
+      stops.failed(error);
+    }
+  }
+  const decision = decideClose({
+    command: selection.originalCommand, capped: selection.capped, ...(moreReady !== undefined ? { moreReady } : {}),
+    ...stopped, failed: Boolean(stops.failure), failedLegs: legs.failed.size,
+  });
   let exitCode = 0;
   if (stops.timedOut) exitCode = 1;
   else if (interrupted) exitCode = interruptionExitCode(deps.signal.reason) ?? 130;

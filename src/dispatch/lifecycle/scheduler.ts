@@ -106,7 +106,8 @@ export class LegScheduler {
           continue;
         }
         const fresh = await this.reread(card);
-        if (!fresh) break;
+        // A stop that landed during the read (a signal, a failed leg, --max-cost) stands: no new leg.
+        if (!fresh || this.halted()) break;
         index++;
         this.start(ctx, card, fresh, index, release);
         started = true;
@@ -131,8 +132,10 @@ export class LegScheduler {
     });
     const why = fresh ? replanReason(card.item, fresh, this.opts.doneStatuses) : `${card.key} can no longer be read`;
     if (!why && fresh) return fresh;
-    this.deps.output.info(`${why}: stopping replanned`);
-    this.stopReason = 'replanned';
+    if (this.stopReason === null) {
+      this.deps.output.info(`${why}: stopping replanned`);
+      this.stopReason = 'replanned';
+    }
     return null;
   }
 

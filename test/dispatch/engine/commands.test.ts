@@ -133,6 +133,28 @@ describe('auto', () => {
     expect(s.legs.map((l) => l.key)).toEqual([a, b, c]);
     expect(s.runs!.map((r) => r.stopReason)).toEqual(['completed', 'completed', 'drained']);
   });
+
+  it('a failing "is more ready?" read after the legs is a fault: the run still closes, halted/failed, exit by the error', async () => {
+    const a = h.item('task', 'A');
+    const deps = h.deps();
+    let legsRan = false;
+    const realRunLeg = deps.runLeg;
+    deps.runLeg = async (spec) => {
+      const r = await realRunLeg(spec);
+      legsRan = true;
+      return r;
+    };
+    const service = deps.service;
+    deps.service = {
+      ...service,
+      listWorkItems: (projectKey, query) =>
+        legsRan ? Promise.reject(Object.assign(new Error('service unreachable'), { exitCode: 5 })) : service.listWorkItems(projectKey, query),
+    };
+    const s = await runDispatch(h.opts({ command: 'auto' }), deps);
+    expect(s.legs.map((l) => [l.key, l.disposition])).toEqual([[a, 'implemented']]);
+    expect(s).toMatchObject({ stopReason: 'halted', status: 'failed', exitCode: 5 });
+    expect(await h.service.getDispatchRun(s.runId!)).toMatchObject({ status: 'failed', stopReason: 'halted' });
+  });
 });
 
 describe('continue', () => {

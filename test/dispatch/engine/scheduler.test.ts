@@ -178,3 +178,31 @@ describe('LegScheduler', () => {
     expect(settled).toBe(true);
   });
 });
+
+describe('LegScheduler: a stop that lands while the next item is re-read', () => {
+  it('SIGINT during the read: that leg does not start (§4 "no new leg starts")', async () => {
+    const t = setup([card('A'), card('B')]);
+    t.onRead((key) => {
+      if (key === 'B') t.controller.abort(new Error('SIGINT'));
+    });
+    await settle();
+    await t.end('A');
+    await t.run;
+    expect(t.started).toEqual(['A']);
+  });
+
+  it('a failed leg halts the run during the read: the halt stands, even when the item also changed', async () => {
+    const items = new Map([['C', item('C', { archivedAt: '2026-11-01T00:00:00Z' })]]);
+    const t = setup([card('A'), card('B'), card('C')], { parallel: 2 }, items);
+    await settle();
+    expect(t.started).toEqual(['A', 'B']);
+    t.onRead((key) => {
+      // A fails (under --on-failure halt) while C is being read.
+      if (key === 'C') void t.end('A', false);
+    });
+    await t.end('B');
+    await t.run;
+    expect(t.started).toEqual(['A', 'B']);
+    expect(t.legs.stop).toBe('halted');
+  });
+});
