@@ -1,5 +1,6 @@
 // Agent output as `body` events of at most 16 KiB of UTF-8 (DISPATCH.md §3, §5): text is gathered
 // and cut on character boundaries, never through a character or a surrogate pair.
+
 /** Largest prefix of `buf` (≤ max bytes) that ends on a UTF-8 character boundary. */
 export function utf8Cut(buf: Buffer, max: number): number {
   if (buf.length <= max) return buf.length;
