@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
+import { Retrier, retry } from '../../api/retry.js';
 import { parseRepositoryRef, sameRepository } from '../../contract/repository-ref.js';
 import type { WorkItemDetail } from '../../contract/types.js';
 import type { GitCredentialBroker } from './broker.js';
@@ -238,14 +239,13 @@ export function isAuthFailure(err: unknown): boolean {
  * between the broker's check and the server's), drops the repository's token and tries once more.
  * git's own `erase` usually dropped it already; this covers a helper that could not reach us.
  */
-async function withAuthRetry<T>(broker: GitCredentialBroker, repository: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (!isAuthFailure(err)) throw err;
+function withAuthRetry<T>(broker: GitCredentialBroker, repository: string, fn: () => Promise<T>): Promise<T> {
+  // No wait: a fresh token is there at once, and a second refusal is final.
+  return retry(fn, (err, r) => {
+    if (r.attempt > 1 || !isAuthFailure(err)) return null;
     broker.invalidateRepository(repository);
-    return fn();
-  }
+    return 0;
+  }, new Retrier({ maxWaitMs: 0, countElapsed: false }));
 }
 
 /** The credential entry's URL is used as is; one that embeds a user or password is refused. */

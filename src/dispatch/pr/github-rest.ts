@@ -3,6 +3,7 @@
 // limits and 429s), and a secondary limit that names no wait (a minute, as GitHub's docs advise).
 // Every wait counts against one budget, `--max-wait`; a wait that would pass it fails at once.
 import { request as octokitRequest } from '@octokit/request';
+import { Retrier } from '../../api/retry.js';
 import { PullRequestError } from './types.js';
 
 export interface GitHubRestOptions {
@@ -71,20 +72,20 @@ export interface GitHubRest {
 }
 
 export function createGitHubRest(opts: GitHubRestOptions): GitHubRest {
-  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const now = opts.now ?? Date.now;
   const base = octokitRequest.defaults({
     baseUrl: opts.baseUrl.replace(/\/+$/, ''),
     headers: { 'user-agent': 'svc-cli', 'x-github-api-version': '2022-11-28' },
   });
-  let waited = 0;
+  // One budget for every call of this client (a run's pull requests in one repository): only the
+  // waits count, not the time between calls, which an agent's leg may stretch to an hour.
+  const retrier = new Retrier({ maxWaitMs: opts.maxWaitMs, countElapsed: false, pacing: { now, ...(opts.sleep ? { sleep: opts.sleep } : {}) } });
   const wait = async (ms: number, why: string): Promise<void> => {
-    if (waited + ms > opts.maxWaitMs) {
+    if (!retrier.budget.allows(ms)) {
       throw new PullRequestError(`GitHub ${why}: waiting ${Math.ceil(ms / 1000)}s would pass --max-wait`);
     }
     opts.onWait?.(`GitHub ${why}: waiting ${Math.ceil(ms / 1000)}s`);
-    waited += ms;
-    await sleep(ms);
+    await retrier.wait(ms);
   };
   return {
     async call<T>(route: string, params: Record<string, unknown> = {}): Promise<GitHubResponse<T>> {
