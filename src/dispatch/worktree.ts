@@ -189,6 +189,8 @@ export function checkoutInPlace(opts: { repo: string; key: string; baseRef?: str
 
 /** Commits on HEAD since `headBefore`: zero means the agent left no change. */
 export async function commitsSince(path: string, headBefore: string): Promise<number> {
+  // An agent that left HEAD where it was made no commit: no git process needed to say so.
+  if (readHead(path) === headBefore) return 0;
   const out = await git(path).raw(['rev-list', '--count', `${headBefore}..HEAD`]);
   return Number.parseInt(out, 10) || 0;
 }
