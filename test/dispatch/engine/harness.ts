@@ -15,6 +15,12 @@ import { copyRepo } from '../../support/repo-template.js';
 import { startTestService, type TestService } from '../../support/service.js';
 
 /** A fake agent that commits to a file named after its card (so "no changes" does not apply). */
+/**
+ * The default agent: one git process leaving one (empty) commit whose message starts with the
+ * card's key; the shell, the file and `git add` of COMMITTING_AGENT cost two more processes a leg.
+ */
+export const EMPTY_COMMIT_AGENT = 'git -c user.name=agent -c user.email=agent@example.invalid commit -q --allow-empty -m "{key}: done"';
+
 export const COMMITTING_AGENT =
   'sh -c "echo $SVC_RUN_ID >> card-$SVC_CARD_KEY.txt && git add -A && git -c user.name=agent -c user.email=agent@example.invalid commit -qm \\"$SVC_CARD_KEY: done\\""';
 
@@ -46,7 +52,7 @@ export async function startHarness(over: { repo?: string } = {}): Promise<Harnes
     item: (kind, title, extra = {}) => svc.admin.createWorkItem({ projectKey: svc.projectKey, kind, title, type: 'code', ...extra }).key,
     opts: (over = {}) => ({
       command: 'run', keys: [], projectKey: svc.projectKey, baseUrl: svc.url, repo,
-      agent: { agentCmd: COMMITTING_AGENT }, onFailure: 'halt', parallel: 1, sendLogs: false, allowEmpty: false,
+      agent: { agentCmd: EMPTY_COMMIT_AGENT }, onFailure: 'halt', parallel: 1, sendLogs: false, allowEmpty: false,
       timeouts: { idleMs: 30_000, cardMs: 60_000, killGraceMs: 500, runMs: null, flushMs: 5_000 },
       heartbeatIntervalMs: 60_000, worktree: true, dryRun: false, secrets: [svc.token], env: { PATH: process.env.PATH },
       flushIntervalMs: 30, ...over,
