@@ -25,15 +25,12 @@ const agent = (h: Harness) =>
 
 let h: Harness;
 let gh: GitHubMock;
-let bare: string;
 beforeEach(async () => {
   // origin is a bare repository on disk (nothing may reach github.com); the writers are told it
   // stands for github.com/acme/shop, as `originOf` would read a real remote (test/pr/remote.test.ts).
   // The pair is copied from one built once per file.
-  const copy = await copyRepoWithOrigin();
-  h = await startHarness({ repo: copy.repo });
+  h = await startHarness({ repo: (await copyRepoWithOrigin()).repo });
   gh = await startGitHubMock({ token: GH_TOKEN });
-  bare = copy.origin;
 });
 afterEach(async () => {
   await gh.close();
