@@ -10,8 +10,9 @@ import { makeRepo } from './cli.js';
 const templates = new Map<string, Promise<string>>();
 
 /**
- * Builds the template named `name` once (per test file: each runs in its own process) with
- * `build`, then hands out copies. The default is `makeRepo()`'s repository.
+ * Builds the template named `name` once per test file (per worker when files are not isolated:
+ * a template is never written to, so sharing it is safe) with `build`, then hands out copies. The
+ * default is `makeRepo()`'s repository.
  */
 export async function copyRepo(name = 'plain', build: () => Promise<string> = makeRepo): Promise<string> {
   let template = templates.get(name);
