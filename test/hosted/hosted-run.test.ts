@@ -114,14 +114,18 @@ describe('a hosted run end to end', () => {
   });
 
   it('refreshes a token that expires mid-run ahead of its expiry, without git failing', async () => {
-    const f = (fixture = await hostedFixture({ config: { gitTokenTtlMs: 2_000 } }));
-    const h = (hosted = await prepareHostedExecution(f.env, { helperArgv: f.helperArgv, workspaceDir: f.workspaceDir }));
+    // One clock for the service (which mints and checks the tokens' expiry) and the broker; the
+    // minute the token lives is never waited out, and no loaded machine's slow clone outlives it.
+    let shift = 0;
+    const now = () => Date.now() + shift;
+    const f = (fixture = await hostedFixture({ config: { gitTokenTtlMs: 60_000 }, now: () => new Date(now()) }));
+    const h = (hosted = await prepareHostedExecution(f.env, { helperArgv: f.helperArgv, workspaceDir: f.workspaceDir, now }));
     const dir = h.repositories[0]!.dir;
     const first = h.secrets().filter((s) => s.startsWith('ghs_'));
     expect(h.broker.tradeCount).toBe(1);
 
     // The clone's token expires while the agent works.
-    await new Promise((r) => setTimeout(r, 2_200));
+    shift += 62_000;
     const head = await agentCommits(dir, f.keys[0]!, 'slow work');
     await h.pushBranch(dir, `svc/${f.keys[0]}`);
     expect(await bareRef(f, 'acme/widgets', `refs/heads/svc/${f.keys[0]}`)).toBe(head);

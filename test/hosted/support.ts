@@ -2,7 +2,7 @@
 // that name repositories in it, the run's own credential, and the credential helper bundled from
 // source (fixtures/helper-entry.ts) so git can start it as a separate process.
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -30,19 +30,26 @@ export interface HostedFixture {
   env: Record<string, string>;
 }
 
+// Bundled once per test file (esbuild is the slow part), written per test with its own log path.
+const LOG_PLACEHOLDER = '@@SVC_ARGV_LOG@@';
+let bundled: Promise<string> | undefined;
+
 export async function bundleHelper(dir: string, argvLog: string): Promise<string[]> {
-  const outfile = join(dir, 'git-credential.mjs');
-  await build({
+  bundled ??= build({
     entryPoints: [resolve(import.meta.dirname, 'fixtures/helper-entry.ts')],
-    outfile,
+    write: false,
     bundle: true,
     format: 'esm',
     platform: 'node',
     target: 'node22',
     packages: 'external',
     logLevel: 'warning',
-    define: { __ARGV_LOG__: JSON.stringify(argvLog) },
-  });
+    define: { __ARGV_LOG__: JSON.stringify(LOG_PLACEHOLDER) },
+  }).then((r) => r.outputFiles[0]!.text);
+  const code = await bundled;
+  if (!code.includes(JSON.stringify(LOG_PLACEHOLDER))) throw new Error('the bundled credential helper lost its log path placeholder');
+  const outfile = join(dir, 'git-credential.mjs');
+  writeFileSync(outfile, code.replaceAll(JSON.stringify(LOG_PLACEHOLDER), JSON.stringify(argvLog)));
   return [process.execPath, outfile];
 }
 
@@ -50,6 +57,8 @@ export interface FixtureOptions {
   config?: Partial<ServiceConfig>;
   /** Work items to open the run over, each naming its repositories. */
   items?: Array<{ title: string; targetRepositories?: string[]; targetRepo?: string; targetRepos?: string[] }>;
+  /** The service's clock (default the real one). */
+  now?: () => Date;
 }
 
 export async function hostedFixture(opts: FixtureOptions = {}): Promise<HostedFixture> {
@@ -58,7 +67,7 @@ export async function hostedFixture(opts: FixtureOptions = {}): Promise<HostedFi
   const home = join(root, 'home');
   const workspaceDir = join(root, 'work');
   const argvLog = join(root, 'helper-argv.jsonl');
-  const svc = await startTestService({ config: { gitRoot, ...opts.config } });
+  const svc = await startTestService({ config: { gitRoot, ...opts.config }, ...(opts.now ? { now: opts.now } : {}) });
   const items = opts.items ?? [{ title: 'Add a widget', targetRepositories: ['acme/widgets'] }];
   const repos = new Set(items.flatMap((i) => [...(i.targetRepositories ?? []), ...(i.targetRepos ?? []), ...(i.targetRepo ? [i.targetRepo] : [])]));
   for (const r of repos) await createRepository(gitRoot, r, { seedCommit: true });

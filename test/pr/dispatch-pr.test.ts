@@ -12,6 +12,7 @@ import { pullRequestsFile } from '../../src/dispatch/pr/after-leg.js';
 import { createRedactor } from '../../src/dispatch/redact.js';
 import { runPaths } from '../../src/dispatch/state.js';
 import { run } from '../support/cli.js';
+import { copyRepoWithOrigin } from '../dispatch/engine/git-remote.js';
 import { startHarness, type Harness } from '../dispatch/engine/harness.js';
 import { startGitHubMock, type GitHubMock } from './github-mock.js';
 
@@ -24,16 +25,12 @@ const agent = (h: Harness) =>
 
 let h: Harness;
 let gh: GitHubMock;
-let bare: string;
 beforeEach(async () => {
-  h = await startHarness();
-  gh = await startGitHubMock({ token: GH_TOKEN });
-  bare = mkdtempSync(join(tmpdir(), 'svc-origin-'));
-  await run('git', ['init', '-q', '--bare', bare]);
   // origin is a bare repository on disk (nothing may reach github.com); the writers are told it
   // stands for github.com/acme/shop, as `originOf` would read a real remote (test/pr/remote.test.ts).
-  await run('git', ['remote', 'add', 'origin', bare], h.repo);
-  await run('git', ['push', '-q', 'origin', 'main'], h.repo);
+  // The pair is copied from one built once per file.
+  h = await startHarness({ repo: (await copyRepoWithOrigin()).repo });
+  gh = await startGitHubMock({ token: GH_TOKEN });
 });
 afterEach(async () => {
   await gh.close();

@@ -38,6 +38,8 @@ export interface HostedExecutionOptions {
   client?: Omit<Partial<ClientOptions>, 'baseUrl' | 'token' | 'credentialKind'>;
   /** Broker tuning (tests). */
   refreshAheadMs?: number;
+  /** The broker's clock, epoch ms (default Date.now): tests move it instead of waiting a token out. */
+  now?: () => number;
   /** Broker and socket faults, one line each, never a token. */
   onWarning?: (line: string) => void;
   /** svc's private folder (0700) the broker's socket goes into; default the system temp folder. */
@@ -75,7 +77,7 @@ export async function prepareHostedExecution(env: Record<string, string | undefi
   if (!baseUrl) throw new Error('a hosted run needs the service address (SVC_BASE_URL or --base-url)');
 
   const api = createApiClient({ ...opts.client, baseUrl, token, credentialKind: 'run' });
-  const broker = new GitCredentialBroker({ api, runId, refreshAheadMs: opts.refreshAheadMs });
+  const broker = new GitCredentialBroker({ api, runId, refreshAheadMs: opts.refreshAheadMs, now: opts.now });
   let server: CredentialServer | null = null;
   const dispose = async () => {
     broker.dispose();

@@ -82,9 +82,15 @@ describe('runExistingRun', () => {
     const run = await openRun([{ workItemKey: a }]);
     const later = 'late-minted-token-0123456789';
     const live: string[] = [];
-    setTimeout(() => live.push(later), 100);
-    const agent = `sh -c "sleep 0.4; echo token=${later}; git -c user.name=a -c user.email=a@example.invalid commit -q --allow-empty -m \\"$SVC_CARD_KEY: x\\""`;
-    const s = await runExistingRun(h.opts({ agent: { agentCmd: agent }, liveSecrets: () => live, sendLogs: true }), h.deps(), { run, items: [] });
+    const agent = `sh -c "echo token=${later}; git -c user.name=a -c user.email=a@example.invalid commit -q --allow-empty -m \\"$SVC_CARD_KEY: x\\""`;
+    const deps = h.deps();
+    // Minted as the agent starts: after the leg's stream redactors were built (no timer racing a sleep).
+    const startAgent = deps.runLeg;
+    deps.runLeg = (spec) => {
+      live.push(later);
+      return startAgent(spec);
+    };
+    const s = await runExistingRun(h.opts({ agent: { agentCmd: agent }, liveSecrets: () => live, sendLogs: true }), deps, { run, items: [] });
     expect(s.status).toBe('succeeded');
     const log = readFileSync(logPath(runPaths(h.stateDir, run.id), a), 'utf8');
     expect(log).toContain('token=[REDACTED]');

@@ -11,10 +11,16 @@ import type { DispatchDeps, DispatchOptions } from '../../../src/dispatch/lifecy
 import { systemClock, type DispatchService, type LegSummary } from '../../../src/dispatch/ports.js';
 import { buildPrompt } from '../../../src/dispatch/prompt.js';
 import { checkoutInPlace, commitsSince, prepareWorktree } from '../../../src/dispatch/worktree.js';
-import { makeRepo } from '../../support/cli.js';
+import { copyRepo } from '../../support/repo-template.js';
 import { startTestService, type TestService } from '../../support/service.js';
 
 /** A fake agent that commits to a file named after its card (so "no changes" does not apply). */
+/**
+ * The default agent: one git process leaving one (empty) commit whose message starts with the
+ * card's key; the shell, the file and `git add` of COMMITTING_AGENT cost two more processes a leg.
+ */
+export const EMPTY_COMMIT_AGENT = 'git -c user.name=agent -c user.email=agent@example.invalid commit -q --allow-empty -m "{key}: done"';
+
 export const COMMITTING_AGENT =
   'sh -c "echo $SVC_RUN_ID >> card-$SVC_CARD_KEY.txt && git add -A && git -c user.name=agent -c user.email=agent@example.invalid commit -qm \\"$SVC_CARD_KEY: done\\""';
 
@@ -32,11 +38,12 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(): Promise<Harness> {
+/** `repo`: the test's repository (default: a copy of `makeRepo()`'s, see support/repo-template.ts). */
+export async function startHarness(over: { repo?: string } = {}): Promise<Harness> {
   const svc = await startTestService();
   const client = createApiClient({ baseUrl: svc.url, token: svc.token, maxWaitMs: 2_000, retry: { baseDelayMs: 5, maxDelayMs: 50 } });
   const service = dispatchServiceOf(client);
-  const repo = await makeRepo();
+  const repo = over.repo ?? (await copyRepo());
   const stateDir = mkdtempSync(join(tmpdir(), 'svc-state-'));
   const seen: string[] = [];
   const legs: LegSummary[] = [];
@@ -45,7 +52,7 @@ export async function startHarness(): Promise<Harness> {
     item: (kind, title, extra = {}) => svc.admin.createWorkItem({ projectKey: svc.projectKey, kind, title, type: 'code', ...extra }).key,
     opts: (over = {}) => ({
       command: 'run', keys: [], projectKey: svc.projectKey, baseUrl: svc.url, repo,
-      agent: { agentCmd: COMMITTING_AGENT }, onFailure: 'halt', parallel: 1, sendLogs: false, allowEmpty: false,
+      agent: { agentCmd: EMPTY_COMMIT_AGENT }, onFailure: 'halt', parallel: 1, sendLogs: false, allowEmpty: false,
       timeouts: { idleMs: 30_000, cardMs: 60_000, killGraceMs: 500, runMs: null, flushMs: 5_000 },
       heartbeatIntervalMs: 60_000, worktree: true, dryRun: false, secrets: [svc.token], env: { PATH: process.env.PATH },
       flushIntervalMs: 30, ...over,

@@ -18,6 +18,7 @@ import { recoverRuns } from '../../../src/dispatch/recover.js';
 import { LocalStateError, listPendingOpens, pendingOpenPath, runPaths, writePendingOpen } from '../../../src/dispatch/state.js';
 import { startFaultProxy, type Fault, type FaultProxy } from '../../support/fault-proxy.js';
 import { startHarness, type Harness } from './harness.js';
+import { inRepoWorktree, instantAgent } from './instant-agent.js';
 
 let h: Harness;
 let proxy: FaultProxy;
@@ -69,7 +70,11 @@ describe('an ambiguous failure of the close', () => {
     const a = h.item('task', 'A');
     const b = h.item('task', 'B');
     proxy.setPlan([{ method: 'POST', path: CLOSE, times: 1, fault }]);
-    const s = await runDispatch(h.opts({ keys: [a, b] }), h.deps({ service: viaProxy() }));
+    // The legs are not under test here: in-process doubles (./instant-agent.ts) spawn nothing.
+    const s = await runDispatch(
+      h.opts({ keys: [a, b], allowEmpty: true }),
+      h.deps({ service: viaProxy(), runLeg: instantAgent, prepareWorktree: inRepoWorktree }),
+    );
     expect(s, h.seen.join('\n')).toMatchObject({ stopReason: 'completed', status: 'succeeded', exitCode: 0 });
     expect(rows()).toEqual([{ id: s.runId, status: 'succeeded', stopReason: 'completed' }]);
     expect(journalClosed(h.stateDir, s.runId!)).toEqual({ stopReason: 'completed', status: 'succeeded' });

@@ -2,7 +2,8 @@
 // real local service. The second one's open meets the first one's run (409) and reselects without
 // its cards; those cards stay ready after the first run closes (a run moves no status), so the
 // second one must leave them alone for the rest of its invocation: in later rounds and in its
-// "is more ready?" check alike.
+// "is more ready?" check alike. Agents and worktrees are in-process doubles (./instant-agent.ts):
+// what is proven here is which machine runs which card, not how an agent runs.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +13,9 @@ import type { DispatchDeps } from '../../../src/dispatch/lifecycle/types.js';
 import { openWithReselect } from '../../../src/dispatch/lifecycle/open.js';
 import type { LegSummary } from '../../../src/dispatch/ports.js';
 import type { Selection } from '../../../src/dispatch/select/types.js';
-import { makeRepo } from '../../support/cli.js';
+import { copyRepo } from '../../support/repo-template.js';
 import { startHarness, type Harness } from './harness.js';
+import { inRepoWorktree, instantAgent } from './instant-agent.js';
 
 let h: Harness;
 beforeEach(async () => {
@@ -34,6 +36,7 @@ function machine(name: string, over: Partial<DispatchDeps> = {}): { deps: Dispat
   const seen: string[] = [];
   const legs: LegSummary[] = [];
   const deps = h.deps({
+    prepareWorktree: inRepoWorktree,
     stateDir: mkdtempSync(join(tmpdir(), `svc-state-${name}-`)),
     output: {
       legStarted: (l) => seen.push(`start ${l.key}`),
@@ -58,24 +61,23 @@ describe('two auto over one queue', () => {
     const aDone = deferred();
     const a = machine('a');
     const b = machine('b');
-    const realRunLeg = a.deps.runLeg;
     // A's legs wait until B has opened its run (B met A's run on open) and started its first leg;
     // B's legs wait until A has closed: A's three cards are then ready again for B to see.
     a.deps.runLeg = async (spec) => {
       await bLegStarted.promise;
-      return realRunLeg(spec);
+      return instantAgent(spec);
     };
     b.deps.runLeg = async (spec) => {
       bLegStarted.resolve();
       await aDone.promise;
-      return realRunLeg(spec);
+      return instantAgent(spec);
     };
 
-    const runA = runDispatch(h.opts({ command: 'auto', maxCards: 3 }), a.deps);
+    const runA = runDispatch(h.opts({ command: 'auto', maxCards: 3, allowEmpty: true }), a.deps);
     void runA.finally(() => aDone.resolve());
     await expect.poll(runningRuns, { timeout: 10_000 }).toBe(1);
-    const repoB = await makeRepo();
-    const runB = runDispatch(h.opts({ command: 'auto', repo: repoB }), b.deps);
+    const repoB = await copyRepo();
+    const runB = runDispatch(h.opts({ command: 'auto', repo: repoB, allowEmpty: true }), b.deps);
     const [sa, sb] = await Promise.all([runA, runB]);
 
     const context = `A: ${a.seen.join(' | ')}\nB: ${b.seen.join(' | ')}`;
@@ -105,22 +107,21 @@ describe('two auto over one queue', () => {
     const aDone = deferred();
     const a = machine('a');
     const b = machine('b');
-    const realRunLeg = a.deps.runLeg;
     a.deps.runLeg = async (spec) => {
       await bLegStarted.promise;
-      return realRunLeg(spec);
+      return instantAgent(spec);
     };
     b.deps.runLeg = async (spec) => {
       bLegStarted.resolve();
       await aDone.promise;
-      const r = await realRunLeg(spec);
+      const r = await instantAgent(spec);
       h.svc.admin.setStatus(spec.env.SVC_CARD_KEY!, 'done');
       return r;
     };
-    const runA = runDispatch(h.opts({ command: 'auto', keys: [], maxCards: 2 }), a.deps);
+    const runA = runDispatch(h.opts({ command: 'auto', keys: [], maxCards: 2, allowEmpty: true }), a.deps);
     void runA.finally(() => aDone.resolve());
     await expect.poll(runningRuns, { timeout: 10_000 }).toBe(1);
-    const runB = runDispatch(h.opts({ command: 'auto', repo: await makeRepo() }), b.deps);
+    const runB = runDispatch(h.opts({ command: 'auto', repo: await copyRepo(), allowEmpty: true }), b.deps);
     const [sa, sb] = await Promise.all([runA, runB]);
     const context = `A: ${a.seen.join(' | ')}\nB: ${b.seen.join(' | ')}`;
     expect(sa.legs.map((l) => l.key), context).toEqual([a1, a2]);

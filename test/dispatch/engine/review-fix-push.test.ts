@@ -8,14 +8,15 @@ import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import type { BranchPushed } from '../../../src/dispatch/lifecycle/types.js';
 import { runPaths } from '../../../src/dispatch/state.js';
 import { run } from '../../support/cli.js';
-import { addBareOrigin, commitOnRemoteOnly, refOf } from './git-remote.js';
+import { commitOnRemoteOnly, copyRepoWithOrigin, refOf } from './git-remote.js';
 import { COMMITTING_AGENT, startHarness, type Harness } from './harness.js';
 
 let h: Harness;
 let origin: string;
 beforeEach(async () => {
-  h = await startHarness();
-  origin = await addBareOrigin(h.repo);
+  const copy = await copyRepoWithOrigin();
+  h = await startHarness({ repo: copy.repo });
+  origin = copy.origin;
 });
 afterEach(async () => {
   await h.close();

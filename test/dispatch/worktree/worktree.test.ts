@@ -14,6 +14,7 @@ import {
   prepareWorktree,
   pruneWorktrees,
 } from '../../../src/dispatch/worktree.js';
+import { copyRepo } from '../../support/repo-template.js';
 
 let repo: string;
 
@@ -21,12 +22,18 @@ function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8' }).trim();
 }
 
+// One repository with README.md committed on main, built once and copied per test.
+async function buildRepo(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-wt-'));
+  git(dir, 'init', '-q', '-b', 'main');
+  await writeFile(join(dir, 'README.md'), 'hello\n');
+  git(dir, 'add', 'README.md');
+  git(dir, 'commit', '-q', '-m', 'root');
+  return dir;
+}
+
 beforeEach(async () => {
-  repo = await realpath(await mkdtemp(join(tmpdir(), 'svc-wt-')));
-  git(repo, 'init', '-q', '-b', 'main');
-  await writeFile(join(repo, 'README.md'), 'hello\n');
-  git(repo, 'add', 'README.md');
-  git(repo, 'commit', '-q', '-m', 'root');
+  repo = await realpath(await copyRepo('readme', buildRepo));
 });
 afterEach(async () => {
   await rm(repo, { recursive: true, force: true });
