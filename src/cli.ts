@@ -4,9 +4,10 @@
 import type { Command } from 'commander';
 import type { ConfigStore } from './commands/config/store.js';
 import type { Context, GlobalOptions } from './commands/context.js';
-import { EXIT, exitCodeOf } from './commands/exit-codes.js';
+import { EXIT } from './commands/exit-codes.js';
 import { buildProgram } from './commands/program.js';
 import { Interrupted, trapSignals } from './dispatch/signals.js';
+import { reportError } from './report-error.js';
 
 declare const __SVC_VERSION__: string | undefined;
 const version = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-dev';
@@ -83,28 +84,9 @@ try {
   await program.parseAsync(process.argv);
   process.exitCode = built?.interrupts.reason() ? interruptedCode() : (built?.exitCode ?? EXIT.ok);
 } catch (error) {
-  process.exitCode = report(error);
+  process.exitCode = reportError(error, (text) => process.stderr.write(text), built?.globals.verbose);
 }
 
 function interruptedCode() {
   return received() === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint;
-}
-
-function report(error: unknown): number {
-  const e = error as { code?: string; exitCode?: number; message?: string };
-  if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
-    // Help and version end "with an error" in commander's exitOverride; they are successes.
-    if (e.exitCode === 0 || e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return EXIT.ok;
-    return EXIT.usage;
-  }
-  const message = (e.message ?? String(error)).split('\n')[0];
-  process.stderr.write(`svc: ${message}\n`);
-  if (built?.globals.verbose && error instanceof Error && error.stack && !isUserFacing(error)) {
-    process.stderr.write(`${error.stack}\n`);
-  }
-  return exitCodeOf(error);
-}
-
-function isUserFacing(error: unknown) {
-  return typeof (error as { exitCode?: unknown }).exitCode === 'number' || typeof (error as { status?: unknown }).status === 'number';
 }
