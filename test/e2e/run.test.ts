@@ -1,8 +1,12 @@
 // The walking skeleton, as a user runs it: `svc server` in one process, `svc run KEY` in another,
-// a fake agent in a worktree; the run record on the service tells what happened.
+// a fake agent in a worktree; the run record on the service tells what happened. The runs spawn
+// the real bin/svc.js (side by side: each has its own cards and repository); the checks of bad
+// input and of --dry-run run the same command tree in-process (test/support/program.ts), against
+// the same server.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { DispatchRun } from '../../src/contract/types.js';
 import { isolatedEnv, makeRepo, run, runCli, type CliEnv } from '../support/cli.js';
+import { runProgram } from '../support/program.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 const COMMIT = 'sh -c "echo done > $SVC_CARD_KEY.txt && git add -A && git -c user.name=a -c user.email=a@example.invalid commit -qm \\"$SVC_CARD_KEY: done\\""';
@@ -13,6 +17,13 @@ const outputs: string[] = [];
 
 async function svc(args: string[], cwd?: string) {
   const r = await runCli(args, { env, cwd });
+  outputs.push(r.stdout, r.stderr);
+  return r;
+}
+
+/** The same, in-process. */
+async function inProcess(args: string[], cwd?: string) {
+  const r = await runProgram(args, { env, cwd });
   outputs.push(r.stdout, r.stderr);
   return r;
 }
@@ -29,7 +40,7 @@ afterAll(async () => {
   for (const text of outputs) expect(text).not.toContain(server.token);
 });
 
-describe('svc run KEY end to end', () => {
+describe.concurrent('svc run KEY end to end', () => {
   test('an agent that commits: implemented, run completed/succeeded, exit 0', async () => {
     const repo = await makeRepo();
     const r = await svc(['run', 'DEMO-6', '--agent-cmd', COMMIT, '--repo', repo, '--json']);
@@ -80,19 +91,19 @@ describe('svc run KEY end to end', () => {
     [['run', 'DEMO-6', '--agent-cmd', 'true', '--idle-timeout', 'soon'], 2, /invalid duration/],
     [['run', 'DEMO-999', '--agent-cmd', 'true'], 4, /DEMO-999/],
   ])('bad input %j → exit %i with one line', async (args, code, message) => {
-    const r = await svc(args, await makeRepo());
+    const r = await inProcess(args, await makeRepo());
     expect(r.code).toBe(code);
     expect(r.stderr).toMatch(message);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });
 
   test('--dry-run prints the card set with skip reasons and opens nothing', async () => {
-    const before = (await svc(['api', 'GET', '/projects/DEMO/work-items/count'])).stdout;
-    const r = await svc(['run_scope', 'DEMO-1', '--dry-run']);
+    const before = (await inProcess(['api', 'GET', '/projects/DEMO/work-items/count'])).stdout;
+    const r = await inProcess(['run_scope', 'DEMO-1', '--dry-run']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/DEMO-3/);
     expect(r.stdout).toMatch(/DEMO-4/);
-    expect((await svc(['api', 'GET', '/projects/DEMO/work-items/count'])).stdout).toBe(before);
+    expect((await inProcess(['api', 'GET', '/projects/DEMO/work-items/count'])).stdout).toBe(before);
   });
 });
 

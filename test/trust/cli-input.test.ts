@@ -1,10 +1,14 @@
 // Bad input to the CLI (issue 8): malformed keys, unknown commands and flags, bad flag values, a
 // base URL that is not HTTP(S), unusable tokens, and answers from the service that are not the
 // JSON the contract promises (an HTML 500 from a gateway, a body cut short, HTML where JSON was
-// due) — through the real `bin/svc.js` and a fault proxy in front of the local service. Each must
-// end with ONE line on stderr (no stack trace) and the exit code of DISPATCH.md §2.
+// due) — through a fault proxy in front of the local service. Each must end with ONE line on
+// stderr (no stack trace) and the exit code of DISPATCH.md §2.
+// Every case runs the whole command tree in-process (test/support/program.ts: the real parser,
+// in-memory streams, the entry's own error reporting); one case of each kind also runs through the
+// real `bin/svc.js`, where the entry, the bundle and a closed pipe are what is proved.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { isolatedEnv, runCli, type CliEnv } from '../support/cli.js';
+import { isolatedEnv, runCli, type CliEnv, type CliResult } from '../support/cli.js';
+import { runProgram } from '../support/program.js';
 import { startFaultProxy, type FaultProxy, type FaultRule } from '../support/fault-proxy.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { STACK_FRAME } from './support.js';
@@ -36,8 +40,12 @@ function expectOneLine(stderr: string): void {
   expect(stderr).not.toContain(s.token);
 }
 
-describe('bad input to the CLI: one line and the documented exit code', () => {
-  test.each<[string, number, string[], RegExp]>([
+/** `svc ARGS` in-process, with the test's environment (or `over` on top of it). */
+function svc(args: string[], over: CliEnv = {}) {
+  return runProgram(args, { env: { ...env, ...over } });
+}
+
+const BAD_INPUT: [string, number, string[], RegExp][] = [
     ['unknown command', 2, ['frobnicate'], /unknown command/],
     ['unknown subcommand', 2, ['items', 'frobnicate'], /unknown command|frobnicate/],
     ['unknown flag', 2, ['run', 'PROJ-1', '--frob', '--agent-cmd', 'true'], /unknown option/],
@@ -59,27 +67,31 @@ describe('bad input to the CLI: one line and the documented exit code', () => {
     ['javascript base URL', 2, ['--base-url', 'javascript:alert(1)', 'whoami'], /http|URL/],
     ['base URL without a scheme', 2, ['--base-url', '127.0.0.1:8080', 'whoami'], /http|URL/],
     ['base URL that is no URL', 2, ['--base-url', 'not a url', 'whoami'], /URL/],
-  ])('%s → exit %i', async (_name, code, args, message) => {
-    const r = await runCli(args, { env });
+];
+
+const BAD_TOKENS: [string, number, Record<string, string | undefined>][] = [
+    ['a token without the svc_pat_ prefix', 3, { SVC_TOKEN: 'ghp_0123456789abcdef0123456789abcdef0123' }],
+    ['an empty token', 3, { SVC_TOKEN: '' }],
+    ['no token at all', 3, { SVC_TOKEN: undefined }],
+    ['a well-formed token the service does not know', 3, { SVC_TOKEN: `svc_pat_${'Q'.repeat(32)}` }],
+];
+
+describe('bad input to the CLI: one line and the documented exit code', () => {
+  test.each(BAD_INPUT)('%s → exit %i', async (_name, code, args, message) => {
+    const r = await svc(args);
     expect(r.code, r.stderr).toBe(code);
     expect(r.stderr).toMatch(message);
     expectOneLine(r.stderr);
   });
 
-  test.each<[string, number, Record<string, string | undefined>]>([
-    ['a token without the svc_pat_ prefix', 3, { SVC_TOKEN: 'ghp_0123456789abcdef0123456789abcdef0123' }],
-    ['an empty token', 3, { SVC_TOKEN: '' }],
-    ['no token at all', 3, { SVC_TOKEN: undefined }],
-    ['a well-formed token the service does not know', 3, { SVC_TOKEN: `svc_pat_${'Q'.repeat(32)}` }],
-  ])('%s → exit %i', async (_name, code, over) => {
-    const r = await runCli(['whoami'], { env: { ...env, ...over } });
+  test.each(BAD_TOKENS)('%s → exit %i', async (_name, code, over) => {
+    const r = await svc(['whoami'], over);
     expect(r.code, r.stderr).toBe(code);
     expectOneLine(r.stderr);
   });
 });
 
-describe('answers that are not the JSON the contract promises', () => {
-  const cases: [string, number, FaultRule['fault'], string[]][] = [
+const BAD_ANSWERS: [string, number, FaultRule['fault'], string[]][] = [
     ['an HTML 500 from a gateway, on a read (retried, then given up)', 5, { kind: 'html-500' }, ['whoami']],
     ['an HTML 500 on a write (not retried)', 5, { kind: 'html-500' }, ['items', 'create', '--kind', 'task', '--title', 'x']],
     ['a body cut short', 5, { kind: 'truncate' }, ['whoami']],
@@ -92,11 +104,13 @@ describe('answers that are not the JSON the contract promises', () => {
     ['a 503 that never ends', 5, { kind: 'status', status: 503 }, ['whoami']],
     ['a 429 whose reset lies past --max-wait', 5, { kind: 'rate-limit', resetInMs: 30_000 }, ['whoami']],
     ['a reset on every attempt', 5, { kind: 'reset-before' }, ['whoami']],
-  ];
-  test.each(cases)('%s → exit %i', async (_name, code, fault, args) => {
+];
+
+describe('answers that are not the JSON the contract promises', () => {
+  test.each(BAD_ANSWERS)('%s → exit %i', async (_name, code, fault, args) => {
     proxy.setPlan([{ path: /^\/api\/v1\//, fault }]);
     try {
-      const r = await runCli(args, { env, timeoutMs: 30_000 });
+      const r = await svc(args);
       expect(r.code, r.stderr).toBe(code);
       expectOneLine(r.stderr);
       expect(r.stdout).toBe('');
@@ -110,7 +124,7 @@ describe('answers that are not the JSON the contract promises', () => {
   test('JSON of the wrong shape with a 200 → exit 5', async () => {
     proxy.setPlan([{ path: /^\/api\/v1\//, fault: { kind: 'status', status: 200, body: '"just a string"' } }]);
     try {
-      const r = await runCli(['whoami'], { env });
+      const r = await svc(['whoami']);
       expect(r.code, r.stderr).toBe(5);
       expectOneLine(r.stderr);
     } finally {
@@ -119,7 +133,7 @@ describe('answers that are not the JSON the contract promises', () => {
   });
 
   test('a real key still works through the same proxy (the plan above is what failed)', async () => {
-    const r = await runCli(['items', 'show', key, '--json'], { env });
+    const r = await svc(['items', 'show', key, '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ key });
   });
@@ -128,7 +142,7 @@ describe('answers that are not the JSON the contract promises', () => {
 describe('run ids given to local commands', () => {
   // `svc logs ../../etc` is bad input (exit 2), not an unexpected error.
   test('a run id that climbs out of the state folder → exit 2', async () => {
-    const r = await runCli(['logs', '../../etc'], { env });
+    const r = await svc(['logs', '../../etc']);
     expect(r.code, r.stderr).toBe(2);
     expectOneLine(r.stderr);
   });
@@ -146,5 +160,37 @@ describe('a closed stdout', () => {
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     await new Promise((done) => child.on('close', done));
     expect(stderr).not.toMatch(STACK_FRAME);
+  });
+});
+
+describe('through the real bin/svc.js: one case of each kind', () => {
+  // The entry (cli.ts) maps errors to lines and codes for a user; the in-process runs above share
+  // its reportError, and these prove the built bundle and its process end the same way.
+  const pick = <T extends [string, ...unknown[]]>(table: T[], name: string): T => table.find((c) => c[0] === name)!;
+  const spawned = (args: string[], over: CliEnv = {}): Promise<CliResult> => runCli(args, { env: { ...env, ...over }, timeoutMs: 30_000 });
+
+  test.each([pick(BAD_INPUT, 'unknown flag'), pick(BAD_INPUT, 'lower-case key'), pick(BAD_INPUT, 'ftp base URL')])('%s → exit %i', async (_name, code, args, message) => {
+    const r = await spawned(args);
+    expect(r.code, r.stderr).toBe(code);
+    expect(r.stderr).toMatch(message);
+    expectOneLine(r.stderr);
+  });
+
+  test.each([pick(BAD_TOKENS, 'no token at all')])('%s → exit %i', async (_name, code, over) => {
+    const r = await spawned(['whoami'], over);
+    expect(r.code, r.stderr).toBe(code);
+    expectOneLine(r.stderr);
+  });
+
+  test.each([pick(BAD_ANSWERS, 'an HTML 500 on a write (not retried)'), pick(BAD_ANSWERS, 'HTML with a 404')])('%s → exit %i', async (_name, code, fault, args) => {
+    proxy.setPlan([{ path: /^\/api\/v1\//, fault }]);
+    try {
+      const r = await spawned(args);
+      expect(r.code, r.stderr).toBe(code);
+      expectOneLine(r.stderr);
+      expect(r.stdout).toBe('');
+    } finally {
+      proxy.setPlan([]);
+    }
   });
 });

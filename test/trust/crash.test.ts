@@ -142,30 +142,37 @@ describe('kill -9 at random points, then svc runs recover', () => {
     expect(journalOf(join(home, 'state'), runId!).journal.closed).toEqual({ stopReason: 'completed', status: 'succeeded' });
   });
 
+  // The kills go four at a time (each its own home, cards and repository): a run mostly waits on
+  // its agents, so side by side they cost little more than one. Every run of a batch is recovered
+  // before any is checked, so "left running on the service" still means what it did.
   test(`${KILLS} kills at seeded moments (seed ${SEED}): recover leaves the service agreeing with every journal, every run closed`, async () => {
     const r = rng(SEED);
     const report: string[] = [];
-    for (let k = 0; k < KILLS; k++) {
-      const home = mkdtempSync(join(tmpdir(), 'svc-crash-home-'));
-      const env = envFor(home);
-      const stateDir = join(home, 'state');
+    // Anywhere from the start-up to past the end of a normal run (drawn in order, as before).
+    const moments = Array.from({ length: KILLS }, () => r.int(20, Math.round(fullRunMs * 1.1)));
+    for (let first = 0; first < KILLS; first += 4) {
+      const batch = moments.slice(first, first + 4).map((killAt, i) => ({ k: first + i, killAt, home: mkdtempSync(join(tmpdir(), 'svc-crash-home-')) }));
       const before = new Set(rowsOf(db).map((x) => x.id));
-      // Anywhere from the start-up to past the end of a normal run.
-      const killAt = r.int(20, Math.round(fullRunMs * 1.1));
-      const run = spawnRun(env, ['run', ...cards(5), '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', await makeRepo()]);
-      await new Promise((resolve) => setTimeout(resolve, killAt));
-      run.child.kill('SIGKILL');
-      const ended = await run.done;
-      const recovered = await runCli(['runs', 'recover'], { env });
-      const where = `kill #${k} at ${killAt} ms (seed ${SEED}, replay: SVC_TRUST_SEED=${SEED}; ended ${ended.signal ?? ended.code}; recover exit ${recovered.code}: ${recovered.stderr.trim().slice(0, 300)})`;
-      expect(recovered.code, where).toBe(0);
-      const problems = problemsAfter(stateDir, before);
-      expect(problems, where).toEqual([]);
-      const runs = runIdsIn(stateDir);
-      report.push(`${killAt}ms→${runs.length ? rowsOf(db).find((x) => x.id === runs[0])?.stop_reason : 'no run'}`);
+      const ended = await Promise.all(batch.map(async ({ killAt, home }) => {
+        const run = spawnRun(envFor(home), ['run', ...cards(5), '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', await makeRepo()]);
+        await new Promise((resolve) => setTimeout(resolve, killAt));
+        run.child.kill('SIGKILL');
+        return run.done;
+      }));
+      const recovered = await Promise.all(batch.map(({ home }) => runCli(['runs', 'recover'], { env: envFor(home) })));
+      for (const [i, { k, killAt, home }] of batch.entries()) {
+        const stateDir = join(home, 'state');
+        const where = `kill #${k} at ${killAt} ms (seed ${SEED}, replay: SVC_TRUST_SEED=${SEED}; ended ${ended[i]!.signal ?? ended[i]!.code}; recover exit ${recovered[i]!.code}: ${recovered[i]!.stderr.trim().slice(0, 300)})`;
+        expect(recovered[i]!.code, where).toBe(0);
+        const problems = problemsAfter(stateDir, before);
+        expect(problems, where).toEqual([]);
+        const runs = runIdsIn(stateDir);
+        report.push(`${killAt}ms→${runs.length ? rowsOf(db).find((x) => x.id === runs[0])?.stop_reason : 'no run'}`);
+      }
       // A second recover finds nothing left to do.
-      const again = await runCli(['runs', 'recover', '--json'], { env });
-      expect(again.code, again.stderr).toBe(0);
+      for (const again of await Promise.all(batch.map(({ home }) => runCli(['runs', 'recover', '--json'], { env: envFor(home) })))) {
+        expect(again.code, again.stderr).toBe(0);
+      }
     }
     console.log(`crash kills (seed ${SEED}): ${report.join(', ')}`);
   }, byMode(90_000, 600_000));

@@ -9,7 +9,10 @@
 // The proxy's plan keeps HTML 500s off the open and the close (a 500 on a write is not retried,
 // DISPATCH §5); the targeted tests at the end put each ambiguous fault, the HTML 500 included, on
 // the close and check that the invocation still closes the run right.
-import { afterEach, describe, expect, test } from 'vitest';
+//
+// Every test has a world of its own (service, proxy, state folder), so the tests run side by side:
+// their time is retry waits (a 429's reset is whole seconds) and agents starting, not CPU.
+import { describe, expect, test, type TestContext } from 'vitest';
 import type { FaultRule } from '../support/fault-proxy.js';
 import { byMode, rng, seedsFor } from './support.js';
 import {
@@ -19,11 +22,12 @@ import {
 const CARDS = byMode(20, 200);
 const SEEDS = seedsFor(7, byMode(3, 20));
 
-let world: SoakWorld | null = null;
-afterEach(async () => {
-  await world?.close();
-  world = null;
-});
+/** A world for the test `t` (its own context: concurrent tests have no "current" one), closed when it ends. */
+async function worldFor(t: TestContext, opts: Parameters<typeof startSoakWorld>[0]): Promise<SoakWorld> {
+  const w = await startSoakWorld(opts);
+  t.onTestFinished(() => w.close());
+  return w;
+}
 
 const ANY = /^\/api\/v1\//;
 const EVENTS = /^\/api\/v1\/dispatch-runs\/[^/]+\/events$/;
@@ -70,10 +74,10 @@ function caseFor(seed: number, keys: string[]): Case {
   return { command: r.pick(['batch', 'run'] as const), onFailure: r.chance(0.7) ? 'continue' : 'halt', parallel: r.pick([1, 1, 2, 3]), failKeys };
 }
 
-describe('fault soak: service stream = journal, one run per invocation, the right close', () => {
-  test.each(SEEDS)(`seed %i: ${CARDS}-card run through the fault proxy`, async (seed) => {
+describe.concurrent('fault soak: service stream = journal, one run per invocation, the right close', () => {
+  test.for(SEEDS)(`seed %i: ${CARDS}-card run through the fault proxy`, { timeout: byMode(120_000, 600_000) }, async (seed, t) => {
     const plan = planFor(seed, Math.max(1, CARDS / 20));
-    const w = (world = await startSoakWorld({ seed, plan: plan.rules }));
+    const w = await worldFor(t, { seed, plan: plan.rules });
     const keys = Array.from({ length: CARDS }, (_, i) =>
       w.svc.admin.createWorkItem({ projectKey: w.svc.projectKey, kind: 'task', title: `Card ${i + 1}`, type: 'chore' }).key);
     const c = caseFor(seed, keys);
@@ -109,12 +113,12 @@ describe('fault soak: service stream = journal, one run per invocation, the righ
     if (c.onFailure === 'continue') expect(last.size, context).toBe(CARDS);
     // The faults really happened (the soak is not vacuous).
     expect(faults.length, context).toBeGreaterThan(0);
-  }, byMode(120_000, 600_000));
+  });
 });
 
-describe('an ambiguous fault on the close itself', () => {
-  async function closeUnder(fault: FaultRule['fault']) {
-    const w = (world = await startSoakWorld({ seed: 1 }));
+describe.concurrent('an ambiguous fault on the close itself', () => {
+  async function closeUnder(t: TestContext, fault: FaultRule['fault']) {
+    const w = await worldFor(t, { seed: 1 });
     const keys = Array.from({ length: 3 }, (_, i) => w.svc.admin.createWorkItem({ projectKey: w.svc.projectKey, kind: 'task', title: `C${i}`, type: 'chore' }).key);
     w.proxy.setPlan([{ method: 'POST', path: /\/close$/, times: 1, fault }]);
     const summary = await runSoak(w, soakOptions(w, { command: 'run', keys }));
@@ -134,8 +138,8 @@ describe('an ambiguous fault on the close itself', () => {
 
   // Whatever the invocation concluded, the journal recorded the close it meant to send, and
   // `svc runs recover` leaves the service closed right and in agreement with the journal.
-  test.each(AMBIGUOUS_CLOSES)('%s: after recover, the service is closed right and agrees with the journal', async (_name, fault) => {
-    const { w, summary } = await closeUnder(fault);
+  test.for(AMBIGUOUS_CLOSES)('%s: after recover, the service is closed right and agrees with the journal', async ([_name, fault], t) => {
+    const { w, summary } = await closeUnder(t, fault);
     const rows = runRows(w);
     expect(rows).toHaveLength(1);
     const runId = rows[0]!.id;
@@ -151,8 +155,8 @@ describe('an ambiguous fault on the close itself', () => {
   // the close, closes again if the close did not land, and ends with the exit the run deserves and
   // the journal closed (until eb55467 it exited 5 and, when the close had not landed, left the run
   // `running` on the service until recover).
-  test.each(AMBIGUOUS_CLOSES)('%s: the invocation itself closes the run right (exit 0, journal closed)', async (_name, fault) => {
-    const { w, summary } = await closeUnder(fault);
+  test.for(AMBIGUOUS_CLOSES)('%s: the invocation itself closes the run right (exit 0, journal closed)', async ([_name, fault], t) => {
+    const { w, summary } = await closeUnder(t, fault);
     expect(runRows(w)[0]).toMatchObject({ status: 'succeeded', stop_reason: 'completed' });
     expect(summary.exitCode).toBe(0);
     expect(journalOf(w.stateDir, summary.runId!).journal.closed).toMatchObject({ status: 'succeeded', stopReason: 'completed' });

@@ -14,7 +14,7 @@ import { selfMark } from '../../src/dispatch/run-lock.js';
 import { BIN, isolatedEnv, makeRepo, run as run_, runCli, type CliEnv } from '../support/cli.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { rowsOf } from './soak-harness.js';
-import { waitFor } from './support.js';
+import { readJournal, waitFor } from './support.js';
 
 let server: ServerProcess;
 let db: Database;
@@ -102,7 +102,8 @@ function liveMembers(pgid: number): string[] {
 
 const statusOf = (runId: string) => rowsOf(db).find((r) => r.id === runId);
 
-describe('recover and prune beside a live run', () => {
+// Each has its own home, card and repository, and mostly waits on processes: side by side.
+describe.concurrent('recover and prune beside a live run', () => {
   test('recover skips the locked run and prune keeps its worktree; both say why; the run then closes normally', async () => {
     const home = mkdtempSync(join(tmpdir(), 'svc-live-home-'));
     const { env, repo, key, run, runId } = await liveRun(home);
@@ -129,6 +130,13 @@ describe('recover and prune beside a live run', () => {
     const home = mkdtempSync(join(tmpdir(), 'svc-live-home-'));
     const { env, repo, key, run, runId } = await liveRun(home, ['--idempotency-key', 'ci-job-7']);
     const journal = join(home, 'state', 'runs', runId, 'journal.jsonl');
+    // The live run's own stream settles first (its first event acked): under load that ack landed
+    // after the read below, and looked like a write by the second invocation.
+    const settled = () => {
+      const view = readJournal(journal);
+      return view.events.length > 0 && view.acks.some((a) => a.n === view.events.length);
+    };
+    await waitFor('the live run\'s events to be acked', settled, 20_000);
     const before = readFileSync(journal, 'utf8');
     const second = await runCli(['run', key, '--agent-cmd', stubbornAgent, '--allow-empty', '--idempotency-key', 'ci-job-7', '--repo', repo], { env });
     expect(second.code).toBe(1);

@@ -96,61 +96,83 @@ describe('secret hygiene across a representative set of CLI calls', () => {
     const pat = server.token;
 
     // --- a user who logged in (the token lives in the config file only) ---
+    // Calls that do not depend on each other run side by side (all real processes still): the
+    // scan looks at what each left behind, not at their order.
     const user = home();
     expect((await svc(['auth', 'login', '--with-token'], user, { input: `${pat}\n` })).code).toBe(0);
-    expect((await svc(['auth', 'status'], user)).code).toBe(0);
-    expect((await svc(['auth', 'status', '--json'], user)).code).toBe(0);
-    expect((await svc(['config', 'list'], user)).code).toBe(0);
-    expect((await svc(['config', 'list', '--json'], user)).code).toBe(0);
-    expect((await svc(['whoami', '--verbose'], user)).code).toBe(0);
-    expect((await svc(['api', 'GET', '/me', '--verbose'], user)).code).toBe(0);
-
-    // A local run whose agent prints token shapes and its environment, with --send-logs.
-    const repo = await makeRepo();
     const reports = join(user.HOME!, 'reports');
-    const ran = await svc(['run', 'DEMO-6', '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', repo, '--verbose', '--json',
-      ...['junit', 'markdown', 'html', 'json'].flatMap((f) => ['--report', `${f}:${reports}/run.${f}`])], user);
-    expect(ran.code, ran.stderr).toBe(0);
-    const runId = (JSON.parse(ran.stdout) as { runId: string }).runId;
-    expect((await svc(['runs', 'show', runId], user)).code).toBe(0);
-    expect((await svc(['runs', 'show', runId, '--json'], user)).code).toBe(0);
-    expect((await svc(['logs', runId], user)).code).toBe(0);
-    expect((await svc(['logs', runId, 'DEMO-6', '--json'], user)).code).toBe(0);
-    expect((await svc(['runs', 'recover'], user)).code).toBe(0);
-    for (const f of ['junit', 'markdown', 'html', 'json']) expect((await svc(['runs', 'report', runId, '--format', f], user)).code).toBe(0);
+
+    const reads = async () => {
+      expect((await svc(['auth', 'status'], user)).code).toBe(0);
+      expect((await svc(['auth', 'status', '--json'], user)).code).toBe(0);
+      expect((await svc(['config', 'list'], user)).code).toBe(0);
+      expect((await svc(['config', 'list', '--json'], user)).code).toBe(0);
+      expect((await svc(['whoami', '--verbose'], user)).code).toBe(0);
+      expect((await svc(['api', 'GET', '/me', '--verbose'], user)).code).toBe(0);
+    };
 
     // Failing calls: a missing item, an unknown path, a refused token, a bad flag.
-    expect((await svc(['items', 'show', 'DEMO-999', '--verbose'], user)).code).toBe(4);
-    expect((await svc(['api', 'GET', '/nope', '--verbose'], user)).code).toBe(2);
-    expect((await svc(['api', 'GET', '/work-items/DEMO-999', '--verbose'], user)).code).toBe(4);
-    expect((await svc(['whoami', '--verbose'], home({ SVC_TOKEN: `svc_pat_${'Z'.repeat(32)}` }))).code).toBe(3);
-    expect((await svc(['run', 'DEMO-6', '--frob'], user)).code).toBe(2);
+    const failures = async () => {
+      expect((await svc(['items', 'show', 'DEMO-999', '--verbose'], user)).code).toBe(4);
+      expect((await svc(['api', 'GET', '/nope', '--verbose'], user)).code).toBe(2);
+      expect((await svc(['api', 'GET', '/work-items/DEMO-999', '--verbose'], user)).code).toBe(4);
+      expect((await svc(['whoami', '--verbose'], home({ SVC_TOKEN: `svc_pat_${'Z'.repeat(32)}` }))).code).toBe(3);
+      expect((await svc(['run', 'DEMO-6', '--frob'], user)).code).toBe(2);
+    };
+
+    // A local run whose agent prints token shapes and its environment, with --send-logs; then
+    // what reads it back, and (once recover has looked at the user's runs) a hosted run.
+    const local = async () => {
+      const repo = await makeRepo();
+      const ran = await svc(['run', 'DEMO-6', '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', repo, '--verbose', '--json',
+        ...['junit', 'markdown', 'html', 'json'].flatMap((f) => ['--report', `${f}:${reports}/run.${f}`])], user);
+      expect(ran.code, ran.stderr).toBe(0);
+      const runId = (JSON.parse(ran.stdout) as { runId: string }).runId;
+      const codes = await Promise.all([
+        svc(['runs', 'show', runId], user),
+        svc(['runs', 'show', runId, '--json'], user),
+        svc(['logs', runId], user),
+        svc(['logs', runId, 'DEMO-6', '--json'], user),
+        ...['junit', 'markdown', 'html', 'json'].map((f) => svc(['runs', 'report', runId, '--format', f], user)),
+      ]);
+      for (const r of codes) expect(r.code, r.stderr).toBe(0);
+      expect((await svc(['runs', 'recover'], user)).code).toBe(0);
+      return runId;
+    };
 
     // --- a CI job with SVC_TOKEN in its environment, running with --send-logs ---
     const ci = home({ SVC_TOKEN: pat });
-    const ciRun = await svc(['run', 'DEMO-3', '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', await makeRepo(), '--json'], ci);
-    expect(ciRun.code, ciRun.stderr).toBe(0);
-    const ciRunId = (JSON.parse(ciRun.stdout) as { runId: string }).runId;
+    const ciJob = async () => {
+      const ciRun = await svc(['run', 'DEMO-3', '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', await makeRepo(), '--json'], ci);
+      expect(ciRun.code, ciRun.stderr).toBe(0);
+      return (JSON.parse(ciRun.stdout) as { runId: string }).runId;
+    };
 
     // --- a hosted run: a person opens it, the platform mints its credential, the runner executes it ---
-    const made = await svc(['api', 'POST', '/projects/DEMO/work-items', '--input', '-', '--json'], user, {
-      input: JSON.stringify({ kind: 'task', type: 'chore', title: 'Hosted card', targetRepositories: ['acme/widgets'] }),
-    });
-    expect(made.code, made.stderr).toBe(0);
-    const hostedKey = (JSON.parse(made.stdout) as { key: string }).key;
-    const opened = await svc(['run', hostedKey, '--hosted', '--json'], user);
-    expect(opened.code, opened.stderr).toBe(0);
-    const hostedRunId = (JSON.parse(opened.stdout) as { run: { id: string } }).run.id;
-    // `server run-token` shows the credential once, by design (the platform's channel): not scanned.
-    const minted = await runCli(['server', 'run-token', hostedRunId, '--db', server.db], { env: isolatedEnv() });
-    expect(minted.code, minted.stderr).toBe(0);
-    const runToken = minted.stdout.trim();
     const workspace = join(root, 'work');
-    mkdirSync(workspace, { recursive: true });
-    const runner = home({ SVC_RUN_ID: hostedRunId, SVC_RUN_TOKEN: runToken, GIT_AUTHOR_NAME: 'runner', GIT_AUTHOR_EMAIL: 'runner@example.invalid' });
-    delete runner.SVC_PROJECT;
-    const attached = await svc(['attach', '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--json'], runner, { cwd: workspace });
-    expect(attached.code, attached.stderr).toBe(0);
+    const hosted = async () => {
+      const made = await svc(['api', 'POST', '/projects/DEMO/work-items', '--input', '-', '--json'], user, {
+        input: JSON.stringify({ kind: 'task', type: 'chore', title: 'Hosted card', targetRepositories: ['acme/widgets'] }),
+      });
+      expect(made.code, made.stderr).toBe(0);
+      const hostedKey = (JSON.parse(made.stdout) as { key: string }).key;
+      const opened = await svc(['run', hostedKey, '--hosted', '--json'], user);
+      expect(opened.code, opened.stderr).toBe(0);
+      const hostedRunId = (JSON.parse(opened.stdout) as { run: { id: string } }).run.id;
+      // `server run-token` shows the credential once, by design (the platform's channel): not scanned.
+      const minted = await runCli(['server', 'run-token', hostedRunId, '--db', server.db], { env: isolatedEnv() });
+      expect(minted.code, minted.stderr).toBe(0);
+      const runToken = minted.stdout.trim();
+      mkdirSync(workspace, { recursive: true });
+      const runner = home({ SVC_RUN_ID: hostedRunId, SVC_RUN_TOKEN: runToken, GIT_AUTHOR_NAME: 'runner', GIT_AUTHOR_EMAIL: 'runner@example.invalid' });
+      delete runner.SVC_PROJECT;
+      const attached = await svc(['attach', '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--json'], runner, { cwd: workspace });
+      expect(attached.code, attached.stderr).toBe(0);
+      return { hostedRunId, runToken };
+    };
+
+    const localRun = local();
+    const [runId, ciRunId, { hostedRunId, runToken }] = await Promise.all([localRun, ciJob(), localRun.then(hosted), reads(), failures()]);
 
     // ------------------------------------------------------------------ the scan
     const secrets = [pat, runToken];

@@ -18,7 +18,8 @@ function piped(args: string[], reader: string): Promise<{ code: number; stderr: 
   );
 }
 
-describe('a reader that goes away', () => {
+// Every case is its own pipeline: side by side.
+describe.concurrent('a reader that goes away', () => {
   test.each([
     [['help', 'exit-codes'], 'true'],
     [['help', 'exit-codes'], 'head -1'],
@@ -31,7 +32,7 @@ describe('a reader that goes away', () => {
   });
 });
 
-describe('svc help', () => {
+describe.concurrent('svc help', () => {
   test('reads down the tree: svc help items list is svc items list --help', async () => {
     const r = await piped(['help', 'items', 'list'], 'cat');
     expect(r.code, r.stderr).toBe(0);

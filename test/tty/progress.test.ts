@@ -1,19 +1,33 @@
 // The dispatch progress view as a person sees it: `svc run KEY` on a real terminal (tmux) against a
 // spawned `svc server`, with a fake agent that works for about two seconds and commits. Then the
 // same command piped, and the colour switches (NO_COLOR, FORCE_COLOR, --no-color, CI).
+// Only what needs a terminal runs `bin/svc.js` on one; what a pipe sees (a stream that is no TTY)
+// runs the command tree in-process (test/support/program.ts) against the same server, with the same
+// environment, so a check costs no node start-up.
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { DispatchRun } from '../../src/contract/types.js';
+import { createAdmin } from '../../src/server/admin.js';
+import { openDatabase, type Database } from '../../src/server/db.js';
+import { MODULES } from '../../src/server/modules.js';
 import { isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
+import { runProgram } from '../support/program.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { requireTmux, openTerminal, type Terminal } from './terminal.js';
 
 const AGENT = `${process.execPath} ${resolve(import.meta.dirname, 'fixtures/slow-commit.mjs')}`;
+/**
+ * An agent that only commits, where how long a leg takes is not what a test looks at (colour
+ * switches, the --json document, a table). Where a spinner must NOT show, the slow one stays: a leg
+ * that ended before ora had loaded would never have drawn one anyway.
+ */
+const QUICK_AGENT = 'sh -c "echo done > $SVC_CARD_KEY.txt && git add -A && git -c user.name=a -c user.email=a@example.invalid commit -qm \\"$SVC_CARD_KEY: done\\""';
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
 const SGR = /\x1b\[[\d;]*m/;
 const ESC = /\x1b/;
 
 let server: ServerProcess;
+let db: Database;
 const terminals: Terminal[] = [];
 const printed: string[] = [];
 
@@ -22,11 +36,19 @@ function userEnv(extra: CliEnv = {}): CliEnv {
   return isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO', NO_COLOR: undefined, FORCE_COLOR: undefined, ...extra });
 }
 
-/** A fresh task for each run, so every test runs a card nobody ran before. */
-async function freshTask(title: string): Promise<string> {
-  const r = await runCli(['items', 'create', '--kind', 'task', '--title', title, '--json'], { env: userEnv() });
-  expect(r.code, r.stderr).toBe(0);
-  return (JSON.parse(r.stdout) as { key: string }).key;
+/**
+ * A fresh task for each run, so every test runs a card nobody ran before: written through the
+ * service's own admin functions into the server's database (`items create` is tested in test/cli).
+ */
+function freshTask(title: string): string {
+  return createAdmin(db).createWorkItem({ projectKey: 'DEMO', kind: 'task', title }).key;
+}
+
+/** `svc ARGS` with stdout and stderr that are no terminal (a pipe), in-process. */
+async function piped(args: string[], env: CliEnv = userEnv()) {
+  const r = await runProgram(args, { env });
+  printed.push(r.stdout, r.stderr);
+  return r;
 }
 
 async function onTerminal(args: string[], env: CliEnv): Promise<Terminal> {
@@ -38,10 +60,13 @@ async function onTerminal(args: string[], env: CliEnv): Promise<Terminal> {
 beforeAll(async () => {
   requireTmux();
   server = await startServerProcess();
+  // A second connection to the server's file (WAL, busy timeout), for fixtures.
+  db = openDatabase(server.db, MODULES);
 });
 
 afterAll(async () => {
   await Promise.all(terminals.map((t) => t.close()));
+  db?.close();
   const violations = await server?.stop();
   expect(violations, 'responses that break the contract document').toEqual([]);
   for (const text of printed) expect(text).not.toContain(server.token);
@@ -49,7 +74,7 @@ afterAll(async () => {
 
 describe('on a real terminal', () => {
   test('a spinner with the key and elapsed time, then the persisted ✔ line, then the summary table', async () => {
-    const key = await freshTask('Progress on a terminal');
+    const key = freshTask('Progress on a terminal');
     const t = await onTerminal(['run', key, '--agent-cmd', AGENT, '--heartbeat-interval', '1s'], userEnv());
 
     // While the agent works: one spinner line naming the card and its elapsed time, which grows.
@@ -77,7 +102,7 @@ describe('on a real terminal', () => {
 
     // The run id printed is the run on the service.
     const runId = lines[head]!.match(/^run (run_\w+)/)![1]!;
-    const record = JSON.parse((await runCli(['runs', 'show', runId, '--json'], { env: userEnv() })).stdout) as DispatchRun;
+    const record = JSON.parse((await piped(['runs', 'show', runId, '--json'])).stdout) as DispatchRun;
     expect(record).toMatchObject({ status: 'succeeded', stopReason: 'completed' });
     expect(record.cards).toEqual([expect.objectContaining({ workItemKey: key, disposition: 'implemented' })]);
 
@@ -88,13 +113,14 @@ describe('on a real terminal', () => {
     expect(raw).toMatch(SGR);
   });
 
-  test.each([
+  // Three runs of two seconds each, mostly the agent sleeping: side by side.
+  test.concurrent.each([
     ['NO_COLOR=1', { NO_COLOR: '1' }, [], false],
     ['--no-color', {}, ['--no-color'], false],
     // CI stops the animation only: a CI log viewer that is a terminal may still show colour.
     ['CI=true', { CI: 'true' }, [], true],
   ])('%s on a terminal: plain timestamped lines, no spinner', async (_name, extra, flags, colour) => {
-    const key = await freshTask('Progress without colour');
+    const key = freshTask('Progress without colour');
     const t = await onTerminal(['run', key, '--agent-cmd', AGENT, ...flags], userEnv(extra));
     expect(await t.exited()).toBe(0);
     const raw = t.raw();
@@ -117,16 +143,16 @@ describe('on a real terminal', () => {
     for (const l of lines) expect(l.length).toBeLessThanOrEqual(50);
     expect(lines.some((l) => l.endsWith('…'))).toBe(true);
 
-    const piped = await runCli(['items', 'list'], { env: userEnv() });
-    expect(piped.stdout.split('\n')[0]).toBe('DEMO-1\tepic\ttodo\thigh\tCheckout revamp');
-    expect(piped.stdout).not.toMatch(ESC);
+    const list = await piped(['items', 'list']);
+    expect(list.stdout.split('\n')[0]).toBe('DEMO-1\tepic\ttodo\thigh\tCheckout revamp');
+    expect(list.stdout).not.toMatch(ESC);
   });
 });
 
 describe('tables on a real terminal', () => {
   test('runs show: the run, then an aligned table with a header; piped, plain rows', async () => {
-    const key = await freshTask('A run to show');
-    const done = await runCli(['run', key, '--agent-cmd', AGENT, '--repo', await makeRepo(), '--json'], { env: userEnv() });
+    const key = freshTask('A run to show');
+    const done = await piped(['run', key, '--agent-cmd', QUICK_AGENT, '--repo', await makeRepo(), '--json']);
     expect(done.code, done.stderr).toBe(0);
     const { runId } = JSON.parse(done.stdout) as { runId: string };
 
@@ -140,14 +166,16 @@ describe('tables on a real terminal', () => {
     expect(lines[3]!.indexOf('implemented')).toBe(lines[2]!.indexOf('DISPOSITION'));
     expect(lines[3]!.indexOf(`svc/${key}`)).toBe(lines[2]!.indexOf('BRANCH'));
 
-    const piped = await runCli(['runs', 'show', runId], { env: userEnv() });
-    expect(piped.stdout.split('\n')[2]).toBe(`${key}\timplemented\t0\tsvc/${key}\t`);
+    const shown = await piped(['runs', 'show', runId]);
+    expect(shown.stdout.split('\n')[2]).toBe(`${key}\timplemented\t0\tsvc/${key}\t`);
   });
 });
 
 describe('piped', () => {
   test('plain timestamped lines on stderr, no escapes, no spinner frames; stdout carries nothing', async () => {
-    const key = await freshTask('Progress in a pipe');
+    const key = freshTask('Progress in a pipe');
+    // Through a real pipe (bin/svc.js spawned): nothing reaches stdout, not even by a way around
+    // the context's streams.
     const r = await runCli(['run', key, '--agent-cmd', AGENT, '--repo', await makeRepo()], { env: userEnv() });
     printed.push(r.stdout, r.stderr);
     expect(r.code, r.stderr).toBe(0);
@@ -171,23 +199,23 @@ describe('piped', () => {
   });
 
   test('FORCE_COLOR=1 piped: colour, still no spinner', async () => {
-    const key = await freshTask('Forced colour');
-    const r = await runCli(['run', key, '--agent-cmd', AGENT, '--repo', await makeRepo()], { env: userEnv({ FORCE_COLOR: '1' }) });
+    const key = freshTask('Forced colour');
+    const r = await piped(['run', key, '--agent-cmd', AGENT, '--repo', await makeRepo()], userEnv({ FORCE_COLOR: '1' }));
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(SGR);
     expect(r.stderr).not.toMatch(SPINNER);
   });
 
   test('--no-color wins over FORCE_COLOR=1', async () => {
-    const key = await freshTask('No colour');
-    const r = await runCli(['run', key, '--agent-cmd', AGENT, '--repo', await makeRepo(), '--no-color'], { env: userEnv({ FORCE_COLOR: '1' }) });
+    const key = freshTask('No colour');
+    const r = await piped(['run', key, '--agent-cmd', QUICK_AGENT, '--repo', await makeRepo(), '--no-color'], userEnv({ FORCE_COLOR: '1' }));
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toMatch(ESC);
   });
 
   test('--json: the summary is the one document on stdout; stderr stays plain', async () => {
-    const key = await freshTask('Progress with --json');
-    const r = await runCli(['run', key, '--agent-cmd', AGENT, '--repo', await makeRepo(), '--json'], { env: userEnv({ FORCE_COLOR: '1' }) });
+    const key = freshTask('Progress with --json');
+    const r = await piped(['run', key, '--agent-cmd', QUICK_AGENT, '--repo', await makeRepo(), '--json'], userEnv({ FORCE_COLOR: '1' }));
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ stopReason: 'completed', status: 'succeeded', legs: [expect.objectContaining({ key, disposition: 'implemented' })] });
     expect(r.stderr).not.toMatch(ESC);

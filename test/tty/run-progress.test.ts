@@ -49,7 +49,8 @@ async function quiet(stream: TtyStream): Promise<boolean> {
   return stream.text.length === before;
 }
 
-describe('the progress view on a terminal', () => {
+// Each test has its own streams and view; their time is waiting for quiet: side by side.
+describe.concurrent('the progress view on a terminal', () => {
   // ora's first import is slow on a cold machine (a fresh clone in CI); loaded once here, the view's
   // own import still resolves asynchronously, which is what these tests are about.
   beforeAll(async () => {
