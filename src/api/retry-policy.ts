@@ -80,7 +80,7 @@ export function decideRetry(error: ApiError, state: AttemptState, tuning: RetryT
   return { retry: false };
 }
 
-/** The transport's backoff: full jitter below a ceiling doubling from `baseDelayMs` (src/api/retry.ts). */
-export function backoff(attempt: number, tuning: Pick<RetryTuning, 'baseDelayMs' | 'maxDelayMs' | 'random'>): number {
+/** The helper's one backoff (full jitter, src/api/retry.ts) with the transport's knobs. */
+function backoff(attempt: number, tuning: RetryTuning): number {
   return jitteredBackoff(attempt, { baseMs: tuning.baseDelayMs, maxMs: tuning.maxDelayMs }, tuning.random);
 }
