@@ -5,15 +5,15 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { execa } from 'execa';
-import { ApiError } from '../../api/errors.js';
+import { ApiError, SvcError } from '../../api/errors.js';
 import type { ApiClient } from '../../api/client.js';
 import { splitCommand } from '../../dispatch/argv.js';
 import { AGENT_PRESETS, isAgentName, type AgentChoice } from '../../dispatch/agent/presets.js';
-import { EXIT, UsageError } from '../exit-codes.js';
+import { UsageError } from '../exit-codes.js';
 
 /** A project (or run) the service says does not exist: exit 4. */
-export class NotFoundError extends Error {
-  readonly exitCode = EXIT.notFound;
+export class NotFoundError extends SvcError {
+  readonly kind = 'notFound';
 }
 
 /** `where` names the repository as the user gave it: `--repo DIR`, SVC_REPO, or the current directory. */

@@ -2,7 +2,7 @@
 // `interrupted`), pending events flushed, the heartbeat stopped, then the close sent (op 27). A
 // run whose events cannot all be delivered is left open for recover rather than closed without
 // its dispositions. Whatever happens, the stream, heartbeat, journal and lock are let go.
-import { exitCodeFor } from '../../api/errors.js';
+import { EXIT, exitCodeFor } from '../../api/errors.js';
 import type { DispatchRun } from '../../contract/types.js';
 import { closeRun } from '../close.js';
 import type { EventStream } from '../event-stream.js';
@@ -79,7 +79,7 @@ export async function closeAsDecided(opts: DispatchOptions, deps: DispatchDeps, 
       // The run ended on the service's side (reaper, another client): reads only from here.
       output.warn(`run ${run.id} was closed by the service; stopped locally`);
       note = 'closed by the service';
-      exitCode = 1;
+      exitCode = EXIT.failed;
       final ??= await service.getDispatchRun(run.id).catch(() => null);
     }
     try {

@@ -1,6 +1,7 @@
 // `runDispatch`: the one entry point of every dispatch command. It selects the card set, answers a
 // dry run without opening anything, runs one run (or, for `auto`, one run per round until nothing
 // is ready or the cap is reached) and returns a RunSummary whose exitCode follows DISPATCH §2.
+import { EXIT } from '../../api/errors.js';
 import { randomUUID } from 'node:crypto';
 import { AGENT_FORMATS, reportsSpend } from '../agent/spend.js';
 import { selectCards } from '../select/index.js';
@@ -44,7 +45,7 @@ function request(opts: DispatchOptions, extra: Partial<SelectRequest> = {}): Sel
 export function noRun(selection: Selection, note: string, dryRun: boolean): RunSummary {
   return {
     runId: null, command: selection.command, scopeKey: selection.scopeKey, stopReason: null, status: null, cards: cardSummaries(selection),
-    legs: [], exitCode: 0, note, dryRun,
+    legs: [], exitCode: EXIT.ok, note, dryRun,
   };
 }
 
@@ -127,7 +128,7 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
   }
   const last = runs[runs.length - 1];
   if (!last) {
-    return { runId: null, command: 'auto', scopeKey: null, stopReason: null, status: null, cards: [], legs: [], exitCode: 0, note: 'nothing is ready', dryRun: false };
+    return { runId: null, command: 'auto', scopeKey: null, stopReason: null, status: null, cards: [], legs: [], exitCode: EXIT.ok, note: 'nothing is ready', dryRun: false };
   }
   return {
     ...last,

@@ -2,7 +2,7 @@
 // first, then the run's watchers (event stream, heartbeat, signal, timeout: RunStops), the legs
 // (LegScheduler), the close-out, a pure decision of the close (decideClose, DISPATCH §4), and the
 // closer that sends it.
-import { exitCodeFor } from '../../api/errors.js';
+import { EXIT, exitCodeFor } from '../../api/errors.js';
 import type { DispatchRun } from '../../contract/types.js';
 import { EventStream } from '../event-stream.js';
 import { startHeartbeat } from '../heartbeat.js';
@@ -143,11 +143,11 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
     command: selection.originalCommand, capped: selection.capped, ...(moreReady !== undefined ? { moreReady } : {}),
     ...stopped, failed: Boolean(stops.failure), failedLegs: legs.failed.size,
   });
-  let exitCode = 0;
-  if (stops.timedOut) exitCode = 1;
-  else if (interrupted) exitCode = interruptionExitCode(deps.signal.reason) ?? 130;
+  let exitCode: number = EXIT.ok;
+  if (stops.timedOut) exitCode = EXIT.failed;
+  else if (interrupted) exitCode = interruptionExitCode(deps.signal.reason) ?? EXIT.sigint;
   else if (stops.failure) exitCode = exitCodeFor(stops.failure);
-  if (decision.status === 'failed' && exitCode === 0) exitCode = 1;
+  if (decision.status === 'failed' && exitCode === EXIT.ok) exitCode = EXIT.failed;
 
   return closeAsDecided(opts, deps, {
     run, selection, legs: legs.legs, closeOut, local, stream, heartbeat, stops, decision, exitCode, hurried: interrupted || stops.timedOut,

@@ -1,6 +1,7 @@
 // Opens a run and runs it: the open is recorded locally first (a pending record naming its
 // idempotency key), retried and reselected on a 409 (DISPATCH §5), and the run it opened, or the
 // one its key already named, is handed to executeRun.
+import { EXIT } from '../../api/errors.js';
 import { randomUUID } from 'node:crypto';
 import { isRetryable, serviceErrorOf } from '../ports.js';
 import type { Selection } from '../select/types.js';
@@ -28,7 +29,7 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
   const { service, output } = deps;
   if (deps.signal.aborted) {
     // Interrupted before anything was opened: nothing to close.
-    return summaryOf(input.selection, null, interruptionExitCode(deps.signal.reason) ?? 130, 'interrupted before the run opened');
+    return summaryOf(input.selection, null, interruptionExitCode(deps.signal.reason) ?? EXIT.sigint, 'interrupted before the run opened');
   }
   const idempotencyKey = input.idempotencyKey ?? opts.idempotencyKey ?? randomUUID();
   const agentName = opts.agent.agent ?? 'custom';
