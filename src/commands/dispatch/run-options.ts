@@ -1,6 +1,6 @@
 // Which agent a dispatch runs and how its legs run: one rule for local and hosted runs, so they
 // cannot drift apart.
-import { AGENT_NAMES, isAgentName, type AgentChoice } from '../../dispatch/agent/presets.js';
+import { checkAgentChoice, isAgentName, type AgentChoice } from '../../dispatch/agent/presets.js';
 import { AGENT_FORMATS } from '../../dispatch/agent/spend.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
@@ -24,19 +24,15 @@ export interface AgentFlags {
  * it was opened with --agent-cmd, which the run does not carry).
  */
 export function agentChoice(flags: AgentFlags, ctx: Context, required: boolean, opened?: { agent: string | null; model: string | null }): AgentChoice {
-  if (flags.agent && flags.agentCmd) throw new UsageError('pass either --agent or --agent-cmd, not both');
   const fromRun = opened?.agent && isAgentName(opened.agent) ? opened.agent : undefined;
   const agent = flags.agent ?? (flags.agentCmd ? undefined : (fromRun ?? ctx.config().get('agent')));
   const model = flags.model ?? opened?.model ?? ctx.config().get('model');
   if (flags.agentFormat !== undefined && !flags.agentCmd) throw new UsageError('--agent-format describes an --agent-cmd; a preset (--agent) has its own');
   const stream = flags.agentFormat !== undefined ? AGENT_FORMATS[flags.agentFormat] : undefined;
   if (flags.agentFormat !== undefined && !stream) throw new UsageError(`unknown --agent-format '${flags.agentFormat}'; one of ${Object.keys(AGENT_FORMATS).join(', ')}`);
-  if (agent && !isAgentName(agent)) throw new UsageError(`unknown agent '${agent}'; presets: ${AGENT_NAMES.join(', ')} (or --agent-cmd "CMD ARGS")`);
-  if (required && !agent && !flags.agentCmd) {
-    const named = opened?.agent ? ` (the run names '${opened.agent}')` : '';
-    throw new UsageError(`no agent${named}: pass --agent claude|codex|aider|gemini|opencode or --agent-cmd "CMD ARGS" (or \`svc config set agent NAME\`)`);
-  }
-  return { ...(agent ? { agent } : {}), ...(flags.agentCmd ? { agentCmd: flags.agentCmd } : {}), ...(model ? { model } : {}), ...(stream ? { stream } : {}) };
+  const choice = { ...(agent ? { agent } : {}), ...(flags.agentCmd ? { agentCmd: flags.agentCmd } : {}), ...(model ? { model } : {}), ...(stream ? { stream } : {}) };
+  checkAgentChoice(choice, required, opened?.agent);
+  return choice;
 }
 
 /** The flags of how legs run, shared by local and hosted runs. */

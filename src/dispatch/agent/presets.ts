@@ -107,21 +107,39 @@ export interface AgentChoice {
 }
 
 /**
+ * The one rule for an agent choice, with its one wording: a preset or a command, not both, and a
+ * preset svc knows. The CLI applies it to what the flags, the stored config or a continued run's
+ * run.json chose (`required` is false where no agent may do: a dry run, a hosted open, attach;
+ * `runNames` is a hosted run's own agent); each leg applies it again to the options it was handed,
+ * which need not have come through the CLI. Returns the preset, or null for a command (or none).
+ */
+export function checkAgentChoice(choice: AgentChoice, required = true, runNames?: string | null): AgentName | null {
+  if (choice.agent && choice.agentCmd) throw new AgentChoiceError('pass either --agent or --agent-cmd, not both');
+  if (choice.agentCmd !== undefined) return null;
+  if (!choice.agent) {
+    if (!required) return null;
+    const named = runNames ? ` (the run names '${runNames}')` : '';
+    throw new AgentChoiceError(`no agent${named}: pass --agent ${AGENT_NAMES.join('|')} or --agent-cmd "CMD ARGS" (or \`svc config set agent NAME\`)`);
+  }
+  if (!isAgentName(choice.agent)) {
+    throw new AgentChoiceError(`unknown agent '${choice.agent}'; presets: ${AGENT_NAMES.join(', ')} (or --agent-cmd "CMD ARGS")`);
+  }
+  return choice.agent;
+}
+
+/**
  * The command line for one leg: the preset's or the split `--agent-cmd`, placeholders substituted
  * per argument. A custom command gets the prompt on stdin as well as in `{prompt_file}` /
  * SVC_PROMPT_FILE, so both kinds of program work unchanged.
  */
 export function resolveAgentCommand(choice: AgentChoice, values: PlaceholderValues): AgentCommand {
-  if (choice.agent && choice.agentCmd) throw new AgentChoiceError('use either --agent or --agent-cmd, not both');
-  if (choice.agentCmd !== undefined) {
-    const argv = expandPlaceholders(splitCommand(choice.agentCmd), values);
+  const name = checkAgentChoice(choice);
+  if (name === null) {
+    // A command: a choice of neither was refused above.
+    const argv = expandPlaceholders(splitCommand(choice.agentCmd!), values);
     return { agent: 'custom', argv, promptVia: 'stdin', stream: choice.stream ?? null };
   }
-  if (!choice.agent) throw new AgentChoiceError(`choose an agent: --agent ${AGENT_NAMES.join('|')} or --agent-cmd "CMD ARGS"`);
-  if (!isAgentName(choice.agent)) {
-    throw new AgentChoiceError(`unknown agent "${choice.agent}": use one of ${AGENT_NAMES.join(', ')}, or --agent-cmd`);
-  }
-  const preset = AGENT_PRESETS[choice.agent];
+  const preset = AGENT_PRESETS[name];
   const argv = [...preset.argv];
   // codex reads `-` as "prompt on stdin": options must come before that positional.
   const positional = argv[argv.length - 1] === '-' ? argv.pop() : undefined;

@@ -8,7 +8,8 @@ import type { SelectedCard, Selection } from '../select/types.js';
 import { serviceErrorOf, type LegSummary } from '../ports.js';
 import { Slots } from '../slots.js';
 import { describeFsError, stateFolderFault } from '../state.js';
-import { runCardLeg, type LegContext, type LegOutcome } from './leg.js';
+import { runCardLeg, type LegOutcome } from './leg.js';
+import type { LegContext } from './leg-context.js';
 import type { DispatchDeps, DispatchOptions } from './types.js';
 
 /** Why the item no longer matches the plan the run opened with, or null. */

@@ -10,7 +10,8 @@ export const workItemsModule: ServiceModule = {
   routes: [listWorkItems, createWorkItem, countWorkItems, getWorkItem, updateWorkItem],
 };
 
-export { filteredItems, applyFilter, parseFilter, type FilterScope } from './filter.js';
+export { filteredItems, applyFilter, parseFilter } from './filter.js';
+export type { FilterScope } from './filter-fields.js';
 export { ItemQuery } from './query.js';
 export { summariesOf, toLinkItem, toSummary, rowByKey, rowById, rowsByIds, type WorkItemRow } from './rows.js';
 export { buildDetail, itemForKey, etagOf } from './detail.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AGENT_NAMES, AgentChoiceError, parserFor, resolveAgentCommand } from '../../../src/dispatch/agent/presets.js';
+import { AGENT_NAMES, AgentChoiceError, checkAgentChoice, parserFor, resolveAgentCommand } from '../../../src/dispatch/agent/presets.js';
 import { ArgvError } from '../../../src/dispatch/argv.js';
 
 const values = { prompt_file: '/state/run-1/SVC-1.prompt.md', key: 'SVC-1', workdir: '/wt/SVC-1', branch: 'svc/SVC-1', run_id: 'run-1' };
@@ -63,5 +63,23 @@ describe('agent presets', () => {
     [{ agent: 'constructor' }, AgentChoiceError],
   ])('rejects %j as a usage error', (choice, type) => {
     expect(() => resolveAgentCommand(choice, values)).toThrow(type);
+  });
+
+  // The CLI (agentChoice) and a leg apply the same rule: a run.json from another build that names
+  // both, or an unknown preset, is refused at leg time in the CLI's words.
+  it.each([
+    [{ agent: 'claude', agentCmd: 'x' }, /^pass either --agent or --agent-cmd, not both$/],
+    [{ agent: 'cursor' }, /^unknown agent 'cursor'; presets: claude, codex, gemini, opencode, aider \(or --agent-cmd "CMD ARGS"\)$/],
+    [{}, /^no agent: pass --agent claude\|codex\|gemini\|opencode\|aider or --agent-cmd "CMD ARGS"/],
+  ])('refuses %j at leg time with the words the CLI uses', (choice, message) => {
+    expect(() => resolveAgentCommand(choice, values)).toThrow(message);
+    expect(() => checkAgentChoice(choice)).toThrow(message);
+  });
+
+  it('lets no agent through only where none is required, and names a hosted run\'s own', () => {
+    expect(checkAgentChoice({}, false)).toBeNull();
+    expect(checkAgentChoice({ agentCmd: 'my-agent' })).toBeNull();
+    expect(checkAgentChoice({ agent: 'codex' })).toBe('codex');
+    expect(() => checkAgentChoice({}, true, 'custom')).toThrow(/^no agent \(the run names 'custom'\): pass --agent /);
   });
 });

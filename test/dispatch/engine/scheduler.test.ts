@@ -2,7 +2,8 @@
 // Order, --parallel, blockers and every way of stopping the legs (DISPATCH §4), without agents.
 import { describe, expect, it } from 'vitest';
 import type { WorkItemDetail } from '../../../src/contract/types.js';
-import type { LegContext, LegOutcome } from '../../../src/dispatch/lifecycle/leg.js';
+import type { LegOutcome } from '../../../src/dispatch/lifecycle/leg.js';
+import type { LegContext } from '../../../src/dispatch/lifecycle/leg-context.js';
 import { LegScheduler } from '../../../src/dispatch/lifecycle/scheduler.js';
 import type { DispatchDeps, DispatchOptions } from '../../../src/dispatch/lifecycle/types.js';
 import type { SelectedCard, Selection } from '../../../src/dispatch/select/types.js';

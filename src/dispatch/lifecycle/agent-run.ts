@@ -1,0 +1,129 @@
+// Running an agent: its command resolved, its output piped to the local log (always) and to `body`
+// events (only with --send-logs), redacted on the way; with --agent-user, in a clone of its own.
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { agentEnv } from '../agent/env.js';
+import { prepareAgentLeg, type AgentLeg } from '../agent-clone.js';
+import { parserFor, resolveAgentCommand } from '../agent/presets.js';
+import type { LegResult } from '../agent/types.js';
+import { BodyChunker } from '../event-stream.js';
+import type { PreparedWorktree } from '../ports.js';
+import { createRedactor, createStreamRedactor } from '../redact.js';
+import type { DispatchOptions } from './types.js';
+import { reasonLine, repoOf, secretsNow, type LegContext } from './leg-context.js';
+
+/** Runs whose agent-user warning was said (once per run, at its first agent). */
+const warned = new WeakSet<DispatchOptions>();
+
+/**
+ * Runs an agent with `prompt` in `wt`, piping its output to `logFile` and (with send-logs) to body
+ * events of `eventKey` (undefined: run-scoped). Shared by the legs and run_scope's close-out.
+ */
+export async function runAgent(
+  ctx: LegContext,
+  wt: PreparedWorktree,
+  key: string,
+  prompt: string,
+  logFile: string,
+  eventKey: string | undefined,
+  collect?: (chunk: Buffer) => void,
+): Promise<LegResult> {
+  const user = ctx.opts.agentUser;
+  if (!user) {
+    if (ctx.opts.agentUserWarning && !warned.has(ctx.opts)) {
+      warned.add(ctx.opts);
+      ctx.deps.output.warn(ctx.opts.agentUserWarning);
+    }
+    return runAgentIn(ctx, wt, key, prompt, logFile, eventKey, null, collect);
+  }
+  // --agent-user: the agent works in a clone of its own, as that user; its branch comes back here.
+  const leg = await prepareAgentLeg({ user, repo: repoOf(ctx, key), key, wt, privateDir: ctx.paths.dir });
+  const result = await runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg, collect);
+  try {
+    await leg.collect();
+  } catch (error) {
+    // The clone is kept: it holds the only copy of whatever did not come back.
+    const why = `could not bring back the agent's work: ${reasonLine(error instanceof Error ? error.message : String(error), ctx.opts)}`;
+    ctx.deps.output.warn(`${key}: ${why} (its clone is kept at ${leg.workdir})`);
+    return result.outcome === 'succeeded' ? { ...result, outcome: 'failed', reason: why } : result;
+  }
+  await leg.dispose().catch(() => ctx.deps.output.warn(`${key}: could not remove the agent's folder beside ${leg.workdir}`));
+  return result;
+}
+
+async function runAgentIn(
+  ctx: LegContext,
+  wt: PreparedWorktree,
+  key: string,
+  prompt: string,
+  logFile: string,
+  eventKey: string | undefined,
+  leg: AgentLeg | null,
+  collect?: (chunk: Buffer) => void,
+): Promise<LegResult> {
+  const { opts, deps } = ctx;
+  const promptFile = leg?.promptFile ?? join(ctx.paths.prompts, `${key}.md`);
+  const workdir = leg?.workdir ?? wt.path;
+  const command = resolveAgentCommand(opts.agent, {
+    prompt_file: promptFile, key, workdir, branch: wt.branch, run_id: ctx.runId, prompt,
+  });
+  // One redactor per stream: interleaved stdout and stderr must not cut a token in either (a
+  // newline on stderr would otherwise end the line holding half of a token from stdout).
+  const redactors = { stdout: createStreamRedactor(secretsNow(opts)), stderr: createStreamRedactor(secretsNow(opts)) };
+  // A secret minted after the stream redactor was built (a refreshed git token) is caught by a
+  // second pass over every emitted piece; rebuilt only when the list grows.
+  let late: { count: number; redact: (text: string) => string } | null = null;
+  const lateRedact = (text: string): string => {
+    if (!opts.liveSecrets || text.length === 0) return text;
+    const now = secretsNow(opts);
+    if (!late || late.count !== now.length) late = { count: now.length, redact: createRedactor(now) };
+    return late.redact(text);
+  };
+  const log = openSync(logFile, 'a', 0o600);
+  const chunker = opts.sendLogs
+    ? new BodyChunker((body) => ctx.stream.push({ ...(eventKey ? { workItemKey: eventKey } : {}), body }))
+    : null;
+  // Gathered output goes out about as often as the stream flushes, not per agent write.
+  const ticker = chunker ? setInterval(() => chunker.flush(), opts.flushIntervalMs ?? 1000) : null;
+  const sink = (raw: string): void => {
+    const text = lateRedact(raw);
+    if (text.length === 0) return;
+    writeSync(log, text);
+    chunker?.write(text);
+  };
+  const parser = parserFor(command);
+  try {
+    return await deps.runLeg({
+      argv: command.argv,
+      cwd: workdir,
+      env: (leg ? leg.env : (e: Record<string, string>) => e)(agentEnv(opts.env, {
+        SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: promptFile, SVC_WORKDIR: workdir, SVC_BRANCH: wt.branch,
+      })),
+      ...(leg ? { user: leg.user } : {}),
+      prompt,
+      promptVia: command.promptVia,
+      promptFile,
+      idleTimeoutMs: opts.timeouts.idleMs,
+      cardTimeoutMs: opts.timeouts.cardMs,
+      killGraceMs: opts.timeouts.killGraceMs,
+      ...(parser ? { parser } : {}),
+      onOutput: (chunk, name) => {
+        if (name === 'stdout') {
+          collect?.(chunk);
+          // run-leg fed the parser first: the spend it reports now is the leg's so far.
+          const cost = parser?.usage().costUsd;
+          if (cost !== undefined) ctx.onSpend?.(key, cost);
+        }
+        sink(redactors[name].push(chunk));
+      },
+      ...(ctx.onAgentGroup ? { onGroup: (event: 'start' | 'end', pgid: number) => ctx.onAgentGroup!(key, event, pgid) } : {}),
+      signal: ctx.signal,
+    });
+  } finally {
+    if (ticker) clearInterval(ticker);
+    sink(redactors.stdout.flush());
+    sink(redactors.stderr.flush());
+    chunker?.flush();
+    closeSync(log);
+  }
+}

@@ -1,0 +1,51 @@
+// What every leg of a run shares (LegContext), and the few answers each of its steps asks of it: the
+// card's repository, the secrets in play now, and a failure reason fit to show.
+import type { DispatchCommand } from '../../contract/types.js';
+import type { EventStream } from '../event-stream.js';
+import { createRedactor } from '../redact.js';
+import type { LegMode } from '../select/types.js';
+import type { RunPaths } from '../state.js';
+import type { DispatchDeps, DispatchOptions } from './types.js';
+
+/** What every leg of one run shares. */
+export interface LegContext {
+  runId: string;
+  command: DispatchCommand;
+  mode: LegMode;
+  opts: DispatchOptions;
+  deps: DispatchDeps;
+  stream: EventStream;
+  paths: RunPaths;
+  /** Aborted when the run must stop its agents (signal, run closed, timeout). */
+  signal: AbortSignal;
+  /** Hears a leg's spend each time its stream reports more (`--max-cost` checks it mid-leg). */
+  onSpend?(key: string, costUsd: number): void;
+  /** Journals each agent's process group, for `svc runs recover` after a kill -9. */
+  onAgentGroup?(key: string, event: 'start' | 'end', pgid: number): void;
+}
+
+/** No repository for a card (a hosted card that names no target repository). */
+export class NoRepositoryError extends Error {}
+
+/** The repository `key` works in: `deps.repoFor` (hosted: the card's clone), else `opts.repo`. */
+export function repoOf(ctx: Pick<LegContext, 'opts' | 'deps'>, key: string): string {
+  if (!ctx.deps.repoFor) return ctx.opts.repo;
+  const repo = ctx.deps.repoFor(key);
+  if (!repo) throw new NoRepositoryError(`${key} names no target repository`);
+  return repo;
+}
+
+/** Every secret in play now: the fixed ones and those minted since (hosted git tokens). */
+export function secretsNow(opts: DispatchOptions): readonly string[] {
+  return opts.liveSecrets ? [...opts.secrets, ...opts.liveSecrets()] : opts.secrets;
+}
+
+/** One line, redacted: what a failure reason may say (git's messages span lines). */
+export function reasonLine(text: string, opts: DispatchOptions): string {
+  const line = createRedactor(secretsNow(opts))(text)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .join(' | ');
+  return line.length > 300 ? `${line.slice(0, 297)}...` : line;
+}
