@@ -26,8 +26,6 @@ export interface ProgramOptions {
   /** The whole environment the command sees (nothing is read from process.env). */
   env?: Record<string, string | undefined>;
   stdin?: string;
-  /** Streams that say they are terminals. */
-  tty?: boolean;
   cwd?: string;
 }
 
@@ -39,8 +37,10 @@ function bindOutput(cmd: Command, stdout: MemoryStream, stderr: MemoryStream): v
 
 /** `svc ...argv` in-process: its stdout, stderr and exit code. */
 export async function runProgram(argv: string[], opts: ProgramOptions = {}): Promise<ProgramResult> {
-  const stdout = new MemoryStream(opts.tty);
-  const stderr = new MemoryStream(opts.tty);
+  // Streams that are no terminal, as behind a pipe (a spinner on a MemoryStream would need cursor
+  // methods; test/tty/run-progress.test.ts has a stream with them).
+  const stdout = new MemoryStream();
+  const stderr = new MemoryStream();
   const env = { SVC_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'svc-cfg-')), SVC_AGENT_USER: 'none', ...opts.env };
   const stdin = new PassThrough();
   stdin.end(opts.stdin ?? '');
