@@ -1,6 +1,7 @@
 // `svc ...argv` in-process, to its end: a thin name over svcInProcess (test/support/svc-in-process.ts),
 // which runs the real commander tree through the entry's own runProgram. The environment is the
-// whole one the command sees, with a private config folder and agents run as svc itself unless set.
+// whole one the command sees, with a private config folder and agents run as svc itself unless set;
+// the streams are no terminal, as behind a pipe.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,12 +13,10 @@ export interface ProgramOptions {
   /** The whole environment the command sees (nothing is read from process.env). */
   env?: Record<string, string | undefined>;
   stdin?: string;
-  /** Streams that say they are terminals. */
-  tty?: boolean;
   cwd?: string;
 }
 
 export function runProgram(argv: string[], opts: ProgramOptions = {}): Promise<CliResult> {
   const env = { SVC_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'svc-cfg-')), SVC_AGENT_USER: 'none', ...opts.env };
-  return svcInProcess(argv, { env, input: opts.stdin ?? '', tty: opts.tty, cwd: opts.cwd });
+  return svcInProcess(argv, { env, input: opts.stdin ?? '', cwd: opts.cwd });
 }
