@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import type { CliResult } from './cli.js';
 import { svcInProcess } from './svc-in-process.js';
 
-
 export interface ProgramOptions {
   /** The whole environment the command sees (nothing is read from process.env). */
   env?: Record<string, string | undefined>;
