@@ -5,6 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { API_PREFIX, OPERATIONS, type Operation, type OperationId } from '../contract/operations.js';
 import { HEADERS, PAT_PREFIX } from '../contract/types.js';
 import { ApiError, ClientConfigError, redactDeep, redactTokens, type WireFault } from './errors.js';
+import { send, type WireResponse } from './node-http.js';
 import { DEFAULT_TUNING, decideRetry, type RetryTuning } from './retry-policy.js';
 
 /** One line per attempt, for `--verbose`. Carries no token and no body. */
@@ -227,12 +228,12 @@ export function createTransport(opts: ClientOptions): Transport {
     const fail = (status: number, fault: WireFault | null, message: string, extra: Partial<ConstructorParameters<typeof ApiError>[0]> = {}) =>
       new ApiError({ ...meta, status, code: null, fault, message, ambiguous: false, ...extra });
     try {
-      // Node's own fetch (undici as Node ships it, keep-alive by default), not the undici package:
-      // loading the bundled package cost ~20 ms more before the first request (README, Benchmarks).
+      // node:http with a keep-alive agent, not fetch: fetch loads undici on its first call, ~100 ms
+      // of CPU before the first answer (src/api/node-http.ts, README Dependencies).
       // Redirects are answers here, never followed: a token must not follow a Location elsewhere.
-      let res: Response;
+      let res: WireResponse;
       try {
-        res = await fetch(target, { method: init.method, headers: init.headers, body: init.body, signal: combined, redirect: 'manual' });
+        res = await send(target, { method: init.method, headers: init.headers, body: init.body, signal: combined });
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
         const fault = classifyFault(error, timeout.signal.aborted);
@@ -307,7 +308,7 @@ export function createTransport(opts: ClientOptions): Transport {
     baseUrl,
     call,
     async close() {
-      // Idle keep-alive connections of fetch's global dispatcher never hold the process open.
+      // Idle keep-alive connections are unref'd by Node's agent: they never hold the process open.
     },
   };
 }
@@ -336,7 +337,7 @@ export function encodeQuery(query: Record<string, QueryValue> | undefined): stri
 }
 
 /** Lower-cased names; a repeated header's values joined by `, ` (as Headers does). */
-function flattenHeaders(raw: Headers): Record<string, string> {
+function flattenHeaders(raw: Iterable<[string, string]>): Record<string, string> {
   return Object.fromEntries(raw);
 }
 
