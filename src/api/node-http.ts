@@ -18,7 +18,7 @@ export interface WireResponse {
 export interface WireRequest {
   method: string;
   headers: Record<string, string>;
-  body: string | undefined;
+  body: string | Uint8Array | undefined;
   signal: AbortSignal;
 }
 

@@ -71,6 +71,8 @@ export interface CallSpec {
   params?: Record<string, string>;
   query?: Record<string, QueryValue>;
   body?: unknown;
+  /** A JSON body already encoded as UTF-8, sent as is (instead of `body`). */
+  encodedBody?: Uint8Array;
   headers?: Record<string, string>;
   signal?: AbortSignal;
 }
@@ -178,9 +180,9 @@ export function createTransport(opts: ClientOptions): Transport {
       ...spec.headers,
       authorization,
     };
-    let body: string | undefined;
-    if (spec.body !== undefined) {
-      body = JSON.stringify(spec.body);
+    let body: string | Uint8Array | undefined;
+    if (spec.encodedBody !== undefined || spec.body !== undefined) {
+      body = spec.encodedBody ?? JSON.stringify(spec.body);
       headers['content-type'] = 'application/json';
     }
     const repeatable = op.method === 'GET' || ('idempotent' in op && op.idempotent === true) || REPEATABLE_WRITES.has(op.id);
@@ -216,7 +218,7 @@ export function createTransport(opts: ClientOptions): Transport {
 
   async function attemptOnce<T>(
     target: string,
-    init: { method: string; headers: Record<string, string>; body: string | undefined },
+    init: { method: string; headers: Record<string, string>; body: string | Uint8Array | undefined },
     meta: { operationId: OperationId; method: string; path: string; requestId: string; attempts: number },
     signal: AbortSignal | undefined,
   ): Promise<Reply<T> | ApiError> {
