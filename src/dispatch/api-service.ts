@@ -9,6 +9,7 @@ export function dispatchServiceOf(api: ApiClient): DispatchService {
     closeDispatchRun: (id, body) => api.closeDispatchRun(id, body),
     getCloseOutPrompt: (id) => api.getCloseOutPrompt(id),
     appendDispatchEvents: (id, body) => api.appendDispatchEvents(id, body),
+    appendEncodedEvents: (id, json) => api.appendDispatchEventsEncoded(id, json),
     heartbeatDispatchRun: (id) => api.heartbeatDispatchRun(id),
     getWorkItem: async (key) => (await api.getWorkItem(key)).item,
     listWorkItems: (projectKey, query) => api.listWorkItems(projectKey, query),

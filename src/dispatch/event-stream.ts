@@ -3,11 +3,11 @@
 // full, one append in flight at a time. The pending backlog lives in the journal, read back a batch
 // at a time, so memory stays bounded however much the agent prints and however slow the service is.
 import { EVENTS_PER_APPEND, type DispatchEventInput } from '../contract/types.js';
-import type { Journal, JournalEntry, JournalReader } from './journal.js';
+import type { EncodedEntry, Journal, JournalReader } from './journal.js';
 import { RunClosedError, isRetryable, isRunClosed, serviceErrorOf, type DispatchService } from './ports.js';
 
 export interface EventStreamOptions {
-  service: Pick<DispatchService, 'appendDispatchEvents' | 'getDispatchRun'>;
+  service: Pick<DispatchService, 'appendDispatchEvents' | 'appendEncodedEvents' | 'getDispatchRun'>;
   runId: string;
   journal: Journal;
   /** The run's seq before local event 1 (0 for a fresh run): local n is stored as seq baseSeq + n. */
@@ -40,8 +40,8 @@ export class EventStream {
   private readonly reader: JournalReader;
   private state: State = 'running';
   private baseSeq: number;
-  /** The batch being sent (the only events held in memory). */
-  private batch: JournalEntry[] = [];
+  /** The batch being sent (the only events held in memory), as the journal's bytes. */
+  private batch: EncodedEntry[] = [];
   private wake: (() => void) | null = null;
   private flushWanted = false;
   private loop: Promise<void>;
@@ -150,7 +150,7 @@ export class EventStream {
         await this.nap(this.o.flushIntervalMs);
         if (this.state !== 'running') break;
       }
-      this.batch = this.reader.read(this.o.maxBatch, this.o.maxBatchBytes);
+      this.batch = this.reader.readEncoded(this.o.maxBatch, this.o.maxBatchBytes);
       this.stats.maxHeld = Math.max(this.stats.maxHeld, this.batch.length);
       if (this.batch.length === 0) {
         // Counters say pending but the file holds nothing newer: a torn write. Nothing to send.
@@ -180,14 +180,14 @@ export class EventStream {
   }
 
   /** Delivers one batch exactly once: retries, and after an ambiguous failure resends only the rest. */
-  private async send(batch: JournalEntry[]): Promise<void> {
+  private async send(batch: EncodedEntry[]): Promise<void> {
     let rest = batch;
     let attempt = 0;
     const started = Date.now();
     while (rest.length > 0) {
       try {
         this.stats.appends++;
-        const answer = await this.o.service.appendDispatchEvents(this.o.runId, { events: rest.map((e) => e.ev) });
+        const answer = await this.append(rest);
         const last = rest[rest.length - 1]!;
         if (answer.seq !== this.baseSeq + last.n) {
           // Someone else appended to this run; keep our mapping true from here on.
@@ -219,8 +219,18 @@ export class EventStream {
     }
   }
 
+  /**
+   * One append of `entries`. A service that takes the body encoded gets the journal's own bytes,
+   * so no event is decoded or encoded again on its way (and the batch stays off the JS heap).
+   */
+  private append(entries: EncodedEntry[]) {
+    const { service, runId } = this.o;
+    if (service.appendEncodedEvents) return service.appendEncodedEvents(runId, encodeEvents(entries));
+    return service.appendDispatchEvents(runId, { events: entries.map((e) => JSON.parse(e.json.toString('utf8')) as DispatchEventInput) });
+  }
+
   /** How many of `rest` the service has stored, read from the run's seq (op 26). */
-  private async storedOf(rest: JournalEntry[]): Promise<number> {
+  private async storedOf(rest: EncodedEntry[]): Promise<number> {
     const before = this.baseSeq + rest[0]!.n - 1;
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
@@ -246,6 +256,18 @@ export class EventStream {
     const ceiling = Math.min(this.o.retryMaxMs, this.o.retryBaseMs * 2 ** Math.min(attempt - 1, 16));
     return Math.floor(ceiling / 2 + (this.o.random() * ceiling) / 2);
   }
+}
+
+const EVENTS_OPEN = Buffer.from('{"events":[');
+const COMMA = Buffer.from(',');
+const EVENTS_CLOSE = Buffer.from(']}');
+
+/** The body of op 29, `{"events":[…]}`, from the events' JSON bytes. */
+export function encodeEvents(entries: readonly EncodedEntry[]): Buffer {
+  const parts: Buffer[] = [EVENTS_OPEN];
+  entries.forEach((e, i) => parts.push(...(i > 0 ? [COMMA, e.json] : [e.json])));
+  parts.push(EVENTS_CLOSE);
+  return Buffer.concat(parts);
 }
 
 function sleep(ms: number): Promise<void> {

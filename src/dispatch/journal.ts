@@ -28,13 +28,20 @@ export interface JournalEntry {
   ev: DispatchEventInput;
 }
 
+/** An event as the journal holds it: `json` is the UTF-8 JSON of its `ev`, never decoded. */
+export interface EncodedEntry {
+  n: number;
+  json: Buffer;
+}
+
 const BLOCK = 64 * 1024;
 
 /**
- * Calls `visit` for each complete line from byte `start`, with the byte offset just past it; stops
- * when `visit` returns false. Reads in blocks, so memory is one block plus the longest line.
+ * Calls `visit` for each complete line from byte `start` (its bytes, valid only during the call),
+ * with the byte offset just past it; stops when `visit` returns false. Reads in blocks, so memory
+ * is one block plus the longest line.
  */
-function scanLines(fd: number, start: number, visit: (line: string, end: number) => boolean): void {
+function scanLineBytes(fd: number, start: number, visit: (line: Buffer, end: number) => boolean): void {
   let pos = start;
   let carry = Buffer.alloc(0);
   let carryStart = start;
@@ -46,7 +53,7 @@ function scanLines(fd: number, start: number, visit: (line: string, end: number)
     const data = carry.length ? Buffer.concat([carry, block.subarray(0, read)]) : block.subarray(0, read);
     let lineStart = 0;
     for (let i = data.indexOf(0x0a); i !== -1; i = data.indexOf(0x0a, lineStart)) {
-      const line = data.toString('utf8', lineStart, i);
+      const line = data.subarray(lineStart, i);
       lineStart = i + 1;
       if (line.length > 0 && !visit(line, carryStart + lineStart)) return;
     }
@@ -54,6 +61,33 @@ function scanLines(fd: number, start: number, visit: (line: string, end: number)
     carry = Buffer.from(data.subarray(lineStart));
     carryStart += lineStart;
   }
+}
+
+function scanLines(fd: number, start: number, visit: (line: string, end: number) => boolean): void {
+  scanLineBytes(fd, start, (line, end) => visit(line.toString('utf8'), end));
+}
+
+// An event line is written as JSON.stringify({ t: 'ev', n, at, ev }): `,"ev":` first occurs where
+// its `ev` begins (the fields before it are a word, a number and an ISO time), and the line ends
+// with the record's closing brace.
+const EV_KEY = Buffer.from(',"ev":');
+const EV_HEAD = Buffer.from('{"t":"ev",');
+
+/** The local number and the `ev` bytes of an event line; null for any other record. */
+function encodedEvent(line: Buffer, suspect: boolean): EncodedEntry | null {
+  if (suspect || !line.subarray(0, EV_HEAD.length).equals(EV_HEAD)) {
+    // Another record (ack, close…), or an event line of some other shape: read it the slow way.
+    const r = parse(line.toString('utf8'));
+    return r?.t === 'ev' ? { n: r.n, json: Buffer.from(JSON.stringify(r.ev)) } : null;
+  }
+  const at = line.indexOf(EV_KEY);
+  const head = at === -1 || line[line.length - 1] !== 0x7d ? null : parse(`${line.toString('latin1', 0, at)}}`);
+  if (head?.t !== 'ev' || typeof head.n !== 'number') {
+    const r = parse(line.toString('utf8'));
+    return r?.t === 'ev' ? { n: r.n, json: Buffer.from(JSON.stringify(r.ev)) } : null;
+  }
+  // A copy: the line's bytes belong to a block the next read reuses.
+  return { n: head.n, json: Buffer.from(line.subarray(at + EV_KEY.length, line.length - 1)) };
 }
 
 function parse(line: string): JournalRecord | null {
@@ -84,6 +118,7 @@ export class Journal {
     if (!fresh) {
       this.load();
       this.torn = this.endsTorn();
+      if (this.torn) this.tornEnds.add(fstatSync(this.fd).size);
     }
   }
 
@@ -123,6 +158,17 @@ export class Journal {
 
   /** The last line is unfinished (a write failed part-way, here or before a crash). */
   private torn = false;
+  /** Where each torn line ends: a reader judges those lines whole, never by their shape alone. */
+  private readonly tornEnds = new Set<number>();
+
+  private noteTorn(): void {
+    this.torn = true;
+    try {
+      this.tornEnds.add(fstatSync(this.fd).size);
+    } catch {
+      // The size is unknown: that line is still read the slow way if it fails to parse.
+    }
+  }
 
   private write(record: JournalRecord): void {
     const line = `${this.torn ? '\n' : ''}${JSON.stringify(record)}\n`;
@@ -130,11 +176,11 @@ export class Journal {
     try {
       written = writeSync(this.fd, line);
     } catch (error) {
-      this.torn = true;
+      this.noteTorn();
       throw error;
     }
     if (written < Buffer.byteLength(line)) {
-      this.torn = true;
+      this.noteTorn();
       throw Object.assign(new Error(`ENOSPC: no space left on device, write '${this.path}'`), { code: 'ENOSPC' });
     }
     this.torn = false;
@@ -196,7 +242,7 @@ export class Journal {
 
   /** A forward reader of the events numbered above `afterN`. */
   reader(afterN: number): JournalReader {
-    return new JournalReader(this.fd, afterN);
+    return new JournalReader(this.fd, afterN, this.tornEnds);
   }
 
   close(): void {
@@ -212,7 +258,7 @@ export class Journal {
 export class JournalReader {
   private pos = 0;
 
-  constructor(private readonly fd: number, private afterN: number) {}
+  constructor(private readonly fd: number, private afterN: number, private readonly tornEnds: ReadonlySet<number> = new Set()) {}
 
   /** Up to `maxEvents` events (and about `maxBytes` of them, at least one), in order. */
   read(maxEvents: number, maxBytes: number): JournalEntry[] {
@@ -226,6 +272,28 @@ export class JournalReader {
         out.push({ n: r.n, ev: r.ev });
         bytes += size;
         this.afterN = r.n;
+      }
+      this.pos = end;
+      return out.length < maxEvents;
+    });
+    return out;
+  }
+
+  /**
+   * The same batch as `read`, with each event's JSON as the journal holds it: sending a batch
+   * then parses and re-encodes nothing, and holds its bodies as bytes outside the JS heap.
+   */
+  readEncoded(maxEvents: number, maxBytes: number): EncodedEntry[] {
+    const out: EncodedEntry[] = [];
+    let bytes = 0;
+    scanLineBytes(this.fd, this.pos, (line, end) => {
+      // A torn line may still end like a whole one: it is parsed whole (and so skipped).
+      const e = encodedEvent(line, this.tornEnds.has(end - 1));
+      if (e && e.n > this.afterN) {
+        if (out.length > 0 && bytes + line.length > maxBytes) return false;
+        out.push(e);
+        bytes += line.length;
+        this.afterN = e.n;
       }
       this.pos = end;
       return out.length < maxEvents;
