@@ -141,9 +141,12 @@ export class Journal {
   }
 
   private load(): void {
-    scanLines(this.fd, 0, (line) => {
+    scanLines(this.fd, 0, (line, end) => {
       const r = parse(line);
-      if (!r) return true;
+      if (!r) {
+        this.tornEnds.add(end - 1);
+        return true;
+      }
       if (r.t === 'ev') this.lastN = Math.max(this.lastN, r.n);
       else if (r.t === 'ack' && r.n >= this.ackedN) {
         this.ackedN = r.n;
