@@ -42,6 +42,8 @@ export class EventStream {
   private baseSeq: number;
   /** The batch being sent (the only events held in memory), as the journal's bytes. */
   private batch: EncodedEntry[] = [];
+  /** The buffer appends are encoded into, grown to the largest batch. */
+  private body: Buffer = Buffer.alloc(0);
   private wake: (() => void) | null = null;
   private flushWanted = false;
   private loop: Promise<void>;
@@ -225,7 +227,12 @@ export class EventStream {
    */
   private append(entries: EncodedEntry[]) {
     const { service, runId } = this.o;
-    if (service.appendEncodedEvents) return service.appendEncodedEvents(runId, encodeEvents(entries));
+    if (service.appendEncodedEvents) {
+      const body = encodeEvents(entries, this.body);
+      // A new buffer is exactly this batch's size: kept for the batches after it.
+      if (body.buffer !== this.body.buffer) this.body = body;
+      return service.appendEncodedEvents(runId, body);
+    }
     return service.appendDispatchEvents(runId, { events: entries.map((e) => JSON.parse(e.json.toString('utf8')) as DispatchEventInput) });
   }
 
@@ -259,15 +266,23 @@ export class EventStream {
 }
 
 const EVENTS_OPEN = Buffer.from('{"events":[');
-const COMMA = Buffer.from(',');
 const EVENTS_CLOSE = Buffer.from(']}');
 
-/** The body of op 29, `{"events":[…]}`, from the events' JSON bytes. */
-export function encodeEvents(entries: readonly EncodedEntry[]): Buffer {
-  const parts: Buffer[] = [EVENTS_OPEN];
-  entries.forEach((e, i) => parts.push(...(i > 0 ? [COMMA, e.json] : [e.json])));
-  parts.push(EVENTS_CLOSE);
-  return Buffer.concat(parts);
+/**
+ * The body of op 29, `{"events":[…]}`, from the events' JSON bytes, written into `into` when it
+ * is large enough (the stream reuses one buffer: a batch is sent only after the last one settled).
+ */
+export function encodeEvents(entries: readonly EncodedEntry[], into?: Buffer): Buffer {
+  let size = EVENTS_OPEN.length + EVENTS_CLOSE.length + Math.max(0, entries.length - 1);
+  for (const e of entries) size += e.json.length;
+  const out = into && into.length >= size ? into : Buffer.allocUnsafeSlow(size);
+  let at = EVENTS_OPEN.copy(out, 0);
+  entries.forEach((e, i) => {
+    if (i > 0) at = out.writeUInt8(0x2c, at);
+    at += e.json.copy(out, at);
+  });
+  EVENTS_CLOSE.copy(out, at);
+  return out.subarray(0, size);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -63,6 +63,13 @@ function scanLineBytes(fd: number, start: number, visit: (line: Buffer, end: num
   }
 }
 
+/** Reads up to `length` bytes at `position` into `buf`; fewer only at the end of the file. */
+function readAt(fd: number, buf: Buffer, length: number, position: number): number {
+  let got = 0;
+  for (let n = -1; got < length && n !== 0; got += n) n = readSync(fd, buf, got, length - got, position + got);
+  return got;
+}
+
 function scanLines(fd: number, start: number, visit: (line: string, end: number) => boolean): void {
   scanLineBytes(fd, start, (line, end) => visit(line.toString('utf8'), end));
 }
@@ -86,8 +93,7 @@ function encodedEvent(line: Buffer, suspect: boolean): EncodedEntry | null {
     const r = parse(line.toString('utf8'));
     return r?.t === 'ev' ? { n: r.n, json: Buffer.from(JSON.stringify(r.ev)) } : null;
   }
-  // A copy: the line's bytes belong to a block the next read reuses.
-  return { n: head.n, json: Buffer.from(line.subarray(at + EV_KEY.length, line.length - 1)) };
+  return { n: head.n, json: line.subarray(at + EV_KEY.length, line.length - 1) };
 }
 
 function parse(line: string): JournalRecord | null {
@@ -282,25 +288,50 @@ export class JournalReader {
     return out;
   }
 
+  /** The reader's own buffer: encoded entries point into it, so each batch costs no new memory. */
+  private buf: Buffer = Buffer.alloc(0);
+
   /**
    * The same batch as `read`, with each event's JSON as the journal holds it: sending a batch
-   * then parses and re-encodes nothing, and holds its bodies as bytes outside the JS heap.
+   * then parses and re-encodes nothing, and holds its bodies as bytes outside the JS heap. The
+   * entries' bytes are the reader's: valid until its next `readEncoded`.
    */
   readEncoded(maxEvents: number, maxBytes: number): EncodedEntry[] {
     const out: EncodedEntry[] = [];
     let bytes = 0;
-    scanLineBytes(this.fd, this.pos, (line, end) => {
-      // A torn line may still end like a whole one: it is parsed whole (and so skipped).
-      const e = encodedEvent(line, this.tornEnds.has(end - 1));
-      if (e && e.n > this.afterN) {
-        if (out.length > 0 && bytes + line.length > maxBytes) return false;
-        out.push(e);
-        bytes += line.length;
-        this.afterN = e.n;
+    let want = maxBytes + BLOCK;
+    for (;;) {
+      if (this.buf.length < want) this.buf = Buffer.allocUnsafeSlow(want);
+      const got = readAt(this.fd, this.buf, want, this.pos);
+      const data = this.buf.subarray(0, got);
+      let lineStart = 0;
+      for (let i = data.indexOf(0x0a); i !== -1; i = data.indexOf(0x0a, lineStart)) {
+        const line = data.subarray(lineStart, i);
+        const end = this.pos + i + 1;
+        if (line.length > 0) {
+          // A torn line may still end like a whole one: it is parsed whole (and so skipped).
+          const e = encodedEvent(line, this.tornEnds.has(end - 1));
+          if (e && e.n > this.afterN) {
+            if (out.length > 0 && bytes + line.length > maxBytes) {
+              this.pos += lineStart;
+              return out;
+            }
+            out.push(e);
+            bytes += line.length;
+            this.afterN = e.n;
+          }
+        }
+        lineStart = i + 1;
+        if (out.length >= maxEvents) {
+          this.pos += lineStart;
+          return out;
+        }
       }
-      this.pos = end;
-      return out.length < maxEvents;
-    });
-    return out;
+      this.pos += lineStart;
+      // The end of the file, or a full buffer already holding a batch: done. A line longer than
+      // the buffer: a larger one. Else the buffer held only records that are not events: read on.
+      if (got < want || (lineStart > 0 && out.length > 0)) return out;
+      if (lineStart === 0) want *= 2;
+    }
   }
 }

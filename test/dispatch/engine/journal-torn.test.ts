@@ -77,9 +77,29 @@ describe('events read as the journal holds them (what an append sends)', () => {
     expect(encoded.map((e) => e.n)).toEqual(parsed.map((e) => e.n));
     expect(encoded.map((e) => JSON.parse(e.json.toString('utf8')))).toEqual(parsed.map((e) => e.ev));
     expect(JSON.parse(encodeEvents(encoded).toString('utf8'))).toEqual({ events: parsed.map((e) => e.ev) });
+    // Into a reused, larger buffer holding an earlier batch: the same bytes.
+    expect(encodeEvents(encoded, Buffer.alloc(1 << 16, 0x7b)).equals(encodeEvents(encoded))).toBe(true);
     // The same byte budget cuts both readers at the same event.
     const budget = readFileSync(path, 'utf8').split('\n')[0]!.length + 10;
     expect(j.reader(0).readEncoded(10, budget).map((e) => e.n)).toEqual(j.reader(0).read(10, budget).map((e) => e.n));
+    j.close();
+  });
+
+  it('batch after batch through the reader\'s one buffer: every event once, in order, a line longer than the buffer too', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'svc-journal-')), 'journal.jsonl');
+    const j = Journal.open(path);
+    const bodies = Array.from({ length: 60 }, (_, i) => (i === 30 ? 'x'.repeat(200_000) : `event ${i} `.repeat(i * 40)));
+    bodies.forEach((b, i) => {
+      j.append(ev(b));
+      if (i % 7 === 0) j.ack(i + 1, i + 1);
+    });
+    const reader = j.reader(0);
+    const seen: string[] = [];
+    for (let batch = reader.readEncoded(5, 8 * 1024); batch.length > 0; batch = reader.readEncoded(5, 8 * 1024)) {
+      // Read before the next batch: the entries' bytes are the reader's until then.
+      seen.push(...(JSON.parse(encodeEvents(batch).toString('utf8')) as { events: { body: string }[] }).events.map((e) => e.body));
+    }
+    expect(seen).toEqual(bodies);
     j.close();
   });
 
