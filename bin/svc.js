@@ -7,9 +7,13 @@ if (v[0] < 22 || (v[0] === 22 && v[1] < 13)) {
   process.exit(2);
 }
 // Kept tiny on purpose: turn on Node's compile cache before anything else loads, then hand over.
+// The cache lives in the user's cache folder (XDG_CACHE_HOME, else ~/.cache): each user has their
+// own and it outlives a cleaned /tmp. A folder that cannot be made (a read-only home) leaves the
+// cache off and nothing else; NODE_COMPILE_CACHE and NODE_DISABLE_COMPILE_CACHE still decide first.
 import module from 'node:module';
 
-module.enableCompileCache?.();
+const cacheHome = process.env.XDG_CACHE_HOME || (process.env.HOME ? process.env.HOME + '/.cache' : '');
+module.enableCompileCache?.(process.env.NODE_COMPILE_CACHE || (cacheHome ? cacheHome + '/svc/compile-cache' : undefined));
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   // The one answer that needs none of the program: the version the package declares.

@@ -4,6 +4,7 @@
 // is the policy loop's business (request.ts).
 import { HEADERS } from '../contract/types.js';
 import { ApiError, redactDeep, redactTokens, type WireFault } from './errors.js';
+import { send as sendOverHttp, type WireResponse } from './node-http.js';
 
 /** A successful answer: parsed JSON body (undefined for 204) and lower-cased headers. */
 export interface Reply<T> {
@@ -25,20 +26,20 @@ export interface AttemptMeta {
 export interface AttemptInit {
   method: string;
   headers: Record<string, string>;
-  body: string | undefined;
+  body: string | Uint8Array | undefined;
 }
 
 const REFUSED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 
 /**
- * The one place a request leaves the process. Node's own fetch (undici as Node ships it,
- * keep-alive by default), not the undici package: loading the bundled package cost ~20 ms more
- * before the first request (README, Benchmarks). Redirects are answers here, never followed: a
- * token must not follow a Location elsewhere.
+ * The one place a request leaves the process: node:http with a keep-alive agent, not fetch, which
+ * loads undici on its first call, ~100 ms of CPU before the first answer (src/api/node-http.ts,
+ * README Dependencies). Redirects are answers here, never followed: a token must not follow a
+ * Location elsewhere.
  */
-function send(target: string, init: AttemptInit, signal: AbortSignal): Promise<Response> {
-  return fetch(target, { method: init.method, headers: init.headers, body: init.body, signal, redirect: 'manual' });
+function send(target: string, init: AttemptInit, signal: AbortSignal): Promise<WireResponse> {
+  return sendOverHttp(target, { method: init.method, headers: init.headers, body: init.body, signal });
 }
 
 /**
@@ -60,7 +61,7 @@ export async function attemptOnce<T>(
   const fail = (status: number, fault: WireFault | null, message: string, extra: Partial<ConstructorParameters<typeof ApiError>[0]> = {}) =>
     new ApiError({ ...meta, status, code: null, fault, message, ambiguous: false, ...extra });
   try {
-    let res: Response;
+    let res: WireResponse;
     try {
       res = await send(target, init, combined);
     } catch (error) {
@@ -123,7 +124,7 @@ export async function attemptOnce<T>(
 }
 
 /** Lower-cased names; a repeated header's values joined by `, ` (as Headers does). */
-function flattenHeaders(raw: Headers): Record<string, string> {
+function flattenHeaders(raw: Iterable<[string, string]>): Record<string, string> {
   return Object.fromEntries(raw);
 }
 

@@ -131,6 +131,9 @@ export function createApiClient(opts: ClientOptions) {
      */
     appendDispatchEvents: (id: string, body: DispatchEventsAppend, o?: CallOptions) =>
       json<DispatchEventsAppended>('appendDispatchEvents', { params: { id }, body }, o),
+    /** Op 29 with the body encoded already (the event stream sends its journal's bytes). */
+    appendDispatchEventsEncoded: (id: string, encoded: Uint8Array, o?: CallOptions) =>
+      json<DispatchEventsAppended>('appendDispatchEvents', { params: { id }, encodedBody: encoded }, o),
     getGitCredential: (id: string, o?: CallOptions) => json<GitCredentials>('getGitCredential', { params: { id } }, o),
     /** 204 on success; a 409 (run closed) is never retried. */
     heartbeatDispatchRun: async (id: string, o?: CallOptions): Promise<void> => {

@@ -74,6 +74,8 @@ export interface CallSpec {
   params?: Record<string, string>;
   query?: Record<string, QueryValue>;
   body?: unknown;
+  /** A JSON body already encoded as UTF-8, sent as is (instead of `body`). */
+  encodedBody?: Uint8Array;
   headers?: Record<string, string>;
   signal?: AbortSignal;
   /** The wait budget of the loop making this call (the event stream's batch): retries draw on it too. */
@@ -173,9 +175,9 @@ export function createTransport(opts: ClientOptions): Transport {
       ...spec.headers,
       authorization,
     };
-    let body: string | undefined;
-    if (spec.body !== undefined) {
-      body = JSON.stringify(spec.body);
+    let body: string | Uint8Array | undefined;
+    if (spec.encodedBody !== undefined || spec.body !== undefined) {
+      body = spec.encodedBody ?? JSON.stringify(spec.body);
       headers['content-type'] = 'application/json';
     }
     const repeatable = op.method === 'GET' || ('idempotent' in op && op.idempotent === true) || REPEATABLE_WRITES.has(op.id);

@@ -9,6 +9,7 @@ export function dispatchServiceOf(api: ApiClient): DispatchService {
     closeDispatchRun: (id, body, o) => api.closeDispatchRun(id, body, o),
     getCloseOutPrompt: (id) => api.getCloseOutPrompt(id),
     appendDispatchEvents: (id, body, o) => api.appendDispatchEvents(id, body, o),
+    appendEncodedEvents: (id, json, o) => api.appendDispatchEventsEncoded(id, json, o),
     heartbeatDispatchRun: (id, o) => api.heartbeatDispatchRun(id, o),
     getWorkItem: async (key) => (await api.getWorkItem(key)).item,
     listWorkItems: (projectKey, query) => api.listWorkItems(projectKey, query),

@@ -4,14 +4,14 @@
 // at a time, so memory stays bounded however much the agent prints and however slow the service is.
 import { DEFAULT_MAX_WAIT_MS, Retrier, retry, type Pacing, type WaitBudget } from '../api/retry.js';
 import { EVENTS_PER_APPEND, type DispatchEventInput } from '../contract/types.js';
-import type { Journal, JournalEntry, JournalReader } from './journal.js';
+import type { EncodedEntry, Journal, JournalReader } from './journal.js';
 import { RunClosedError, isRetryable, isRunClosed, serviceErrorOf, type DispatchService } from './ports.js';
 
 // The chunker of agent output into `body` events lives beside the stream it feeds.
 export { BodyChunker, utf8Cut } from './body-chunker.js';
 
 export interface EventStreamOptions {
-  service: Pick<DispatchService, 'appendDispatchEvents' | 'getDispatchRun'>;
+  service: Pick<DispatchService, 'appendDispatchEvents' | 'appendEncodedEvents' | 'getDispatchRun'>;
   runId: string;
   journal: Journal;
   /** The run's seq before local event 1 (0 for a fresh run): local n is stored as seq baseSeq + n. */
@@ -49,8 +49,10 @@ export class EventStream {
   private readonly reader: JournalReader;
   private state: State = 'running';
   private baseSeq: number;
-  /** The batch being sent (the only events held in memory). */
-  private batch: JournalEntry[] = [];
+  /** The batch being sent (the only events held in memory), as the journal's bytes. */
+  private batch: EncodedEntry[] = [];
+  /** The buffer appends are encoded into, grown to the largest batch. */
+  private body: Buffer = Buffer.alloc(0);
   private wake: (() => void) | null = null;
   private flushWanted = false;
   private loop: Promise<void>;
@@ -160,7 +162,7 @@ export class EventStream {
         await this.nap(this.o.flushIntervalMs);
         if (this.state !== 'running') break;
       }
-      this.batch = this.reader.read(this.o.maxBatch, this.o.maxBatchBytes);
+      this.batch = this.reader.readEncoded(this.o.maxBatch, this.o.maxBatchBytes);
       this.stats.maxHeld = Math.max(this.stats.maxHeld, this.batch.length);
       if (this.batch.length === 0) {
         // Counters say pending but the file holds nothing newer: a torn write. Nothing to send.
@@ -194,14 +196,14 @@ export class EventStream {
    * Every wait of the batch, the client's own retries of each call included, draws on one budget
    * (--max-wait): the stream never waits a max-wait of its own on top of the client's.
    */
-  private async send(batch: JournalEntry[]): Promise<void> {
+  private async send(batch: EncodedEntry[]): Promise<void> {
     let rest = batch;
     const retrier = this.retrier();
     const { budget } = retrier;
     while (rest.length > 0) {
       try {
         this.stats.appends++;
-        const answer = await this.o.service.appendDispatchEvents(this.o.runId, { events: rest.map((e) => e.ev) }, { budget });
+        const answer = await this.append(rest, budget);
         const last = rest[rest.length - 1]!;
         if (answer.seq !== this.baseSeq + last.n) {
           // Someone else appended to this run; keep our mapping true from here on.
@@ -232,8 +234,23 @@ export class EventStream {
     }
   }
 
+  /**
+   * One append of `entries`. A service that takes the body encoded gets the journal's own bytes,
+   * so no event is decoded or encoded again on its way (and the batch stays off the JS heap).
+   */
+  private append(entries: EncodedEntry[], budget: WaitBudget) {
+    const { service, runId } = this.o;
+    if (service.appendEncodedEvents) {
+      const body = encodeEvents(entries, this.body);
+      // A new buffer is exactly this batch's size: kept for the batches after it.
+      if (body.buffer !== this.body.buffer) this.body = body;
+      return service.appendEncodedEvents(runId, body, { budget });
+    }
+    return service.appendDispatchEvents(runId, { events: entries.map((e) => JSON.parse(e.json.toString('utf8')) as DispatchEventInput) }, { budget });
+  }
+
   /** How many of `rest` the service has stored, read from the run's seq (op 26). */
-  private storedOf(rest: JournalEntry[], budget: WaitBudget): Promise<number> {
+  private storedOf(rest: EncodedEntry[], budget: WaitBudget): Promise<number> {
     const before = this.baseSeq + rest[0]!.n - 1;
     return retry(
       async () => {
@@ -261,6 +278,26 @@ export class EventStream {
       pacing: { ...this.o.pacing, random: this.o.random },
     });
   }
+}
+
+const EVENTS_OPEN = Buffer.from('{"events":[');
+const EVENTS_CLOSE = Buffer.from(']}');
+
+/**
+ * The body of op 29, `{"events":[…]}`, from the events' JSON bytes, written into `into` when it
+ * is large enough (the stream reuses one buffer: a batch is sent only after the last one settled).
+ */
+export function encodeEvents(entries: readonly EncodedEntry[], into?: Buffer): Buffer {
+  let size = EVENTS_OPEN.length + EVENTS_CLOSE.length + Math.max(0, entries.length - 1);
+  for (const e of entries) size += e.json.length;
+  const out = into && into.length >= size ? into : Buffer.allocUnsafeSlow(size);
+  let at = EVENTS_OPEN.copy(out, 0);
+  entries.forEach((e, i) => {
+    if (i > 0) at = out.writeUInt8(0x2c, at);
+    at += e.json.copy(out, at);
+  });
+  EVENTS_CLOSE.copy(out, at);
+  return out.subarray(0, size);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -49,6 +49,8 @@ export interface DispatchService {
   getCloseOutPrompt(runId: string): Promise<CloseOutPrompt>;
   /** Op 29. Must NOT be blindly retried by the client after an ambiguous failure: the engine reads seq. */
   appendDispatchEvents(runId: string, body: DispatchEventsAppend, o?: WaitWithin): Promise<DispatchEventsAppended>;
+  /** Op 29 with its body already encoded (`{"events":[…]}` as UTF-8 JSON); the same rule applies. */
+  appendEncodedEvents?(runId: string, json: Uint8Array, o?: WaitWithin): Promise<DispatchEventsAppended>;
   /** Op 31. */
   heartbeatDispatchRun(runId: string, o?: WaitWithin): Promise<void>;
   /** Op 8. */

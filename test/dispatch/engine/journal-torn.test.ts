@@ -4,6 +4,7 @@ import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { encodeEvents } from '../../../src/dispatch/event-stream.js';
 import { Journal } from '../../../src/dispatch/journal.js';
 
 const ev = (body: string) => ({ workItemKey: 'DEMO-1', body });
@@ -61,5 +62,61 @@ describe('a torn last journal line', () => {
     j.agentEnded(4242);
     j.close();
     expect([...Journal.open(path).agents.values()]).toEqual([{ key: 'DEMO-2', pgid: 4343, start: null }]);
+  });
+});
+
+describe('events read as the journal holds them (what an append sends)', () => {
+  it('readEncoded gives the same events as read, and the append body is their JSON', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'svc-journal-')), 'journal.jsonl');
+    const j = Journal.open(path);
+    for (const body of ['one', 'tw"o\n', 'ünï{}', '{"events":[]}']) j.append(ev(body));
+    j.ack(1, 1);
+    j.append({ workItemKey: 'DEMO-2', disposition: 'running', sessionBranch: 'svc/DEMO-2' });
+    const parsed = j.reader(0).read(10, 1 << 20);
+    const encoded = j.reader(0).readEncoded(10, 1 << 20);
+    expect(encoded.map((e) => e.n)).toEqual(parsed.map((e) => e.n));
+    expect(encoded.map((e) => JSON.parse(e.json.toString('utf8')))).toEqual(parsed.map((e) => e.ev));
+    expect(JSON.parse(encodeEvents(encoded).toString('utf8'))).toEqual({ events: parsed.map((e) => e.ev) });
+    // Into a reused, larger buffer holding an earlier batch: the same bytes.
+    expect(encodeEvents(encoded, Buffer.alloc(1 << 16, 0x7b)).equals(encodeEvents(encoded))).toBe(true);
+    // The same byte budget cuts both readers at the same event.
+    const budget = readFileSync(path, 'utf8').split('\n')[0]!.length + 10;
+    expect(j.reader(0).readEncoded(10, budget).map((e) => e.n)).toEqual(j.reader(0).read(10, budget).map((e) => e.n));
+    j.close();
+  });
+
+  it('batch after batch through the reader\'s one buffer: every event once, in order, a line longer than the buffer too', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'svc-journal-')), 'journal.jsonl');
+    const j = Journal.open(path);
+    const bodies = Array.from({ length: 60 }, (_, i) => (i === 30 ? 'x'.repeat(200_000) : `event ${i} `.repeat(i * 40)));
+    bodies.forEach((b, i) => {
+      j.append(ev(b));
+      if (i % 7 === 0) j.ack(i + 1, i + 1);
+    });
+    const reader = j.reader(0);
+    const seen: string[] = [];
+    for (let batch = reader.readEncoded(5, 8 * 1024); batch.length > 0; batch = reader.readEncoded(5, 8 * 1024)) {
+      // Read before the next batch: the entries' bytes are the reader's until then.
+      seen.push(...(JSON.parse(encodeEvents(batch).toString('utf8')) as { events: { body: string }[] }).events.map((e) => e.body));
+    }
+    expect(seen).toEqual(bodies);
+    j.close();
+  });
+
+  it('a torn line that happens to end in a brace is never sent as an event', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'svc-journal-')), 'journal.jsonl');
+    const first = Journal.open(path);
+    first.append(ev('one'));
+    first.close();
+    // Cut just after a brace inside the body: the line ends like a whole record, yet is not one.
+    appendFileSync(path, '{"t":"ev","n":2,"at":"2026-01-01T00:00:00.000Z","ev":{"workItemKey":"DEMO-1","body":"function() {}');
+    const again = Journal.open(path);
+    again.append(ev('two'));
+    again.close();
+    for (const j of [Journal.open(path)]) {
+      const sent = j.reader(0).readEncoded(10, 1 << 20).map((e) => JSON.parse(e.json.toString('utf8')).body);
+      expect(sent).toEqual(['one', 'two']);
+      j.close();
+    }
   });
 });
