@@ -1,11 +1,14 @@
 // --max-wait bounds a whole engine loop, the client's own retries included (DISPATCH.md §5): the
 // event stream and the heartbeat on top of the real transport, against a service that answers
 // only 503, wait at most --max-wait in all, never --max-wait in the transport and again on top.
-// The fetch is stubbed, and every wait goes through an injected sleep that moves a fake clock.
+// The service is a loopback server that answers every request 503, and every wait goes through an
+// injected sleep that moves a fake clock.
 import { mkdtempSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import { createApiClient } from '../../../src/api/index.js';
 import { dispatchServiceOf } from '../../../src/dispatch/api-service.js';
 import { EventStream } from '../../../src/dispatch/event-stream.js';
@@ -16,18 +19,19 @@ const MAX_WAIT = 60_000;
 const PAT = 'svc_pat_0123456789abcdefABCDEF0123456789';
 
 let requests = 0;
+let server: Server;
+let baseUrl: string;
+beforeAll(async () => {
+  server = createServer((_req, res) => {
+    requests++;
+    res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'down for maintenance', code: 'UNAVAILABLE' }));
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
 beforeEach(() => {
   requests = 0;
-  vi.stubGlobal('fetch', async () => {
-    requests++;
-    return new Response(JSON.stringify({ error: 'down for maintenance', code: 'UNAVAILABLE' }), {
-      status: 503,
-      headers: { 'content-type': 'application/json' },
-    });
-  });
-});
-afterEach(() => {
-  vi.unstubAllGlobals();
 });
 
 /** One fake clock for the client and the engine; each loop's waits recorded apart. */
@@ -45,7 +49,7 @@ const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 function client(time: ReturnType<typeof fakeTime>) {
   // The service answered once before (a 503 is an answer), so --max-wait governs, not first contact.
-  return createApiClient({ baseUrl: 'http://127.0.0.1:9', token: PAT, maxWaitMs: MAX_WAIT, sleep: time.clientSleep, now: time.now, random: () => 0.999 });
+  return createApiClient({ baseUrl, token: PAT, maxWaitMs: MAX_WAIT, sleep: time.clientSleep, now: time.now, random: () => 0.999 });
 }
 
 describe('one --max-wait for an engine loop and the client inside it', () => {
