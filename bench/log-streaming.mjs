@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { request, createServer, Agent } from 'node:http';
 import { join } from 'node:path';
-import { BIN, NODE, journalOf, makeRepo, mb, ms, row, runSvc, startService, summaryOf, svcEnv, tempDir, timed, x } from './lib.mjs';
+import { NODE, journalOf, makeRepo, mb, ms, row, runSvc, startService, summaryOf, svcEnv, tempDir, timed, x } from './lib.mjs';
 
 const MB = 1024 * 1024;
 const RATE = 20 * MB; // bytes/s: 100 MB in 5 s, far chattier than any real agent

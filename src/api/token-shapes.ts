@@ -24,15 +24,15 @@ export const TOKEN_SHAPES: readonly TokenShape[] = [
   { name: 'model provider API key (OpenAI, Anthropic, ...)', prefixes: ['sk-'], body: '[A-Za-z0-9_-]', minBody: 8 },
 ];
 
-const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The pattern of one shape; `\b` before the prefix keeps `task-list` or `desk-top` intact. */
 export function tokenShapePattern(shape: TokenShape, flags = 'g'): RegExp {
-  return new RegExp(`\\b(?:${shape.prefixes.map(escape).join('|')})${shape.body}{${shape.minBody},}`, flags);
+  return new RegExp(`\\b(?:${shape.prefixes.map(escapeRegExp).join('|')})${shape.body}{${shape.minBody},}`, flags);
 }
 
 /** Every prefix of the table: text holding none of them holds no token shape. */
-export const TOKEN_PREFIXES = new RegExp(TOKEN_SHAPES.flatMap((s) => s.prefixes).map(escape).join('|'));
+export const TOKEN_PREFIXES = new RegExp(TOKEN_SHAPES.flatMap((s) => s.prefixes).map(escapeRegExp).join('|'));
 
 /** A bare `Bearer <value>`: the value goes, the scheme stays (a word such as "a Bearer of news" stays). */
 export const BEARER_VALUE = /(\bbearer\s+)[A-Za-z0-9._~+/=-]{4,}/gi;

@@ -94,7 +94,7 @@ async function recoverPending(deps: RecoverDeps, path: string, pending: PendingO
   }
   const service = deps.serviceFor(pending.record);
   if (!service) return { ...base, action: 'skipped', detail: `no credentials for ${pending.record.baseUrl}` };
-  let opened;
+  let opened: Awaited<ReturnType<RecoverService['openDispatchRun']>>;
   try {
     opened = await service.openDispatchRun(pending.open);
   } catch (error) {

@@ -9,7 +9,7 @@ import { connect } from '../../src/commands/connect.js';
 import { runDispatchCommand } from '../../src/commands/dispatch/run-dispatch.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
 import { isolatedEnv, makeRepo, runCli } from '../support/cli.js';
-import { MemoryStream, testContext } from '../support/context.js';
+import { type MemoryStream, testContext } from '../support/context.js';
 import { startTestService } from '../support/service.js';
 
 async function closedPort(): Promise<number> {

@@ -181,7 +181,7 @@ describe('the OpenAPI document', () => {
 
   test('ETag on reading and updating a work item, Location on creating a folder', () => {
     const success = (id: string, status: string) =>
-      ((operations.find(({ operation }) => operation.operationId === id)?.operation.responses as Record<string, Json>)[status]
+      ((operations.find(({ operation }) => operation.operationId === id)!.operation.responses as Record<string, Json>)[status]
         ?.headers ?? {}) as Json;
     expect(Object.keys(success('getWorkItem', '200'))).toContain('ETag');
     expect(Object.keys(success('updateWorkItem', '200'))).toContain('ETag');

@@ -55,7 +55,6 @@ export interface CallResult {
   status: number;
   headers: Record<string, string>;
   // Tests read arbitrary response fields; the contract validation has already checked the shape.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
 }
 

@@ -1,6 +1,6 @@
 // The eight dispatch commands share one set of flags; each differs only in its arguments and the
 // card set the engine selects (DISPATCH.md §4).
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import type { DispatchCommand } from '../../contract/types.js';
 import type { Context } from '../context.js';
 import { withExamples } from '../program.js';

@@ -81,7 +81,7 @@ export async function agentUserFor(
   const [asked, source] =
     flags.agentUser !== undefined ? [flags.agentUser, '--agent-user'] : ctx.env.SVC_AGENT_USER ? [ctx.env.SVC_AGENT_USER, 'SVC_AGENT_USER'] : [stored, 'agentUser'];
   const uid = where.uid ?? (typeof process.getuid === 'function' ? process.getuid() : -1);
-  let choice;
+  let choice: Awaited<ReturnType<typeof resolveAgentUser>>;
   try {
     choice = await resolveAgentUser({ asked, source, uid });
   } catch (error) {

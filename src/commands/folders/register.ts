@@ -1,6 +1,6 @@
 // `svc folders list|create|rename|move|rm`: the project's folder tree (operations 13–17). A folder
 // has no key; its id is its name on the command line.
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Context } from '../context.js';
 import type { FoldersMoveOptions } from './move.js';
 import { withExamples } from '../program.js';

@@ -1,6 +1,7 @@
 // `svc runs report RUN... [--since 12h] --format F --output FILE`: a report made after the fact
 // from this machine's local state only (run.json, journal, legs.jsonl, logs, git). No service call:
 // a run recovered later, or reported on another day, reports the same.
+import type { ReportFormat } from '../../dispatch/report/index.js';
 import { extname } from 'node:path';
 import { parseDuration } from '../../dispatch/duration.js';
 import { listRunRecords, resolveStateDir } from '../../dispatch/state.js';
@@ -22,7 +23,7 @@ export async function runRunsReport(opts: RunsReportOptions, ctx: Context): Prom
   const output = opts.output ?? '-';
   const named = opts.format ?? BY_EXTENSION[extname(output).toLowerCase()] ?? (ctx.out.json ? 'json' : undefined);
   if (!named) throw new UsageError(`--format is required (${report.REPORT_FORMATS.join(', ')}) unless --output ends in .xml, .md, .html or .json`);
-  let format;
+  let format: ReportFormat;
   try {
     format = report.parseFormat(named, '--format');
   } catch (error) {

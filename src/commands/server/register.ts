@@ -1,6 +1,6 @@
 // `svc server`: the local service. The commands module only parses flags; the service's own
 // runServerCommand does the work (the server depends on the contract alone, never on the CLI).
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Context } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { withExamples } from '../program.js';

@@ -51,7 +51,7 @@ export async function runGitCredential(action: string, io: GitCredentialIo): Pro
     }
     return 0;
   }
-  let answer;
+  let answer: Awaited<ReturnType<typeof askBroker>>;
   try {
     answer = await askBroker(socketPath, request);
   } catch {

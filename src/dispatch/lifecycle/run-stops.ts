@@ -2,7 +2,7 @@
 // closing the run (a 409 to a beat or an append), or a fault past every retry (the service gone
 // longer than --max-wait, a full disk). Each is kept as it first happened, and every one of them
 // aborts the run's signal: no new leg starts and running agents are stopped.
-import { RunClosedError } from '../ports.js';
+import type { RunClosedError } from '../ports.js';
 
 export class RunStops {
   private readonly controller = new AbortController();

@@ -5,7 +5,6 @@
 import type { LegReport, RunReport } from './types.js';
 
 /** XML 1.0 forbids most C0 controls even escaped; agents print them. */
-// eslint-disable-next-line no-control-regex
 const NOT_XML = /[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]/g;
 
 function xml(text: string): string {

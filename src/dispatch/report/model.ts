@@ -73,7 +73,6 @@ async function readJournal(paths: RunPaths) {
 }
 
 // CSI/OSC sequences and other C0 controls agents print for terminals.
-// eslint-disable-next-line no-control-regex
 const ESCAPES = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g;
 
 /** The last `lines` lines of a file, read from its end (a log may be large). */

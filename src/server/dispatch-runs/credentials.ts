@@ -7,7 +7,7 @@
 // one installation share a token"); it is recorded once per repository so the git remote can ask
 // "may this token write that repository?".
 import { parseRepositoryRef } from '../../contract/repository-ref.js';
-import { PAT_PREFIX, RUN_TOKEN_PREFIX, type GitCredential } from '../../contract/types.js';
+import { type PAT_PREFIX, RUN_TOKEN_PREFIX, type GitCredential } from '../../contract/types.js';
 import { transaction, type Database } from '../db.js';
 import { iso, mintSecret, randomBase62, sha256 } from '../ids.js';
 import { notFound, ServiceError, type Reply, type RequestContext } from '../kernel.js';

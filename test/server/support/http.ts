@@ -5,7 +5,6 @@ import type { TestService } from '../../support/service.js';
 export interface Answer {
   status: number;
   // Bodies are checked field by field in the tests; `any` keeps those reads short.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
   headers: Headers;
 }
