@@ -196,7 +196,11 @@ describe('agents never outlive svc', () => {
     const home = mkdtempSync(join(tmpdir(), 'svc-live-home-'));
     const { run, pgid, runId, env } = await liveRun(home);
     await waitFor('the agent\'s child', () => liveMembers(pgid).length >= 2, 10_000);
-    const journal = readFileSync(join(home, 'state', 'runs', runId, 'journal.jsonl'), 'utf8');
+    // svc journals the group right after spawn returns; the agent may start its child first, so on
+    // a loaded machine the test can look between the two. The kill comes only once it is there.
+    const journalFile = join(home, 'state', 'runs', runId, 'journal.jsonl');
+    await waitFor('the agent\'s record in the journal', () => readFileSync(journalFile, 'utf8').includes(`"t":"agent"`), 10_000);
+    const journal = readFileSync(journalFile, 'utf8');
     expect(journal).toContain(`"t":"agent"`);
     expect(journal).toContain(`"pgid":${pgid}`);
     run.child.kill('SIGKILL');
