@@ -47,8 +47,10 @@ export function installAgents({ log = (line) => process.stderr.write(`${line}\n`
   log(`installing agent CLIs into ${dir}: ${Object.entries(AGENT_PINS).map(([n, v]) => `${n}@${v}`).join(' ')}`);
   // Each CLI's platform binary ships as an optional dependency inside the registry; install
   // scripts stay on, since opencode's postinstall links its binary and refuses to run without it.
+  // npm's own report goes to stderr: this script's stdout is the cache folder, one line, which
+  // test/agents/setup.ts reads as the path (a cold cache once put npm's "added N packages" there).
   execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', staging], {
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', 2, 'inherit'],
     env: { ...process.env, npm_config_update_notifier: 'false' },
   });
   rmSync(dir, { recursive: true, force: true });
