@@ -6,7 +6,6 @@
 //   decided. No run may be left running on the service, even one killed right after its open.
 // - SIGINT: the agents are stopped (their process group is gone), the run closes
 //   `interrupted`/`cancelled`, exit 130. SIGTERM: the same, exit 143.
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,11 +13,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openDatabase, type Database } from '../../src/server/db.js';
 import { createAdmin } from '../../src/server/admin.js';
 import { MODULES } from '../../src/server/modules.js';
-import { BIN, isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
+import { makeRepo, runCli, type CliEnv } from '../support/cli.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { agreement, journalOf, rowsOf } from './soak-harness.js';
-import { byMode, rng, seedsFor, waitFor } from './support.js';
+import { byMode, rng, seedsFor, waitFor, spawnSvc, trustEnv } from './support.js';
 
 const KILLS = byMode(3, 20);
 const SEED = seedsFor(4242, 1)[0]!;
@@ -88,22 +87,8 @@ function cards(n: number): string[] {
   return Array.from({ length: n }, (_, i) => admin.createWorkItem({ projectKey: 'DEMO', kind: 'task', title: `crash card ${i}`, type: 'chore' }).key);
 }
 
-function envFor(home: string): CliEnv {
-  return {
-    ...isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO', SVC_HEARTBEAT_INTERVAL: '300ms', TRUST_PIDS: pidFile() }),
-    HOME: home, SVC_CONFIG_DIR: join(home, 'config'), SVC_STATE_DIR: join(home, 'state'),
-  };
-}
+const envFor = (home: string): CliEnv => trustEnv(server, home, pidFile());
 
-function spawnRun(env: CliEnv, args: string[]) {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  let stdout = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
-  return { child, done, out: () => ({ stdout, stderr }) };
-}
 
 const runIdsIn = (stateDir: string): string[] => (existsSync(join(stateDir, 'runs')) ? readdirSync(join(stateDir, 'runs')) : []);
 
@@ -154,7 +139,7 @@ describe('kill -9 at random points, then svc runs recover', () => {
       const batch = moments.slice(first, first + 4).map((killAt, i) => ({ k: first + i, killAt, home: mkdtempSync(join(tmpdir(), 'svc-crash-home-')) }));
       const before = new Set(rowsOf(db).map((x) => x.id));
       const ended = await Promise.all(batch.map(async ({ killAt, home }) => {
-        const run = spawnRun(envFor(home), ['run', ...cards(5), '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', await makeRepo()]);
+        const run = spawnSvc(envFor(home), ['run', ...cards(5), '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', await makeRepo()]);
         await new Promise((resolve) => setTimeout(resolve, killAt));
         run.child.kill('SIGKILL');
         return run.done;
@@ -221,7 +206,7 @@ describe('kill -9 while the open is in flight', () => {
       const env = { ...envFor(home), SVC_BASE_URL: proxy.url };
       const stateDir = join(home, 'state');
       const before = new Set(rowsOf(db).map((x) => x.id));
-      const run = spawnRun(env, ['run', ...cards(2), '--agent-cmd', agentCmd, '--allow-empty', '--repo', await makeRepo()]);
+      const run = spawnSvc(env, ['run', ...cards(2), '--agent-cmd', agentCmd, '--allow-empty', '--repo', await makeRepo()]);
       await waitFor('the open to reach the proxy', () => proxy.requests('POST', /^\/api\/v1\/dispatch-runs$/).length > 0, 20_000);
       run.child.kill('SIGKILL');
       await run.done;
@@ -251,7 +236,7 @@ describe('signals', () => {
     const stateDir = join(home, 'state');
     const before = new Set(rowsOf(db).map((x) => x.id));
     const seenPids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean).length : 0;
-    const run = spawnRun(env, ['run', ...cards(2), '--agent-cmd', slowAgentCmd, '--send-logs', '--allow-empty', '--kill-grace', '1s', '--repo', await makeRepo()]);
+    const run = spawnSvc(env, ['run', ...cards(2), '--agent-cmd', slowAgentCmd, '--send-logs', '--allow-empty', '--kill-grace', '1s', '--repo', await makeRepo()]);
     const pid = await waitFor('the agent to start', () => {
       const pids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean) : [];
       return pids.length > seenPids ? Number(pids[pids.length - 1]) : null;
@@ -288,7 +273,7 @@ describe('signals', () => {
     const stateDir = join(home, 'state');
     const before = new Set(rowsOf(db).map((x) => x.id));
     const seenPids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean).length : 0;
-    const run = spawnRun(env, ['run', ...cards(2), '--agent-cmd', stubbornAgentCmd, '--send-logs', '--allow-empty', '--kill-grace', '5s', '--repo', await makeRepo()]);
+    const run = spawnSvc(env, ['run', ...cards(2), '--agent-cmd', stubbornAgentCmd, '--send-logs', '--allow-empty', '--kill-grace', '5s', '--repo', await makeRepo()]);
     await waitFor('the agent to start', () => {
       const pids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean) : [];
       return pids.length > seenPids;

@@ -1,6 +1,6 @@
 // Nothing touches a live run (issue 12), with real processes: `svc server`, `svc run` with a slow
 // agent, and `svc runs recover` / `svc worktrees prune` / signals beside it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,10 +11,10 @@ import { openDatabase, type Database } from '../../src/server/db.js';
 import { MODULES } from '../../src/server/modules.js';
 import { pendingOpenPath } from '../../src/dispatch/state.js';
 import { selfMark } from '../../src/dispatch/run-lock.js';
-import { BIN, isolatedEnv, makeRepo, run as run_, runCli, type CliEnv } from '../support/cli.js';
+import { isolatedEnv, makeRepo, run as run_, runCli, type CliEnv } from '../support/cli.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { rowsOf } from './soak-harness.js';
-import { readJournal, waitFor } from './support.js';
+import { readJournal, waitFor, spawnSvc, trustEnv } from './support.js';
 
 let server: ServerProcess;
 let db: Database;
@@ -55,29 +55,15 @@ function card(title: string): string {
   return createAdmin(db).createWorkItem({ projectKey: 'DEMO', kind: 'task', title, type: 'chore' }).key;
 }
 
-function envFor(home: string): CliEnv {
-  return {
-    ...isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO', SVC_HEARTBEAT_INTERVAL: '300ms', TRUST_PIDS: join(home, 'pids') }),
-    HOME: home, SVC_CONFIG_DIR: join(home, 'config'), SVC_STATE_DIR: join(home, 'state'),
-  };
-}
+const envFor = (home: string): CliEnv => trustEnv(server, home, join(home, 'pids'));
 
-function spawnCli(env: CliEnv, args: string[]) {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  let stdout = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
-  return { child, done, out: () => ({ stdout, stderr }) };
-}
 
 /** Starts `svc run` over one fresh card with the stubborn agent; resolves once the agent runs. */
 async function liveRun(home: string, extra: string[] = []) {
   const env = envFor(home);
   const repo = await makeRepo();
   const key = card('live run card');
-  const run = spawnCli(env, ['run', key, '--agent-cmd', stubbornAgent, '--allow-empty', '--kill-grace', '20s', '--repo', repo, ...extra]);
+  const run = spawnSvc(env, ['run', key, '--agent-cmd', stubbornAgent, '--allow-empty', '--kill-grace', '20s', '--repo', repo, ...extra], 'pipe');
   const pgid = await waitFor('the agent to start', () => (existsSync(env.TRUST_PIDS!) ? Number(readFileSync(env.TRUST_PIDS!, 'utf8').split('\n')[0]) : null), 20_000);
   groups.push(pgid);
   const runId = readdirSync(join(home, 'state', 'runs'))[0]!;
@@ -281,12 +267,12 @@ describe('signals outside dispatch', () => {
   ] as const)('items list and auth login: %s exits %i at once, without the dispatch message', async (signal, code) => {
     const env = isolatedEnv({ SVC_BASE_URL: silentUrl, SVC_TOKEN: 'svc_pat_not_checked_here', SVC_PROJECT: 'DEMO' });
     const seen = sockets.length;
-    const list = spawnCli(env, ['items', 'list']);
+    const list = spawnSvc(env, ['items', 'list'], 'pipe');
     await interrupt(list.child, signal, () => sockets.length > seen);
     expect((await list.done).code).toBe(code);
     expect(list.out().stderr).not.toContain('stopping agents');
     // auth login waits for the token on standard input, which stays open.
-    const login = spawnCli(isolatedEnv({ SVC_BASE_URL: silentUrl }), ['auth', 'login', '--with-token']);
+    const login = spawnSvc(isolatedEnv({ SVC_BASE_URL: silentUrl }), ['auth', 'login', '--with-token'], 'pipe');
     const last = { ticks: -1 };
     await interrupt(login.child, signal, () => idle(login.child.pid!, last), 300);
     expect((await login.done).code).toBe(code);
@@ -297,7 +283,7 @@ describe('signals outside dispatch', () => {
     ['SIGINT', 130],
     ['SIGTERM', 143],
   ] as const)('svc server stops on the first %s (exit %i), without the dispatch message', async (signal, code) => {
-    const srv = spawnCli(isolatedEnv(), ['server', '--port', '0']);
+    const srv = spawnSvc(isolatedEnv(), ['server', '--port', '0'], 'pipe');
     await interrupt(srv.child, signal, () => srv.out().stdout.includes('http://'));
     expect((await srv.done).code).toBe(code);
     expect(srv.out().stderr).not.toContain('stopping agents');
@@ -309,7 +295,7 @@ describe('svc server --seed demo on an existing database', () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-seed-'));
     const file = join(dir, 'svc.db');
     const start = async () => {
-      const srv = spawnCli(isolatedEnv(), ['server', '--port', '0', '--db', file, '--seed', 'demo']);
+      const srv = spawnSvc(isolatedEnv(), ['server', '--port', '0', '--db', file, '--seed', 'demo'], 'pipe');
       const lines = await waitFor('URL and token', () => {
         const l = srv.out().stdout.split('\n').filter(Boolean);
         return l.length >= 2 ? l : null;

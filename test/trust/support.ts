@@ -1,10 +1,13 @@
 // Shared pieces of the trust suite (issue 8): quick vs full mode, seeds that replay, a digest of
 // the whole store (to prove a refused request changed nothing), the journal ↔ service comparison
 // of a run's event stream, and the secret scan.
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import type { JournalRecord } from '../../src/dispatch/journal.js';
+import { BIN, isolatedEnv, type CliEnv } from '../support/cli.js';
 import { seededRandom } from '../support/fault-proxy.js';
 export { filesUnder } from '../support/files.js';
 
@@ -161,4 +164,29 @@ export async function waitFor<T>(what: string, check: () => T | null | undefined
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/**
+ * A spawned svc's environment in the trust suite: its own home, config and state folders, a fast
+ * heartbeat, and the file where the test agents write their pids.
+ */
+export function trustEnv(service: { url: string; token: string }, home: string, pids: string): CliEnv {
+  return {
+    ...isolatedEnv({ SVC_BASE_URL: service.url, SVC_TOKEN: service.token, SVC_PROJECT: 'DEMO', SVC_HEARTBEAT_INTERVAL: '300ms', TRUST_PIDS: pids }),
+    HOME: home, SVC_CONFIG_DIR: join(home, 'config'), SVC_STATE_DIR: join(home, 'state'),
+  };
+}
+
+/**
+ * `svc ARGS` as a real process (signals are the point), its output collected as it comes. `stdin`
+ * 'pipe' keeps its stdin open and silent, as a terminal's is (`auth login` then waits on it).
+ */
+export function spawnSvc(env: CliEnv, args: string[], stdin: 'ignore' | 'pipe' = 'ignore') {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: [stdin, 'pipe', 'pipe'] });
+  let stderr = '';
+  let stdout = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  return { child, done, out: () => ({ stdout, stderr }) };
 }
