@@ -1,13 +1,13 @@
 // Resolves every setting once, with the precedence of DISPATCH.md §2: flag > environment > stored
 // > default. The token comes from SVC_TOKEN or the store, never from a flag (argv is visible to
 // every process on the machine).
+import { DEFAULT_MAX_WAIT_MS } from '../api/retry.js';
 import { parseDuration } from '../dispatch/duration.js';
 import type { Context } from './context.js';
 import { AuthError, UsageError } from './exit-codes.js';
 
 /** Where `svc server` listens by default: the embedded local service. */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
-export const DEFAULT_MAX_WAIT = '5m';
 
 export interface Connection {
   baseUrl: string;
@@ -31,8 +31,8 @@ export function resolveBaseUrl(ctx: Context): string {
 }
 
 export function resolveMaxWaitMs(ctx: Context): number {
-  const raw = ctx.globals.maxWait ?? ctx.env.SVC_MAX_WAIT ?? ctx.config().get('maxWait') ?? DEFAULT_MAX_WAIT;
-  return parseDuration(raw, '--max-wait');
+  const raw = ctx.globals.maxWait ?? ctx.env.SVC_MAX_WAIT ?? ctx.config().get('maxWait');
+  return raw === undefined ? DEFAULT_MAX_WAIT_MS : parseDuration(raw, '--max-wait');
 }
 
 export function resolveProject(ctx: Context, flag: string | undefined): string | undefined {
