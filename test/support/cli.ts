@@ -18,6 +18,12 @@ export interface CliEnv {
   [name: string]: string | undefined;
 }
 
+// One compile cache for every svc a test spawns (bin/svc.js keeps it under HOME, and each test's HOME
+// is new): without it each of the suite's ~240 spawns compiled the whole bundle afresh. It is keyed by
+// the source's hash, so a rebuilt dist/ never runs stale code. test/package/compile-cache.test.ts
+// checks the HOME default with an environment of its own.
+const COMPILE_CACHE = join(tmpdir(), 'svc-test-compile-cache');
+
 /** A fresh home for one test: config and state folders, no inherited SVC_* variables. */
 export function isolatedEnv(extra: CliEnv = {}): CliEnv {
   const home = mkdtempSync(join(tmpdir(), 'svc-home-'));
@@ -29,6 +35,7 @@ export function isolatedEnv(extra: CliEnv = {}): CliEnv {
     SVC_CONFIG_DIR: join(home, 'config'),
     SVC_STATE_DIR: join(home, 'state'),
     NO_COLOR: '1',
+    NODE_COMPILE_CACHE: COMPILE_CACHE,
     // Tests run as root in CI: their agents (scripts in private temp folders) keep svc's user unless
     // a test asks for the boundary (test/hosted/agent-boundary.test.ts).
     SVC_AGENT_USER: 'none',
