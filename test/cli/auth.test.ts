@@ -1,4 +1,4 @@
-// `svc auth` as a user types it (run in-process), against a spawned `svc server --seed demo`: login reads the token
+// `svc auth` as a user types it (run in-process), against `svc server --seed demo` (run in the test's process): login reads the token
 // from stdin and stores it 0600 only once the service accepted it; status shows it masked with the
 // identity behind it; SVC_TOKEN wins; logout forgets it; --verbose shows request ids and timings,
 // and no output ever carries a token.
@@ -11,9 +11,9 @@ import { maskToken } from '../../src/commands/auth/status.js';
 import { runServerCommand } from '../../src/server/index.js';
 import { isolatedEnv, type CliEnv } from '../support/cli.js';
 import { svcInProcess } from '../support/svc-in-process.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
 
-let server: ServerProcess;
+let server: LocalServer;
 /** A second token of the same member, allowed to browse only. */
 let browseOnly: string;
 const printed: string[] = [];
@@ -31,7 +31,7 @@ const configFile = (env: CliEnv) => join(env.SVC_CONFIG_DIR!, 'config.json');
 const stored = (env: CliEnv) => (existsSync(configFile(env)) ? (JSON.parse(readFileSync(configFile(env), 'utf8')) as { token?: string }).token : undefined);
 
 beforeAll(async () => {
-  server = await startServerProcess();
+  server = await startLocalServer();
   const out = new PassThrough();
   const err = new PassThrough();
   const code = await runServerCommand({ command: 'token-create', db: server.db, workspace: 'acme', scopes: ['project:browse'] }, { stdout: out, stderr: err });

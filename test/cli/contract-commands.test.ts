@@ -1,5 +1,5 @@
 // The commands over operations 10–22 (folders, backlog, designs, plan), as a user types them (the
-// command line run in-process) against a spawned `svc server --seed demo`. What the seed lacks
+// command line run in-process) against `svc server --seed demo` (run in the test's process). What the seed lacks
 // (designs, filed items, ranks, credits) is written into the server's database from here, through
 // the local service's own admin functions. Every --json document is checked against the contract's
 // OpenAPI components, as test/cli/json-shapes.test.ts does for the other commands. A few tests call the
@@ -21,17 +21,17 @@ import { configurePlanner, setPlanCredits } from '../../src/server/planning/inde
 import { isolatedEnv, type CliEnv } from '../support/cli.js';
 import { svcInProcess } from '../support/svc-in-process.js';
 import { testContext } from '../support/context.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
 import { startTestService } from '../support/service.js';
 
-let server: ServerProcess;
+let server: LocalServer;
 let env: CliEnv;
 let db: Database;
 let admin: Admin;
 const outputs: string[] = [];
 
 beforeAll(async () => {
-  server = await startServerProcess();
+  server = await startLocalServer();
   env = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' });
   // A second connection to the server's file (WAL, busy timeout): fixtures the product would make.
   db = openDatabase(server.db, MODULES);

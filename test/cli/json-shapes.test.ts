@@ -12,7 +12,7 @@ import { CLOSED_KEYWORD, type JsonSchema } from '../../src/contract/schemas-shar
 import { runServerCommand } from '../../src/server/index.js';
 import { isolatedEnv, makeRepo, type CliEnv } from '../support/cli.js';
 import { svcInProcess } from '../support/svc-in-process.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
 
 const CONTRACT = 'https://svc.local/api/openapi/v1.json';
 const OWN = 'https://svc.local/cli/json.md';
@@ -167,7 +167,7 @@ function oneDocument(stdout: string): unknown {
 
 // --- the service, a finished run, a hosted run --------------------------------------------------
 
-let server: ServerProcess;
+let server: LocalServer;
 let env: CliEnv;
 let repo: string;
 let runId: string;
@@ -183,7 +183,7 @@ async function svc(args: string[], opts: { env?: CliEnv; input?: string; cwd?: s
 }
 
 beforeAll(async () => {
-  server = await startServerProcess();
+  server = await startLocalServer();
   env = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO', SVC_HEARTBEAT_INTERVAL: '1s' });
   repo = await makeRepo();
   const done = await svc(['run', 'DEMO-6', '--agent-cmd', COMMIT, '--json']);

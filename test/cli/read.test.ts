@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { isolatedEnv, makeRepo, type CliEnv } from '../support/cli.js';
 import { startSvc, svcInProcess } from '../support/svc-in-process.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
 
-let server: ServerProcess;
+let server: LocalServer;
 let env: CliEnv;
 let me: { user: { id: string }; workspaceId: string };
 const printed: string[] = [];
@@ -23,7 +23,7 @@ const rows = (stdout: string) => stdout.trimEnd().split('\n').map((l) => l.split
 const item = async (key: string) => JSON.parse((await svc(['items', 'show', key, '--json'])).stdout) as Record<string, unknown>;
 
 beforeAll(async () => {
-  server = await startServerProcess();
+  server = await startLocalServer();
   env = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' });
   me = JSON.parse((await svc(['whoami', '--json'])).stdout) as typeof me;
 });

@@ -3,11 +3,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv } from '../support/cli.js';
 import { svcInProcess } from '../support/svc-in-process.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
 
-let server: ServerProcess;
+let server: LocalServer;
 beforeAll(async () => {
-  server = await startServerProcess();
+  server = await startLocalServer();
 });
 afterAll(async () => {
   expect(await server.stop()).toEqual([]);

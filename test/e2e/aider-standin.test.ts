@@ -4,13 +4,13 @@ import { readFileSync } from 'node:fs';
 import { delimiter, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { isolatedEnv, makeRepo, run, runCli } from '../support/cli.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
 
 const STANDIN = resolve(import.meta.dirname, '../fixtures/agents/aider-standin');
-let server: ServerProcess;
+let server: LocalServer;
 
 beforeAll(async () => {
-  server = await startServerProcess();
+  server = await startLocalServer();
 });
 afterAll(async () => {
   expect(await server.stop()).toEqual([]);

@@ -15,13 +15,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DispatchRun } from '../../src/contract/types.js';
 import { createRepository, repositoryPath } from '../../src/server/git/index.js';
 import { isolatedEnv, runCli, type CliEnv, type CliResult } from '../support/cli.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
 import { filesUnder, git, leaks } from './support.js';
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 const GIT_TOKEN_SHAPE = /ghs_[A-Za-z0-9]{16,}/;
 
-let server: ServerProcess;
+let server: LocalServer;
 /** Private to root (0700): the service's git root. */
 let hidden: string;
 /** Open to the agent user (0755): the agent script, the workspace, the rendezvous folder. */
@@ -35,7 +35,7 @@ beforeAll(async () => {
   chmodSync(open, 0o755);
   const gitRoot = join(hidden, 'git-root');
   await createRepository(gitRoot, 'acme/widgets', { seedCommit: true });
-  server = await startServerProcess(['--git-root', gitRoot]);
+  server = await startLocalServer(['--git-root', gitRoot]);
   personal = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' });
   copyFileSync(resolve(import.meta.dirname, 'fixtures/attacker-agent.sh'), join(open, 'attacker.sh'));
   chmodSync(join(open, 'attacker.sh'), 0o755);

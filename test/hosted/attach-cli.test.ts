@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DispatchRun } from '../../src/contract/types.js';
 import { createRepository, repositoryPath } from '../../src/server/git/index.js';
 import { isolatedEnv, runCli, type CliEnv, type CliResult } from '../support/cli.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
 import { filesUnder, git, leaks } from './support.js';
 
 const exec = promisify(execFile);
@@ -36,7 +36,7 @@ git add -A && git -c user.name=agent -c user.email=agent@example.invalid commit 
 echo "agent done with $SVC_CARD_KEY on $SVC_BRANCH"
 `;
 
-let server: ServerProcess;
+let server: LocalServer;
 let root: string;
 let gitRoot: string;
 let personal: CliEnv;
@@ -63,7 +63,7 @@ beforeAll(async () => {
   gitRoot = join(root, 'git-root');
   await createRepository(gitRoot, 'acme/widgets', { seedCommit: true });
   await createRepository(gitRoot, 'acme/gadgets', { seedCommit: true });
-  server = await startServerProcess(['--git-root', gitRoot]);
+  server = await startLocalServer(['--git-root', gitRoot]);
   personal = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' });
 }, 60_000);
 

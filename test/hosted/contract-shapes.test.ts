@@ -172,8 +172,8 @@ describe('a hosted run with a svc_pat_ run credential and URL-shaped target repo
 
 describe('svc server run-token --contract-prefix', () => {
   test('mints a svc_pat_ run credential that reads its run and nothing a person\'s token could', async () => {
-    const { startServerProcess } = await import('../support/server-process.js');
-    const server = await startServerProcess();
+    const { startLocalServer } = await import('../support/server-process.js');
+    const server = await startLocalServer();
     try {
       const call = async (method: string, path: string, token: string, body?: unknown) => {
         const res = await fetch(`${server.url}/api/v1${path}`, {

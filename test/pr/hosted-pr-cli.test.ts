@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRepository } from '../../src/server/git/index.js';
 import { isolatedEnv, runCli, type CliEnv } from '../support/cli.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
 import { startGitHubMock, type GitHubMock } from './github-mock.js';
 
 const AGENT = `#!/bin/sh
@@ -17,7 +17,7 @@ git add -A && git -c user.name=agent -c user.email=agent@example.invalid commit 
 echo "Added the widget. Tested with $SVC_RUN_TOKEN."
 `;
 
-let server: ServerProcess;
+let server: LocalServer;
 let gh: GitHubMock;
 let root: string;
 let personal: CliEnv;
@@ -26,7 +26,7 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'svc-hosted-pr-'));
   const gitRoot = join(root, 'git-root');
   await createRepository(gitRoot, 'acme/widgets', { seedCommit: true });
-  server = await startServerProcess(['--git-root', gitRoot]);
+  server = await startLocalServer(['--git-root', gitRoot]);
   gh = await startGitHubMock({ token: /ghs_[A-Za-z0-9]{16,}/ });
   personal = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' });
 }, 60_000);

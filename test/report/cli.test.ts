@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
 
 const AGENT = `#!/bin/sh
 echo "working on $SVC_CARD_KEY"
@@ -21,13 +21,13 @@ printf '%s\\n' "$@" > "$RECORD/argv-$$"
 cat > "$RECORD/stdin-$$"
 `;
 
-let server: ServerProcess;
+let server: LocalServer;
 let root: string;
 let env: CliEnv;
 let agent: string;
 
 beforeAll(async () => {
-  server = await startServerProcess();
+  server = await startLocalServer();
   root = mkdtempSync(join(tmpdir(), 'svc-report-cli-'));
   agent = join(root, 'agent.sh');
   writeFileSync(agent, AGENT, { mode: 0o755 });

@@ -12,7 +12,7 @@ import { createAdmin } from '../../src/server/admin.js';
 import { openDatabase } from '../../src/server/db.js';
 import { MODULES } from '../../src/server/modules.js';
 import { isolatedEnv, makeRepo, runCli, type CliResult } from '../support/cli.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
 import { artifactDir, launch } from './browser.js';
 
 // Each leg waits for its gate file, so the test decides when legs end.
@@ -24,7 +24,7 @@ if [ "$SVC_CARD_KEY" = DEMO-5 ]; then exit 4; fi
 echo x > "$SVC_CARD_KEY.txt" && git add -A && git -c user.name=a -c user.email=a@example.invalid commit -qm "$SVC_CARD_KEY: done"
 `;
 
-let server: ServerProcess;
+let server: LocalServer;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -35,7 +35,7 @@ let runId = '';
 
 beforeAll(async () => {
   browser = await launch();
-  server = await startServerProcess();
+  server = await startLocalServer();
   const root = mkdtempSync(join(tmpdir(), 'svc-live-'));
   gate = join(root, 'gate');
   (await import('node:fs')).mkdirSync(gate);

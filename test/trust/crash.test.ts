@@ -1,5 +1,5 @@
-// Crash and signals (issue 8), with the real processes: `svc server` in one process, `svc run` in
-// another, a fake agent that prints a few lines.
+// Crash and signals (issue 8), with a real `svc run` process against `svc server` (run in the
+// test's process) and a fake agent that prints a few lines.
 // - kill -9 the CLI at seeded random moments of its run (quick: 3, full: 20); `svc runs recover`
 //   must then leave the service in agreement with the journal (same events, same order, no
 //   duplicate) and the run closed: `interrupted`/`cancelled`, or the close the journal had already
@@ -15,14 +15,14 @@ import { createAdmin } from '../../src/server/admin.js';
 import { MODULES } from '../../src/server/modules.js';
 import { makeRepo, runCli, type CliEnv } from '../support/cli.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
 import { agreement, journalOf, rowsOf } from './soak-harness.js';
 import { byMode, rng, seedsFor, waitFor, spawnSvc, trustEnv } from './support.js';
 
 const KILLS = byMode(3, 20);
 const SEED = seedsFor(4242, 1)[0]!;
 
-let server: ServerProcess;
+let server: LocalServer;
 let db: Database;
 let root: string;
 let agentCmd: string;
@@ -31,7 +31,7 @@ let stubbornAgentCmd: string;
 const pidFile = () => join(root, 'pids');
 
 beforeAll(async () => {
-  server = await startServerProcess();
+  server = await startLocalServer();
   db = openDatabase(server.db, MODULES);
   root = mkdtempSync(join(tmpdir(), 'svc-crash-'));
   const agent = join(root, 'agent.sh');

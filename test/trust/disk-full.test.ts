@@ -10,10 +10,10 @@ import { createAdmin } from '../../src/server/admin.js';
 import { openDatabase, type Database } from '../../src/server/db.js';
 import { MODULES } from '../../src/server/modules.js';
 import { isolatedEnv, makeRepo, runCli } from '../support/cli.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
 import { rowsOf } from './soak-harness.js';
 
-let server: ServerProcess;
+let server: LocalServer;
 let db: Database;
 let stateDir: string;
 let mounted = false;
@@ -27,7 +27,7 @@ beforeAll(async () => {
   mounted = r.status === 0;
   why = r.error?.message ?? r.stderr;
   if (!mounted) return;
-  server = await startServerProcess();
+  server = await startLocalServer();
   db = openDatabase(server.db, MODULES);
 });
 

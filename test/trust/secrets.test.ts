@@ -15,7 +15,7 @@ import { openDatabase } from '../../src/server/db.js';
 import { createRepository } from '../../src/server/git/index.js';
 import { MODULES } from '../../src/server/modules.js';
 import { isolatedEnv, makeRepo, runCli, type CliEnv, type CliResult } from '../support/cli.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
 import { filesUnder, scanForSecrets } from './support.js';
 
 /** Shapes no output, file or stored event of svc may hold (DISPATCH §5 redaction list). */
@@ -45,7 +45,7 @@ env
 echo "done with $SVC_CARD_KEY"
 `;
 
-let server: ServerProcess;
+let server: LocalServer;
 let root: string;
 let dumps: string;
 let agentCmd: string;
@@ -70,7 +70,7 @@ beforeAll(async () => {
   mkdirSync(dumps);
   const gitRoot = join(root, 'git-root');
   await createRepository(gitRoot, 'acme/widgets', { seedCommit: true });
-  server = await startServerProcess(['--git-root', gitRoot]);
+  server = await startLocalServer(['--git-root', gitRoot]);
   const agent = join(root, 'agent.sh');
   writeFileSync(agent, AGENT, { mode: 0o755 });
   agentCmd = `sh ${agent} {key} {branch}`;

@@ -11,16 +11,16 @@ import { createAdmin } from '../../src/server/admin.js';
 import { openDatabase, type Database } from '../../src/server/db.js';
 import { MODULES } from '../../src/server/modules.js';
 import { isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
 import { byMode } from './support.js';
 
-let server: ServerProcess;
+let server: LocalServer;
 let db: Database;
 let agentCmd: string;
 let root: string;
 
 beforeAll(async () => {
-  server = await startServerProcess();
+  server = await startLocalServer();
   db = openDatabase(server.db, MODULES);
   root = mkdtempSync(join(tmpdir(), 'svc-queue-'));
   const agent = join(root, 'agent.sh');

@@ -1,5 +1,5 @@
 // The dispatch progress view as a person sees it: `svc run KEY` on a real terminal (tmux) against a
-// spawned `svc server`, with a fake agent that works for about two seconds and commits. Then the
+// `svc server` (run in the test's process), with a fake agent that works for about two seconds and commits. Then the
 // same command piped, and the colour switches (NO_COLOR, FORCE_COLOR, --no-color, CI).
 // Only what needs a terminal runs `bin/svc.js` on one; what a pipe sees (a stream that is no TTY)
 // runs the command tree in-process (test/support/program.ts) against the same server, with the same
@@ -12,7 +12,7 @@ import { openDatabase, type Database } from '../../src/server/db.js';
 import { MODULES } from '../../src/server/modules.js';
 import { isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
 import { runProgram } from '../support/program.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
 import { requireTmux, openTerminal, type Terminal } from './terminal.js';
 
 const AGENT = `${process.execPath} ${resolve(import.meta.dirname, 'fixtures/slow-commit.mjs')}`;
@@ -26,7 +26,7 @@ const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
 const SGR = /\x1b\[[\d;]*m/;
 const ESC = /\x1b/;
 
-let server: ServerProcess;
+let server: LocalServer;
 let db: Database;
 const terminals: Terminal[] = [];
 const printed: string[] = [];
@@ -59,7 +59,7 @@ async function onTerminal(args: string[], env: CliEnv): Promise<Terminal> {
 
 beforeAll(async () => {
   requireTmux();
-  server = await startServerProcess();
+  server = await startLocalServer();
   // A second connection to the server's file (WAL, busy timeout), for fixtures.
   db = openDatabase(server.db, MODULES);
 });
