@@ -16,6 +16,7 @@ import type { DispatchRun } from '../../src/contract/types.js';
 import { createRepository, repositoryPath } from '../../src/server/git/index.js';
 import { isolatedEnv, runCli, type CliEnv, type CliResult } from '../support/cli.js';
 import { startLocalServer, type LocalServer } from '../support/server-process.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 import { filesUnder, git, leaks } from './support.js';
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -73,10 +74,12 @@ async function attack(name: string, extraArgs: string[]): Promise<Attempt> {
   const body = (await made.json()) as { item?: { key: string }; key?: string };
   expect(made.status, JSON.stringify(body)).toBe(201);
   const key = (body.item ?? body).key as string;
-  const opened = await runCli(['run', key, '--hosted', '--json'], { env: personal });
+  // Opening the run and minting its credential are not under test: in-process. The attach below is
+  // a real process, since the agent reads /proc of svc and its ancestors.
+  const opened = await svcInProcess(['run', key, '--hosted', '--json'], { env: personal });
   expect(opened.code, opened.stderr).toBe(0);
   const runId = (JSON.parse(opened.stdout) as { run: { id: string } }).run.id;
-  const minted = await runCli(['server', 'run-token', runId, '--db', server.db], { env: isolatedEnv() });
+  const minted = await svcInProcess(['server', 'run-token', runId, '--db', server.db]);
   const runToken = minted.stdout.trim();
   expect(runToken).toMatch(/^svc_run_/);
 
@@ -100,7 +103,7 @@ async function attack(name: string, extraArgs: string[]): Promise<Attempt> {
   mkdirSync(configDir, { mode: 0o755 });
   chmodSync(stateDir, 0o755);
   chmodSync(configDir, 0o755);
-  const stored = await runCli(['config', 'set', 'parallel', '1'], { env: runner });
+  const stored = await svcInProcess(['config', 'set', 'parallel', '1'], { env: runner });
   expect(stored.code, stored.stderr).toBe(0);
   expect(existsSync(join(configDir, 'config.json'))).toBe(true);
 
