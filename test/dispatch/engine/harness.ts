@@ -11,7 +11,7 @@ import type { DispatchDeps, DispatchOptions } from '../../../src/dispatch/lifecy
 import { systemClock, type DispatchService, type LegSummary } from '../../../src/dispatch/ports.js';
 import { buildPrompt } from '../../../src/dispatch/prompt.js';
 import { checkoutInPlace, commitsSince, prepareWorktree } from '../../../src/dispatch/worktree.js';
-import { copyRepo } from '../../support/repo-template.js';
+import { makeRepo } from '../../support/cli.js';
 import { startTestService, type TestService } from '../../support/service.js';
 
 /** A fake agent that commits to a file named after its card (so "no changes" does not apply). */
@@ -43,7 +43,7 @@ export async function startHarness(over: { repo?: string } = {}): Promise<Harnes
   const svc = await startTestService();
   const client = createApiClient({ baseUrl: svc.url, token: svc.token, maxWaitMs: 2_000, retry: { baseDelayMs: 5, maxDelayMs: 50 } });
   const service = dispatchServiceOf(client);
-  const repo = over.repo ?? (await copyRepo());
+  const repo = over.repo ?? (await makeRepo());
   const stateDir = mkdtempSync(join(tmpdir(), 'svc-state-'));
   const seen: string[] = [];
   const legs: LegSummary[] = [];

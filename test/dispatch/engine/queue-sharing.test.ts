@@ -13,7 +13,7 @@ import type { DispatchDeps } from '../../../src/dispatch/lifecycle/types.js';
 import { openWithReselect } from '../../../src/dispatch/lifecycle/open.js';
 import type { LegSummary } from '../../../src/dispatch/ports.js';
 import type { Selection } from '../../../src/dispatch/select/types.js';
-import { copyRepo } from '../../support/repo-template.js';
+import { makeRepo } from '../../support/cli.js';
 import { startHarness, type Harness } from './harness.js';
 import { inRepoWorktree, instantAgent } from './instant-agent.js';
 
@@ -76,7 +76,7 @@ describe('two auto over one queue', () => {
     const runA = runDispatch(h.opts({ command: 'auto', maxCards: 3, allowEmpty: true }), a.deps);
     void runA.finally(() => aDone.resolve());
     await expect.poll(runningRuns, { timeout: 10_000 }).toBe(1);
-    const repoB = await copyRepo();
+    const repoB = await makeRepo();
     const runB = runDispatch(h.opts({ command: 'auto', repo: repoB, allowEmpty: true }), b.deps);
     const [sa, sb] = await Promise.all([runA, runB]);
 
@@ -121,7 +121,7 @@ describe('two auto over one queue', () => {
     const runA = runDispatch(h.opts({ command: 'auto', keys: [], maxCards: 2, allowEmpty: true }), a.deps);
     void runA.finally(() => aDone.resolve());
     await expect.poll(runningRuns, { timeout: 10_000 }).toBe(1);
-    const runB = runDispatch(h.opts({ command: 'auto', repo: await copyRepo(), allowEmpty: true }), b.deps);
+    const runB = runDispatch(h.opts({ command: 'auto', repo: await makeRepo(), allowEmpty: true }), b.deps);
     const [sa, sb] = await Promise.all([runA, runB]);
     const context = `A: ${a.seen.join(' | ')}\nB: ${b.seen.join(' | ')}`;
     expect(sa.legs.map((l) => l.key), context).toEqual([a1, a2]);
