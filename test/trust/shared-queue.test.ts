@@ -133,15 +133,21 @@ async function runsOpenIn(project: string, n = 1): Promise<void> {
   throw new Error(`no ${n} run(s) open at once in ${project}`);
 }
 
+// A run moves no status, so a card whose run has closed is ready again (DISPATCH §4): only runs
+// that overlap share a queue. In every test A's agents hold until B's run is open too (or B has
+// ended, finding nothing it may take): on a loaded machine B's start-up could otherwise outlast A's
+// whole run, and B would rightly run cards of a run already closed, which is not the case here.
+const overlapping = (project: string) => () => runsOpenIn(project, 2);
+
 describe.concurrent('two svc auto over one queue never run the same card', () => {
   test.each(byMode([[0], [150]], [[0], [50], [150], [400], [900]]))('second machine starts %i ms after the first', async (delayMs) => {
-    expectEachCardOnce(await twoMachines(`Q${delayMs}`, [], () => sleep(delayMs)));
+    expectEachCardOnce(await twoMachines(`Q${delayMs}`, [], () => sleep(delayMs), [], overlapping(`Q${delayMs}`)));
   }, byMode(120_000, 240_000));
 
   // Each machine takes at most 5: the second one's open meets the first one's run (409) and
   // reselects around its cards, so both work and the queue is shared.
   test.each(byMode([[0], [150]], [[0], [150], [400]]))('both with --max 5, the second starting %i ms later: the work is split', async (delayMs) => {
-    const outcome = await twoMachines(`S${delayMs}`, ['--max', '5'], () => sleep(delayMs), ['--max', '5']);
+    const outcome = await twoMachines(`S${delayMs}`, ['--max', '5'], () => sleep(delayMs), ['--max', '5'], overlapping(`S${delayMs}`));
     expectEachCardOnce(outcome);
     const machines = new Set(outcome.agentRecords.map((x) => x[2]));
     expect([...machines].sort(), outcome.context).toEqual(['A', 'B']);
@@ -151,10 +157,7 @@ describe.concurrent('two svc auto over one queue never run the same card', () =>
   // without them and runs Q-4..10. A finishes first; its cards are still ready (a run moves no
   // status), yet B must not take them in a later round: a card a 409 showed in another machine's
   // run is that machine's for the rest of the invocation (B re-ran them until this was fixed).
-  // A's agents hold until B's own run is open, so B's open surely meets A's run: on a loaded
-  // machine B's start-up could take longer than A's three cards, and B then rightly ran cards of a
-  // run already closed, which is not the case this test is about.
   test('one machine with --max 3, the other without: the second one never re-runs the first one\'s cards', async () => {
-    expectEachCardOnce(await twoMachines('QMAX', ['--max', '3'], () => runsOpenIn('QMAX'), [], () => runsOpenIn('QMAX', 2)));
+    expectEachCardOnce(await twoMachines('QMAX', ['--max', '3'], () => runsOpenIn('QMAX'), [], overlapping('QMAX')));
   }, 120_000);
 });
