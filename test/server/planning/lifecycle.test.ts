@@ -11,18 +11,14 @@ import { startTestService } from '../../support/service.js';
 import { caller } from '../support/http.js';
 
 let dir: string;
-const node = JSON.stringify(process.execPath);
+// A shell planner, not a node one: it starts in milliseconds, so even on a loaded machine it has
+// written its grandchild's pid before the planner timeout below (a node start-up once took longer).
+const hang = () => `sh ${JSON.stringify(join(dir, 'hang.sh'))}`;
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'svc-plan-life-'));
   // Starts a grandchild that would answer after 20 s, records its pid, and waits for it.
-  writeFileSync(
-    join(dir, 'hang.cjs'),
-    `const { spawn } = require('node:child_process');
-     const kid = spawn(process.execPath, ['-e', 'setTimeout(() => console.log("[]"), 20000)'], { stdio: 'inherit' });
-     require('node:fs').writeFileSync(process.argv[2], String(kid.pid));
-     kid.on('exit', () => process.exit(0));`,
-  );
+  writeFileSync(join(dir, 'hang.sh'), 'sh -c \'sleep 20; echo "[]"\' &\necho $! > "$1"\nwait\n');
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -47,7 +43,7 @@ test('a planner that does not answer in time fails the job (reachable) and its p
   try {
     const call = caller(svc);
     const pidFile = join(dir, 'grandchild.pid');
-    configurePlanner(svc.db, { kind: 'command', command: `${node} ${JSON.stringify(join(dir, 'hang.cjs'))} ${JSON.stringify(pidFile)}` });
+    configurePlanner(svc.db, { kind: 'command', command: `${hang()} ${JSON.stringify(pidFile)}` });
     await call('POST', '/projects/PROJ/plan-session/turns', { body: 'never answered' });
     const sub = await call('POST', '/projects/PROJ/plan-session/submissions', {});
     expect(sub.status).toBe(202);
@@ -69,7 +65,7 @@ test('a job in flight when the service stops is failed at the next start, and it
   const dbFile = join(dir, 'restart.db');
   const first = await startTestService({ dbFile });
   const call = caller(first);
-  configurePlanner(first.db, { kind: 'command', command: `${node} ${JSON.stringify(join(dir, 'hang.cjs'))} ${JSON.stringify(join(dir, 'x.pid'))}` });
+  configurePlanner(first.db, { kind: 'command', command: `${hang()} ${JSON.stringify(join(dir, 'x.pid'))}` });
   await call('POST', '/projects/PROJ/plan-session/turns', { body: 'interrupted' });
   const sub = await call('POST', '/projects/PROJ/plan-session/submissions', {});
   await new Promise((r) => setTimeout(r, 100));
