@@ -1,10 +1,12 @@
-// The flags of pull requests as a user types them (real bin/svc.js): bad values are one-line usage
-// errors (exit 2) before anything is opened, and `pr` / `githubApiUrl` are storable.
+// The flags of pull requests as a user types them, through the real command tree in-process: bad
+// values are one-line usage errors (exit 2) before anything is opened, and `pr` / `githubApiUrl`
+// are storable.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isolatedEnv, runCli } from '../support/cli.js';
+import { isolatedEnv } from '../support/cli.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 
 // Nothing listens here: a usage error must come before any connection is tried.
 const env = () => isolatedEnv({ SVC_BASE_URL: 'http://127.0.0.1:9', SVC_TOKEN: 'svc_pat_flagstest1234', SVC_PROJECT: 'DEMO', SVC_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'svc-cfg-')) });
@@ -17,7 +19,7 @@ describe('--pr flags', () => {
     [['run', 'DEMO-1', '--agent-cmd', 'true', '--github-api-url', 'https://x:ghp_secretsecretsecret12@ghe.example.com/api/v3'], /^svc: --github-api-url: a URL with credentials in it is refused$/m],
     [['run', 'DEMO-1', '--agent-cmd', 'true', '--github-api-url', 'http://ghe.example.com/api/v3'], /^svc: --github-api-url: refusing to send a GitHub token over plain http to ghe.example.com \(use https, or --insecure\)$/m],
   ])('svc %j is a usage error', async (args, message) => {
-    const r = await runCli(args, { env: env() });
+    const r = await svcInProcess(args, { env: env() });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(message);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
@@ -26,13 +28,13 @@ describe('--pr flags', () => {
 
   it('pr and githubApiUrl are stored; a bad stored value is refused', async () => {
     const e = env();
-    expect((await runCli(['config', 'set', 'pr', 'true'], { env: e })).code).toBe(0);
-    expect((await runCli(['config', 'set', 'githubApiUrl', 'https://ghe.example.com/api/v3'], { env: e })).code).toBe(0);
-    expect((await runCli(['config', 'get', 'pr'], { env: e })).stdout.trim()).toBe('true');
-    const bad = await runCli(['config', 'set', 'pr', 'maybe'], { env: e });
+    expect((await svcInProcess(['config', 'set', 'pr', 'true'], { env: e })).code).toBe(0);
+    expect((await svcInProcess(['config', 'set', 'githubApiUrl', 'https://ghe.example.com/api/v3'], { env: e })).code).toBe(0);
+    expect((await svcInProcess(['config', 'get', 'pr'], { env: e })).stdout.trim()).toBe('true');
+    const bad = await svcInProcess(['config', 'set', 'pr', 'maybe'], { env: e });
     expect(bad.code).toBe(2);
     // Stored pr=true makes --no-push a conflict, exactly as the flag does.
-    const r = await runCli(['run', 'DEMO-1', '--agent-cmd', 'true', '--no-push'], { env: e });
+    const r = await svcInProcess(['run', 'DEMO-1', '--agent-cmd', 'true', '--no-push'], { env: e });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/--pr needs the branch pushed/);
   });
