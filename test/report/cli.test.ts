@@ -1,13 +1,15 @@
 // Reports as a user gets them: `--report FORMAT:FILE` on a real run against the real local service,
 // the markdown landing in GitHub's step summary and (through a stand-in buildkite-agent that
 // records its argv and stdin) a Buildkite annotation, and `svc runs report` after the fact giving
-// the very same report from the local state.
+// the very same report from the local state. Each svc runs in-process (the real command tree, the
+// test's environment as its own); the agents and the buildkite-agent it starts are real processes.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
+import { isolatedEnv, makeRepo, type CliEnv } from '../support/cli.js';
 import { startLocalServer, type LocalServer } from '../support/server-process.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 
 const AGENT = `#!/bin/sh
 echo "working on $SVC_CARD_KEY"
@@ -53,10 +55,10 @@ describe('--report on a dispatch command', () => {
     writeFileSync(summaryFile, '## earlier step\n');
     const ci = { ...env, GITHUB_STEP_SUMMARY: summaryFile, BUILDKITE: 'true', RECORD: record, PATH: `${bin}:${env.PATH}` };
     const repo = await makeRepo();
-    const r = await runCli(
+    const r = await svcInProcess(
       ['run', 'DEMO-3', 'DEMO-5', '--parallel', '2', '--on-failure', 'continue', '--agent-cmd', `sh ${agent}`, '--repo', repo, '--json',
         '--report', `junit:${out}/svc.xml`, '--report', `markdown:${out}/svc.md`, '--report', `html:${out}/svc.html`, '--report', `json:${out}/svc.json`],
-      { env: ci, timeoutMs: 120_000 },
+      { env: ci },
     );
     expect(r.code, r.stderr).toBe(1);
     const { runId } = JSON.parse(r.stdout) as { runId: string };
@@ -80,10 +82,10 @@ describe('--report on a dispatch command', () => {
 
     // After the fact, from the local state only (the service is not even asked: a dead address).
     const later = { ...env, SVC_BASE_URL: 'http://127.0.0.1:9' };
-    const again = await runCli(['runs', 'report', runId, '--format', 'junit'], { env: later });
+    const again = await svcInProcess(['runs', 'report', runId, '--format', 'junit'], { env: later });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toBe(readFileSync(join(out, 'svc.xml'), 'utf8'));
-    const since = await runCli(['runs', 'report', '--since', '1h', '--output', join(out, 'since.md')], { env: later });
+    const since = await svcInProcess(['runs', 'report', '--since', '1h', '--output', join(out, 'since.md')], { env: later });
     expect(since.code, since.stderr).toBe(0);
     expect(readFileSync(join(out, 'since.md'), 'utf8')).toBe(md);
 
@@ -96,14 +98,14 @@ describe('--report on a dispatch command', () => {
     const repo = await makeRepo();
     const fresh = { ...env, ...isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' }) };
     for (const spec of ['pdf:out.pdf', 'junit', 'junit:']) {
-      const r = await runCli(['run', 'DEMO-6', '--agent-cmd', `sh ${agent}`, '--repo', repo, '--report', spec], { env: fresh });
+      const r = await svcInProcess(['run', 'DEMO-6', '--agent-cmd', `sh ${agent}`, '--repo', repo, '--report', spec], { env: fresh });
       expect(r.code, spec).toBe(2);
       expect(r.stderr.trim().split('\n'), spec).toHaveLength(1);
       expect(r.stderr, spec).toMatch(/^svc: --report/);
     }
-    const hosted = await runCli(['run', 'DEMO-6', '--hosted', '--report', 'junit:x.xml'], { env: fresh });
+    const hosted = await svcInProcess(['run', 'DEMO-6', '--hosted', '--report', 'junit:x.xml'], { env: fresh });
     expect([hosted.code, hosted.stderr.trim()]).toEqual([2, 'svc: --report needs a run executed here; a hosted run reports where it runs']);
-    const stdout = await runCli(['run', 'DEMO-6', '--agent-cmd', `sh ${agent}`, '--repo', repo, '--json', '--report', 'junit:-'], { env: fresh });
+    const stdout = await svcInProcess(['run', 'DEMO-6', '--agent-cmd', `sh ${agent}`, '--repo', repo, '--json', '--report', 'junit:-'], { env: fresh });
     expect(stdout.code).toBe(2);
     expect(stdout.stdout).toBe('');
     expect(existsSync(join(fresh.SVC_STATE_DIR!, 'runs'))).toBe(false);
@@ -112,7 +114,7 @@ describe('--report on a dispatch command', () => {
 
   test('a dry run still writes its (empty) reports; a report that cannot be written is a warning and exit 1, the run closed', async () => {
     const out = join(root, 'dry');
-    const dry = await runCli(['run', 'DEMO-6', '--dry-run', '--report', `junit:${out}/svc.xml`, '--report', `json:${out}/svc.json`], { env });
+    const dry = await svcInProcess(['run', 'DEMO-6', '--dry-run', '--report', `junit:${out}/svc.xml`, '--report', `json:${out}/svc.json`], { env });
     expect(dry.code, dry.stderr).toBe(0);
     expect(readFileSync(join(out, 'svc.xml'), 'utf8')).toContain('<testsuites name="svc" tests="0" failures="0" errors="0" time="0.000">');
     expect(JSON.parse(readFileSync(join(out, 'svc.json'), 'utf8'))).toEqual({ schema: 'svc.report/1', runs: [] });
@@ -123,20 +125,20 @@ describe('--report on a dispatch command', () => {
     const summaryFile = join(root, 'untouched-summary.md');
     writeFileSync(summaryFile, '');
     const quiet = { ...env, GITHUB_STEP_SUMMARY: summaryFile, SVC_CI_SUMMARY: '0' };
-    const r = await runCli(['run', 'DEMO-6', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--json', '--report', `junit:${blocked}/svc.xml`, '--report', `markdown:${out}/ok.md`], { env: quiet });
+    const r = await svcInProcess(['run', 'DEMO-6', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--json', '--report', `junit:${blocked}/svc.xml`, '--report', `markdown:${out}/ok.md`], { env: quiet });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/could not write the junit report .*a-file\/svc\.xml: EEXIST: file already exists$/m);
     const summary = JSON.parse(r.stdout) as { runId: string; status: string };
     expect(summary.status).toBe('succeeded');
     expect(readFileSync(join(out, 'ok.md'), 'utf8')).toContain(summary.runId);
     expect(readFileSync(summaryFile, 'utf8')).toBe('');
-    const again = await runCli(['runs', 'report', summary.runId, '--format', 'junit'], { env });
+    const again = await svcInProcess(['runs', 'report', summary.runId, '--format', 'junit'], { env });
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('failures="0"');
   }, 60_000);
 
   test('run_scope: the close-out is reported after the legs, on the scope\'s branch', async () => {
-    const r = await runCli(['run_scope', 'DEMO-2', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--on-failure', 'continue', '--json', '--report', `json:${root}/scope.json`], { env, timeoutMs: 120_000 });
+    const r = await svcInProcess(['run_scope', 'DEMO-2', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--on-failure', 'continue', '--json', '--report', `json:${root}/scope.json`], { env });
     const doc = JSON.parse(readFileSync(join(root, 'scope.json'), 'utf8')) as { runs: { scopeKey: string; legs: { key: string; disposition: string }[]; closeOut: { key: string; disposition: string; branch: string; commits: unknown[] } | null }[] };
     expect(r.stderr).toContain('close-out of DEMO-2');
     expect(doc.runs[0]!.scopeKey).toBe('DEMO-2');
@@ -146,7 +148,7 @@ describe('--report on a dispatch command', () => {
   }, 120_000);
 
   test('auto: one report holds every run it opened, oldest first', async () => {
-    const r = await runCli(['auto', '--max', '2', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--on-failure', 'continue', '--json', '--report', `json:${root}/auto.json`, '--report', `junit:${root}/auto.xml`], { env, timeoutMs: 120_000 });
+    const r = await svcInProcess(['auto', '--max', '2', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--on-failure', 'continue', '--json', '--report', `json:${root}/auto.json`, '--report', `junit:${root}/auto.xml`], { env });
     const summary = JSON.parse(r.stdout) as { runs: { runId: string | null }[] };
     const ids = summary.runs.map((x) => x.runId).filter(Boolean);
     expect(ids.length, r.stderr).toBeGreaterThanOrEqual(1);
@@ -165,7 +167,7 @@ describe('--report on a dispatch command', () => {
       [['runs', 'report', '../etc', '--format', 'json'], 2, /not a run id/],
     ];
     for (const [args, code, message] of cases) {
-      const r = await runCli(args, { env, cwd: root });
+      const r = await svcInProcess(args, { env, cwd: root });
       expect(r.code, args.join(' ')).toBe(code);
       expect(r.stderr, args.join(' ')).toMatch(message);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
