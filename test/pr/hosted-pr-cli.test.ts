@@ -1,7 +1,9 @@
-// A hosted run writes its pull request, end to end with the real built bin/svc.js: `svc server`
-// serves the API and the git remote, `svc attach` (run credential only) clones, lets a fake agent
-// commit, pushes through the credential helper and opens the pull request on the local GitHub
-// stand-in with the installation token of op 30; a second hosted run over the same card updates it.
+// A hosted run writes its pull request, end to end: `svc server` serves the API and the git remote,
+// `svc attach` (run credential only) clones, lets a fake agent commit, pushes through the credential
+// helper and opens the pull request on the local GitHub stand-in with the installation token of
+// op 30; a second hosted run over the same card updates it. The first attach is the real built
+// bin/svc.js in a process of its own, as a runner starts it; the other svc commands (opening the
+// runs, minting their credentials, the second attach) run in-process through the same command tree.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRepository } from '../../src/server/git/index.js';
 import { isolatedEnv, runCli, type CliEnv } from '../support/cli.js';
 import { startLocalServer, type LocalServer } from '../support/server-process.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 import { startGitHubMock, type GitHubMock } from './github-mock.js';
 
 const AGENT = `#!/bin/sh
@@ -37,11 +40,11 @@ afterAll(async () => {
   expect(violations).toEqual([]);
 });
 
-async function hostedRun(key: string, n: number, extra: string[] = []) {
-  const opened = await runCli(['run', key, '--hosted', '--json'], { env: personal });
+async function hostedRun(key: string, attach: 'spawned' | 'in-process', extra: string[] = []) {
+  const opened = await svcInProcess(['run', key, '--hosted', '--json'], { env: personal });
   expect(opened.code, opened.stderr).toBe(0);
   const runId = (JSON.parse(opened.stdout) as { run: { id: string } }).run.id;
-  const minted = await runCli(['server', 'run-token', runId, '--db', server.db], { env: isolatedEnv() });
+  const minted = await svcInProcess(['server', 'run-token', runId, '--db', server.db], { env: isolatedEnv() });
   const runToken = minted.stdout.trim();
   // One workspace for both runs: the second finds the clone and svc/KEY as the first left them, so
   // its push is a fast-forward (a fresh clone would start svc/KEY again from main).
@@ -50,7 +53,10 @@ async function hostedRun(key: string, n: number, extra: string[] = []) {
   const agent = join(root, 'agent.sh');
   writeFileSync(agent, AGENT, { mode: 0o755 });
   const env = isolatedEnv({ SVC_BASE_URL: server.url, SVC_RUN_ID: runId, SVC_RUN_TOKEN: runToken, SVC_GITHUB_API_URL: gh.url, SVC_MAX_WAIT: '5s' });
-  const r = await runCli(['attach', '--agent-cmd', `sh ${agent}`, '--json', ...extra], { env, cwd: workspace, timeoutMs: 120_000 });
+  const args = ['attach', '--agent-cmd', `sh ${agent}`, '--json', ...extra];
+  // Spawned once: that the bundle in dist/ starts and carries a hosted run through is only seen
+  // from a process of its own.
+  const r = attach === 'spawned' ? await runCli(args, { env, cwd: workspace, timeoutMs: 120_000 }) : await svcInProcess(args, { env, cwd: workspace });
   return { r, runId, runToken };
 }
 
@@ -65,13 +71,13 @@ describe('hosted runs open pull requests by default', () => {
     const key = created.item?.key ?? created.key ?? '';
     expect(key).toMatch(/^DEMO-\d+$/);
 
-    const one = await hostedRun(key, 1, ['--draft']);
+    const one = await hostedRun(key, 'spawned', ['--draft']);
     expect(one.r.code, one.r.stderr).toBe(0);
     const s1 = JSON.parse(one.r.stdout) as { legs: Array<{ disposition: string; pullRequest: { action: string; url: string } }> };
     expect(s1.legs[0]).toMatchObject({ disposition: 'implemented', pullRequest: { action: 'opened', url: 'https://github.example.test/acme/widgets/pull/1' } });
     expect(one.r.stderr).toContain(`${key}: pull request opened: https://github.example.test/acme/widgets/pull/1`);
 
-    const two = await hostedRun(key, 2);
+    const two = await hostedRun(key, 'in-process');
     expect(two.r.code, two.r.stderr).toBe(0);
     expect(JSON.parse(two.r.stdout).legs[0]).toMatchObject({ pullRequest: { action: 'updated', url: 'https://github.example.test/acme/widgets/pull/1' } });
 
