@@ -1,6 +1,6 @@
-// A local `svc run KEY --pr` as a user types it (real bin/svc.js): the branch is pushed with the
-// user's git, and the pull request is opened through `gh` on PATH — here the stand-in that records
-// its argv and body files. Local pushes come with issue 12 (`--push` on local runs): until the
+// A local `svc run KEY --pr` as a user types it (the first run the real bin/svc.js, the second
+// in-process through the same command tree): the branch is pushed with the user's git, and the pull
+// request is opened through `gh` on PATH — here the stand-in that records its argv and body files. Local pushes come with issue 12 (`--push` on local runs): until the
 // engine has them this test has nothing to drive and is skipped; it runs as soon as they are in.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv, makeRepo, run, runCli } from '../support/cli.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 
 const LOCAL_PUSH = existsSync(resolve(import.meta.dirname, '../../src/dispatch/delivery-git.ts'));
 const AGENT = 'sh -c "echo x >> card-$SVC_CARD_KEY.txt && git add -A && git -c user.name=a -c user.email=a@example.invalid commit -qm \\"$SVC_CARD_KEY: cart\\" && echo All done."';
@@ -35,11 +36,12 @@ describe.skipIf(!LOCAL_PUSH)('svc run --pr on a local run', () => {
     const key = svc.admin.createWorkItem({ projectKey: svc.projectKey, kind: 'task', title: 'Add a cart', type: 'code' }).key;
     const env = isolatedEnv({ SVC_BASE_URL: svc.url, SVC_TOKEN: svc.token, SVC_PROJECT: svc.projectKey, PATH: `${bin}:${process.env.PATH}`, FAKE_GH_DIR: ghDir, FAKE_GH_LOGGED_IN: '1' });
 
+    // Spawned: the file's one run of the bundle in dist/ as a user's shell starts it.
     const first = await runCli(['run', key, '--pr', '--agent-cmd', AGENT, '--json'], { env, cwd: repo });
     expect(first.code, first.stderr).toBe(0);
     expect(JSON.parse(first.stdout).legs[0]).toMatchObject({ disposition: 'implemented', pullRequest: { action: 'opened', url: 'https://github.com/acme/shop/pull/1' } });
     expect((await run('git', ['rev-parse', `refs/heads/svc/${key}`], bare)).trim()).toBe((await run('git', ['rev-parse', `refs/heads/svc/${key}`], repo)).trim());
-    const second = await runCli(['run', key, '--pr', '--agent-cmd', AGENT], { env, cwd: repo });
+    const second = await svcInProcess(['run', key, '--pr', '--agent-cmd', AGENT], { env, cwd: repo });
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toContain(`${key}: pull request updated: https://github.com/acme/shop/pull/1`);
 
