@@ -1,7 +1,8 @@
 // A local `svc run KEY --pr` as a user types it (the first run the real bin/svc.js, the second
 // in-process through the same command tree): the branch is pushed with the user's git, and the pull
-// request is opened through `gh` on PATH — here the stand-in that records its argv and body files. Local pushes come with issue 12 (`--push` on local runs): until the
-// engine has them this test has nothing to drive and is skipped; it runs as soon as they are in.
+// request is opened through `gh` on PATH — here the stand-in that records its argv and body files.
+// Local pushes come with issue 12 (`--push` on local runs): until the engine has them this test has
+// nothing to drive and is skipped; it runs as soon as they are in.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
