@@ -1,9 +1,7 @@
 // A local `svc run KEY --pr` as a user types it (the first run the real bin/svc.js, the second
 // in-process through the same command tree): the branch is pushed with the user's git, and the pull
 // request is opened through `gh` on PATH — here the stand-in that records its argv and body files.
-// Local pushes come with issue 12 (`--push` on local runs): until the engine has them this test has
-// nothing to drive and is skipped; it runs as soon as they are in.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +9,6 @@ import { isolatedEnv, makeRepo, run, runCli } from '../support/cli.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { svcInProcess } from '../support/svc-in-process.js';
 
-const LOCAL_PUSH = existsSync(resolve(import.meta.dirname, '../../src/dispatch/delivery-git.ts'));
 const AGENT = 'sh -c "echo x >> card-$SVC_CARD_KEY.txt && git add -A && git -c user.name=a -c user.email=a@example.invalid commit -qm \\"$SVC_CARD_KEY: cart\\" && echo All done."';
 
 let svc: TestService;
@@ -22,7 +19,7 @@ afterAll(async () => {
   await svc?.close();
 });
 
-describe.skipIf(!LOCAL_PUSH)('svc run --pr on a local run', () => {
+describe('svc run --pr on a local run', () => {
   it('pushes svc/KEY and opens its pull request through gh; a second run edits it', async () => {
     const repo = await makeRepo();
     const bare = mkdtempSync(join(tmpdir(), 'svc-origin-'));
