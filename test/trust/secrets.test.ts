@@ -1,4 +1,4 @@
-// Secret hygiene (issue 8): a representative set of real CLI calls — log in, auth status, config
+// Secret hygiene (issue 8): a representative set of CLI calls — log in, auth status, config
 // list, whoami --verbose, a local run with --send-logs whose agent prints token-shaped strings and
 // its whole environment and every --report format, runs show, logs, runs report, failing calls, recover, and a hosted run (its own
 // svc_run_ credential, git tokens traded for it) — then a scan of EVERYTHING produced: stdout and
@@ -7,6 +7,10 @@
 // agent saw (dumped by the agent itself). No token in play may appear anywhere, nor any string of
 // a well-known token shape where svc wrote it. The only place the PAT may live is the config file,
 // and that file is mode 0600.
+// What svc prints, writes and sends is the same from the command line run in-process
+// (test/support/svc-in-process.ts), so most calls run there. What it hands an agent crosses a
+// process boundary: the CI job with SVC_TOKEN in its environment is the real bin/svc.js, whose
+// agent inherits from a real process environment (every agent is a real process either way).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +19,7 @@ import { openDatabase } from '../../src/server/db.js';
 import { createRepository } from '../../src/server/git/index.js';
 import { MODULES } from '../../src/server/modules.js';
 import { isolatedEnv, makeRepo, runCli, type CliEnv, type CliResult } from '../support/cli.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 import { startLocalServer, type LocalServer } from '../support/server-process.js';
 import { filesUnder, scanForSecrets } from './support.js';
 
@@ -53,7 +58,14 @@ const calls: { args: string[]; r: CliResult }[] = [];
 const homes: string[] = [];
 
 async function svc(args: string[], env: CliEnv, opts: { cwd?: string; input?: string } = {}): Promise<CliResult> {
-  const r = await runCli(args, { env, timeoutMs: 120_000, ...opts });
+  const r = await svcInProcess(args, { env, ...opts });
+  calls.push({ args, r });
+  return r;
+}
+
+/** `svc ARGS` as a real process, for what only a process boundary shows; scanned like the rest. */
+async function spawned(args: string[], env: CliEnv): Promise<CliResult> {
+  const r = await runCli(args, { env, timeoutMs: 120_000 });
   calls.push({ args, r });
   return r;
 }
@@ -96,8 +108,8 @@ describe('secret hygiene across a representative set of CLI calls', () => {
     const pat = server.token;
 
     // --- a user who logged in (the token lives in the config file only) ---
-    // Calls that do not depend on each other run side by side (all real processes still): the
-    // scan looks at what each left behind, not at their order.
+    // Calls that do not depend on each other run side by side: the scan looks at what each left
+    // behind, not at their order.
     const user = home();
     expect((await svc(['auth', 'login', '--with-token'], user, { input: `${pat}\n` })).code).toBe(0);
     const reports = join(user.HOME!, 'reports');
@@ -141,9 +153,11 @@ describe('secret hygiene across a representative set of CLI calls', () => {
     };
 
     // --- a CI job with SVC_TOKEN in its environment, running with --send-logs ---
+    // Spawned: the token sits in svc's own process environment, the one a careless spawn of the
+    // agent would pass on.
     const ci = home({ SVC_TOKEN: pat });
     const ciJob = async () => {
-      const ciRun = await svc(['run', 'DEMO-3', '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', await makeRepo(), '--json'], ci);
+      const ciRun = await spawned(['run', 'DEMO-3', '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', await makeRepo(), '--json'], ci);
       expect(ciRun.code, ciRun.stderr).toBe(0);
       return (JSON.parse(ciRun.stdout) as { runId: string }).runId;
     };
@@ -160,7 +174,7 @@ describe('secret hygiene across a representative set of CLI calls', () => {
       expect(opened.code, opened.stderr).toBe(0);
       const hostedRunId = (JSON.parse(opened.stdout) as { run: { id: string } }).run.id;
       // `server run-token` shows the credential once, by design (the platform's channel): not scanned.
-      const minted = await runCli(['server', 'run-token', hostedRunId, '--db', server.db], { env: isolatedEnv() });
+      const minted = await svcInProcess(['server', 'run-token', hostedRunId, '--db', server.db], { env: isolatedEnv() });
       expect(minted.code, minted.stderr).toBe(0);
       const runToken = minted.stdout.trim();
       mkdirSync(workspace, { recursive: true });
@@ -225,6 +239,8 @@ describe('secret hygiene across a representative set of CLI calls', () => {
     for (const { where, text } of texts) {
       for (const [name, shape] of SHAPES) if (shape.test(text)) leaks.push(`${where}: a ${name} shape: ${shape.exec(text)![0].slice(0, 14)}…`);
     }
+    // The in-process calls ran in this very process: none left a token in its environment.
+    leaks.push(...scanForSecrets(Object.entries(process.env).map(([k, v]) => ({ where: `this process's ${k}`, text: v ?? '' })), secrets));
     // The database holds hashes, never a raw token.
     leaks.push(...scanForSecrets([{ where: 'the service database', text: readFileSync(server.db).toString('latin1') }], secrets));
 
