@@ -1,7 +1,9 @@
 // Hosted runs against a contract-faithful service (issue 11 §4): a run credential of any shape
 // (the contract's `svc_pat_` included), target repositories named by `owner/name`, https, ssh or
-// scp-like URLs, and a checkout already in the container used instead of a second clone. The real
-// built bin/svc.js as the runner, the local service and its smart-HTTP git remote.
+// scp-like URLs, and a checkout already in the container used instead of a second clone. The runner
+// is the command line run in-process (test/support/svc-in-process.ts) against the local service and
+// its smart-HTTP git remote; the credential helper git starts is the real built bin/svc.js. The
+// end to end run of real processes is test/hosted/attach-cli.test.ts.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +18,8 @@ import { GitCredentialBroker, NoGitCredentialError } from '../../src/dispatch/ho
 import { cloneDirOf } from '../../src/dispatch/hosted/git.js';
 import { mintRunCredential } from '../../src/server/dispatch-runs/index.js';
 import { createRepository, repositoryPath } from '../../src/server/git/index.js';
-import { isolatedEnv, runCli } from '../support/cli.js';
+import { isolatedEnv } from '../support/cli.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 const exec = promisify(execFile);
@@ -92,7 +95,7 @@ describe('the run credential', () => {
   });
 
   test.each([['attach', ''], ['attach', '   '], ['run', '']])('svc %s with SVC_RUN_TOKEN=%j: one line, exit 3, nothing run locally', async (cmd, token) => {
-    const r = await runCli([cmd, ...(cmd === 'run' ? ['PROJ-1', '--agent-cmd', 'true'] : [])], {
+    const r = await svcInProcess([cmd, ...(cmd === 'run' ? ['PROJ-1', '--agent-cmd', 'true'] : [])], {
       env: isolatedEnv({ SVC_BASE_URL: 'http://127.0.0.1:9', SVC_RUN_ID: 'run_x', SVC_RUN_TOKEN: token, SVC_TOKEN: 'svc_pat_abcdefghijklmnop' }),
     });
     expect(r.code, r.stderr).toBe(3);
@@ -137,7 +140,7 @@ describe('a hosted run with a svc_pat_ run credential and URL-shaped target repo
       { targetRepositories: ['git@git.example.test:acme/shop.git'] },
     ]);
     const workspace = mkdtempSync(join(tmpdir(), 'svc-ws-'));
-    const r = await runCli(['attach', '--agent-cmd', COMMIT, '--json'], { env, cwd: workspace, timeoutMs: 120_000 });
+    const r = await svcInProcess(['attach', '--agent-cmd', COMMIT, '--json'], { env, cwd: workspace });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout + r.stderr).not.toContain(runToken);
     expect(existsSync(join(workspace, 'acme', 'shop', '.git'))).toBe(true);
@@ -154,13 +157,15 @@ describe('a hosted run with a svc_pat_ run credential and URL-shaped target repo
       await exec('git', ['clone', '-q', repositoryPath(gitRoot, 'acme/shop'), checkout]);
       await exec('git', ['remote', 'set-url', 'origin', 'git@git.example.test:acme/shop.git'], { cwd: checkout });
       const elsewhere = mkdtempSync(join(tmpdir(), 'svc-elsewhere-'));
-      const r = await runCli(['attach', '--agent-cmd', COMMIT, ...(how === '--repo' ? ['--repo', checkout] : [])], {
-        env, cwd: how === 'cwd' ? checkout : elsewhere, timeoutMs: 120_000,
+      const r = await svcInProcess(['attach', '--agent-cmd', COMMIT, ...(how === '--repo' ? ['--repo', checkout] : [])], {
+        env, cwd: how === 'cwd' ? checkout : elsewhere,
       });
       expect(r.code, r.stderr).toBe(0);
-      // No second copy: neither inside the checkout nor where svc was started.
+      // No second copy: neither inside the checkout nor where svc was started (nor in this
+      // process's own folder, where an in-process svc that ignored its cwd would have cloned).
       expect(existsSync(join(checkout, 'acme'))).toBe(false);
       expect(existsSync(join(elsewhere, 'acme'))).toBe(false);
+      expect(existsSync(join(process.cwd(), 'acme'))).toBe(false);
       // The agent worked in a worktree of the checkout; the branch went to the service's remote.
       const { stdout: branches } = await exec('git', ['branch', '--list', `svc/${keys[0]}`], { cwd: checkout });
       expect(branches.trim()).toContain(`svc/${keys[0]}`);
@@ -184,7 +189,7 @@ describe('svc server run-token --contract-prefix', () => {
       const opened = await call('POST', '/dispatch-runs', server.token, { projectKey: 'DEMO', command: 'run', origin: 'hosted', cards: [{ workItemKey: 'DEMO-6' }] });
       expect(opened.status).toBe(201);
       const runId = opened.body.run.id as string;
-      const r = await runCli(['server', 'run-token', runId, '--db', server.db, '--contract-prefix'], { env: isolatedEnv() });
+      const r = await svcInProcess(['server', 'run-token', runId, '--db', server.db, '--contract-prefix'], { env: isolatedEnv() });
       expect(r.code, r.stderr).toBe(0);
       const token = r.stdout.trim();
       expect(token).toMatch(/^svc_pat_[A-Za-z0-9]{32}$/);
