@@ -1,9 +1,13 @@
-// End to end, as a platform runs a hosted run: the REAL built `bin/svc.js` in its own processes.
-// `svc server --git-root DIR` serves the API and the bare repositories; `svc run KEY --hosted`
-// (a person's PAT) opens the run; `svc server run-token` mints its credential; then the runner,
-// `SVC_RUN_ID=… SVC_RUN_TOKEN=… svc attach --agent-cmd …` with no SVC_TOKEN, clones over HTTP
-// through the credential helper, lets a fake agent commit, pushes the branch and closes the run.
-// A scan then looks for the run credential and every git token everywhere it could have leaked.
+// End to end, as a platform runs a hosted run. `svc server --git-root DIR` serves the API and the
+// bare repositories; `svc run KEY --hosted` (a person's PAT) opens the run; `svc server run-token`
+// mints its credential; then the runner, `SVC_RUN_ID=… SVC_RUN_TOKEN=… svc attach --agent-cmd …`
+// with no SVC_TOKEN, clones over HTTP through the credential helper, lets a fake agent commit,
+// pushes the branch and closes the run. A scan then looks for the run credential and every git
+// token everywhere it could have leaked.
+// The runner is the REAL built `bin/svc.js` in its own process, as a platform starts it: the
+// credential sits in a real process environment, which its agent must not inherit. The calls
+// around it (opening the run, minting the credential, a second attach refused) check codes and
+// output, and run the command line in-process (test/support/svc-in-process.ts).
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DispatchRun } from '../../src/contract/types.js';
 import { createRepository, repositoryPath } from '../../src/server/git/index.js';
 import { isolatedEnv, runCli, type CliEnv, type CliResult } from '../support/cli.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 import { startLocalServer, type LocalServer } from '../support/server-process.js';
 import { filesUnder, git, leaks } from './support.js';
 
@@ -43,6 +48,13 @@ let personal: CliEnv;
 const outputs: CliResult[] = [];
 
 async function svc(args: string[], env: CliEnv, cwd?: string): Promise<CliResult> {
+  const r = await svcInProcess(args, { env, cwd });
+  outputs.push(r);
+  return r;
+}
+
+/** `svc ARGS` as a real process; its output is scanned like the rest. */
+async function spawned(args: string[], env: CliEnv, cwd?: string): Promise<CliResult> {
   const r = await runCli(args, { env, cwd, timeoutMs: 120_000 });
   outputs.push(r);
   return r;
@@ -114,7 +126,7 @@ describe('svc attach as the hosted runner (real bin/svc.js)', () => {
     expect(early.status).toBe(200);
     const earlyToken = (early.body.credentials as Array<{ repository: string; token: string }>).find((c) => c.repository === 'acme/widgets')!.token;
 
-    const r = await svc(['attach', '--agent-cmd', `sh ${agentScript} {key} {branch}`, '--send-logs', '--json'], runner, workspace);
+    const r = await spawned(['attach', '--agent-cmd', `sh ${agentScript} {key} {branch}`, '--send-logs', '--json'], runner, workspace);
     expect(r.code, r.stderr).toBe(0);
     const summary = JSON.parse(r.stdout) as { runId: string; stopReason: string; status: string; legs: Array<{ key: string; disposition: string; reason: string | null }> };
     expect(summary).toMatchObject({ runId, stopReason: 'completed', status: 'succeeded' });
