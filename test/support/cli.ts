@@ -1,9 +1,10 @@
 // Spawns the real, built `bin/svc.js`, as a user's shell would, with its own config and state
 // folders so tests never touch the machine's. `npm test` builds first.
 import { execFile, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { copyRepo } from './repo-template.js';
 
 export const BIN = resolve(import.meta.dirname, '../../bin/svc.js');
 
@@ -68,22 +69,16 @@ export function run(cmd: string, args: string[], cwd?: string): Promise<string> 
 }
 
 /**
- * A git repository with one commit on main, for agents to work in: a copy of one built per worker.
- * `git init` and a commit cost three processes (with git's automatic maintenance) per repository;
- * a copy of the template's few files costs none. Every copy is an independent repository with the
- * same commit (nothing may rely on two repositories' hashes differing).
+ * A git repository with one commit on main, for agents to work in: a copy of one built per worker
+ * (test/support/repo-template.ts). `git init` and a commit cost three processes (with git's
+ * automatic maintenance) per repository; a copy of the template's few files costs none.
  */
-export async function makeRepo(): Promise<string> {
-  template ??= initRepo();
-  const dir = mkdtempSync(join(tmpdir(), 'svc-repo-'));
-  cpSync(await template, dir, { recursive: true });
-  return dir;
+export function makeRepo(): Promise<string> {
+  return copyRepo('plain', initRepo);
 }
 
-let template: Promise<string> | undefined;
-
 /** A repository made by git itself (init and an empty commit on main). */
-export async function initRepo(): Promise<string> {
+async function initRepo(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-repo-'));
   await run('git', ['init', '-q', '-b', 'main'], dir);
   await run('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '--allow-empty', '-m', 'init'], dir);

@@ -1,7 +1,8 @@
-// Git repositories with more than makeRepo()'s one empty commit (test/support/cli.ts), built once
-// per worker and copied per test: building one costs several git processes (over a second on a
-// loaded machine), a copy of its few files none. A copy is an independent repository with the
-// template's commits (its hashes are the template's; nothing may rely on them differing).
+// Git repositories for tests (makeRepo()'s plain one in test/support/cli.ts, and templates with
+// more commits), built once per worker and copied per test: building one costs several git
+// processes (over a second on a loaded machine), a copy of its few files none. A copy is an
+// independent repository with the template's commits (its hashes are the template's; nothing may
+// rely on them differing).
 import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
