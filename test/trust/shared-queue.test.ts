@@ -85,21 +85,22 @@ interface Outcome {
 }
 
 /**
- * Runs two machines' `svc auto` over a fresh queue; B starts when `startB` resolves. With `gateA`,
- * A's agents wait until it resolves (or B has ended).
+ * Runs two machines' `svc auto` over a fresh queue; B starts when `startB` resolves. A's agents
+ * hold until B's run is open too, or B has ended finding nothing it may take: a run moves no
+ * status, so a card whose run has closed is ready again (DISPATCH §4) and only runs that overlap
+ * share a queue. On a loaded machine B's start-up could otherwise outlast A's whole run, and B
+ * would rightly run cards of a run already closed, which is not the case these tests are about.
  */
-async function twoMachines(
-  project: string, argsA: string[], startB: (a: Promise<unknown>) => Promise<void>, argsB: string[] = [], gateA?: () => Promise<void>,
-): Promise<Outcome> {
+async function twoMachines(project: string, argsA: string[], startB: (a: Promise<unknown>) => Promise<void>, argsB: string[] = []): Promise<Outcome> {
   const keys = queue(project, 10);
   const records = join(root, `records-${project}.txt`);
   const gate = join(root, `gate-${project}`);
   const args = (repo: string) => ['auto', '--agent-cmd', agentCmd, '--allow-empty', '--repo', repo, '--json'];
   const [repoA, repoB] = await Promise.all([makeRepo(), makeRepo()]);
-  const a = runCli([...args(repoA), ...argsA], { env: machine('A', project, records, gateA ? { TRUST_GATE: gate } : {}), timeoutMs: 120_000 });
+  const a = runCli([...args(repoA), ...argsA], { env: machine('A', project, records, { TRUST_GATE: gate }), timeoutMs: 120_000 });
   await startB(a);
   const b = runCli([...args(repoB), ...argsB], { env: machine('B', project, records), timeoutMs: 120_000 });
-  if (gateA) void Promise.race([gateA(), b]).catch(() => undefined).then(() => writeFileSync(gate, ''));
+  void Promise.race([runsOpenIn(project, 2), b]).catch(() => undefined).then(() => writeFileSync(gate, ''));
   const [ra, rb] = await Promise.all([a, b]);
   expect(ra.code, ra.stderr).toBe(0);
   expect(rb.code, rb.stderr).toBe(0);
@@ -133,21 +134,15 @@ async function runsOpenIn(project: string, n = 1): Promise<void> {
   throw new Error(`no ${n} run(s) open at once in ${project}`);
 }
 
-// A run moves no status, so a card whose run has closed is ready again (DISPATCH §4): only runs
-// that overlap share a queue. In every test A's agents hold until B's run is open too (or B has
-// ended, finding nothing it may take): on a loaded machine B's start-up could otherwise outlast A's
-// whole run, and B would rightly run cards of a run already closed, which is not the case here.
-const overlapping = (project: string) => () => runsOpenIn(project, 2);
-
 describe.concurrent('two svc auto over one queue never run the same card', () => {
   test.each(byMode([[0], [150]], [[0], [50], [150], [400], [900]]))('second machine starts %i ms after the first', async (delayMs) => {
-    expectEachCardOnce(await twoMachines(`Q${delayMs}`, [], () => sleep(delayMs), [], overlapping(`Q${delayMs}`)));
+    expectEachCardOnce(await twoMachines(`Q${delayMs}`, [], () => sleep(delayMs)));
   }, byMode(120_000, 240_000));
 
   // Each machine takes at most 5: the second one's open meets the first one's run (409) and
   // reselects around its cards, so both work and the queue is shared.
   test.each(byMode([[0], [150]], [[0], [150], [400]]))('both with --max 5, the second starting %i ms later: the work is split', async (delayMs) => {
-    const outcome = await twoMachines(`S${delayMs}`, ['--max', '5'], () => sleep(delayMs), ['--max', '5'], overlapping(`S${delayMs}`));
+    const outcome = await twoMachines(`S${delayMs}`, ['--max', '5'], () => sleep(delayMs), ['--max', '5']);
     expectEachCardOnce(outcome);
     const machines = new Set(outcome.agentRecords.map((x) => x[2]));
     expect([...machines].sort(), outcome.context).toEqual(['A', 'B']);
@@ -158,6 +153,6 @@ describe.concurrent('two svc auto over one queue never run the same card', () =>
   // status), yet B must not take them in a later round: a card a 409 showed in another machine's
   // run is that machine's for the rest of the invocation (B re-ran them until this was fixed).
   test('one machine with --max 3, the other without: the second one never re-runs the first one\'s cards', async () => {
-    expectEachCardOnce(await twoMachines('QMAX', ['--max', '3'], () => runsOpenIn('QMAX'), [], overlapping('QMAX')));
+    expectEachCardOnce(await twoMachines('QMAX', ['--max', '3'], () => runsOpenIn('QMAX')));
   }, 120_000);
 });
