@@ -1,7 +1,8 @@
 // --max-cost is refused for agents that report no spend and is checked as the stream reports it;
 // work advances: next/batch/auto skip cards an earlier run implemented (or with an open delivery).
-import { resolve } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { headRefOf } from '../../../src/dispatch/delivery-git.js';
 import { run } from '../../support/cli.js';
@@ -33,15 +34,28 @@ describe('--max-cost', () => {
 
   it('is checked while a leg runs: crossed mid-leg, no new leg starts and the running one finishes', async () => {
     const [a, b, c] = [h.item('task', 'A'), h.item('task', 'B'), h.item('task', 'C')];
-    const s = await runDispatch(
+    // A reports $1 and keeps working; B ends only once svc has said the cost is reached, and A
+    // only once B has ended: B's slot is free while A still runs, which is where C would start.
+    const [slowGate, fastGate] = [join(h.stateDir, 'slow-gate'), join(h.stateDir, 'fast-gate')];
+    const dispatched = runDispatch(
       h.opts({
         keys: [a, b, c], parallel: 2, allowEmpty: true, maxCostUsd: 0.5,
         agent: { agentCmd: `"${process.execPath}" ${SPEND}`, stream: 'claude-stream-json' },
-        env: { PATH: process.env.PATH, SLOW_KEY: a, SLOW_MS: '1500' },
+        env: { PATH: process.env.PATH, SLOW_KEY: a, SLOW_GATE: slowGate, FAST_GATE: fastGate },
       }),
       h.deps(),
     );
-    // B ended long before A; without the mid-leg check C would have started in B's slot.
+    try {
+      await vi.waitUntil(() => h.seen.some((l) => l.includes('reached --max-cost')), { timeout: 20_000, interval: 10 });
+      writeFileSync(fastGate, '');
+      await vi.waitUntil(() => h.seen.includes(`end ${b} implemented`), { timeout: 20_000, interval: 10 });
+    } finally {
+      // On a failed wait too, so the agents end and the run closes before the harness does.
+      writeFileSync(fastGate, '');
+      writeFileSync(slowGate, '');
+    }
+    const s = await dispatched;
+    // Without the mid-leg check C would have started in B's slot.
     expect(s.legs.map((l) => [l.key, l.disposition])).toEqual([[a, 'implemented'], [b, 'implemented']]);
     expect(s).toMatchObject({ stopReason: 'max', status: 'succeeded' });
     const run = await h.service.getDispatchRun(s.runId!);
