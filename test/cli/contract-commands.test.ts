@@ -5,7 +5,7 @@
 // OpenAPI components, as test/cli/json-shapes.test.ts does for the other commands. A few tests call the
 // handlers directly for what a pipe cannot show (the TTY table) and the flag-to-body mapping of `folders move`.
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { placementOf } from '../../src/commands/folders/move.js';
 import { runFoldersCreate } from '../../src/commands/folders/create.js';
 import { runFoldersList } from '../../src/commands/folders/list.js';
@@ -455,10 +455,8 @@ describe('in-process', () => {
       configurePlanner(service.db, { kind: 'builtin' });
       const { body } = await service.call('POST', `/projects/${service.projectKey}/plan-session/submissions`, { body: {} });
       const shown = ctx();
-      for (let i = 0; i < 50; i++) {
-        if ((await service.call('GET', `/plans/${body.planId}/status`)).body.status !== 'generating') break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      const status = async () => (await service.call('GET', `/plans/${body.planId}/status`)).body.status;
+      await vi.waitUntil(async () => (await status()) !== 'generating', { timeout: 10_000, interval: 20 });
       await runPlanShow({ id: body.planId }, shown);
       expect(shown.stdout.text.split('\n')[0]).toMatch(/^REF +OP +KIND +KEY +PARENT +BLOCKED BY +TITLE$/);
       expect(shown.stdout.text.split('\n')[2]).toMatch(/^P2 +add +task +- +- +P1 +Two$/);

@@ -279,7 +279,8 @@ describe('signals', () => {
       return pids.length > seenPids;
     }, 20_000);
     run.child.kill('SIGINT');
-    await new Promise((r) => setTimeout(r, 100));
+    // Two signals sent back to back can merge into one: the second goes once svc has taken the first.
+    await waitFor('svc to take the first SIGINT', () => run.out().stderr.includes('press Ctrl-C again'), 10_000);
     const second = Date.now();
     run.child.kill('SIGINT');
     const ended = await run.done;

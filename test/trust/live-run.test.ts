@@ -19,7 +19,10 @@ import { readJournal, waitFor, spawnSvc, trustEnv } from './support.js';
 let server: ServerProcess;
 let db: Database;
 let root: string;
-/** Ignores SIGTERM (so do its children: an ignored signal is inherited) and starts a child. */
+/**
+ * Survives SIGTERM and starts a child that ignores it (an ignored signal is inherited across exec);
+ * the agent itself notes each SIGTERM in "$TRUST_PIDS.term" so a test can see it was sent.
+ */
 let stubbornAgent: string;
 const groups: number[] = [];
 
@@ -29,11 +32,13 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'svc-live-'));
   const agent = join(root, 'stubborn.sh');
   writeFileSync(agent, `#!/bin/sh
-trap '' TERM
 echo $$ >> "$TRUST_PIDS"
-sleep 60 &
+(trap '' TERM; exec sleep 60) &
+child=$!
+trap 'echo $$ >> "$TRUST_PIDS.term"' TERM
 echo "started $SVC_CARD_KEY"
-wait
+# A trapped signal ends the wait, not the script: wait again while the child lives.
+while kill -0 "$child" 2>/dev/null; do wait "$child"; done
 `);
   chmodSync(agent, 0o755);
   stubbornAgent = `sh ${agent}`;
@@ -57,6 +62,14 @@ function card(title: string): string {
 
 const envFor = (home: string): CliEnv => trustEnv(server, home, join(home, 'pids'));
 
+
+/**
+ * Resolves once svc has taken a first SIGINT (it says so): two signals sent back to back can merge
+ * into one, since they do not queue.
+ */
+async function firstSigintTaken(run: ReturnType<typeof spawnSvc>): Promise<void> {
+  await waitFor('svc to take the first SIGINT', () => run.out().stderr.includes('press Ctrl-C again'), 10_000);
+}
 
 /** Starts `svc run` over one fresh card with the stubborn agent; resolves once the agent runs. */
 async function liveRun(home: string, extra: string[] = []) {
@@ -106,8 +119,7 @@ describe.concurrent('recover and prune beside a live run', () => {
     // The service still has the run running, and the run goes on to close by its own hand.
     expect(statusOf(runId)?.status).toBe('running');
     run.child.kill('SIGINT');
-    // Two signals sent back to back would merge into one (they do not queue).
-    await new Promise((r) => setTimeout(r, 200));
+    await firstSigintTaken(run);
     run.child.kill('SIGINT');
     expect((await run.done).code).toBe(130);
   }, 60_000);
@@ -130,7 +142,7 @@ describe.concurrent('recover and prune beside a live run', () => {
     expect(readFileSync(journal, 'utf8')).toBe(before);
     expect(statusOf(runId)?.status).toBe('running');
     run.child.kill('SIGINT');
-    await new Promise((r) => setTimeout(r, 200));
+    await firstSigintTaken(run);
     run.child.kill('SIGINT');
     expect((await run.done).code).toBe(130);
   }, 60_000);
@@ -164,8 +176,10 @@ describe('agents never outlive svc', () => {
     const { run, pgid, runId, env } = await liveRun(home);
     await waitFor('the agent\'s child', () => liveMembers(pgid).length >= 2, 10_000);
     run.child.kill('SIGINT');
-    await new Promise((r) => setTimeout(r, 300));
-    // SIGTERM was ignored: the agent and its child still run within the 20 s grace.
+    await firstSigintTaken(run);
+    // svc sent the group SIGTERM (the agent saw it) and it was ignored: the agent and its child
+    // still run within the 20 s grace.
+    await waitFor('the agent to see SIGTERM', () => existsSync(`${env.TRUST_PIDS}.term`), 10_000);
     expect(liveMembers(pgid).length).toBeGreaterThanOrEqual(2);
     const second = Date.now();
     run.child.kill('SIGINT');

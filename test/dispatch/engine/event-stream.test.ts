@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BodyChunker, EventStream, utf8Cut } from '../../../src/dispatch/event-stream.js';
 import { Journal } from '../../../src/dispatch/journal.js';
 import { RunClosedError } from '../../../src/dispatch/ports.js';
@@ -36,8 +36,9 @@ describe('EventStream', () => {
   it('flushes a partial batch after the interval without being asked', async () => {
     const { service, stream } = setup();
     stream.push(ev(1));
-    await new Promise((r) => setTimeout(r, 150));
-    expect(service.stored).toHaveLength(1);
+    // Nothing asks for a flush: only the interval can send it.
+    await vi.waitUntil(() => service.stored.length === 1, { timeout: 5_000, interval: 5 });
+    expect(service.batchSizes).toEqual([1]);
     await stream.stop();
   });
 
@@ -72,7 +73,8 @@ describe('EventStream', () => {
     expect(stream.failure).toBeInstanceOf(RunClosedError);
     const before = service.batchSizes.length;
     stream.push(ev(2));
-    await new Promise((r) => setTimeout(r, 60));
+    // Asked outright to send it, a closed stream still sends nothing.
+    expect(await stream.flush(2_000)).toBe(false);
     expect(service.batchSizes.length).toBe(before);
     expect(journal.lastN).toBe(2);
     await stream.stop();
@@ -93,8 +95,9 @@ describe('EventStream', () => {
     service.appendDelayMs = 40;
     const big = 'x'.repeat(2048);
     for (let i = 0; i < 20_000; i++) stream.push({ workItemKey: 'A-1', body: `${i} ${big}` });
-    // Only one batch is ever held in memory while 40 MB wait on disk.
-    await new Promise((r) => setTimeout(r, 300));
+    // Only one batch is ever held in memory while 40 MB wait on disk: checked once a few batches
+    // have gone out, not after a fixed time.
+    await vi.waitUntil(() => service.batchSizes.length >= 4, { timeout: 10_000, interval: 5 });
     expect(stream.stats.maxHeld).toBeLessThanOrEqual(50);
     expect(stream.pending).toBeGreaterThan(15_000);
     await stream.stop();

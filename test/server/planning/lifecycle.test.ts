@@ -4,7 +4,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test, vi } from 'vitest';
 import { startServer } from '../../../src/server/index.js';
 import { configurePlanner, runnerFor } from '../../../src/server/planning/index.js';
 import { startTestService } from '../../support/service.js';
@@ -52,8 +52,8 @@ test('a planner that does not answer in time fails the job (reachable) and its p
     expect([status.body.status, status.body.job.status, status.body.job.reachable]).toEqual(['generating', 'failed', true]);
     expect(status.body.job.error).toMatch(/did not answer within 400 ms/);
     const grandchild = Number(readFileSync(pidFile, 'utf8'));
-    await new Promise((r) => setTimeout(r, 100));
-    expect(alive(grandchild)).toBe(false);
+    // The planner's whole group is killed at the timeout; the kernel reaps it shortly after.
+    await vi.waitUntil(() => !alive(grandchild), { timeout: 5_000, interval: 10 });
   } finally {
     if (previous === undefined) delete process.env.SVC_PLANNER_TIMEOUT_MS;
     else process.env.SVC_PLANNER_TIMEOUT_MS = previous;
@@ -68,8 +68,8 @@ test('a job in flight when the service stops is failed at the next start, and it
   configurePlanner(first.db, { kind: 'command', command: `${hang()} ${JSON.stringify(join(dir, 'x.pid'))}` });
   await call('POST', '/projects/PROJ/plan-session/turns', { body: 'interrupted' });
   const sub = await call('POST', '/projects/PROJ/plan-session/submissions', {});
-  await new Promise((r) => setTimeout(r, 100));
   const jobStatus = () => (first.db.prepare('SELECT status FROM plan_jobs WHERE id = ?').get(sub.body.jobId) as { status: string }).status;
+  await vi.waitUntil(() => jobStatus() !== 'queued', { timeout: 5_000, interval: 10 });
   expect(jobStatus()).toBe('running');
   await first.close();
 

@@ -4,7 +4,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import {
   approvePlan,
   configurePlanner,
@@ -138,7 +138,9 @@ describe('POST /projects/{projectKey}/plan-session/submissions (op 20)', () => {
     configurePlanner(svc.db, { kind: 'command', command: `${node} ${JSON.stringify(join(dir, 'gated.cjs'))} ${JSON.stringify(gate)}` });
     await turns(key, ['slow one']);
     const sub = await submit(key);
-    await new Promise((r) => setTimeout(r, 50));
+    // The gated planner holds the job running until the gate opens.
+    const jobOf = async () => (await call('GET', `/plans/${sub.planId}/status`)).body.job?.status;
+    await vi.waitUntil(async () => (await jobOf()) === 'running', { timeout: 5_000, interval: 10 });
     const during = await call('POST', `/projects/${key}/plan-session/turns`, { body: 'too early' });
     expect([during.status, during.body.code]).toEqual([409, 'CONFLICT']);
     const running = await call('GET', `/plans/${sub.planId}/status`);
