@@ -1,9 +1,8 @@
 // The progress view in-process, on a stream that says it is a terminal: what the real-terminal test
 // cannot time precisely (legs starting in the same tick, a leg ending while ora still loads), and
 // the durations it prints.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { stripVTControlCharacters as plain } from 'node:util';
-import { beforeAll, describe, expect, test, vi } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import type { LegSummary } from '../../src/dispatch/ports.js';
 import { colorLevel, createOutput } from '../../src/ui/output.js';
 import { createRunProgress, seconds } from '../../src/ui/run-progress.js';
@@ -41,29 +40,40 @@ const leg = (key: string): LegSummary => ({
 });
 const started = (key: string, index: number) => ({ key, title: `Card ${key}`, index, total: 2, branch: `svc/${key}` });
 
-/** True when nothing more is written to the stream for a while: no spinner is left animating. */
+/**
+ * True when nothing more is written to the stream over a second of fake time: no spinner is left
+ * animating (ora draws a frame every 80 ms, the view renews its text every second).
+ */
 async function quiet(stream: TtyStream): Promise<boolean> {
-  await sleep(100);
   const before = stream.text.length;
-  await sleep(300);
+  await vi.advanceTimersByTimeAsync(1_000);
   return stream.text.length === before;
 }
 
-// Each test has its own streams and view; their time is waiting for quiet: side by side.
-describe.concurrent('the progress view on a terminal', () => {
+// Time is fake here: ora's frames and the view's ticker run only when a test advances it. ora still
+// loads asynchronously (a real import); vi.dynamicImportSettled() waits until the view's import has
+// resolved and what the view does then has run. Fake timers are global to the worker: not concurrent.
+describe('the progress view on a terminal', () => {
   // ora's first import is slow on a cold machine (a fresh clone in CI); loaded once here, the view's
   // own import still resolves asynchronously, which is what these tests are about.
   beforeAll(async () => {
     await import('ora');
+  });
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
   });
 
   test('legs started in the same tick share one spinner, and stop() leaves none animating', async () => {
     const { stderr, progress } = terminal();
     progress.legStarted(started('A-1', 1));
     progress.legStarted(started('A-2', 2));
-    await vi.waitFor(() => expect(count(stderr.text, HIDE_CURSOR)).toBeGreaterThan(0), { timeout: 5_000 });
-    await sleep(250);
+    await vi.dynamicImportSettled();
     expect(count(stderr.text, HIDE_CURSOR)).toBe(1);
+    // The spinner animates as fake time passes: quiet() sees a spinner left running.
+    expect(await quiet(stderr)).toBe(false);
     progress.legFinished(leg('A-1'));
     progress.legFinished(leg('A-2'));
     progress.stop();
@@ -72,11 +82,22 @@ describe.concurrent('the progress view on a terminal', () => {
     expect(await quiet(stderr)).toBe(true);
   });
 
+  // Above, the last leg's end already cleared the spinner; a failing command stops with legs running.
+  test('stop() while a leg runs leaves no spinner animating', async () => {
+    const { stderr, progress } = terminal();
+    progress.legStarted(started('D-1', 1));
+    await vi.dynamicImportSettled();
+    expect(count(stderr.text, HIDE_CURSOR)).toBe(1);
+    expect(await quiet(stderr)).toBe(false);
+    progress.stop();
+    expect(await quiet(stderr)).toBe(true);
+  });
+
   test('a leg that ends before ora has loaded starts no spinner', async () => {
     const { stderr, progress } = terminal();
     progress.legStarted(started('B-1', 1));
     progress.legFinished(leg('B-1'));
-    await sleep(250);
+    await vi.dynamicImportSettled();
     expect(plain(stderr.text)).toBe('✔ B-1 Card B-1 1.2s implemented\n');
     expect(count(stderr.text, HIDE_CURSOR)).toBe(0);
     expect(await quiet(stderr)).toBe(true);
@@ -87,7 +108,7 @@ describe.concurrent('the progress view on a terminal', () => {
     const { stderr, progress } = terminal();
     progress.legStarted(started('C-1', 1));
     progress.stop();
-    await sleep(250);
+    await vi.dynamicImportSettled();
     expect(count(stderr.text, HIDE_CURSOR)).toBe(0);
     expect(await quiet(stderr)).toBe(true);
   });

@@ -5,8 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import type { DispatchRun } from '../../src/contract/types.js';
 import { createOutput, withKnownWidth } from '../../src/ui/output.js';
 import { createRunProgress } from '../../src/ui/run-progress.js';
@@ -15,6 +14,9 @@ import { MemoryStream } from '../support/context.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 const CURSOR_UP = '\x1b[1A';
+const HIDE_CURSOR = '\x1b[?25l';
+// ora opens every frame it draws on a terminal with this (synchronized output).
+const FRAME = '\x1b[?2026h';
 const count = (text: string, part: string) => text.split(part).length - 1;
 
 /** An in-memory terminal of the given width: ora moves the cursor through these methods. */
@@ -34,6 +36,11 @@ class TtyStream extends MemoryStream {
 }
 
 describe('0 columns is an unknown width', () => {
+  // The spinner's frames run on fake time, advanced by the test.
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   test('the output object and the stream ora draws on report no width, and a spinner draws a bounded amount', async () => {
     const stdout = new TtyStream(0);
     const stderr = new TtyStream(0);
@@ -48,9 +55,15 @@ describe('0 columns is an unknown width', () => {
     wide.columns = 132;
     expect(seen.columns).toBe(132);
 
+    vi.useFakeTimers();
     const progress = createRunProgress(out);
     progress.legStarted({ key: 'PROJ-1', title: 'a card with a title', index: 1, total: 1, branch: 'svc/PROJ-1' });
-    await sleep(500);
+    // ora loads asynchronously; once it has, the spinner is drawn: then half a second of frames, more
+    // than the first one.
+    await vi.dynamicImportSettled();
+    expect(count(stderr.text, HIDE_CURSOR)).toBe(1);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(count(stderr.text, FRAME)).toBeGreaterThan(1);
     progress.stop();
     expect(stderr.text).toContain('PROJ-1');
     expect(stderr.text.length).toBeLessThan(20_000);
