@@ -35,6 +35,13 @@ export interface Terminal {
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /**
+ * Written after the command ends, before its exit code: a window title (OSC 2), which no screen
+ * shows. `pipe-pane` copies bytes in order, so once the recording holds it, it holds every byte the
+ * command wrote. raw() leaves it out.
+ */
+const END = '\x1b]2;svc-test-end\x07';
+
+/**
  * Runs `svc ARGS` on a fresh terminal. `env` is the whole environment of the command (TERM is set to
  * xterm-256color unless given); nothing is inherited from the tmux server.
  */
@@ -56,7 +63,9 @@ export async function openTerminal(args: string[], opts: { env: Record<string, s
       `while [ ! -e ${q(go)} ]; do sleep 0.02; done`,
       `cd ${q(opts.cwd)}`,
       `${q(process.execPath)} ${q(BIN)} ${args.map(q).join(' ')}`,
-      `echo $? > ${q(exitFile)}.tmp && mv ${q(exitFile)}.tmp ${q(exitFile)}`,
+      'code=$?',
+      `printf '\\033]2;svc-test-end\\007'`,
+      `echo $code > ${q(exitFile)}.tmp && mv ${q(exitFile)}.tmp ${q(exitFile)}`,
       'sleep 600',
     ].join('\n'),
   );
@@ -67,9 +76,10 @@ export async function openTerminal(args: string[], opts: { env: Record<string, s
   writeFileSync(go, '');
 
   const screen = async () => (await tmux(['-S', socket, 'capture-pane', '-p', '-t', session])).replace(/\s+$/, '');
+  const recorded = () => (existsSync(rawFile) ? readFileSync(rawFile, 'utf8') : '');
   return {
     screen,
-    raw: () => (existsSync(rawFile) ? readFileSync(rawFile, 'utf8') : ''),
+    raw: () => recorded().replace(END, ''),
     async waitFor(test, timeoutMs = 20_000) {
       const until = Date.now() + timeoutMs;
       let last = '';
@@ -83,14 +93,11 @@ export async function openTerminal(args: string[], opts: { env: Record<string, s
     async exited(timeoutMs = 30_000) {
       const until = Date.now() + timeoutMs;
       while (Date.now() < until) {
-        if (existsSync(exitFile)) {
-          // pipe-pane copies asynchronously: give it a moment to catch up with the last bytes.
-          await sleep(200);
-          return Number(readFileSync(exitFile, 'utf8').trim());
-        }
+        // pipe-pane copies asynchronously: the end mark in the recording says it has caught up.
+        if (existsSync(exitFile) && recorded().includes(END)) return Number(readFileSync(exitFile, 'utf8').trim());
         await sleep(50);
       }
-      throw new Error(`the command did not end; last screen:\n${await screen()}`);
+      throw new Error(`the command did not end (or the recording never caught up with it); last screen:\n${await screen()}`);
     },
     async close() {
       await tmux(['-S', socket, 'kill-server']).catch(() => undefined);
