@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { clearLine, cursorTo, moveCursor } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import type { DispatchRun } from '../../src/contract/types.js';
 import { createOutput, withKnownWidth } from '../../src/ui/output.js';
@@ -19,19 +20,22 @@ const HIDE_CURSOR = '\x1b[?25l';
 const FRAME = '\x1b[?2026h';
 const count = (text: string, part: string) => text.split(part).length - 1;
 
-/** An in-memory terminal of the given width: ora moves the cursor through these methods. */
+/**
+ * An in-memory terminal of the given width. ora moves the cursor through these methods; like a
+ * real tty.WriteStream's they write the escape codes, so the cursor-up count below sees them.
+ */
 class TtyStream extends MemoryStream {
   constructor(columns: number) {
     super(true, columns);
   }
-  cursorTo() {
-    return true;
+  cursorTo(x: number) {
+    return cursorTo(this, x);
   }
-  moveCursor() {
-    return true;
+  moveCursor(dx: number, dy: number) {
+    return moveCursor(this, dx, dy);
   }
-  clearLine() {
-    return true;
+  clearLine(dir: -1 | 0 | 1) {
+    return clearLine(this, dir);
   }
 }
 
