@@ -3,6 +3,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { clearLine, cursorTo, moveCursor } from 'node:readline';
 import { PassThrough, Writable } from 'node:stream';
 import { openConfig, type ConfigStore } from '../../src/commands/config/store.js';
 import type { Context, GlobalOptions } from '../../src/commands/context.js';
@@ -19,6 +20,25 @@ export class MemoryStream extends Writable implements OutStream {
   override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void) {
     this.text += chunk.toString('utf8');
     done();
+  }
+}
+
+/**
+ * An in-memory terminal of the given width. ora moves the cursor through these methods; like a real
+ * tty.WriteStream's they write the escape codes, so a test can count what was drawn.
+ */
+export class TtyStream extends MemoryStream {
+  constructor(columns = 100) {
+    super(true, columns);
+  }
+  cursorTo(x: number) {
+    return cursorTo(this, x);
+  }
+  moveCursor(dx: number, dy: number) {
+    return moveCursor(this, dx, dy);
+  }
+  clearLine(dir: -1 | 0 | 1) {
+    return clearLine(this, dir);
   }
 }
 

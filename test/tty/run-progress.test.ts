@@ -6,26 +6,10 @@ import { afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vi
 import type { LegSummary } from '../../src/dispatch/ports.js';
 import { colorLevel, createOutput } from '../../src/ui/output.js';
 import { createRunProgress, seconds } from '../../src/ui/run-progress.js';
-import { MemoryStream } from '../support/context.js';
+import { TtyStream } from '../support/context.js';
 
 const HIDE_CURSOR = '\x1b[?25l';
 const count = (text: string, part: string) => text.split(part).length - 1;
-
-/** An in-memory terminal: ora moves the cursor through these methods of a TTY stream. */
-class TtyStream extends MemoryStream {
-  constructor() {
-    super(true, 100);
-  }
-  cursorTo(_x: number, _y?: number | (() => void)) {
-    return true;
-  }
-  moveCursor(_dx: number, _dy: number) {
-    return true;
-  }
-  clearLine(_dir: number) {
-    return true;
-  }
-}
 
 function terminal() {
   const stdout = new TtyStream();

@@ -5,13 +5,12 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clearLine, cursorTo, moveCursor } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import type { DispatchRun } from '../../src/contract/types.js';
 import { createOutput, withKnownWidth } from '../../src/ui/output.js';
 import { createRunProgress } from '../../src/ui/run-progress.js';
 import { BIN, isolatedEnv, makeRepo } from '../support/cli.js';
-import { MemoryStream } from '../support/context.js';
+import { TtyStream } from '../support/context.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 const CURSOR_UP = '\x1b[1A';
@@ -19,25 +18,6 @@ const HIDE_CURSOR = '\x1b[?25l';
 // ora opens every frame it draws on a terminal with this (synchronized output).
 const FRAME = '\x1b[?2026h';
 const count = (text: string, part: string) => text.split(part).length - 1;
-
-/**
- * An in-memory terminal of the given width. ora moves the cursor through these methods; like a
- * real tty.WriteStream's they write the escape codes, so the cursor-up count below sees them.
- */
-class TtyStream extends MemoryStream {
-  constructor(columns: number) {
-    super(true, columns);
-  }
-  cursorTo(x: number) {
-    return cursorTo(this, x);
-  }
-  moveCursor(dx: number, dy: number) {
-    return moveCursor(this, dx, dy);
-  }
-  clearLine(dir: -1 | 0 | 1) {
-    return clearLine(this, dir);
-  }
-}
 
 describe('0 columns is an unknown width', () => {
   // The spinner's frames run on fake time, advanced by the test.
