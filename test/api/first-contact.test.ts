@@ -9,7 +9,7 @@ import { connect } from '../../src/commands/connect.js';
 import { runDispatchCommand } from '../../src/commands/dispatch/run-dispatch.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
 import { isolatedEnv, makeRepo, runCli } from '../support/cli.js';
-import { type MemoryStream, testContext } from '../support/context.js';
+import { testContext, TtyStream } from '../support/context.js';
 import { startTestService } from '../support/service.js';
 
 async function closedPort(): Promise<number> {
@@ -109,8 +109,10 @@ describe('a command', () => {
       // The service answers (the open, the reads), then one append gets a 503 while the agent runs.
       proxy.setPlan([{ method: 'POST', path: /\/events$/, times: 1, fault: { kind: 'status', status: 503 } }]);
       const repo = await makeRepo();
-      const ctx = testContext({ tty: true, env: { SVC_BASE_URL: proxy.url, SVC_TOKEN: svc.token, SVC_STATE_DIR: repo + '-state', TERM: 'xterm-256color', PATH: process.env.PATH } });
-      for (const s of [ctx.stdout, ctx.stderr] as MemoryStream[]) Object.assign(s, { cursorTo: () => true, moveCursor: () => true, clearLine: () => true });
+      const ctx = testContext({
+        streams: { stdout: new TtyStream(), stderr: new TtyStream() },
+        env: { SVC_BASE_URL: proxy.url, SVC_TOKEN: svc.token, SVC_STATE_DIR: repo + '-state', TERM: 'xterm-256color', PATH: process.env.PATH },
+      });
       await runDispatchCommand({ command: 'run', keys: [key], agentCmd: 'sh -c "sleep 1.2; git -c user.name=a -c user.email=a@example.invalid commit -q --allow-empty -m x"', repo }, ctx);
       expect(ctx.exitCode, ctx.stderr.text).toBe(0);
       // Persisted by the spinner (ora clears its frame, then writes the symbol and the line), not
