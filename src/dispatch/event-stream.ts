@@ -2,13 +2,11 @@
 // first, then to the service in batches of at most 200, flushed on an interval or when a batch is
 // full, one append in flight at a time. The pending backlog lives in the journal, read back a batch
 // at a time, so memory stays bounded however much the agent prints and however slow the service is.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_MAX_WAIT_MS, Retrier, retry, type Pacing, type WaitBudget } from '../api/retry.js';
 import { EVENTS_PER_APPEND, type DispatchEventInput } from '../contract/types.js';
 import type { EncodedEntry, Journal, JournalReader } from './journal.js';
 import { RunClosedError, isRetryable, isRunClosed, serviceErrorOf, type DispatchService } from './ports.js';
-
-// The chunker of agent output into `body` events lives beside the stream it feeds.
-export { BodyChunker, utf8Cut } from './body-chunker.js';
 
 export interface EventStreamOptions {
   service: Pick<DispatchService, 'appendDispatchEvents' | 'appendEncodedEvents' | 'getDispatchRun'>;
@@ -298,8 +296,4 @@ export function encodeEvents(entries: readonly EncodedEntry[], into?: Buffer): B
   });
   EVENTS_CLOSE.copy(out, at);
   return out.subarray(0, size);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -6,7 +6,7 @@ import { agentEnv } from '../agent/env.js';
 import { prepareAgentLeg, type AgentLeg } from '../agent-clone.js';
 import { parserFor, resolveAgentCommand } from '../agent/presets.js';
 import type { LegResult } from '../agent/types.js';
-import { BodyChunker } from '../event-stream.js';
+import { BodyChunker } from '../body-chunker.js';
 import type { PreparedWorktree } from '../ports.js';
 import { createRedactor, createStreamRedactor } from '../redact.js';
 import type { DispatchOptions } from './types.js';
