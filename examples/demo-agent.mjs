@@ -27,5 +27,6 @@ mkdirSync(join(workdir, 'notes'), { recursive: true });
 writeFileSync(join(workdir, 'notes', `${key}.md`), `# ${title}\n\nDone by the demo agent.\n`);
 const git = (...args) => execFileSync('git', args, { cwd: workdir, stdio: ['ignore', 'pipe', 'inherit'] });
 git('add', '-A');
-git('-c', 'user.name=demo-agent', '-c', 'user.email=demo-agent@example.invalid', 'commit', '-q', '-m', `${key}: ${title}`);
+// The demo's throwaway repository: neither the user's signing key nor their global hooks apply.
+git('-c', 'user.name=demo-agent', '-c', 'user.email=demo-agent@example.invalid', '-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '-m', `${key}: ${title}`);
 console.log(`demo-agent: committed ${key} on ${process.env.SVC_BRANCH ?? 'the current branch'}`);

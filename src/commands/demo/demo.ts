@@ -34,7 +34,9 @@ async function makeDemoRepo(): Promise<string> {
   await git('init', '-q', '-b', 'main');
   writeFileSync(join(repo, 'README.md'), '# Demo shop\n\nA repository the demo agent commits to.\n');
   await git('add', 'README.md');
-  await git('-c', 'user.name=svc demo', '-c', 'user.email=demo@example.invalid', 'commit', '-q', '-m', 'Initial commit');
+  // svc's own commit in a throwaway repository: the user's signing key and global hooks are not
+  // asked (a signer that needs a passphrase or a hook that needs a tool would stop the demo).
+  await git('-c', 'user.name=svc demo', '-c', 'user.email=demo@example.invalid', '-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '-m', 'Initial commit');
   return repo;
 }
 
