@@ -6,7 +6,8 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import type { Delivery, WorkItemDetail } from '../contract/types.js';
-import { branchFor, commitsSince, defaultWorktreeRoot, isDirty, prepareWorktree, WorktreeError, type PreparedWorktree } from './worktree.js';
+import { readHead } from './git-refs.js';
+import { branchFor, checkOut, commitsSince, defaultWorktreeRoot, isDirty, onBranch, prepareWorktree, WorktreeError, type PreparedWorktree } from './worktree.js';
 
 const REMOTE = 'origin';
 
@@ -103,7 +104,7 @@ export async function prepareReviewWorktree(opts: { repo: string; key: string; r
   const root = opts.root ?? (await defaultWorktreeRoot(opts.repo));
   const path = join(root, 'review', opts.runId, opts.key);
   await mkdir(join(root, 'review', opts.runId), { recursive: true });
-  await git(opts.repo, ['worktree', 'add', '--quiet', '--detach', path, opts.head.sha]);
+  await checkOut(() => git(opts.repo, ['worktree', 'add', '--quiet', '--detach', path, opts.head.sha]), () => readHead(path) === opts.head.sha);
   return { path, branch: reviewBranchFor(opts.key, opts.runId), created: true, headBefore: opts.head.sha };
 }
 
@@ -118,10 +119,12 @@ export async function settleReview(repo: string, wt: PreparedWorktree, key: stri
     await git(repo, ['worktree', 'remove', wt.path]).catch(() => undefined);
     return null;
   }
-  await git(wt.path, ['switch', '--quiet', '-c', wt.branch]);
+  await checkOut(() => git(wt.path, ['switch', '--quiet', '-c', wt.branch]), () => onBranch(wt.path, wt.branch));
   if (dirty) {
     await git(wt.path, ['add', '-A']);
-    await git(wt.path, ['-c', 'user.name=svc', '-c', 'user.email=svc@localhost', 'commit', '--quiet', '--no-verify', '-m', `${key}: files the review agent left uncommitted`]);
+    // svc's commit under svc's name, made unattended: not signed with the user's key (a signer
+    // that asks for a passphrase would stop the run), and no hooks, as --no-verify already says.
+    await git(wt.path, ['-c', 'user.name=svc', '-c', 'user.email=svc@localhost', '-c', 'commit.gpgsign=false', 'commit', '--quiet', '--no-verify', '-m', `${key}: files the review agent left uncommitted`]);
   }
   return wt.branch;
 }

@@ -54,6 +54,25 @@ function git(dir: string) {
   return { raw, revparse: (args: string[]) => raw(['rev-parse', ...args]) };
 }
 
+/**
+ * Runs a git command that checks something out. git runs the user's post-checkout hook once the
+ * checkout is made and passes the hook's exit status on as its own; svc's checkouts run
+ * unattended, so a failing hook (it has run, with whatever it did) does not undo one that
+ * `madeIt()` finds done. Any other failure is rethrown.
+ */
+export async function checkOut(run: () => Promise<unknown>, madeIt: () => boolean | Promise<boolean>): Promise<void> {
+  try {
+    await run();
+  } catch (error) {
+    if (!(await madeIt())) throw error;
+  }
+}
+
+/** Whether the checkout at `dir` is on `branch` (asked of git: only after a checkout failed). */
+export async function onBranch(dir: string, branch: string): Promise<boolean> {
+  return (await git(dir).raw(['rev-parse', '--abbrev-ref', 'HEAD']).catch(() => '')) === branch;
+}
+
 const roots = new Map<string, Promise<string>>();
 const madeRoots = new Set<string>();
 
@@ -141,9 +160,11 @@ export function prepareWorktree(opts: PrepareOptions): Promise<PreparedWorktree>
     // (or a base that names no commit) before it creates anything, and only then is git asked
     // which it was. A branch that does not exist yet cannot be checked out in any worktree.
     await makeRoot(root);
+    // Made by this add, not found there: a folder already at `path` is an existing worktree's.
+    const made = existsSync(path) ? () => false : () => existsSync(path) && onBranch(path, branch);
     let added: unknown = null;
     try {
-      await git(opts.repo).raw(['worktree', 'add', '-b', branch, path, base]);
+      await checkOut(() => git(opts.repo).raw(['worktree', 'add', '-b', branch, path, base]), made);
     } catch (error) {
       added = error;
     }
@@ -160,7 +181,7 @@ export function prepareWorktree(opts: PrepareOptions): Promise<PreparedWorktree>
       existing = undefined;
     }
     if (existing) return { path: existing.path, branch, created: false, headBefore: await headOf(existing.path) };
-    await git(opts.repo).raw(['worktree', 'add', path, branch]);
+    await checkOut(() => git(opts.repo).raw(['worktree', 'add', path, branch]), made);
     return { path, branch, created: true, headBefore: branchHead };
   });
 }
@@ -180,8 +201,9 @@ export function checkoutInPlace(opts: { repo: string; key: string; baseRef?: str
     const g = git(opts.repo);
     const current = await g.raw(['rev-parse', '--abbrev-ref', 'HEAD']);
     if (current !== branch) {
-      if (await branchExists(opts.repo, branch)) await g.raw(['checkout', branch]);
-      else await g.raw(['checkout', '-b', branch, opts.baseRef ?? 'HEAD']);
+      const made = () => onBranch(opts.repo, branch);
+      if (await branchExists(opts.repo, branch)) await checkOut(() => g.raw(['checkout', branch]), made);
+      else await checkOut(() => g.raw(['checkout', '-b', branch, opts.baseRef ?? 'HEAD']), made);
     }
     return { path: opts.repo, branch, created: current !== branch, headBefore: await headOf(opts.repo) };
   });
