@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import type { AgentUser } from './agent/user.js';
-import type { PreparedWorktree } from './worktree.js';
+import { checkOut, onBranch, type PreparedWorktree } from './worktree.js';
 
 /** How long a git call as the agent user may take (its config could make it hang). */
 const AGENT_GIT_TIMEOUT_MS = 120_000;
@@ -150,7 +150,10 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     const common = await svcGit(opts.repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
     const shared = await canShare(user, join(common, 'objects'));
     // Cloned by svc before the agent exists, then handed over: nothing of the agent's is run yet.
-    await execa('git', ['clone', '--quiet', shared ? '--shared' : '--no-hardlinks', '--branch', wt.branch, '--', opts.repo, workdir], { stdin: 'ignore' });
+    await checkOut(
+      () => execa('git', ['clone', '--quiet', shared ? '--shared' : '--no-hardlinks', '--branch', wt.branch, '--', opts.repo, workdir], { stdin: 'ignore' }),
+      () => onBranch(workdir, wt.branch),
+    );
     for (const [k, v] of await identityOf(wt.path)) await svcGit(workdir, ['config', '--local', k, v]);
     // The clone must stand at the worktree's commit (an existing worktree may be ahead of the branch ref).
     if ((await svcGit(workdir, ['rev-parse', 'HEAD'])) !== wt.headBefore) await svcGit(workdir, ['reset', '--quiet', '--hard', wt.headBefore]);

@@ -2,14 +2,15 @@
 // the agent's, the main repository is not writable to it, its branch comes back into the worktree
 // (fast-forward or rewritten) with uncommitted work as uncommitted work, and nothing the agent writes into
 // its clone's .git/config runs as root when svc collects the branch.
-import { chmodSync, existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { prepareAgentLeg } from '../../../src/dispatch/agent-clone.js';
 import { lookupUser, type AgentUser } from '../../../src/dispatch/agent/user.js';
 import { prepareWorktree } from '../../../src/dispatch/worktree.js';
+import { hostileGitConfig } from '../../support/hostile-git.js';
 
 const isRoot = process.getuid?.() === 0;
 
@@ -59,6 +60,18 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     expect((await execa('git', ['log', '-1', '--format=%s', 'svc/CLN-1'], { cwd: dir })).stdout).toBe('CLN-1: work');
     await leg.dispose();
     expect(existsSync(leg.workdir)).toBe(false);
+  }, 60_000);
+
+  it('is made under a user\'s git config whose post-checkout hook refuses (git clone passes its status on)', async () => {
+    const user = await nobody();
+    const dir = await repo(true);
+    const wt = await prepareWorktree({ repo: dir, key: 'CLN-3' });
+    vi.stubEnv('GIT_CONFIG_GLOBAL', hostileGitConfig());
+    const leg = await prepareAgentLeg({ user, repo: dir, key: 'CLN-3', wt, privateDir: mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-')) });
+    // Read from the file: root's git refuses a repository owned by the agent user.
+    expect(readFileSync(join(leg.workdir, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/svc/CLN-3\n');
+    expect(statSync(leg.workdir).uid).toBe(user.uid);
+    await leg.dispose();
   }, 60_000);
 
   it('brings back a rewritten branch and uncommitted work, and never runs the clone\'s config as root', async () => {
