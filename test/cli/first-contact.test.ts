@@ -5,7 +5,7 @@
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import type { DispatchRun } from '../../src/contract/types.js';
 import { isolatedEnv, makeRepo, run, type CliEnv } from '../support/cli.js';
 import { svcInProcess } from '../support/svc-in-process.js';
@@ -123,6 +123,24 @@ describe('checks before a run is opened', () => {
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.requests).toEqual([]);
     }
+  });
+
+  test('git is not on PATH: one line, exit 2, nothing sent (not "is not a git repository")', async () => {
+    const noGit = mkdtempSync(join(tmpdir(), 'svc-nogit-path-'));
+    // svc's git runs with the process's PATH.
+    vi.stubEnv('PATH', noGit);
+    const r = await cli(['run', a, '--repo', repo, '--agent-cmd', '/bin/true'], { PATH: noGit });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toBe('svc: git was not found on PATH: svc runs agents in git worktrees, so it needs git installed\n');
+    expect(r.requests).toEqual([]);
+  });
+
+  test('svc demo without git on PATH: the same one line, exit 2', async () => {
+    const noGit = mkdtempSync(join(tmpdir(), 'svc-nogit-path-'));
+    vi.stubEnv('PATH', noGit);
+    const r = await svcInProcess(['demo'], { env: { PATH: noGit } });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toBe('svc: git was not found on PATH: svc runs agents in git worktrees, so it needs git installed\n');
   });
 
   test('a project that does not exist: exit 4, one line, no run opened (batch and a key alike)', async () => {

@@ -15,6 +15,7 @@ import { buildPrompt } from '../../dispatch/prompt.js';
 import { checkoutInPlace, commitsSince, prepareWorktree } from '../../dispatch/worktree.js';
 import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';
+import { gitMissing } from '../dispatch/preflight.js';
 import { EXIT } from '../exit-codes.js';
 
 /** The package's own folder, found from this module whether it runs bundled (dist/) or from src/. */
@@ -31,7 +32,9 @@ function packageRoot(): string {
 async function makeDemoRepo(): Promise<string> {
   const repo = mkdtempSync(join(tmpdir(), 'svc-demo-repo-'));
   const git = (...args: string[]) => execa('git', args, { cwd: repo });
-  await git('init', '-q', '-b', 'main');
+  await git('init', '-q', '-b', 'main').catch((error: unknown) => {
+    throw (error as { code?: string }).code === 'ENOENT' ? gitMissing() : error;
+  });
   writeFileSync(join(repo, 'README.md'), '# Demo shop\n\nA repository the demo agent commits to.\n');
   await git('add', 'README.md');
   // svc's own commit in a throwaway repository: the user's signing key and global hooks are not

@@ -16,6 +16,9 @@ export class NotFoundError extends SvcError {
   readonly kind = 'notFound';
 }
 
+/** git itself is not there: every leg needs a worktree (or a checkout), so nothing could run. */
+export const gitMissing = (): UsageError => new UsageError('git was not found on PATH: svc runs agents in git worktrees, so it needs git installed');
+
 /** `where` names the repository as the user gave it: `--repo DIR`, SVC_REPO, or the current directory. */
 export async function checkRepository(repo: string, where: string): Promise<void> {
   let isDir = false;
@@ -26,6 +29,7 @@ export async function checkRepository(repo: string, where: string): Promise<void
   }
   if (!isDir) throw new UsageError(`${where} ${repo} is not a directory: pass --repo DIR, a git repository`);
   const r = await execa('git', ['rev-parse', '--is-inside-work-tree'], { cwd: repo, reject: false, stdin: 'ignore' });
+  if (r.code === 'ENOENT') throw gitMissing();
   if (r.exitCode !== 0 || r.stdout.trim() !== 'true') {
     throw new UsageError(`${where} ${repo} is not a git repository: pass --repo DIR, or \`git init\` it first`);
   }
