@@ -151,7 +151,9 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     const shared = await canShare(user, join(common, 'objects'));
     // Cloned by svc before the agent exists, then handed over: nothing of the agent's is run yet.
     await checkOut(
-      () => execa('git', ['clone', '--quiet', shared ? '--shared' : '--no-hardlinks', '--branch', wt.branch, '--', opts.repo, workdir], { stdin: 'ignore' }),
+      // From the repository's git dir: `opts.repo` may be a folder inside the work tree (svc started
+      // in a subdirectory), which git clone does not take for a repository.
+      () => execa('git', ['clone', '--quiet', shared ? '--shared' : '--no-hardlinks', '--branch', wt.branch, '--', common, workdir], { stdin: 'ignore' }),
       () => onBranch(workdir, wt.branch),
     );
     for (const [k, v] of await identityOf(wt.path)) await svcGit(workdir, ['config', '--local', k, v]);

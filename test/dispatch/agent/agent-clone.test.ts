@@ -2,7 +2,7 @@
 // the agent's, the main repository is not writable to it, its branch comes back into the worktree
 // (fast-forward or rewritten) with uncommitted work as uncommitted work, and nothing the agent writes into
 // its clone's .git/config runs as root when svc collects the branch.
-import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -71,6 +71,21 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     // Read from the file: root's git refuses a repository owned by the agent user.
     expect(readFileSync(join(leg.workdir, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/svc/CLN-3\n');
     expect(statSync(leg.workdir).uid).toBe(user.uid);
+    await leg.dispose();
+  }, 60_000);
+
+  it('is made when svc started in a subdirectory of the repository', async () => {
+    const user = await nobody();
+    const dir = await repo(true);
+    const sub = join(dir, 'sub', 'deeper');
+    mkdirSync(sub, { recursive: true });
+    const wt = await prepareWorktree({ repo: sub, key: 'CLN-4' });
+    const leg = await prepareAgentLeg({ user, repo: sub, key: 'CLN-4', wt, privateDir: mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-')) });
+    expect(readFileSync(join(leg.workdir, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/svc/CLN-4\n');
+    const work = await asAgent(user, leg.workdir, leg.home, 'git commit -q --allow-empty -m "CLN-4: work"');
+    expect(work.exitCode, work.stderr).toBe(0);
+    expect(await leg.collect()).toBe(true);
+    expect((await execa('git', ['log', '-1', '--format=%s', 'svc/CLN-4'], { cwd: dir })).stdout).toBe('CLN-4: work');
     await leg.dispose();
   }, 60_000);
 
