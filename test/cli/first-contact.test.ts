@@ -2,6 +2,7 @@
 // project taken from the keys, and the checks that refuse a doomed run before anything is opened.
 // The command line, run in-process, against the real local service; every request the service
 // answered is recorded, so "nothing was sent" and "no run was opened" are asserted on the wire.
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -108,9 +109,17 @@ describe('svc run KEY takes the project from its key', () => {
   });
 });
 
+/** A repository made by `git init` alone: HEAD names a branch with no commit. */
+function unbornRepo(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-unborn-'));
+  execFileSync('git', ['init', '-q', dir]);
+  return dir;
+}
+
 describe('checks before a run is opened', () => {
   test.each([
     ['--repo is not a git repository', () => ['--repo', mkdtempSync(join(tmpdir(), 'svc-notgit-')), '--agent-cmd', 'true'], 2, /--repo \S+ is not a git repository/],
+    ['--repo has no commit yet', () => ['--repo', unbornRepo(), '--agent-cmd', 'true'], 2, /--repo \S+ has no commit yet: agents branch from HEAD, so commit something first/],
     ['--repo does not exist', () => ['--repo', '/nonexistent/svc-repo', '--agent-cmd', 'true'], 2, /--repo \/nonexistent\/svc-repo is not a directory/],
     ['the preset agent is not on PATH', () => ['--repo', repo, '--agent', 'claude'], 2, /--agent claude: claude is not on PATH: install Claude Code/],
     ['the --agent-cmd program is not on PATH', () => ['--repo', repo, '--agent-cmd', 'no-such-agent-xyz --go'], 2, /--agent-cmd: no-such-agent-xyz is not on PATH/],

@@ -19,8 +19,12 @@ export class NotFoundError extends SvcError {
 /** git itself is not there: every leg needs a worktree (or a checkout), so nothing could run. */
 export const gitMissing = (): UsageError => new UsageError('git was not found on PATH: svc runs agents in git worktrees, so it needs git installed');
 
-/** `where` names the repository as the user gave it: `--repo DIR`, SVC_REPO, or the current directory. */
-export async function checkRepository(repo: string, where: string): Promise<void> {
+/**
+ * `where` names the repository as the user gave it: `--repo DIR`, SVC_REPO, or the current directory.
+ * `fromHead`: the legs branch from HEAD (all but fix and review, which start at a fetched head), so
+ * a repository without a commit yet could run none of them.
+ */
+export async function checkRepository(repo: string, where: string, fromHead = true): Promise<void> {
   let isDir = false;
   try {
     isDir = statSync(repo).isDirectory();
@@ -28,10 +32,14 @@ export async function checkRepository(repo: string, where: string): Promise<void
     // Missing: said below.
   }
   if (!isDir) throw new UsageError(`${where} ${repo} is not a directory: pass --repo DIR, a git repository`);
-  const r = await execa('git', ['rev-parse', '--is-inside-work-tree'], { cwd: repo, reject: false, stdin: 'ignore' });
+  // One git process for both questions: an unborn HEAD still prints `true` first, then fails.
+  const r = await execa('git', ['rev-parse', '--is-inside-work-tree', 'HEAD'], { cwd: repo, reject: false, stdin: 'ignore' });
   if (r.code === 'ENOENT') throw gitMissing();
-  if (r.exitCode !== 0 || r.stdout.trim() !== 'true') {
+  if (r.stdout.split('\n')[0] !== 'true') {
     throw new UsageError(`${where} ${repo} is not a git repository: pass --repo DIR, or \`git init\` it first`);
+  }
+  if (r.exitCode !== 0 && fromHead) {
+    throw new UsageError(`${where} ${repo} has no commit yet: agents branch from HEAD, so commit something first`);
   }
 }
 

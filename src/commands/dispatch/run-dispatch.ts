@@ -153,7 +153,7 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
   // What would fail every leg is refused before anything is opened, in a dry run as in the real
   // run; a --hosted run's agent and checkout are the runner's, not this machine's.
   if (!flags.hosted) {
-    await checkRepository(opts.repo, flags.repo ? '--repo' : ctx.env.SVC_REPO ? 'SVC_REPO' : 'the current directory');
+    await checkRepository(opts.repo, flags.repo ? '--repo' : ctx.env.SVC_REPO ? 'SVC_REPO' : 'the current directory', command !== 'fix' && command !== 'review');
     checkAgentProgram(opts.agent, opts.repo, ctx.env.PATH);
   }
   // A retry line must not cut through the spinner: once the progress view runs, it prints it.
