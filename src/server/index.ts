@@ -166,9 +166,15 @@ export async function runServerCommand(cmd: ServerCommand, io: ServerCommandIO):
   try {
     return await serverCommand(cmd, io);
   } catch (error) {
-    // A newer build's store is left exactly as it is: the user runs that build, or another file.
-    if (!(error instanceof NewerDatabaseError)) throw error;
-    io.stderr.write(`svc: ${error.message}\n`);
+    // Usage errors (exit 2), said in one line. A newer build's store is left exactly as it is: the
+    // user runs that build, or another file. A port in use is most often a server already running.
+    const inUse = (error as NodeJS.ErrnoException).code === 'EADDRINUSE' && cmd.command === 'serve';
+    if (!(error instanceof NewerDatabaseError) && !inUse) throw error;
+    io.stderr.write(
+      inUse
+        ? `svc: ${cmd.host ?? '127.0.0.1'}:${cmd.port} is already in use (another svc server?): pass another --port, or --port 0 for a free one\n`
+        : `svc: ${(error as Error).message}\n`,
+    );
     return 2;
   }
 }

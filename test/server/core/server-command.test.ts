@@ -2,6 +2,7 @@
 // SVC_SERVER_VALIDATE_LOG hook spawned servers use to report contract violations.
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { parseRateLimit, runServerCommand, startServer } from '../../../src/server/index.js';
@@ -30,6 +31,19 @@ describe('runServerCommand serve', () => {
     ctrl.abort();
     expect(await running).toBe(0);
     await expect(fetch(`${url}/api/v1/me`)).rejects.toThrow();
+  });
+
+  test('a port already in use (a server already running there): one line, exit 2', async () => {
+    const taken = createServer();
+    await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const err = sink();
+      expect(await runServerCommand({ command: 'serve', port }, { stdout: sink(), stderr: err })).toBe(2);
+      expect(err.lines).toEqual([`svc: 127.0.0.1:${port} is already in use (another svc server?): pass another --port, or --port 0 for a free one`]);
+    } finally {
+      taken.close();
+    }
   });
 
   test.each([['600'], ['0/60'], ['10/0'], ['a/b']])('a bad --rate-limit %s is refused', (text) => {
