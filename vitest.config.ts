@@ -19,6 +19,7 @@ export default defineConfig({
     isolate: false,
     unstubGlobals: true,
     unstubEnvs: true,
+    setupFiles: ['test/support/unstub.ts'],
     // Many tests wait on child processes (agents, git, a spawned svc): three workers keep two cores
     // busy where vitest's default (cores - 1) would run one file at a time.
     maxWorkers: 3,
