@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import type { Delivery, WorkItemDetail } from '../contract/types.js';
 import { readHead } from './git-refs.js';
-import { branchFor, checkOut, commitsSince, defaultWorktreeRoot, isDirty, onBranch, prepareWorktree, WorktreeError, type PreparedWorktree } from './worktree.js';
+import { branchFor, checkOut, commitsSince, defaultWorktreeRoot, isDirty, onBranch, ownCommitArgs, prepareWorktree, WorktreeError, type PreparedWorktree } from './worktree.js';
 
 const REMOTE = 'origin';
 
@@ -122,9 +122,7 @@ export async function settleReview(repo: string, wt: PreparedWorktree, key: stri
   await checkOut(() => git(wt.path, ['switch', '--quiet', '-c', wt.branch]), () => onBranch(wt.path, wt.branch));
   if (dirty) {
     await git(wt.path, ['add', '-A']);
-    // svc's commit under svc's name, made unattended: not signed with the user's key (a signer
-    // that asks for a passphrase would stop the run), and no hooks, as --no-verify already says.
-    await git(wt.path, ['-c', 'user.name=svc', '-c', 'user.email=svc@localhost', '-c', 'commit.gpgsign=false', 'commit', '--quiet', '--no-verify', '-m', `${key}: files the review agent left uncommitted`]);
+    await git(wt.path, ownCommitArgs('svc', 'svc@localhost', `${key}: files the review agent left uncommitted`));
   }
   return wt.branch;
 }

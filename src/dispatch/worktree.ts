@@ -68,6 +68,14 @@ export async function checkOut(run: () => Promise<unknown>, madeIt: () => boolea
   }
 }
 
+/**
+ * The arguments of a commit svc makes itself, unattended, under its own name: not signed with the
+ * user's key (a signer that asks for a passphrase would stop the run) and without the user's hooks.
+ */
+export const ownCommitArgs = (name: string, email: string, message: string): string[] => [
+  '-c', `user.name=${name}`, '-c', `user.email=${email}`, '-c', 'commit.gpgsign=false', 'commit', '--quiet', '--no-verify', '-m', message,
+];
+
 /** Whether the checkout at `dir` is on `branch` (asked of git: only after a checkout failed). */
 export async function onBranch(dir: string, branch: string): Promise<boolean> {
   return (await git(dir).raw(['rev-parse', '--abbrev-ref', 'HEAD']).catch(() => '')) === branch;

@@ -12,7 +12,7 @@ import { dispatchServiceOf } from '../../dispatch/api-service.js';
 import { runDispatch } from '../../dispatch/lifecycle/dispatch.js';
 import { systemClock } from '../../dispatch/ports.js';
 import { buildPrompt } from '../../dispatch/prompt.js';
-import { checkoutInPlace, commitsSince, prepareWorktree } from '../../dispatch/worktree.js';
+import { checkoutInPlace, commitsSince, ownCommitArgs, prepareWorktree } from '../../dispatch/worktree.js';
 import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';
 import { gitMissing } from '../dispatch/preflight.js';
@@ -37,9 +37,7 @@ async function makeDemoRepo(): Promise<string> {
   });
   writeFileSync(join(repo, 'README.md'), '# Demo shop\n\nA repository the demo agent commits to.\n');
   await git('add', 'README.md');
-  // svc's own commit in a throwaway repository: the user's signing key and global hooks are not
-  // asked (a signer that needs a passphrase or a hook that needs a tool would stop the demo).
-  await git('-c', 'user.name=svc demo', '-c', 'user.email=demo@example.invalid', '-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '-m', 'Initial commit');
+  await git(...ownCommitArgs('svc demo', 'demo@example.invalid', 'Initial commit'));
   return repo;
 }
 
