@@ -1,5 +1,5 @@
-import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { TEST_GIT_ENV } from './test/support/git-env.js';
 
 export default defineConfig({
   test: {
@@ -9,9 +9,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // Git in the tests (fixtures, the engine in-process, spawned svc and agents) reads this global
-    // configuration, not the machine's: see test/support/gitconfig.
-    env: { GIT_CONFIG_GLOBAL: fileURLToPath(new URL('./test/support/gitconfig', import.meta.url)), GIT_CONFIG_NOSYSTEM: '1' },
+    // Git reads the suite's own configuration, not the machine's (test/support/gitconfig).
+    env: TEST_GIT_ENV,
     // Test files share their workers: starting a fresh worker per file (spawn, transform, the
     // imports of src/) cost ~1.1 s each, over 120 files most of the suite's time on 2 cores. Tests
     // close what they open and keep their state in their own folders, ports and projects; stubs of

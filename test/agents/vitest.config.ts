@@ -1,7 +1,7 @@
 // `npm run test:agents`: the real agent CLIs through `svc run` against the mock model. Kept out of
 // `npm test` (vitest.config.ts excludes test/agents): it installs four CLIs and runs real agents.
-import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { TEST_GIT_ENV } from '../support/git-env.js';
 
 export default defineConfig({
   test: {
@@ -11,9 +11,8 @@ export default defineConfig({
     testTimeout: 300_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    // Git in the tests (fixtures, the engine in-process, spawned svc and agents) reads this global
-    // configuration, not the machine's: see test/support/gitconfig.
-    env: { GIT_CONFIG_GLOBAL: fileURLToPath(new URL('../support/gitconfig', import.meta.url)), GIT_CONFIG_NOSYSTEM: '1' },
+    // Git reads the suite's own configuration, not the machine's (test/support/gitconfig).
+    env: TEST_GIT_ENV,
     // Two cores: two agents at a time, each scenario one after the other within its file.
     maxWorkers: 2,
   },
