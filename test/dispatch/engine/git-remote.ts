@@ -66,3 +66,9 @@ export async function commitOnRemoteOnly(bare: string, branch: string, file: str
   });
   return readFileSync(marks, 'utf8').trim().split(' ')[1]!;
 }
+
+/** An open pull request of `svc/<KEY>` on acme/shop, as the service records a delivery. */
+export const openDelivery = (over: Record<string, unknown> = {}) => ({
+  repo: 'acme/shop', number: 7, title: 'PR', url: 'https://git.example.test/acme/shop/pull/7', state: 'open', ci: 'failing',
+  baseRef: 'main', defaultBranch: 'main', ...over,
+});

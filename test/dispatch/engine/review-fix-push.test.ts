@@ -8,7 +8,7 @@ import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import type { BranchPushed } from '../../../src/dispatch/lifecycle/types.js';
 import { runPaths } from '../../../src/dispatch/state.js';
 import { run } from '../../support/cli.js';
-import { commitOnRemoteOnly, copyRepoWithOrigin, refOf } from './git-remote.js';
+import { commitOnRemoteOnly, copyRepoWithOrigin, openDelivery, refOf } from './git-remote.js';
 import { COMMITTING_AGENT, startHarness, type Harness } from './harness.js';
 
 let h: Harness;
@@ -22,11 +22,6 @@ afterEach(async () => {
   await h.close();
 });
 
-const delivery = (over: Record<string, unknown> = {}) => ({
-  repo: 'acme/shop', number: 7, title: 'PR', url: 'https://git.example.test/acme/shop/pull/7', state: 'open', ci: 'failing',
-  baseRef: 'main', defaultBranch: 'main', ...over,
-});
-
 function journalEvents(runId: string) {
   const j = Journal.open(runPaths(h.stateDir, runId).journal);
   try {
@@ -38,7 +33,7 @@ function journalEvents(runId: string) {
 
 describe('review', () => {
   it('a committing review agent fails the leg, its change kept on svc/review/KEY/RUN, nothing pushed', async () => {
-    const key = h.item('task', 'review me', { deliveries: [delivery()] });
+    const key = h.item('task', 'review me', { deliveries: [openDelivery()] });
     const head = await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
     const pushed: BranchPushed[] = [];
     const s = await runDispatch(
@@ -61,7 +56,7 @@ describe('review', () => {
   });
 
   it('uncommitted files of a review agent are kept on the side branch too', async () => {
-    const key = h.item('task', 'review me', { deliveries: [delivery({ ci: null })] });
+    const key = h.item('task', 'review me', { deliveries: [openDelivery({ ci: null })] });
     await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
     const s = await runDispatch(h.opts({ command: 'review', keys: [key], agent: { agentCmd: 'sh -c "echo scribble > notes.txt; echo done"' } }), h.deps());
     expect(s.legs[0]).toMatchObject({ disposition: 'failed', reason: 'changed files during review' });
@@ -70,7 +65,7 @@ describe('review', () => {
   });
 
   it('a clean review succeeds; its final message is the result: summary, local log, event body', async () => {
-    const key = h.item('task', 'review me', { deliveries: [delivery({ ci: 'passing' })] });
+    const key = h.item('task', 'review me', { deliveries: [openDelivery({ ci: 'passing' })] });
     await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
     const stream = [
       { type: 'assistant', message: { content: [{ type: 'text', text: 'looking' }] } },
@@ -94,7 +89,7 @@ describe('review', () => {
 
 describe('fix', () => {
   it('works on a pull request head that exists only on the remote and pushes the fix there (fast-forward)', async () => {
-    const key = h.item('task', 'fix me', { deliveries: [delivery()] });
+    const key = h.item('task', 'fix me', { deliveries: [openDelivery()] });
     const head = await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
     expect(await refOf(h.repo, `${head}^{commit}`)).toBeNull();
     const s = await runDispatch(
@@ -108,7 +103,7 @@ describe('fix', () => {
   });
 
   it('refuses to push a fix over a remote branch that moved on (no force)', async () => {
-    const key = h.item('task', 'fix me', { deliveries: [delivery()] });
+    const key = h.item('task', 'fix me', { deliveries: [openDelivery()] });
     await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
     // Someone pushes to the pull request while the agent works: the remote branch moves elsewhere.
     const s = await runDispatch(
@@ -127,7 +122,7 @@ describe('fix', () => {
   });
 
   it.each([true, false])('a local svc/KEY behind the head is fast-forwarded; one that diverged is refused (worktree: %s)', async (worktree) => {
-    const key = h.item('task', 'fix me', { deliveries: [delivery()] });
+    const key = h.item('task', 'fix me', { deliveries: [openDelivery()] });
     const head = await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
     await run('git', ['branch', `svc/${key}`, 'main'], h.repo);
     const s = await runDispatch(h.opts({ command: 'fix', keys: [key], worktree, agent: { agentCmd: `sh -c "test -f feature.txt && ${COMMITTING_AGENT.slice(7, -1)}"` } }), h.deps());
@@ -135,7 +130,7 @@ describe('fix', () => {
     expect(await run('git', ['rev-parse', `svc/${key}~1`], h.repo)).toBe(`${head}\n`);
     if (!worktree) await run('git', ['checkout', '-q', 'main'], h.repo);
 
-    const other = h.item('task', 'diverged', { deliveries: [delivery()] });
+    const other = h.item('task', 'diverged', { deliveries: [openDelivery()] });
     await commitOnRemoteOnly(origin, `svc/${other}`, 'feature.txt');
     await run('git', ['branch', `svc/${other}`, 'main'], h.repo);
     await run('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '--allow-empty', '-m', 'mine'], h.repo);
@@ -147,7 +142,7 @@ describe('fix', () => {
   });
 
   it('a repository without origin fails the leg with a one-line reason', async () => {
-    const key = h.item('task', 'fix me', { deliveries: [delivery()] });
+    const key = h.item('task', 'fix me', { deliveries: [openDelivery()] });
     await run('git', ['remote', 'remove', 'origin'], h.repo);
     const s = await runDispatch(h.opts({ command: 'fix', keys: [key] }), h.deps());
     expect(s.legs[0]!.reason).toBe(`worktree: cannot fetch the pull request head of ${key}: the repository has no 'origin' remote`);

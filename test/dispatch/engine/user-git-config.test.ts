@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { run } from '../../support/cli.js';
 import { hostileGitConfig } from '../../support/hostile-git.js';
-import { commitOnRemoteOnly, copyRepoWithOrigin, refOf } from './git-remote.js';
+import { commitOnRemoteOnly, copyRepoWithOrigin, openDelivery, refOf } from './git-remote.js';
 import { startHarness, type Harness } from './harness.js';
 
 const AGENT = 'git -c user.name=agent -c user.email=agent@example.invalid -c commit.gpgsign=false commit -q --no-verify --allow-empty -m "{key}: done"';
@@ -24,10 +24,6 @@ afterEach(async () => {
   await h.close();
 });
 
-const delivery = (ci: 'failing' | null) => ({
-  repo: 'acme/shop', number: 7, title: 'PR', url: 'https://git.example.test/acme/shop/pull/7', state: 'open', ci, baseRef: 'main', defaultBranch: 'main',
-});
-
 /** From here on, git run in this process (svc's own) reads the user's configuration. */
 const asTheUser = () => vi.stubEnv('GIT_CONFIG_GLOBAL', config);
 
@@ -41,7 +37,7 @@ describe("a user's git configuration", () => {
   });
 
   it('fix: the pull request head is fetched and checked out on svc/KEY, and the agent works on it', async () => {
-    const key = h.item('task', 'fix me', { deliveries: [delivery('failing')] });
+    const key = h.item('task', 'fix me', { deliveries: [openDelivery()] });
     const head = await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
     asTheUser();
     const s = await runDispatch(h.opts({ command: 'fix', keys: [key], agent: { agentCmd: `sh -c 'test -f feature.txt && ${AGENT}'` } }), h.deps());
@@ -50,7 +46,7 @@ describe("a user's git configuration", () => {
   });
 
   it('review: the detached worktree is made, and the files the agent left are committed on the side branch by svc', async () => {
-    const key = h.item('task', 'review me', { deliveries: [delivery(null)] });
+    const key = h.item('task', 'review me', { deliveries: [openDelivery({ ci: null })] });
     await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
     asTheUser();
     const s = await runDispatch(h.opts({ command: 'review', keys: [key], agent: { agentCmd: 'sh -c "echo scribble > notes.txt; echo done"' } }), h.deps());
