@@ -1,22 +1,34 @@
 // A leg of an agent that runs as another user (--agent-user, docs/trust.md): the agent gets a clone
-// of its own, owned by that user, on `svc/<KEY>`, a home and a temp folder of its own, and the
-// prompt file beside them. It never gets write access to the main repository, svc's state, or the
-// broker's socket. After the agent, svc brings the branch back into the card's worktree.
+// of its own on `svc/<KEY>`, a home and a temp folder of its own, and the prompt file beside them,
+// in a folder owned by the leg's uid (leased for this leg alone, ./agent/pool.ts). It never gets
+// write access to the main repository, svc's state, or the broker's socket. After the agent, svc
+// brings the branch back into the card's worktree.
 //
-// svc (root) never runs git inside the agent's clone: its .git/config is the agent's to write, and
-// a `core.fsmonitor`, hook or alias there would run as root (the reason git has safe.directory). So
-// whatever git must do in the clone runs as the agent user, and the commits cross over as a bundle
-// (plain data, fsck-checked on fetch) that svc fetches into the worktree. No safe.directory entry
-// is needed anywhere, and nothing is written to any global git config.
-import { chmod, mkdir, mkdtemp, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+// Root never follows a path the agent could have changed. Everything svc writes into the leg's
+// folder (prompt, settings, the clone when the agent user cannot read the repository) is written
+// while the folder is still root's and before any process of the leg's uid exists; after the
+// hand-over every file-system act inside it runs as the leg's uid. svc (root) never runs git in the
+// agent's clone either: its .git/config is the agent's, and a `core.fsmonitor`, hook or alias there
+// would run as root (the reason git has safe.directory). The commits cross over as a bundle (plain
+// data, fsck-checked on fetch) that svc fetches into the worktree.
+import { spawn } from 'node:child_process';
+import { chmod, lchown, mkdir, mkdtemp, readdir, rmdir, stat, writeFile } from 'node:fs/promises';
+import { closeSync, openSync, readdirSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { execa } from 'execa';
+import { killAllOf } from './agent/pool.js';
+import { copyAgentSettings } from './agent/settings.js';
 import type { AgentUser } from './agent/user.js';
+import { selfMark } from './run-lock.js';
 import { checkOut, onBranch, type PreparedWorktree } from './worktree.js';
 
 /** How long a git call as the agent user may take (its config could make it hang). */
 const AGENT_GIT_TIMEOUT_MS = 120_000;
+
+/** The name of each svc process's legs root in the temp folder (`runs recover` looks for it). */
+export const LEGS_ROOT_PREFIX = 'svc-agent-legs-';
+/** Inside a legs root: who made it (pid and start time), so cleanup knows a live root from a dead one. */
+export const LEGS_OWNER_FILE = 'owner';
 
 export interface AgentLeg {
   user: AgentUser;
@@ -28,13 +40,15 @@ export interface AgentLeg {
   promptFile: string;
   /** The agent's environment: `base` with home, user and temp folders of its own. */
   env(base: Record<string, string>): Record<string, string>;
+  /** Writes `content` to `name` in the leg's folder, as the agent user (after the hand-over). */
+  writeAsAgent(name: string, content: string): Promise<void>;
   /**
    * Brings `svc/<KEY>` of the clone into the worktree (fast-forward or the agent's rewrite, never
    * over uncommitted changes there), and the agent's uncommitted work as uncommitted work. Returns
    * whether anything came.
    */
   collect(): Promise<boolean>;
-  /** Removes the leg's folder (after a collect that failed, svc keeps it instead). */
+  /** Kills every process of the leg's uid, then removes the leg's folder as that uid. */
   dispose(): Promise<void>;
 }
 
@@ -46,41 +60,132 @@ export interface PrepareAgentLegOptions {
   wt: PreparedWorktree;
   /** A folder only svc may open, for the bundle in transit (the run's state folder). */
   privateDir: string;
+  /** The prompt, written into the leg's folder before the hand-over. */
+  prompt?: string;
+  /** Where the agents' settings are copied from: svc's HOME and environment. */
+  settingsFrom?: { home: string | undefined; env: Readonly<Record<string, string | undefined>> };
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * A program through node's child_process (about 5 ms of CPU less per process than execa on a
+ * 2-core machine, and a leg starts several). Never rejects; `code` is null when it could not
+ * start or was killed. `stdoutFd`: stdout goes straight into that file.
+ */
+function run(file: string, args: string[], opts: { cwd?: string; user?: { uid: number; gid: number }; env?: Record<string, string>; input?: string; stdoutFd?: number } = {}): Promise<Run> {
+  return new Promise((done) => {
+    const child = spawn(file, args, {
+      cwd: opts.cwd ?? '/',
+      timeout: AGENT_GIT_TIMEOUT_MS,
+      stdio: ['pipe', opts.stdoutFd ?? 'pipe', 'pipe'],
+      ...(opts.user ? { uid: opts.user.uid, gid: opts.user.gid } : {}),
+      ...(opts.env ? { env: opts.env } : {}),
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', (error) => done({ code: null, stdout, stderr: stderr || error.message }));
+    child.on('close', (code) => done({ code, stdout, stderr }));
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(opts.input);
+  });
+}
+
+/** svc's git: rejects with git's first line of complaint. */
+async function svcGit(cwd: string, args: string[]): Promise<string> {
+  const r = await run('git', args, { cwd });
+  if (r.code !== 0) throw new Error(`git ${args[0]}: ${r.stderr.trim().split('\n').pop() || `exit ${r.code}`}`);
+  return r.stdout.trim();
 }
 
 let agentsRoot: Promise<string> | null = null;
+/** The root's path once made: what the synchronous clean-up of the last leg removes. */
+let rootPath: string | null = null;
+let liveLegs = 0;
 
 /**
  * One folder per svc process for the agents' legs: root-owned 0711, so an agent reaches its own
- * leg (0700, its own) by path but cannot list or enter another's.
+ * leg (0700, its own) by path but cannot list the others, nor rename or replace any. It names its
+ * owner, and goes with the last leg of the process.
  */
 function legsRoot(): Promise<string> {
   agentsRoot ??= (async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'svc-agent-legs-'));
+    const dir = await mkdtemp(join(tmpdir(), LEGS_ROOT_PREFIX));
     await chmod(dir, 0o711);
+    writeFileSync(join(dir, LEGS_OWNER_FILE), JSON.stringify(selfMark()), { mode: 0o600 });
+    rootPath = dir;
     return dir;
   })();
   agentsRoot.catch(() => (agentsRoot = null));
   return agentsRoot;
 }
 
-/**
- * The leg's own folder (0700) in the legs' root. The root goes when its last leg goes (dispose), so
- * a leg that meets a root just removed starts a new one.
- */
-async function legDir(key: string): Promise<string> {
-  for (let attempt = 0; ; attempt++) {
-    const dir = join(await legsRoot(), key);
-    // A leftover of an earlier attempt of this process is the agent's; it goes first.
-    await rm(dir, { recursive: true, force: true });
-    try {
-      await mkdir(dir, { mode: 0o700 });
-      return dir;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt > 0) throw error;
-      agentsRoot = null;
-    }
+/** A leg ended: the last one takes the (then empty) root with it, synchronously, so no leg starting now meets half a root. */
+function legEnded(): void {
+  liveLegs--;
+  if (liveLegs > 0 || !rootPath) return;
+  const root = rootPath;
+  try {
+    // A kept clone (its work did not come back) keeps the root; `runs recover` removes it later.
+    if (!readdirSync(root).every((name) => name === LEGS_OWNER_FILE)) return;
+    unlinkSync(join(root, LEGS_OWNER_FILE));
+    rmdirSync(root);
+  } catch {
+    // Gone already: the next leg makes a new one.
   }
+  agentsRoot = null;
+  rootPath = null;
+}
+
+const commonDirs = new Map<string, Promise<string>>();
+const identities = new Map<string, Promise<string[]>>();
+const sharedOk = new Map<string, Promise<boolean>>();
+
+/** The repository's git dir, asked once per repository (`repo` may be a folder inside the work tree). */
+function commonDirOf(repo: string): Promise<string> {
+  let p = commonDirs.get(repo);
+  if (!p) {
+    p = svcGit(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
+    commonDirs.set(repo, p);
+    p.catch(() => commonDirs.delete(repo));
+  }
+  return p;
+}
+
+/** svc's git identity for the repository, as `-c` arguments of the clone, so the agent's commits read as today's. */
+function identityOf(common: string): Promise<string[]> {
+  let p = identities.get(common);
+  if (!p) {
+    p = run('git', ['config', '--get-regexp', '^user\\.(name|email)$'], { cwd: common }).then((r) =>
+      r.stdout.split('\n').filter(Boolean).flatMap((line) => {
+        const at = line.indexOf(' ');
+        return at > 0 ? ['-c', `${line.slice(0, at)}=${line.slice(at + 1)}`] : [];
+      }),
+    );
+    identities.set(common, p);
+  }
+  return p;
+}
+
+/**
+ * Whether the agent user can read the repository's object store: then it clones it itself
+ * (`--shared`, no copy, nothing for root to hand over); otherwise root copies the objects
+ * (`--no-hardlinks`) and hands the clone over. Asked once per user and repository.
+ */
+function canShare(user: AgentUser, objects: string): Promise<boolean> {
+  const key = `${user.uid}:${user.gid}:${objects}`;
+  let p = sharedOk.get(key);
+  if (!p) {
+    p = run('test', ['-r', objects, '-a', '-x', objects, '-a', '-r', join(objects, 'pack'), '-a', '-x', join(objects, 'pack')], { user, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }).then((r) => r.code === 0);
+    sharedOk.set(key, p);
+  }
+  return p;
 }
 
 /** Where the snapshot of the agent's uncommitted work travels (a ref of the clone, never pushed). */
@@ -89,100 +194,73 @@ const SNAPSHOT_IDENT = { GIT_AUTHOR_NAME: 'svc', GIT_AUTHOR_EMAIL: 'svc@localhos
 
 const agentGitEnv = (home: string): Record<string, string> => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', GIT_TERMINAL_PROMPT: '0' });
 
-/** git as the agent user: its own rights, its own home, no groups (libuv drops them with uid/gid). */
-function asAgent(user: AgentUser, cwd: string, home: string) {
-  return (args: string[], extra: Record<string, unknown> = {}) =>
-    execa('git', args, {
-      cwd,
-      uid: user.uid,
-      gid: user.gid,
-      env: agentGitEnv(home),
-      extendEnv: false,
-      stdin: 'ignore',
-      timeout: AGENT_GIT_TIMEOUT_MS,
-      ...extra,
-    });
-}
-
-const sharedOk = new Map<string, Promise<boolean>>();
-
-/**
- * Whether the agent user can read the repository's object store: then the clone borrows it
- * (`--shared`, no copy); otherwise the objects are copied (`--no-hardlinks`). Asked once per repo.
- */
-function canShare(user: AgentUser, objects: string): Promise<boolean> {
-  const key = `${user.uid}:${user.gid}:${objects}`;
-  let p = sharedOk.get(key);
-  if (!p) {
-    p = execa('test', ['-r', objects, '-a', '-x', objects, '-a', '-r', join(objects, 'pack'), '-a', '-x', join(objects, 'pack')], {
-      uid: user.uid, gid: user.gid, reject: false, stdin: 'ignore', extendEnv: false, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    }).then((r) => r.exitCode === 0, () => false);
-    sharedOk.set(key, p);
+/** Hands what svc made in the leg's folder to the agent user: lchown, never following a link. */
+async function handOver(path: string, user: AgentUser): Promise<void> {
+  await lchown(path, user.uid, user.gid);
+  const st = await stat(path);
+  if (!st.isDirectory()) return;
+  for (const entry of await readdir(path, { withFileTypes: true })) {
+    const child = join(path, entry.name);
+    if (entry.isDirectory()) await handOver(child, user);
+    else await lchown(child, user.uid, user.gid);
   }
-  return p;
-}
-
-async function svcGit(cwd: string, args: string[]): Promise<string> {
-  return (await execa('git', args, { cwd, stdin: 'ignore' })).stdout.trim();
-}
-
-/** svc's own git identity for the repository, copied into the clone so the agent's commits read as today's. */
-async function identityOf(repo: string): Promise<Array<[string, string]>> {
-  const out: Array<[string, string]> = [];
-  for (const key of ['user.name', 'user.email']) {
-    const r = await execa('git', ['config', '--get', key], { cwd: repo, reject: false, stdin: 'ignore' });
-    if (r.exitCode === 0 && r.stdout.trim()) out.push([key, r.stdout.trim()]);
-  }
-  return out;
 }
 
 /** Prepares the agent's clone, home and temp folder for one leg. */
 export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<AgentLeg> {
   const { user, key, wt } = opts;
-  const dir = await legDir(key);
+  liveLegs++;
+  let dir: string;
+  try {
+    dir = await mkdtemp(join(await legsRoot(), `${key}-`));
+  } catch (error) {
+    legEnded();
+    throw error;
+  }
   const home = join(dir, 'home');
   const tmp = join(dir, 'tmp');
   const workdir = join(dir, 'work');
   const promptFile = join(dir, 'prompt.md');
+  let extraEnv: Record<string, string> = {};
   try {
+    const common = await commonDirOf(opts.repo);
+    const [identity, shared] = await Promise.all([identityOf(common), canShare(user, join(common, 'objects'))]);
+    // Made while the folder is root's and no process of the leg's uid exists: nothing here can be
+    // a link the agent planted.
     await mkdir(home, { mode: 0o700 });
     await mkdir(tmp, { mode: 0o700 });
-    const common = await svcGit(opts.repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
-    const shared = await canShare(user, join(common, 'objects'));
-    // Cloned by svc before the agent exists, then handed over: nothing of the agent's is run yet.
-    await checkOut(
-      // From the repository's git dir: `opts.repo` may be a folder inside the work tree (svc started
-      // in a subdirectory), which git clone does not take for a repository.
-      () => execa('git', ['clone', '--quiet', shared ? '--shared' : '--no-hardlinks', '--branch', wt.branch, '--', common, workdir], { stdin: 'ignore' }),
-      () => onBranch(workdir, wt.branch),
-    );
-    for (const [k, v] of await identityOf(wt.path)) await svcGit(workdir, ['config', '--local', k, v]);
-    // The clone must stand at the worktree's commit (an existing worktree may be ahead of the branch ref).
-    if ((await svcGit(workdir, ['rev-parse', 'HEAD'])) !== wt.headBefore) await svcGit(workdir, ['reset', '--quiet', '--hard', wt.headBefore]);
-    await execa('chown', ['-R', '--', `${user.uid}:${user.gid}`, dir], { stdin: 'ignore' });
+    if (opts.prompt !== undefined) await writeFile(promptFile, opts.prompt, { mode: 0o600, flag: 'wx' });
+    if (opts.settingsFrom) extraEnv = await copyAgentSettings(opts.settingsFrom.home, opts.settingsFrom.env, home);
+    // The agent user's clone of a repository root owns: git's ownership check is told about it in
+    // the agent's own global config (the only config it reads besides the system's).
+    if (shared) await writeFile(join(home, '.gitconfig'), `[safe]\n\tdirectory = ${common}\n`, { mode: 0o600, flag: 'wx' });
+    const clone = ['clone', '--quiet', '--no-checkout', ...identity, shared ? '--shared' : '--no-hardlinks', '--', common, workdir];
+    // `-B` at the worktree's commit: the branch may exist only in the worktree (a review's side
+    // branch), or the worktree may be ahead of it.
+    const checkout = ['-C', workdir, 'checkout', '--quiet', '-B', wt.branch, wt.headBefore];
+    if (shared) {
+      await handOver(dir, user);
+      const env = agentGitEnv(home);
+      for (const args of [clone, checkout]) {
+        const r = await run('git', args, { user, env });
+        if (r.code !== 0) throw new Error(`git ${args.includes('clone') ? 'clone' : 'checkout'} as ${user.name}: ${r.stderr.trim().split('\n').pop()}`);
+      }
+    } else {
+      // The agent user cannot read the objects: root makes the copy, before the hand-over.
+      await svcGit(dirname(workdir), clone);
+      await checkOut(() => svcGit(dirname(workdir), checkout), () => onBranch(workdir, wt.branch));
+      const r = await run('chown', ['-R', '--no-dereference', '--', `${user.uid}:${user.gid}`, dir]);
+      if (r.code !== 0) throw new Error(`chown: ${r.stderr.trim()}`);
+    }
   } catch (error) {
-    await rm(dir, { recursive: true, force: true });
+    await removeLegDir(dir, user);
+    legEnded();
     throw error;
   }
-  const git = asAgent(user, workdir, home);
+  const gitAs = (args: string[], extra: { env?: Record<string, string>; stdoutFd?: number } = {}) =>
+    run('git', ['-C', workdir, ...args], { user, env: extra.env ?? agentGitEnv(home), ...(extra.stdoutFd !== undefined ? { stdoutFd: extra.stdoutFd } : {}) });
   const branchRef = `refs/heads/${wt.branch}`;
-  /**
-   * The agent's uncommitted work (untracked files included, ignored ones not) as a commit on top
-   * of its branch, made as the agent through a temporary index; null when there is none, or when
-   * the agent left its branch (then only the branch comes back).
-   */
-  const snapshot = async (sha: string): Promise<string | null> => {
-    const on = await git(['symbolic-ref', '--quiet', 'HEAD'], { reject: false });
-    if (String(on.stdout).trim() !== branchRef) return null;
-    const indexed = { env: { ...agentGitEnv(home), GIT_INDEX_FILE: join(tmp, 'svc-snapshot.index'), ...SNAPSHOT_IDENT } };
-    await git(['read-tree', sha], indexed);
-    await git(['add', '--all'], indexed);
-    const tree = String((await git(['write-tree'], indexed)).stdout).trim();
-    if (tree === String((await git(['rev-parse', `${sha}^{tree}`])).stdout).trim()) return null;
-    const wip = String((await git(['commit-tree', tree, '-p', sha, '-m', 'svc: uncommitted work of the agent'], indexed)).stdout).trim();
-    await git(['update-ref', WIP_REF, wip]);
-    return wip;
-  };
+  let disposed = false;
   return {
     user,
     workdir,
@@ -201,56 +279,84 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
         XDG_CACHE_HOME: join(home, '.cache'),
         XDG_DATA_HOME: join(home, '.local', 'share'),
         XDG_STATE_HOME: join(home, '.local', 'state'),
+        ...extraEnv,
         PWD: workdir,
       };
     },
+    async writeAsAgent(name, content) {
+      const r = await run('/bin/sh', ['-c', 'cat > "$1"', 'sh', join(dir, name)], { user, env: { PATH: '/usr/bin:/bin' }, input: content });
+      if (r.code !== 0) throw new Error(`could not write ${name} as ${user.name}: ${r.stderr.trim()}`);
+    },
     async collect() {
-      const head = await git(['rev-parse', '--verify', '--quiet', `${branchRef}^{commit}`], { reject: false });
-      const sha = String(head.stdout).trim();
-      if (head.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(sha)) return false;
-      const wip = await snapshot(sha);
+      // One status answers where HEAD is, on which branch, and whether anything is uncommitted.
+      const st = await gitAs(['status', '--porcelain=v2', '--branch', '--untracked-files=all']);
+      if (st.code !== 0) throw new Error(`git status as ${user.name}: ${st.stderr.trim().split('\n').pop()}`);
+      const lines = st.stdout.split('\n').filter(Boolean);
+      const onIt = lines.some((l) => l === `# branch.head ${wt.branch}`);
+      const dirty = lines.some((l) => !l.startsWith('# '));
+      let sha = onIt ? /^# branch\.oid ([0-9a-f]{40,64})$/m.exec(st.stdout)?.[1] : undefined;
+      if (!onIt) {
+        const head = await gitAs(['rev-parse', '--verify', '--quiet', `${branchRef}^{commit}`]);
+        sha = head.code === 0 ? head.stdout.trim() : undefined;
+      }
+      if (!sha || !/^[0-9a-f]{40,64}$/.test(sha)) return false;
+      // Uncommitted work (untracked files included, ignored ones not) as a commit on top of the
+      // branch, made as the agent through a temporary index; only while the agent is on its branch.
+      let wip: string | null = null;
+      if (onIt && dirty) {
+        const env = { ...agentGitEnv(home), GIT_INDEX_FILE: join(tmp, 'svc-snapshot.index'), ...SNAPSHOT_IDENT };
+        for (const args of [['read-tree', sha], ['add', '--all']]) await gitAs(args, { env });
+        const tree = (await gitAs(['write-tree'], { env })).stdout.trim();
+        const made = (await gitAs(['commit-tree', tree, '-p', sha, '-m', 'svc: uncommitted work of the agent'], { env })).stdout.trim();
+        if (/^[0-9a-f]{40,64}$/.test(made) && (await gitAs(['update-ref', WIP_REF, made])).code === 0) wip = made;
+      }
       if (sha === wt.headBefore && !wip) return false;
       await mkdir(opts.privateDir, { recursive: true, mode: 0o700 });
       const bundle = join(opts.privateDir, `${key}.bundle`);
-      const take = async (ref: string, want: string): Promise<void> => {
-        await svcGit(wt.path, ['-c', 'transfer.fsckObjects=true', 'fetch', '--quiet', '--no-tags', bundle, ref]);
-        const fetched = await svcGit(wt.path, ['rev-parse', 'FETCH_HEAD']);
-        if (fetched !== want) throw new Error(`the agent's ${ref} moved while it was collected (${want.slice(0, 12)} → ${fetched.slice(0, 12)})`);
-      };
       try {
         // The bundle is written by svc's side of the pipe into svc's own folder: the agent never
         // names a path svc would open.
-        await writeFile(bundle, '', { mode: 0o600 });
-        const refs = [...(sha !== wt.headBefore ? [branchRef] : []), ...(wip ? [WIP_REF] : [])];
-        await git(['bundle', 'create', '--quiet', '-', ...refs, `^${wt.headBefore}`], { stdout: { file: bundle } });
-        if (sha !== wt.headBefore) {
-          await take(branchRef, sha);
-          await svcGit(wt.path, ['reset', '--quiet', '--keep', sha]);
+        const fd = openSync(bundle, 'w', 0o600);
+        let made: Run;
+        try {
+          const refs = [...(sha !== wt.headBefore ? [branchRef] : []), ...(wip ? [WIP_REF] : [])];
+          made = await gitAs(['bundle', 'create', '--quiet', '-', ...refs, `^${wt.headBefore}`], { stdoutFd: fd });
+        } finally {
+          closeSync(fd);
         }
+        if (made.code !== 0) throw new Error(`git bundle as ${user.name}: ${made.stderr.trim().split('\n').pop()}`);
+        // Nothing of the agent runs any more (its group is gone), so the refs seen above are the
+        // bundle's; whatever it holds, only those commits are checked out.
+        await svcGit(wt.path, ['-c', 'transfer.fsckObjects=true', 'fetch', '--quiet', '--no-tags', bundle, ...(sha !== wt.headBefore ? [branchRef] : []), ...(wip ? [WIP_REF] : [])]);
+        if (sha !== wt.headBefore) await svcGit(wt.path, ['reset', '--quiet', '--keep', sha]);
         if (wip) {
           // Uncommitted work shows in the worktree as uncommitted work (review legs, prune and
           // `git status` judge it there); a two-tree read-tree refuses to overwrite local changes.
-          await take(WIP_REF, wip);
           await svcGit(wt.path, ['read-tree', '-m', '-u', 'HEAD', wip]);
           await svcGit(wt.path, ['reset', '--quiet']);
         }
         return true;
       } finally {
-        await rm(bundle, { force: true });
+        rmSync(bundle, { force: true });
       }
     },
     async dispose() {
-      // Emptied as the agent user (it owns everything in there, symlinks included), so root never
-      // walks a tree the agent could still be changing; the empty folder is then svc's to remove.
-      await execa('find', [dir, '-mindepth', '1', '-delete'], { uid: user.uid, gid: user.gid, reject: false, stdin: 'ignore', cwd: '/' });
-      await rmdir(dir).catch(async () => {
-        if ((await stat(dir).catch(() => null))?.isDirectory()) throw new Error(`could not remove ${dir}`);
-      });
-      // The last leg of this process takes the (then empty) root with it; another leg keeps it.
-      const root = dirname(dir);
-      await rmdir(root).then(() => {
-        if (agentsRoot) void agentsRoot.then((r) => r === root && (agentsRoot = null));
-      }, () => undefined);
+      if (disposed) return;
+      disposed = true;
+      await killAllOf(user);
+      await removeLegDir(dir, user);
+      legEnded();
     },
   };
+}
+
+/**
+ * Empties the leg's folder as its uid (it owns everything in there, links included, so root never
+ * walks a tree the agent made), then removes the empty folder, whose entry is in root's 0711 root.
+ */
+export async function removeLegDir(dir: string, user: { uid: number; gid: number }): Promise<void> {
+  await run('find', [dir, '-mindepth', '1', '-delete'], { user });
+  await rmdir(dir).catch(async () => {
+    if ((await stat(dir).catch(() => null))?.isDirectory()) throw new Error(`could not remove ${dir}`);
+  });
 }

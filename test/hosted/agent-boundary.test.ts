@@ -1,6 +1,6 @@
 // The agent boundary (issue 15, docs/trust.md "Threat model"), as root, end to end: the real built
 // `bin/svc.js` executes a hosted run (`svc attach`) against `svc server --git-root`, with no
-// --agent-user, so svc picks `svc-agent` or else `nobody` itself. The agent is an attacker
+// --agent-user, so svc leases a user of its default pool (svc-agent-N) itself. The agent is an attacker
 // (fixtures/attacker-agent.sh): it reads /proc/<pid>/environ of svc and every ancestor, lists and
 // reads svc's state and config folders, connects to every socket there (the test hands it the
 // broker socket's exact path), asks `git credential fill` for the run's repository, and pushes to
@@ -197,13 +197,13 @@ describe.skipIf(!isRoot)('the agent boundary, as root (real bin/svc.js, hosted r
     expect(ownEnv).not.toMatch(/^SVC_(TOKEN|RUN_TOKEN|GIT_CREDENTIAL_SOCKET|BASE_URL|STATE_DIR|CONFIG_DIR)=/m);
     expect(ownEnv).not.toContain(a.home);
     expect(ownEnv).toMatch(/^ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:9\/mock-model$/m);
-    expect(ownEnv).toMatch(new RegExp(`^HOME=${tmpdir()}/svc-agent-legs-\\w+/${a.key}/home$`, 'm'));
+    expect(ownEnv).toMatch(new RegExp(`^HOME=${tmpdir()}/svc-agent-legs-\\w+/${a.key}-\\w+/home$`, 'm'));
     for (const f of [...loot, ...a.outputs.map((o, i) => ({ path: `output ${i}`, text: o.stdout + o.stderr }))]) {
       expect(leaks(f.text, [a.runToken, server.token]), f.path).toEqual([]);
       expect(GIT_TOKEN_SHAPE.test(f.text), f.path).toBe(false);
     }
     // The agent's clone and home went away with its leg.
-    expect(readdirSync(tmpdir()).filter((d) => d.startsWith('svc-agent-legs-')).some((d) => existsSync(join(tmpdir(), d, a.key)))).toBe(false);
+    expect(readdirSync(tmpdir()).filter((d) => d.startsWith('svc-agent-legs-')).some((d) => readdirSync(join(tmpdir(), d)).some((leg) => leg.startsWith(`${a.key}-`)))).toBe(false);
   }, 180_000);
 
   it('a local run as root: the agent runs as the default user in its own clone of a private repository, and its commit lands on svc/KEY', async () => {

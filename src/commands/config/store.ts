@@ -3,6 +3,7 @@
 // moves it (tests, CI containers); otherwise it is the platform's config folder for `svc`, the
 // same file conf used to keep. conf itself was dropped: it imports ajv and semver for schemas and
 // migrations this store never uses, ~45 ms of every command's start-up (README, Benchmarks).
+import { AGENT_USER_SYNTAX } from '../../dispatch/agent/user.js';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +18,7 @@ export const CONFIG_KEYS = {
   parallel: { describe: 'legs run at once', parse: parsePositiveInt },
   sendLogs: { describe: 'send agent output as event bodies', parse: parseBool },
   maxWait: { describe: 'longest wait for a rate limit or an unavailable service', parse: (v: string) => v },
-  agentUser: { describe: 'the user agents run as when svc is root (none: svc\'s own)', parse: parseUserName },
+  agentUser: { describe: 'who agents run as when svc is root: a user, a uid range FIRST-LAST, or none (svc\'s own)', parse: parseUserName },
   pr: { describe: 'open or update a pull request after each pushed leg', parse: parseBool },
   githubApiUrl: { describe: "GitHub's REST API base for pull requests", parse: (v: string) => v },
 } as const;
@@ -127,7 +128,7 @@ function parseBool(v: string): boolean {
 }
 
 function parseUserName(v: string): string {
-  // A login name, a numeric UID[:GID], or none; whether the user exists is asked when a run starts.
-  if (/^(none|[A-Za-z_][A-Za-z0-9_.-]*\$?|\d+(:\d+)?)$/.test(v)) return v;
-  throw new UsageError(`expected a user name, UID[:GID] or none, got '${v}'`);
+  // Whether the user exists is asked when a run starts.
+  if (AGENT_USER_SYNTAX.test(v)) return v;
+  throw new UsageError(`expected a user name, UID[:GID], a uid range FIRST-LAST or none, got '${v}'`);
 }

@@ -87,7 +87,7 @@ function addDispatchFlags(cmd: Command, spec: Spec): void {
     .option('--agent-cmd <command>', 'any agent command; placeholders {prompt_file} {key} {workdir} {branch} {run_id}')
     .option('--agent-format <name>', 'parse an --agent-cmd\'s output as this preset\'s stream (outcome, spend, review text): claude, codex, gemini, opencode')
     .option('--model <model>', 'model passed to the agent preset')
-    .option('--agent-user <name>', 'user the agents run as when svc is root (SVC_AGENT_USER; default svc-agent, else nobody; none: svc\'s own)')
+    .option('--agent-user <name>', 'who agents run as when svc is root (SVC_AGENT_USER): a user, a uid range FIRST-LAST, or none (svc\'s own); default svc-agent-1, -2, …, a uid per leg')
     .option('--dry-run', 'print the card set with skip reasons and open nothing')
     .option('--max <n>', 'most cards to run')
     .addOption(new Option('--on-failure <mode>', 'what a failed leg does to the run (default halt; continue follows the original run)').choices(['halt', 'continue']))

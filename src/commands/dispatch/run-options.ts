@@ -68,7 +68,7 @@ export function legOptions(flags: LegFlags, ctx: Context) {
 
 /**
  * The user agents run as (DISPATCH.md §2, docs/trust.md): `--agent-user` > SVC_AGENT_USER > stored
- * `agentUser` > `svc-agent`/`nobody` when svc is root. With a user, svc's state and config folders
+ * `agentUser` > the pool `svc-agent-N` when svc is root. With a user, svc's state and config folders
  * are made private (0700) first, so nothing of svc's is open to the agent. No user: svc's own, with
  * a warning (shown when the first agent starts) where svc is root or the run is hosted.
  */
@@ -89,12 +89,12 @@ export async function agentUserFor(
     throw error;
   }
   let warning = choice.warning;
-  if (!choice.user && where.hosted && uid !== 0 && asked !== 'none') {
-    warning = 'hosted run without root: agents run as svc\'s own user and could read its environment (start svc as root to run them as svc-agent)';
+  if (!choice.pool && where.hosted && uid !== 0 && asked !== 'none') {
+    warning = 'hosted run without root: agents run as svc\'s own user and could read its environment (start svc as root to run them as svc-agent-N)';
   }
-  if (choice.user) {
+  if (choice.pool) {
     await ensurePrivateDir(where.stateDir);
     await ensurePrivateDir(dirname(ctx.config().path));
   }
-  return { agentUser: choice.user, agentUserWarning: warning };
+  return { agentUser: choice.pool, agentUserWarning: warning };
 }

@@ -16,7 +16,7 @@ export function registerHosted(program: Command, context: (cmd: Command) => Cont
       .option('--agent <name>', 'agent preset (default: the run\'s agent): claude, codex, aider, gemini, opencode')
       .option('--agent-cmd <command>', 'any agent command; placeholders {prompt_file} {key} {workdir} {branch} {run_id}')
       .option('--model <model>', 'model passed to the agent preset (default: the run\'s model)')
-      .option('--agent-user <name>', 'user the agents run as when svc is root (SVC_AGENT_USER; default svc-agent, else nobody; none: svc\'s own)')
+      .option('--agent-user <name>', 'who agents run as when svc is root (SVC_AGENT_USER): a user, a uid range FIRST-LAST, or none (svc\'s own); default svc-agent-1, -2, …, a uid per leg')
       .option('--dry-run', 'print the run\'s legs, repositories and branches; execute nothing, mint no git token')
       .addOption(new Option('--on-failure <mode>', 'what a failed leg does to the run (default halt)').choices(['halt', 'continue']))
       .option('--parallel <n>', 'legs run at once, each in its own worktree')

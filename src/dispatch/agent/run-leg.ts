@@ -3,7 +3,7 @@
 // hold them open for ever; here the leader's `exit` ends the leg, stragglers of its process group
 // are stopped, and the group kill on timeouts stays in one place.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { trackAgentGroup } from '../signals.js';
 import type { LegResult, LegSpec } from './types.js';
@@ -29,6 +29,8 @@ function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
  * The folder is made only when it is missing (the run folder already holds `prompts/`).
  */
 function writePromptFile(spec: LegSpec): void {
+  // An agent user's leg wrote its prompt before the hand-over: root writes nothing there now.
+  if (spec.promptWritten) return;
   // 0600: the prompt may quote private issue text.
   try {
     writeFileSync(spec.promptFile, spec.prompt, { mode: 0o600 });
@@ -37,8 +39,6 @@ function writePromptFile(spec: LegSpec): void {
     mkdirSync(dirname(spec.promptFile), { recursive: true });
     writeFileSync(spec.promptFile, spec.prompt, { mode: 0o600 });
   }
-  // An agent of another user reads its prompt as that user (the file lies in its own leg folder).
-  if (spec.user) chownSync(spec.promptFile, spec.user.uid, spec.user.gid);
 }
 
 /**

@@ -48,6 +48,11 @@ export interface LegSpec {
   promptVia: PromptVia;
   /** Where the prompt is written (mode 0600) before the agent starts. */
   promptFile: string;
+  /**
+   * The prompt file is there already: an agent user's leg writes it before its folder is handed
+   * over, since root must not write into a folder the agent owns.
+   */
+  promptWritten?: boolean;
   /** No output on stdout or stderr for this long: the agent is hung. */
   idleTimeoutMs: number;
   /** The leg as a whole may not run longer than this. */
@@ -64,7 +69,7 @@ export interface LegSpec {
   onGroup?(event: 'start' | 'end', pgid: number): void;
   /** Aborted when the CLI is interrupted: the agent is stopped and the leg ends 'interrupted'. */
   signal?: AbortSignal;
-  /** Run the agent as this user (svc is root; see ./user.ts); absent: as svc's own user. */
+  /** Run the agent as this user (svc is root; see ./user.ts and ./pool.ts); absent: as svc's own user. */
   user?: { uid: number; gid: number };
 }
 

@@ -4,6 +4,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentEnv } from '../agent/env.js';
 import { prepareAgentLeg, type AgentLeg } from '../agent-clone.js';
+import { acquireAgentUser } from '../agent/pool.js';
 import { parserFor, resolveAgentCommand } from '../agent/presets.js';
 import type { LegResult } from '../agent/types.js';
 import { BodyChunker } from '../body-chunker.js';
@@ -28,27 +29,36 @@ export async function runAgent(
   eventKey: string | undefined,
   collect?: (chunk: Buffer) => void,
 ): Promise<LegResult> {
-  const user = ctx.opts.agentUser;
-  if (!user) {
+  const pool = ctx.opts.agentUser;
+  if (!pool) {
     if (ctx.opts.agentUserWarning && !warned.has(ctx.opts)) {
       warned.add(ctx.opts);
       ctx.deps.output.warn(ctx.opts.agentUserWarning);
     }
     return runAgentIn(ctx, wt, key, prompt, logFile, eventKey, null, collect);
   }
-  // --agent-user: the agent works in a clone of its own, as that user; its branch comes back here.
-  const leg = await prepareAgentLeg({ user, repo: repoOf(ctx, key), key, wt, privateDir: ctx.paths.dir });
-  const result = await runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg, collect);
+  // --agent-user: the agent works as a uid leased for this leg alone, in a clone of its own; its
+  // branch comes back here. The uid's every process is killed before it is freed.
+  const lease = await acquireAgentUser(pool, { ...(ctx.signal ? { signal: ctx.signal } : {}), onWait: (line) => ctx.deps.output.warn(`${key}: ${line}`) });
   try {
-    await leg.collect();
-  } catch (error) {
-    // The clone is kept: it holds the only copy of whatever did not come back.
-    const why = `could not bring back the agent's work: ${reasonLine(error instanceof Error ? error.message : String(error), ctx.opts)}`;
-    ctx.deps.output.warn(`${key}: ${why} (its clone is kept at ${leg.workdir})`);
-    return result.outcome === 'succeeded' ? { ...result, outcome: 'failed', reason: why } : result;
+    const leg = await prepareAgentLeg({
+      user: lease.user, repo: repoOf(ctx, key), key, wt, privateDir: ctx.paths.dir, prompt,
+      settingsFrom: { home: ctx.opts.env.HOME, env: ctx.opts.env },
+    });
+    const result = await runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg, collect);
+    try {
+      await leg.collect();
+    } catch (error) {
+      // The clone is kept: it holds the only copy of whatever did not come back.
+      const why = `could not bring back the agent's work: ${reasonLine(error instanceof Error ? error.message : String(error), ctx.opts)}`;
+      ctx.deps.output.warn(`${key}: ${why} (its clone is kept at ${leg.workdir})`);
+      return result.outcome === 'succeeded' ? { ...result, outcome: 'failed', reason: why } : result;
+    }
+    await leg.dispose().catch(() => ctx.deps.output.warn(`${key}: could not remove the agent's folder beside ${leg.workdir}`));
+    return result;
+  } finally {
+    await lease.release();
   }
-  await leg.dispose().catch(() => ctx.deps.output.warn(`${key}: could not remove the agent's folder beside ${leg.workdir}`));
-  return result;
 }
 
 async function runAgentIn(
@@ -103,6 +113,7 @@ async function runAgentIn(
       prompt,
       promptVia: command.promptVia,
       promptFile,
+      ...(leg ? { promptWritten: true } : {}),
       idleTimeoutMs: opts.timeouts.idleMs,
       cardTimeoutMs: opts.timeouts.cardMs,
       killGraceMs: opts.timeouts.killGraceMs,

@@ -2,7 +2,7 @@
 // sinks it is given, and the summary it answers (the CLI prints it; `--json` serialises it).
 import type { DispatchCommand } from '../../contract/types.js';
 import type { AgentChoice } from '../agent/presets.js';
-import type { AgentUser } from '../agent/user.js';
+import type { AgentPoolSpec } from '../agent/user.js';
 import type {
   BuildPrompt, CheckoutInPlace, Clock, CommitsSince, DispatchService, LegSummary, PrepareWorktree, ProgressSink, RunLeg,
 } from '../ports.js';
@@ -80,8 +80,8 @@ export interface DispatchOptions {
   draft?: boolean;
   /** The environment agents inherit (filtered of tokens by agentEnv). */
   env: NodeJS.ProcessEnv;
-  /** Run agents as this user, each in a clone of its own (svc is root; docs/trust.md). */
-  agentUser?: AgentUser | null;
+  /** Run each agent as a uid of this pool, leased for its leg, in a clone of its own (svc is root; docs/trust.md). */
+  agentUser?: AgentPoolSpec | null;
   /** Without an agent user: one line said when the first agent starts (svc is root, or hosted). */
   agentUserWarning?: string | null;
   /** Event flush interval (default 1 s). */

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AgentUserError, lookupUser, resolveAgentUser } from '../../../src/dispatch/agent/user.js';
+import { AgentUserError, DEFAULT_POOL, lookupUser, resolveAgentUser } from '../../../src/dispatch/agent/user.js';
 import { ensurePrivateDir } from '../../../src/dispatch/private-dir.js';
 
 const users: Record<string, { uid: number; gid: number }> = { 'svc-agent': { uid: 990, gid: 990 }, nobody: { uid: 65534, gid: 65534 }, root: { uid: 0, gid: 0 }, dev: { uid: 1000, gid: 1000 } };
@@ -12,32 +12,38 @@ const lookup = (known: string[]) => async (name: string) => (known.includes(name
 const all = Object.keys(users);
 
 describe('resolveAgentUser', () => {
+  const pool = (user: { name: string; uid: number; gid: number }) => ({ kind: 'user', user });
   it.each([
-    ['root, nothing asked, svc-agent exists', undefined, 0, all, { name: 'svc-agent', uid: 990, gid: 990 }],
-    ['root, nothing asked, only nobody', undefined, 0, ['nobody', 'root'], { name: 'nobody', uid: 65534, gid: 65534 }],
+    ['root, nothing asked: the default pool svc-agent-N', undefined, 0, all, DEFAULT_POOL],
     ['not root, nothing asked: svc\'s own user', undefined, 1000, all, null],
-    ['root asks a named user', 'dev', 0, all, { name: 'dev', uid: 1000, gid: 1000 }],
-    ['root asks a numeric uid without a passwd entry', '4242', 0, [], { name: '4242', uid: 4242, gid: 4242 }],
-    ['root asks uid:gid', '4242:100', 0, [], { name: '4242:100', uid: 4242, gid: 100 }],
+    ['root asks a named user: a pool of one', 'dev', 0, all, pool({ name: 'dev', uid: 1000, gid: 1000 })],
+    ['root asks a numeric uid without a passwd entry', '4242', 0, [], pool({ name: '4242', uid: 4242, gid: 4242 })],
+    ['root asks uid:gid', '4242:100', 0, [], pool({ name: '4242:100', uid: 4242, gid: 100 })],
+    ['root asks a uid range', '40000-40015', 0, [], { kind: 'range', first: 40000, last: 40015 }],
     ['a non-root svc names itself: no switch', 'dev', 1000, all, null],
-  ] as const)('%s', async (_name, asked, uid, known, user) => {
+  ] as const)('%s', async (_name, asked, uid, known, expected) => {
     const choice = await resolveAgentUser({ asked, source: '--agent-user', uid, lookup: lookup([...known]) });
-    expect(choice.user).toEqual(user);
+    expect(choice.pool).toEqual(expected);
     expect(choice.warning).toBeNull();
   });
 
   it('none keeps svc\'s user: a warning as root, silence otherwise', async () => {
     const asRoot = await resolveAgentUser({ asked: 'none', source: 'SVC_AGENT_USER', uid: 0, lookup: lookup(all) });
-    expect(asRoot).toEqual({ user: null, warning: expect.stringMatching(/^SVC_AGENT_USER none: agents run as root/) });
-    expect(await resolveAgentUser({ asked: 'none', source: '--agent-user', uid: 1000, lookup: lookup(all) })).toEqual({ user: null, warning: null });
+    expect(asRoot).toEqual({ pool: null, warning: expect.stringMatching(/^SVC_AGENT_USER none: agents run as root/) });
+    expect(await resolveAgentUser({ asked: 'none', source: '--agent-user', uid: 1000, lookup: lookup(all) })).toEqual({ pool: null, warning: null });
   });
 
   it.each([
     ['an unknown user', 'ghost', 0, all, /--agent-user: no user 'ghost'/],
     ['root as the agent user', 'root', 0, all, /is root, which is no boundary/],
     ['uid 0 by number', '0', 0, [], /is root, which is no boundary/],
-    ['another user without root', 'nobody', 1000, all, /needs svc to run as root/],
-    ['root with neither default user', undefined, 0, ['root'], /neither svc-agent nor nobody exists/],
+    ['nobody, whose processes other services share', 'nobody', 0, all, /'nobody' is shared by system services/],
+    ['a range across nobody', '65000-65535', 0, [], /includes 65534/],
+    ['a range starting at root', '0-10', 0, [], /no range of unprivileged uids/],
+    ['a backwards range', '50-40', 0, [], /no range of unprivileged uids/],
+    ['a range without root', '40000-40001', 1000, [], /needs svc to run as root/],
+    ['another user without root', 'dev', 1001, all, /needs svc to run as root/],
+    ['a value of no known shape', 'a b', 0, all, /expected a user, UID\[:GID\], a range FIRST-LAST or none/],
   ] as const)('refuses %s', async (_name, asked, uid, known, message) => {
     await expect(resolveAgentUser({ asked, source: '--agent-user', uid, lookup: lookup([...known]) })).rejects.toThrow(AgentUserError);
     await expect(resolveAgentUser({ asked, source: '--agent-user', uid, lookup: lookup([...known]) })).rejects.toThrow(message);

@@ -1,0 +1,199 @@
+// A uid per concurrent leg (DISPATCH.md §3, docs/trust.md): a leg leases one uid of its pool for
+// as long as it runs, machine-wide, so two legs (of one svc or of two) never share one. A lease
+// is a file named after the uid in a root-only folder, holding the owner's pid and start time; a
+// lease whose owner is gone (kill -9) is stale and taken over. Before a uid is handed out and when
+// its leg ends, every process of that uid is killed, however it detached (as Nix does with its
+// build users): nothing of one leg outlives it into the next.
+import { execFile } from 'node:child_process';
+import { lstatSync, mkdirSync, readFileSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isAlive, selfMark, type ProcessMark } from '../run-lock.js';
+import { AgentUserError, describePool, lookupUser, type AgentPoolSpec, type AgentUser } from './user.js';
+
+/** Where leases live: root's own folder under /run, else under /tmp (a container without /run). */
+const LEASE_ROOTS = ['/run/svc-agents', '/tmp/svc-agents'];
+
+/** How often a leg that found every uid of its pool taken looks again. */
+const WAIT_POLL_MS = 200;
+
+/** A uid held for one leg. `release` kills what is left of it and frees the uid. */
+export interface AgentLease {
+  user: AgentUser;
+  release(): Promise<void>;
+}
+
+/**
+ * The lease folder: made 0700 by svc's user, or found so. A folder someone else made (an agent
+ * that got to /tmp first) is refused rather than trusted.
+ */
+export function leaseDir(): string {
+  let why = '';
+  for (const dir of LEASE_ROOTS) {
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+        why = (error as Error).message;
+        continue;
+      }
+    }
+    const st = lstatSync(dir);
+    if (st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0) return dir;
+    why = `${dir} is not svc's own private folder (owner uid ${st.uid}, mode ${(st.mode & 0o777).toString(8)}): remove it`;
+  }
+  throw new AgentUserError(`cannot keep agent user leases: ${why}`);
+}
+
+function readMark(path: string): ProcessMark | null {
+  try {
+    const m = JSON.parse(readFileSync(path, 'utf8')) as ProcessMark;
+    return Number.isInteger(m?.pid) && m.pid > 0 ? { pid: m.pid, start: typeof m.start === 'string' ? m.start : null } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Takes `path` (exclusive create), or takes it over when its owner is gone. */
+function tryLease(dir: string, uid: number): boolean {
+  const path = join(dir, String(uid));
+  const mine = JSON.stringify(selfMark());
+  try {
+    writeFileSync(path, mine, { flag: 'wx', mode: 0o600 });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const holder = readMark(path);
+  if (holder && isAlive(holder)) return false;
+  // Stale: cleared under a short janitor lock, so two takers never both remove and re-create it.
+  const janitor = join(dir, '.janitor');
+  try {
+    writeFileSync(janitor, mine, { flag: 'wx', mode: 0o600 });
+  } catch {
+    const other = readMark(janitor);
+    if (other && !isAlive(other)) unlinkSync(janitor);
+    return false;
+  }
+  try {
+    const again = readMark(path);
+    if (again && isAlive(again)) return false;
+    unlinkSync(path);
+    writeFileSync(path, mine, { flag: 'wx', mode: 0o600 });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    unlinkSync(janitor);
+  }
+}
+
+/**
+ * Kills every process of `user`'s uid, from a shell running as that uid (`kill -9 -1` reaches all
+ * of the caller's processes but itself, detached or not), until none is left to signal. Bounded:
+ * zombies nobody reaps still count as signalled.
+ */
+export function killAllOf(user: { uid: number; gid: number }): Promise<void> {
+  return new Promise((done) => {
+    execFile('/bin/sh', ['-c', 'n=0; while kill -9 -1 2>/dev/null && [ $n -lt 20 ]; do n=$((n+1)); done; exit 0'], { uid: user.uid, gid: user.gid, cwd: '/', env: {} }, () => done());
+  });
+}
+
+const known = new Map<string, Promise<{ uid: number; gid: number } | null>>();
+
+function cachedLookup(name: string): Promise<{ uid: number; gid: number } | null> {
+  let p = known.get(name);
+  if (!p) {
+    p = lookupUser(name);
+    known.set(name, p);
+  }
+  return p;
+}
+
+/** Makes a member of a named pool: a system user with a group of its own, no home, no login. */
+async function createUser(name: string): Promise<{ uid: number; gid: number }> {
+  const made = await new Promise<string | null>((done) =>
+    execFile('useradd', ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', '--comment', 'svc agent', name], { cwd: '/' }, (error, _out, err) =>
+      done(error ? (String(err).trim().split('\n').pop() || error.message) : null),
+    ),
+  );
+  known.delete(name);
+  const ids = await cachedLookup(name);
+  // Another svc may have made it at the same moment (useradd then says it exists): found is fine.
+  if (ids) return ids;
+  throw new AgentUserError(`could not create the agent user ${name}: ${made ?? 'not found after useradd'}; create it (useradd --system ${name}), or pass --agent-user FIRST-LAST (a uid range) or none`);
+}
+
+async function* members(pool: AgentPoolSpec): AsyncGenerator<AgentUser> {
+  if (pool.kind === 'user') {
+    yield pool.user;
+  } else if (pool.kind === 'range') {
+    for (let uid = pool.first; uid <= pool.last; uid++) yield { name: String(uid), uid, gid: uid };
+  } else {
+    for (let i = 1; i <= pool.max; i++) {
+      const name = `${pool.prefix}-${i}`;
+      const ids = (await cachedLookup(name)) ?? (await createUser(name));
+      if (ids.uid === 0) throw new AgentUserError(`the agent user ${name} is root, which is no boundary`);
+      yield { name, ...ids };
+    }
+  }
+}
+
+/**
+ * Leases a free uid of `pool`, waiting while every one is taken (a pool of one user and
+ * `--parallel 2`, or a second svc). Leftovers of the uid's last leg are killed before it is handed out.
+ */
+export async function acquireAgentUser(pool: AgentPoolSpec, opts: { signal?: AbortSignal; onWait?: (line: string) => void } = {}): Promise<AgentLease> {
+  const dir = leaseDir();
+  let said = false;
+  for (;;) {
+    for await (const user of members(pool)) {
+      if (!tryLease(dir, user.uid)) continue;
+      await killAllOf(user);
+      let released = false;
+      return {
+        user,
+        async release() {
+          if (released) return;
+          released = true;
+          await killAllOf(user);
+          try {
+            if (readMark(join(dir, String(user.uid)))?.pid === process.pid) unlinkSync(join(dir, String(user.uid)));
+          } catch {
+            // Already gone: nothing to free.
+          }
+        },
+      };
+    }
+    if (!said) {
+      said = true;
+      opts.onWait?.(`every agent user of ${describePool(pool)} is in use; waiting for one`);
+    }
+    if (opts.signal?.aborted) throw new AgentUserError('interrupted while waiting for an agent user');
+    await sleep(WAIT_POLL_MS, undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => undefined);
+  }
+}
+
+/**
+ * Frees the leases of owners that are gone (svc killed with -9): their uid's leftover processes are
+ * killed and the lease removed. For `runs recover` and `worktrees prune`; returns the uids freed.
+ */
+export async function freeStaleLeases(): Promise<number[]> {
+  let dir: string;
+  try {
+    dir = leaseDir();
+  } catch {
+    return [];
+  }
+  const freed: number[] = [];
+  for (const name of readdirSync(dir)) {
+    if (!/^\d+$/.test(name)) continue;
+    const holder = readMark(join(dir, name));
+    if (holder && isAlive(holder)) continue;
+    if (!tryLease(dir, Number(name))) continue;
+    await killAllOf({ uid: Number(name), gid: Number(name) });
+    unlinkSync(join(dir, name));
+    freed.push(Number(name));
+  }
+  return freed;
+}
