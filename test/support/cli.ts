@@ -44,9 +44,10 @@ export function isolatedEnv(extra: CliEnv = {}): CliEnv {
   };
 }
 
-export function runCli(args: string[], opts: { env?: CliEnv; cwd?: string; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+/** `bin`: another copy of svc's bin/svc.js (the agent-race test attacks a copy, never the tree's own). */
+export function runCli(args: string[], opts: { env?: CliEnv; cwd?: string; input?: string; timeoutMs?: number; bin?: string } = {}): Promise<CliResult> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [opts.bin ?? BIN, ...args], {
       cwd: opts.cwd,
       env: opts.env ?? isolatedEnv(),
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -1,6 +1,10 @@
 // review changes nothing and never pushes; fix works on the pull request's own head (fetched from
 // origin) and pushes there fast-forward; --push pushes an implemented leg's branch to origin.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LEGS_ROOT_PREFIX } from '../../../src/dispatch/agent-clone.js';
+import { DEFAULT_POOL } from '../../../src/dispatch/agent/user.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pushToOrigin } from '../../../src/dispatch/delivery-git.js';
 import { Journal } from '../../../src/dispatch/journal.js';
@@ -164,5 +168,33 @@ describe('--push on a local run', () => {
     const s = await runDispatch(h.opts({ keys: [key] }), h.deps({ pushBranch: pushToOrigin }));
     expect(s.legs[0]).toMatchObject({ disposition: 'implemented' });
     expect(await refOf(origin, `refs/heads/svc/${key}`)).toBeNull();
+  });
+});
+
+// Issue 24: as root, svc's default is an agent user of its pool, whose clone of a review's detached
+// worktree once failed every card (`Remote branch svc/review/KEY/run_… not found`) and left the
+// worktree and the legs folder behind.
+describe.skipIf(process.getuid?.() !== 0)('review as root, through the agent boundary (the default pool)', () => {
+  const legsRoots = () => readdirSync(tmpdir()).filter((d) => d.startsWith(LEGS_ROOT_PREFIX) && statSync(join(tmpdir(), d)).uid === 0);
+
+  it('a clean review succeeds and leaves no worktree and no legs folder behind', async () => {
+    const before = legsRoots();
+    const key = h.item('task', 'review me', { deliveries: [openDelivery({ ci: 'passing' })] });
+    await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
+    const s = await runDispatch(h.opts({ command: 'review', keys: [key], agentUser: DEFAULT_POOL, agent: { agentCmd: 'sh -c "id -u; echo Looks good"' } }), h.deps());
+    expect(s).toMatchObject({ status: 'succeeded', exitCode: 0 });
+    expect(s.legs[0]).toMatchObject({ disposition: 'implemented', reason: null, review: expect.stringMatching(/Looks good$/) });
+    expect(Number(s.legs[0]!.review!.split('\n')[0])).not.toBe(0);
+    const worktrees = (await run('git', ['worktree', 'list', '--porcelain'], h.repo)).split('\n').filter((l) => l.startsWith('worktree '));
+    expect(worktrees).toHaveLength(1);
+    expect(legsRoots().filter((d) => !before.includes(d))).toEqual([]);
+  });
+
+  it('a review agent that changes files fails, its change kept on the side branch, its worktree gone', async () => {
+    const key = h.item('task', 'review me', { deliveries: [openDelivery({ ci: null })] });
+    await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
+    const s = await runDispatch(h.opts({ command: 'review', keys: [key], agentUser: DEFAULT_POOL, agent: { agentCmd: 'sh -c "echo scribble > notes.txt"' } }), h.deps());
+    expect(s.legs[0]).toMatchObject({ disposition: 'failed', reason: 'changed files during review' });
+    expect(await run('git', ['show', `svc/review/${key}/${s.runId}:notes.txt`], h.repo)).toBe('scribble\n');
   });
 });
