@@ -3,6 +3,7 @@
 // `svc server` looks broken, so exactly that one warning is filtered. Every other warning still
 // reaches process.emitWarning's default printer.
 import { createRequire } from 'node:module';
+import { chmodSync, closeSync, openSync, statSync } from 'node:fs';
 import type { DatabaseSync as DatabaseSyncType } from 'node:sqlite';
 import { trackReadyChanges } from './ready/changes.js';
 import { migrate, migrations } from './migrations.js';
@@ -35,10 +36,28 @@ const sqlite = loadSqlite();
 export type Database = DatabaseSyncType;
 
 /**
+ * The store holds every item, stored log and token hash: its owner's alone (0600). SQLite makes
+ * the -wal and -shm files with the database file's mode, so the file is made 0600 before SQLite
+ * opens it; one left 0644 by an older build is tightened, with its companions, when it is ours.
+ */
+function keepPrivate(file: string): void {
+  closeSync(openSync(file, 'a', 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      const st = statSync(path);
+      if ((st.mode & 0o077) !== 0 && st.uid === process.getuid?.()) chmodSync(path, st.mode & 0o700);
+    } catch {
+      // No such companion yet: SQLite makes it with the database file's mode.
+    }
+  }
+}
+
+/**
  * Opens (or creates) the store and runs the migrations it has not run yet (migrations.ts); throws
  * NewerDatabaseError, with the store untouched, for one made by a newer build.
  */
 export function openDatabase(file: string, modules: readonly ServiceModule[]): Database {
+  if (file !== ':memory:') keepPrivate(file);
   const db = new sqlite.DatabaseSync(file);
   if (file !== ':memory:') db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA foreign_keys = ON');

@@ -1,7 +1,7 @@
 // The store: node:sqlite loads without its ExperimentalWarning, while every other warning still
 // prints; transactions roll back on a throw and nest by joining.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
@@ -39,4 +39,23 @@ test('transaction commits, rolls back on a throw, and nested calls join the oute
   ).toThrow('boom');
   expect(db.prepare('SELECT v FROM t').all().map((r) => (r as { v: number }).v)).toEqual([1]);
   expect(db.prepare('PRAGMA foreign_keys').get()).toEqual({ foreign_keys: 1 });
+});
+
+test('the database and its -wal and -shm files are readable by their owner only, new or left 0644 by an older build', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-db-mode-'));
+  const fresh = join(dir, 'fresh.db');
+  const old = join(dir, 'old.db');
+  const oldMask = process.umask(0o022);
+  try {
+    for (const f of [old, `${old}-wal`, `${old}-shm`]) writeFileSync(f, '', { mode: 0o644 });
+    chmodSync(old, 0o644);
+    for (const file of [fresh, old]) {
+      const db = openDatabase(file, []);
+      db.exec('CREATE TABLE IF NOT EXISTS t (x); INSERT INTO t VALUES (1)');
+      for (const f of [file, `${file}-wal`, `${file}-shm`]) expect((statSync(f).mode & 0o777).toString(8), f).toBe('600');
+      db.close();
+    }
+  } finally {
+    process.umask(oldMask);
+  }
 });
