@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import type { OutStream } from '../ui/output.js';
 import type { Context } from './context.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
+import { visible } from '../ui/visible.js';
 
 export interface ProgramIO {
   stderr: OutStream;
@@ -33,7 +34,8 @@ function report(error: unknown, io: ProgramIO): number {
     return EXIT.usage;
   }
   const message = (e.message ?? String(error)).split('\n')[0];
-  io.stderr.write(`svc: ${message}\n`);
+  // A message may quote the service (an error's text, a title): its control characters are shown.
+  io.stderr.write(`svc: ${visible(message ?? '')}\n`);
   if (io.context()?.globals.verbose && error instanceof Error && error.stack && !isUserFacing(error)) {
     io.stderr.write(`${error.stack}\n`);
   }

@@ -4,6 +4,7 @@
 // NO_COLOR by itself, so the level is decided here once.
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Writable } from 'node:stream';
+import { visible, visibleKeepingStyle } from './visible.js';
 
 /** A writable stream with the TTY facts the output needs (process streams and test doubles alike). */
 export interface OutStream extends Writable {
@@ -69,7 +70,11 @@ export function createOutput(opts: OutputOptions): Output {
   const style = new Chalk({ level: colorLevel(opts, stderr) });
   const columns = knownColumns(stdout.columns) ?? knownColumns(stderr.columns) ?? 100;
   const progressStream = withKnownWidth(stderr);
-  const err = (line: string) => stderr.write(`${line}\n`);
+  // Every line may carry text of the service's or an agent's: its control characters are made
+  // visible, svc's own colours kept (./visible.ts).
+  const errColour = style.level > 0;
+  const err = (line: string) => stderr.write(`${visibleKeepingStyle(line, errColour)}\n`);
+  const outColour = colorLevel(opts, stdout) > 0;
 
   return {
     json: Boolean(opts.json),
@@ -79,8 +84,10 @@ export function createOutput(opts: OutputOptions): Output {
     columns,
     style,
     progressStream,
-    data: (line) => stdout.write(`${line}\n`),
-    document: (value) => stdout.write(`${JSON.stringify(value, null, 2)}\n`),
+    data: (line) => stdout.write(`${visibleKeepingStyle(line, outColour)}\n`),
+    // JSON escapes C0 itself; DEL and C1 (which some terminals obey) get the same \u form, the
+    // same value to any parser.
+    document: (value) => stdout.write(`${JSON.stringify(value, null, 2).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`),
     info: (line) => err(line),
     warn: (line) => err(style.yellow(line)),
     error: (line) => err(style.red(line)),
@@ -95,15 +102,17 @@ export function createOutput(opts: OutputOptions): Output {
       // ora is imported only when a spinner is really shown: it is not needed on the start-up path.
       const { default: ora } = await import('ora');
       // ora would check process.env.CI itself; the decision is made above, from the context's env.
-      const s = ora({ text, stream: progressStream, color: 'cyan', isEnabled: true }).start();
+      const shown = (t: string) => visibleKeepingStyle(t, errColour);
+      const s = ora({ text: shown(text), stream: progressStream, color: 'cyan', isEnabled: true }).start();
       return {
-        text: (t) => void (s.text = t),
-        succeed: (t) => void s.succeed(t),
-        fail: (t) => void s.fail(t),
+        text: (t) => void (s.text = shown(t)),
+        succeed: (t) => void s.succeed(shown(t)),
+        fail: (t) => void s.fail(shown(t)),
         stop: () => void s.stop(),
       };
     },
-    table(head, rows) {
+    table(head, given) {
+      const rows = given.map((row) => row.map(visible));
       if (!stdout.isTTY) {
         for (const row of rows) stdout.write(`${row.join('\t')}\n`);
         return;

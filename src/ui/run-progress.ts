@@ -4,6 +4,7 @@
 import type { LegSummary } from '../dispatch/ports.js';
 import type { RunSummary } from '../dispatch/lifecycle/types.js';
 import { formatTable, type Output } from './output.js';
+import { visible } from './visible.js';
 
 interface Running {
   key: string;
@@ -54,7 +55,7 @@ export function createRunProgress(out: Output, now: () => number = Date.now): Ru
   let spinner: import('ora').Ora | undefined;
   let ticker: NodeJS.Timeout | undefined;
   const text = () =>
-    [...running.values()].map((r) => `${s.bold(r.key)} ${r.title.slice(0, Math.max(10, out.columns - 30))} ${s.dim(seconds(now() - r.startedAt))}`).join(s.dim(' · '));
+    [...running.values()].map((r) => `${s.bold(r.key)} ${visible(r.title).slice(0, Math.max(10, out.columns - 30))} ${s.dim(seconds(now() - r.startedAt))}`).join(s.dim(' · '));
   // ora loads asynchronously: legs started in the same tick share one load (two loads made two
   // spinners, one of them never stopped), and a leg that ended, or a command that stopped, while it
   // loaded starts none.
@@ -95,10 +96,10 @@ export function createRunProgress(out: Output, now: () => number = Date.now): Ru
       running.delete(leg.key);
       const ok = leg.disposition === 'implemented';
       const symbol = ok ? s.green('✔') : leg.disposition === 'skipped' || leg.disposition === 'not_reached' ? s.yellow('–') : s.red('✖');
-      persist(symbol, `${s.bold(leg.key)} ${leg.title} ${s.dim(seconds(leg.durationMs))} ${ok ? s.green(leg.disposition) : s.red(leg.disposition)}${leg.reason ? s.dim(` (${leg.reason})`) : ''}`);
+      persist(symbol, `${s.bold(leg.key)} ${visible(leg.title)} ${s.dim(seconds(leg.durationMs))} ${ok ? s.green(leg.disposition) : s.red(leg.disposition)}${leg.reason ? s.dim(` (${visible(leg.reason)})`) : ''}`);
     },
     info: (m) => persist(s.cyan('ℹ'), m),
-    warn: (m) => persist(s.yellow('⚠'), m),
+    warn: (m) => persist(s.yellow('⚠'), visible(m)),
     stop: () => {
       stopped = true;
       clear();

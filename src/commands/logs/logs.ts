@@ -5,6 +5,7 @@ import { logsInRunOrder } from '../../dispatch/local-runs.js';
 import { logPath, resolveStateDir, runPaths } from '../../dispatch/state.js';
 import type { Context } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { visibleStream } from '../../ui/visible.js';
 
 export interface LogsOptions {
   runId: string;
@@ -28,6 +29,8 @@ export async function runLogs(opts: LogsOptions, ctx: Context): Promise<void> {
   for (const k of keys) {
     const file = logPath(paths, k);
     if (!key) ctx.out.info(`── ${k} ──`);
-    await pipeline(createReadStream(file), ctx.stdout, { end: false });
+    // On a terminal the log's control characters are shown, not obeyed; a pipe gets the bytes.
+    if (ctx.out.stdoutIsTTY) await pipeline(createReadStream(file), visibleStream(), ctx.stdout, { end: false });
+    else await pipeline(createReadStream(file), ctx.stdout, { end: false });
   }
 }
