@@ -231,6 +231,15 @@ export async function isDirty(path: string): Promise<boolean> {
   return out.length > 0;
 }
 
+/**
+ * Puts a worktree's uncommitted changes (untracked files included) on git's stash, under svc's own
+ * name, and leaves the tree clean. For what a failed leg left behind: an agent in a clone of its
+ * own never saw it, and bringing its work back over it would fail (`would be overwritten`).
+ */
+export async function stashLeftovers(path: string, message: string): Promise<void> {
+  await git(path).raw(['-c', 'user.name=svc', '-c', 'user.email=svc@localhost', 'stash', 'push', '--quiet', '--include-untracked', '-m', message]);
+}
+
 export interface PruneResult {
   removed: Array<{ key: string; path: string }>;
   kept: Array<{ key: string; path: string; reason: string }>;

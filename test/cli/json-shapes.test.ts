@@ -98,7 +98,7 @@ const ownShapes: JsonSchema = {
       ['detail'],
     ),
     RunLogs: exact({ runId: str, legs: arrayOf(exact({ key: str, log: str })) }),
-    PruneResult: exact({ removed: arrayOf(exact({ key: str, path: str })), kept: arrayOf(exact({ key: str, path: str, reason: str })) }),
+    PruneResult: exact({ removed: arrayOf(exact({ key: str, path: str })), kept: arrayOf(exact({ key: str, path: str, reason: str })), legFolders: arrayOf(str) }),
     AttachPlan: exact({
       runId: str,
       command: str,

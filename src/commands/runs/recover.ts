@@ -30,6 +30,9 @@ export async function runRunsRecover(opts: RunsRecoverOptions, ctx: Context): Pr
       },
       opts.runId,
     );
+    // Agents' leg folders (svc as root) of svc processes that are gone go too; said on stderr.
+    const { removeOrphanLegs } = await import('../../dispatch/agent/orphans.js');
+    for (const path of (await removeOrphanLegs()).removed) ctx.out.info(`removed the agent leg folder ${path} (its svc is gone)`);
     if (ctx.out.json) return ctx.out.document(results);
     if (!results.length) return ctx.out.info('Nothing to recover: every local run is closed.');
     ctx.out.table(['RUN', 'ACTION', 'SENT', 'STOP', 'STATUS', 'DETAIL'], results.map((r) => [r.runId, r.action, String(r.sent), r.stopReason ?? '', r.status ?? '', r.detail ?? '']));

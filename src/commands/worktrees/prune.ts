@@ -16,7 +16,11 @@ export async function runWorktreesPrune(opts: WorktreesPruneOptions, ctx: Contex
     for (const key of live.keys) inUse.set(key, `in use by live run ${live.runId} (process ${live.owner.pid})`);
   }
   const result = await pruneWorktrees({ repo: resolve(ctx.cwd, opts.repo ?? ctx.env.SVC_REPO ?? '.'), inUse });
-  if (ctx.out.json) return ctx.out.document(result);
+  // Agents' leg folders (svc as root) of svc processes that are gone go too.
+  const { removeOrphanLegs } = await import('../../dispatch/agent/orphans.js');
+  const legs = await removeOrphanLegs();
+  if (ctx.out.json) return ctx.out.document({ ...result, legFolders: legs.removed });
+  for (const path of legs.removed) ctx.out.info(`removed the agent leg folder ${path} (its svc is gone)`);
   for (const r of result.removed) ctx.out.info(`removed ${r.key} (${r.path})`);
   for (const k of result.kept) ctx.out.info(`kept ${k.key}: ${k.reason}`);
   if (!result.removed.length && !result.kept.length) ctx.out.info('No svc worktrees here.');

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { agentEnv } from '../agent/env.js';
 import { prepareAgentLeg, type AgentLeg } from '../agent-clone.js';
 import { acquireAgentUser } from '../agent/pool.js';
+import { isDirty, stashLeftovers } from '../worktree.js';
 import { parserFor, resolveAgentCommand } from '../agent/presets.js';
 import type { LegResult } from '../agent/types.js';
 import { BodyChunker } from '../body-chunker.js';
@@ -39,6 +40,12 @@ export async function runAgent(
   }
   // --agent-user: the agent works as a uid leased for this leg alone, in a clone of its own; its
   // branch comes back here. The uid's every process is killed before it is freed.
+  // What an earlier, failed leg left uncommitted in a reused worktree goes on the stash: this
+  // agent's clone starts from the branch and would never see it, and its work could not come back over it.
+  if (!wt.created && (await isDirty(wt.path))) {
+    await stashLeftovers(wt.path, `svc: left uncommitted in ${wt.branch} before run ${ctx.runId}`);
+    ctx.deps.output.warn(`${key}: uncommitted files an earlier leg left in its worktree are on the stash (git stash list in ${wt.path})`);
+  }
   const lease = await acquireAgentUser(pool, { ...(ctx.signal ? { signal: ctx.signal } : {}), onWait: (line) => ctx.deps.output.warn(`${key}: ${line}`) });
   try {
     const leg = await prepareAgentLeg({
