@@ -1,18 +1,13 @@
 // Claude Code (@anthropic-ai/claude-code), the real one, with the mock as its Anthropic API.
 //
 // Root: Claude Code refuses --permission-mode bypassPermissions when run as root, and CI runs as
-// root. svc stays root and runs the agent as an unprivileged user (--agent-user, DISPATCH.md §3),
-// as a hosted container would; the agent's own HOME is fresh per leg, so Claude is configured by
-// environment only.
-import type { AgentHarness, Launch } from './harness.js';
+// root. svc stays root and runs the agent as a user of its pool (DISPATCH.md §3), as every agent of
+// this suite does there (harness.ts); Claude is configured by environment only.
+import type { AgentHarness } from './harness.js';
 import { agentSuite } from './suite.js';
-
-const ROOT = process.getuid?.() === 0;
-const LAUNCH: Launch = ROOT ? { kind: 'direct', args: ['--agent-user', 'nobody'] } : { kind: 'direct' };
 
 const claude: AgentHarness = {
   agent: 'claude',
-  launch: LAUNCH,
   configure(_home, url) {
     return {
       ANTHROPIC_BASE_URL: url,

@@ -18,7 +18,7 @@ export function agentsBin(): string {
   return join(dir, 'node_modules', '.bin');
 }
 
-/** How svc is started: extra arguments of its own (claude.test.ts: `--agent-user` as root). */
+/** How svc is started: extra arguments of its own. */
 export type Launch = { kind: 'direct'; args?: string[] };
 
 export interface AgentHarness {
@@ -70,6 +70,9 @@ export async function scenario(h: AgentHarness, mock: MockModel, opts: { fault?:
       SVC_TOKEN: server.token,
       SVC_PROJECT: 'DEMO',
       SVC_HEARTBEAT_INTERVAL: '1s',
+      // As root (CI), svc's default: each agent runs as a user of svc's pool, in a clone of its own,
+      // with the settings written into `home` (root's, for svc) copied into its private home.
+      SVC_AGENT_USER: undefined,
       PATH: [agentsBin(), dirname(process.execPath), process.env.PATH].join(delimiter),
     });
     const args = ['run', KEY, '--agent', h.agent, '--repo', repo, '--json', '--idle-timeout', '2m', '--card-timeout', '4m'];
