@@ -41,10 +41,13 @@ export interface Outcome {
   branchCommits: string[];
   /** The leg's local log: the agent's stdout and stderr as svc kept them. */
   log: string;
+  /** The uid the agent's shell call ran as (ran-as.txt on svc/KEY), or null when it committed nothing. */
+  ranAs: number | null;
 }
 
 export const KEY = 'DEMO-3';
-export const COMMIT = `echo done > ${KEY}.txt && git add -A && git commit -qm "${KEY}: done by the mock model"`;
+/** The model's one shell call: it also records the uid it ran as (svc as root runs agents as a pool user). */
+export const COMMIT = `id -u > ran-as.txt && echo done > ${KEY}.txt && git add -A && git commit -qm "${KEY}: done by the mock model"`;
 
 export async function scenario(h: AgentHarness, mock: MockModel, opts: { fault?: Fault; model?: string } = {}): Promise<Outcome> {
   const server = await startServerProcess();
@@ -86,6 +89,7 @@ export async function scenario(h: AgentHarness, mock: MockModel, opts: { fault?:
     const branchCommits = branches.trim()
       ? (await run('git', ['-c', 'safe.directory=*', 'log', '--format=%s', `main..svc/${KEY}`], repo)).split('\n').filter(Boolean)
       : [];
+    const ranAs = branchCommits.length ? Number((await run('git', ['-c', 'safe.directory=*', 'show', `svc/${KEY}:ran-as.txt`], repo)).trim()) : null;
     const violations = await server.stop();
     if (violations.length) throw new Error(`service answers broke the contract: ${violations.join('\n')}`);
     return {
@@ -95,6 +99,7 @@ export async function scenario(h: AgentHarness, mock: MockModel, opts: { fault?:
       runStatus: record.status,
       requests: [...mock.requests],
       branchCommits,
+      ranAs,
       log: readLog(join(home, 'svc-state', 'runs', summary.runId, 'logs', `${KEY}.log`)),
     };
   } finally {

@@ -46,6 +46,9 @@ export function agentSuite(h: AgentHarness, x: AgentExpectations): void {
       // The model was asked once with the tool and once with its result: the command really ran.
       expect(o.requests.filter((r) => r.main).map((r) => r.answered)).toEqual(['tool-call', 'text']);
       expect(COMMIT).toContain(KEY);
+      // As root (CI), through the boundary: a user of svc's pool, never root.
+      if (process.getuid?.() === 0) expect(o.ranAs, 'the agent ran as root').not.toBe(0);
+      expect(o.ranAs).toEqual(expect.any(Number));
     });
 
     test('the model answers HTTP 400: failed, with the agent\'s own message as the reason', async () => {
