@@ -16,7 +16,7 @@ import { chmod, lchown, mkdir, mkdtemp, readdir, rmdir, stat, writeFile } from '
 import { closeSync, openSync, readdirSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { killAllOf } from './agent/pool.js';
+import { KILL_ALL } from './agent/pool.js';
 import { copyAgentSettings } from './agent/settings.js';
 import type { AgentUser } from './agent/user.js';
 import { selfMark } from './run-lock.js';
@@ -74,15 +74,17 @@ interface Run {
 
 /**
  * A program through node's child_process (about 5 ms of CPU less per process than execa on a
- * 2-core machine, and a leg starts several). Never rejects; `code` is null when it could not
- * start or was killed. `stdoutFd`: stdout goes straight into that file.
+ * 2-core machine). Never rejects; `code` is null when it could not start or was killed.
+ * `stdoutFd`, `fd3`: that descriptor of the child goes straight into svc's file. Each start of a
+ * process from node costs a fork of node itself, so a leg's steps that belong together run as one
+ * shell (`sh -c` with its arguments as positional parameters, never spliced into the script).
  */
-function run(file: string, args: string[], opts: { cwd?: string; user?: { uid: number; gid: number }; env?: Record<string, string>; input?: string; stdoutFd?: number } = {}): Promise<Run> {
+function run(file: string, args: string[], opts: { cwd?: string; user?: { uid: number; gid: number }; env?: Record<string, string>; input?: string; stdoutFd?: number; fd3?: number } = {}): Promise<Run> {
   return new Promise((done) => {
     const child = spawn(file, args, {
       cwd: opts.cwd ?? '/',
       timeout: AGENT_GIT_TIMEOUT_MS,
-      stdio: ['pipe', opts.stdoutFd ?? 'pipe', 'pipe'],
+      stdio: ['pipe', opts.stdoutFd ?? 'pipe', 'pipe', ...(opts.fd3 !== undefined ? [opts.fd3] : [])],
       ...(opts.user ? { uid: opts.user.uid, gid: opts.user.gid } : {}),
       ...(opts.env ? { env: opts.env } : {}),
     });
@@ -95,6 +97,12 @@ function run(file: string, args: string[], opts: { cwd?: string; user?: { uid: n
     child.stdin?.on('error', () => {});
     child.stdin?.end(opts.input);
   });
+}
+
+/** Runs `script` (git commands on its positional parameters) as svc, in one shell; rejects with the last line of complaint. */
+async function svcSh(script: string, args: string[]): Promise<void> {
+  const r = await run('/bin/sh', ['-c', script, 'sh', ...args], { env: { ...process.env } as Record<string, string> });
+  if (r.code !== 0) throw new Error(`git: ${r.stderr.trim().split('\n').pop() || `exit ${r.code}`}`);
 }
 
 /** svc's git: rejects with git's first line of complaint. */
@@ -234,26 +242,34 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     // The agent user's clone of a repository root owns: git's ownership check is told about it in
     // the agent's own global config (the only config it reads besides the system's).
     if (shared) await writeFile(join(home, '.gitconfig'), `[safe]\n\tdirectory = ${common}\n`, { mode: 0o600, flag: 'wx' });
-    const clone = ['clone', '--quiet', '--no-checkout', ...identity, shared ? '--shared' : '--no-hardlinks', '--', common, workdir];
-    // `-B` at the worktree's commit: the branch may exist only in the worktree (a review's side
-    // branch), or the worktree may be ahead of it.
-    const checkout = ['-C', workdir, 'checkout', '--quiet', '-B', wt.branch, wt.headBefore];
+    const source = shared ? '--shared' : '--no-hardlinks';
+    // Straight onto the branch, which stands at the worktree's commit; a review's side branch exists
+    // only in its (detached) worktree: then the clone is checked out with `-B` at that commit.
+    const straight = ['clone', '--quiet', ...identity, source, '--branch', wt.branch, '--', common, workdir];
+    const detached = [
+      ['clone', '--quiet', '--no-checkout', ...identity, source, '--', common, workdir],
+      ['-C', workdir, 'checkout', '--quiet', '-B', wt.branch, wt.headBefore],
+    ];
     if (shared) {
       await handOver(dir, user);
       const env = agentGitEnv(home);
-      for (const args of [clone, checkout]) {
-        const r = await run('git', args, { user, env });
-        if (r.code !== 0) throw new Error(`git ${args.includes('clone') ? 'clone' : 'checkout'} as ${user.name}: ${r.stderr.trim().split('\n').pop()}`);
+      const first = await run('git', straight, { user, env });
+      if (first.code !== 0) {
+        if (!/not found in upstream|Remote branch .* not found/.test(first.stderr)) throw new Error(`git clone as ${user.name}: ${first.stderr.trim().split('\n').pop()}`);
+        for (const args of detached) {
+          const r = await run('git', args, { user, env });
+          if (r.code !== 0) throw new Error(`git ${args.includes('clone') ? 'clone' : 'checkout'} as ${user.name}: ${r.stderr.trim().split('\n').pop()}`);
+        }
       }
     } else {
       // The agent user cannot read the objects: root makes the copy, before the hand-over.
-      await svcGit(dirname(workdir), clone);
-      await checkOut(() => svcGit(dirname(workdir), checkout), () => onBranch(workdir, wt.branch));
+      await svcGit(dirname(workdir), detached[0]!);
+      await checkOut(() => svcGit(dirname(workdir), detached[1]!), () => onBranch(workdir, wt.branch));
       const r = await run('chown', ['-R', '--no-dereference', '--', `${user.uid}:${user.gid}`, dir]);
       if (r.code !== 0) throw new Error(`chown: ${r.stderr.trim()}`);
     }
   } catch (error) {
-    await removeLegDir(dir, user);
+    await removeLegDir(dir, user, false);
     legEnded();
     throw error;
   }
@@ -288,52 +304,62 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
       if (r.code !== 0) throw new Error(`could not write ${name} as ${user.name}: ${r.stderr.trim()}`);
     },
     async collect() {
-      // One status answers where HEAD is, on which branch, and whether anything is uncommitted.
-      const st = await gitAs(['status', '--porcelain=v2', '--branch', '--untracked-files=all']);
-      if (st.code !== 0) throw new Error(`git status as ${user.name}: ${st.stderr.trim().split('\n').pop()}`);
-      const lines = st.stdout.split('\n').filter(Boolean);
-      const onIt = lines.some((l) => l === `# branch.head ${wt.branch}`);
-      const dirty = lines.some((l) => !l.startsWith('# '));
-      let sha = onIt ? /^# branch\.oid ([0-9a-f]{40,64})$/m.exec(st.stdout)?.[1] : undefined;
-      if (!onIt) {
-        const head = await gitAs(['rev-parse', '--verify', '--quiet', `${branchRef}^{commit}`]);
-        sha = head.code === 0 ? head.stdout.trim() : undefined;
-      }
-      if (!sha || !/^[0-9a-f]{40,64}$/.test(sha)) return false;
-      // Uncommitted work (untracked files included, ignored ones not) as a commit on top of the
-      // branch, made as the agent through a temporary index; only while the agent is on its branch.
-      let wip: string | null = null;
-      if (onIt && dirty) {
-        const env = { ...agentGitEnv(home), GIT_INDEX_FILE: join(tmp, 'svc-snapshot.index'), ...SNAPSHOT_IDENT };
-        for (const args of [['read-tree', sha], ['add', '--all']]) await gitAs(args, { env });
-        const tree = (await gitAs(['write-tree'], { env })).stdout.trim();
-        const made = (await gitAs(['commit-tree', tree, '-p', sha, '-m', 'svc: uncommitted work of the agent'], { env })).stdout.trim();
-        if (/^[0-9a-f]{40,64}$/.test(made) && (await gitAs(['update-ref', WIP_REF, made])).code === 0) wip = made;
-      }
-      if (sha === wt.headBefore && !wip) return false;
       await mkdir(opts.privateDir, { recursive: true, mode: 0o700 });
       const bundle = join(opts.privateDir, `${key}.bundle`);
       try {
-        // The bundle is written by svc's side of the pipe into svc's own folder: the agent never
-        // names a path svc would open.
+        // One shell as the leg's uid: first nothing of the agent's may run on (it could move its
+        // branch while it is read), then one status says where HEAD is, on which branch, and what is
+        // uncommitted, and a bundle of the branch beyond the starting commit goes to svc's file on
+        // descriptor 3 (svc opened it; the agent never names a path svc would open). An empty
+        // bundle (nothing committed) is refused by git: the marker line says so.
         const fd = openSync(bundle, 'w', 0o600);
-        let made: Run;
+        let first: Run;
         try {
-          const refs = [...(sha !== wt.headBefore ? [branchRef] : []), ...(wip ? [WIP_REF] : [])];
-          made = await gitAs(['bundle', 'create', '--quiet', '-', ...refs, `^${wt.headBefore}`], { stdoutFd: fd });
+          first = await run('/bin/sh', ['-c', `${KILL_ALL}; git -C "$1" status --porcelain=v2 --branch --untracked-files=all || exit 90; git -C "$1" bundle create --quiet - "$2" "^$3" >&3 2>/dev/null; echo "# svc-bundle $?"`, 'sh', workdir, branchRef, wt.headBefore], { user, env: agentGitEnv(home), fd3: fd });
         } finally {
           closeSync(fd);
         }
-        if (made.code !== 0) throw new Error(`git bundle as ${user.name}: ${made.stderr.trim().split('\n').pop()}`);
-        // Nothing of the agent runs any more (its group is gone), so the refs seen above are the
-        // bundle's; whatever it holds, only those commits are checked out.
-        await svcGit(wt.path, ['-c', 'transfer.fsckObjects=true', 'fetch', '--quiet', '--no-tags', bundle, ...(sha !== wt.headBefore ? [branchRef] : []), ...(wip ? [WIP_REF] : [])]);
-        if (sha !== wt.headBefore) await svcGit(wt.path, ['reset', '--quiet', '--keep', sha]);
+        if (first.code !== 0) throw new Error(`git status as ${user.name}: ${first.stderr.trim().split('\n').pop()}`);
+        const lines = first.stdout.split('\n').filter(Boolean);
+        const onIt = lines.includes(`# branch.head ${wt.branch}`);
+        const dirty = lines.some((l) => !l.startsWith('# '));
+        const bundled = lines.includes('# svc-bundle 0');
+        let sha = onIt ? /^# branch\.oid ([0-9a-f]{40,64})$/m.exec(first.stdout)?.[1] : undefined;
+        if (!onIt) {
+          const head = await gitAs(['rev-parse', '--verify', '--quiet', `${branchRef}^{commit}`]);
+          sha = head.code === 0 ? head.stdout.trim() : undefined;
+        }
+        if (!sha || !/^[0-9a-f]{40,64}$/.test(sha)) return false;
+        // Uncommitted work (untracked files included, ignored ones not) as a commit on top of the
+        // branch, made as the agent through a temporary index; only while the agent is on its branch.
+        let wip: string | null = null;
+        if (onIt && dirty) {
+          const env = { ...agentGitEnv(home), GIT_INDEX_FILE: join(tmp, 'svc-snapshot.index'), ...SNAPSHOT_IDENT };
+          for (const args of [['read-tree', sha], ['add', '--all']]) await gitAs(args, { env });
+          const tree = (await gitAs(['write-tree'], { env })).stdout.trim();
+          const made = (await gitAs(['commit-tree', tree, '-p', sha, '-m', 'svc: uncommitted work of the agent'], { env })).stdout.trim();
+          if (/^[0-9a-f]{40,64}$/.test(made) && (await gitAs(['update-ref', WIP_REF, made])).code === 0) wip = made;
+        }
+        const moved = sha !== wt.headBefore;
+        if (!moved && !wip) return false;
+        const refs = [...(moved ? [branchRef] : []), ...(wip ? [WIP_REF] : [])];
+        if (wip || !bundled) {
+          const again = openSync(bundle, 'w', 0o600);
+          try {
+            const made = await gitAs(['bundle', 'create', '--quiet', '-', ...refs, `^${wt.headBefore}`], { stdoutFd: again });
+            if (made.code !== 0) throw new Error(`git bundle as ${user.name}: ${made.stderr.trim().split('\n').pop()}`);
+          } finally {
+            closeSync(again);
+          }
+        }
+        // Whatever the bundle holds, only the commits seen above are checked out (reset to `sha`).
+        // Fetch and move in one shell of svc's own, in svc's own worktree.
+        const take = moved ? ' && git -C "$1" reset --quiet --keep "$3"' : '';
+        await svcSh(`git -C "$1" -c transfer.fsckObjects=true fetch --quiet --no-tags "$2" ${refs.map((_, i) => `"$${i + 4}"`).join(' ')}${take}`, [wt.path, bundle, sha, ...refs]);
         if (wip) {
           // Uncommitted work shows in the worktree as uncommitted work (review legs, prune and
           // `git status` judge it there); a two-tree read-tree refuses to overwrite local changes.
-          await svcGit(wt.path, ['read-tree', '-m', '-u', 'HEAD', wip]);
-          await svcGit(wt.path, ['reset', '--quiet']);
+          await svcSh('git -C "$1" read-tree -m -u HEAD "$2" && git -C "$1" reset --quiet', [wt.path, wip]);
         }
         return true;
       } finally {
@@ -343,7 +369,6 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     async dispose() {
       if (disposed) return;
       disposed = true;
-      await killAllOf(user);
       await removeLegDir(dir, user);
       legEnded();
     },
@@ -351,11 +376,13 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
 }
 
 /**
- * Empties the leg's folder as its uid (it owns everything in there, links included, so root never
- * walks a tree the agent made), then removes the empty folder, whose entry is in root's 0711 root.
+ * Empties the leg's folder as its uid, in one shell (it owns everything in there, links included,
+ * so root never walks a tree the agent made), then removes the empty folder, whose entry is in
+ * root's 0711 root. `kill`: every process of the uid is killed first (the leg's own end; never for
+ * a dead svc's folder, whose uid may be another live leg's by now).
  */
-export async function removeLegDir(dir: string, user: { uid: number; gid: number }): Promise<void> {
-  await run('find', [dir, '-mindepth', '1', '-delete'], { user });
+export async function removeLegDir(dir: string, user: { uid: number; gid: number }, kill = true): Promise<void> {
+  await run('/bin/sh', ['-c', `${kill ? `${KILL_ALL}; ` : ''}exec find "$1" -mindepth 1 -delete`, 'sh', dir], { user, env: { PATH: '/usr/bin:/bin' } });
   await rmdir(dir).catch(async () => {
     if ((await stat(dir).catch(() => null))?.isDirectory()) throw new Error(`could not remove ${dir}`);
   });

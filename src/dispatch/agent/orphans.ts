@@ -49,7 +49,8 @@ export async function removeOrphanLegs(tmp: string = tmpdir()): Promise<OrphanLe
       const entry = lstatSync(path, { throwIfNoEntry: false });
       if (!entry) continue;
       if (entry.isDirectory() && entry.uid !== me) {
-        await removeLegDir(path, { uid: entry.uid, gid: entry.gid });
+        // No kill here: the uid may be leased by a live leg by now (freeStaleLeases kills for dead ones).
+        await removeLegDir(path, { uid: entry.uid, gid: entry.gid }, false);
       } else {
         // Still svc's own (its prepare died before the hand-over): nothing of an agent's is in it.
         rmSync(path, { recursive: true, force: true });

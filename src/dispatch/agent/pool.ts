@@ -17,10 +17,13 @@ const LEASE_ROOTS = ['/run/svc-agents', '/tmp/svc-agents'];
 /** How often a leg that found every uid of its pool taken looks again. */
 const WAIT_POLL_MS = 200;
 
-/** A uid held for one leg. `release` kills what is left of it and frees the uid. */
+/**
+ * A uid held for one leg. `release` kills what is left of it and frees the uid; `killed: true`
+ * when the leg's last step (removing its folder) already killed everything and ran nothing after.
+ */
 export interface AgentLease {
   user: AgentUser;
-  release(): Promise<void>;
+  release(opts?: { killed?: boolean }): Promise<void>;
 }
 
 /**
@@ -54,13 +57,13 @@ function readMark(path: string): ProcessMark | null {
   }
 }
 
-/** Takes `path` (exclusive create), or takes it over when its owner is gone. */
-function tryLease(dir: string, uid: number): boolean {
+/** Takes `path` (exclusive create): 'new'; or takes it over when its owner is gone: 'stale'. */
+function tryLease(dir: string, uid: number): 'new' | 'stale' | false {
   const path = join(dir, String(uid));
   const mine = JSON.stringify(selfMark());
   try {
     writeFileSync(path, mine, { flag: 'wx', mode: 0o600 });
-    return true;
+    return 'new';
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
@@ -80,7 +83,7 @@ function tryLease(dir: string, uid: number): boolean {
     if (again && isAlive(again)) return false;
     unlinkSync(path);
     writeFileSync(path, mine, { flag: 'wx', mode: 0o600 });
-    return true;
+    return 'stale';
   } catch {
     return false;
   } finally {
@@ -89,13 +92,16 @@ function tryLease(dir: string, uid: number): boolean {
 }
 
 /**
- * Kills every process of `user`'s uid, from a shell running as that uid (`kill -9 -1` reaches all
- * of the caller's processes but itself, detached or not), until none is left to signal. Bounded:
- * zombies nobody reaps still count as signalled.
+ * Shell that, run as a uid, kills every other process of that uid (`kill -9 -1` reaches all of the
+ * caller's processes but itself, detached or not) until none is left to signal. Bounded: zombies
+ * nobody reaps still count as signalled. Steps of a leg that run as its uid begin with it.
  */
+export const KILL_ALL = 'n=0; while kill -9 -1 2>/dev/null && [ $n -lt 20 ]; do n=$((n+1)); done';
+
+/** Kills every process of `user`'s uid, from a shell running as that uid. */
 export function killAllOf(user: { uid: number; gid: number }): Promise<void> {
   return new Promise((done) => {
-    execFile('/bin/sh', ['-c', 'n=0; while kill -9 -1 2>/dev/null && [ $n -lt 20 ]; do n=$((n+1)); done; exit 0'], { uid: user.uid, gid: user.gid, cwd: '/', env: {} }, () => done());
+    execFile('/bin/sh', ['-c', `${KILL_ALL}; exit 0`], { uid: user.uid, gid: user.gid, cwd: '/', env: {} }, () => done());
   });
 }
 
@@ -148,15 +154,17 @@ export async function acquireAgentUser(pool: AgentPoolSpec, opts: { signal?: Abo
   let said = false;
   for (;;) {
     for await (const user of members(pool)) {
-      if (!tryLease(dir, user.uid)) continue;
-      await killAllOf(user);
+      const taken = tryLease(dir, user.uid);
+      if (!taken) continue;
+      // A released lease killed its uid's processes before it was freed; one whose owner died did not.
+      if (taken === 'stale') await killAllOf(user);
       let released = false;
       return {
         user,
-        async release() {
+        async release(how = {}) {
           if (released) return;
           released = true;
-          await killAllOf(user);
+          if (!how.killed) await killAllOf(user);
           try {
             if (readMark(join(dir, String(user.uid)))?.pid === process.pid) unlinkSync(join(dir, String(user.uid)));
           } catch {

@@ -47,6 +47,7 @@ export async function runAgent(
     ctx.deps.output.warn(`${key}: uncommitted files an earlier leg left in its worktree are on the stash (git stash list in ${wt.path})`);
   }
   const lease = await acquireAgentUser(pool, { ...(ctx.signal ? { signal: ctx.signal } : {}), onWait: (line) => ctx.deps.output.warn(`${key}: ${line}`) });
+  let killed = false;
   try {
     const leg = await prepareAgentLeg({
       user: lease.user, repo: repoOf(ctx, key), key, wt, privateDir: ctx.paths.dir, prompt,
@@ -61,10 +62,14 @@ export async function runAgent(
       ctx.deps.output.warn(`${key}: ${why} (its clone is kept at ${leg.workdir})`);
       return result.outcome === 'succeeded' ? { ...result, outcome: 'failed', reason: why } : result;
     }
-    await leg.dispose().catch(() => ctx.deps.output.warn(`${key}: could not remove the agent's folder beside ${leg.workdir}`));
+    // Disposing kills every process of the uid first: the lease need not do it again.
+    killed = await leg.dispose().then(() => true, () => {
+      ctx.deps.output.warn(`${key}: could not remove the agent's folder beside ${leg.workdir}`);
+      return false;
+    });
     return result;
   } finally {
-    await lease.release();
+    await lease.release({ killed });
   }
 }
 
