@@ -5,25 +5,25 @@
 // brings the branch back into the card's worktree.
 //
 // Root never follows a path the agent could have changed. Everything svc writes into the leg's
-// folder (prompt, settings, the clone when the agent user cannot read the repository) is written
-// while the folder is still root's and before any process of the leg's uid exists; after the
-// hand-over every file-system act inside it runs as the leg's uid. svc (root) never runs git in the
-// agent's clone either: its .git/config is the agent's, and a `core.fsmonitor`, hook or alias there
-// would run as root (the reason git has safe.directory). The commits cross over as a bundle (plain
-// data, fsck-checked on fetch) that svc fetches into the worktree.
+// folder (prompt, git identity, settings, the clone when the agent user cannot read the
+// repository) is written while the folder is still root's and before any process of the leg's uid
+// exists; after the hand-over every act inside it runs as the leg's uid (./agent/leg-shell.ts).
+// svc (root) never runs git in the agent's clone either: its .git/config is the agent's, and a
+// `core.fsmonitor`, hook or alias there would run as root (the reason git has safe.directory). The
+// commits cross over as a bundle (plain data, fsck-checked on fetch) that svc fetches into the worktree.
 import { spawn } from 'node:child_process';
-import { chmod, lchown, mkdir, mkdtemp, readdir, rmdir, stat, writeFile } from 'node:fs/promises';
 import { closeSync, openSync, readdirSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmod, lchown, mkdir, mkdtemp, readdir, rmdir, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { KILL_ALL } from './agent/pool.js';
+import { join } from 'node:path';
+import { CLONE_THEN_EXEC, COLLECT_AND_CLEAR, KILL_ALL } from './agent/leg-shell.js';
 import { copyAgentSettings } from './agent/settings.js';
 import type { AgentUser } from './agent/user.js';
 import { selfMark } from './run-lock.js';
 import { checkOut, onBranch, type PreparedWorktree } from './worktree.js';
 
-/** How long a git call as the agent user may take (its config could make it hang). */
-const AGENT_GIT_TIMEOUT_MS = 120_000;
+/** How long one of svc's steps as the agent user may take (its git config could make it hang). */
+const AGENT_STEP_TIMEOUT_MS = 120_000;
 
 /** The name of each svc process's legs root in the temp folder (`runs recover` looks for it). */
 export const LEGS_ROOT_PREFIX = 'svc-agent-legs-';
@@ -38,17 +38,28 @@ export interface AgentLeg {
   home: string;
   /** Where the prompt is written for the agent (readable by it). */
   promptFile: string;
-  /** The agent's environment: `base` with home, user and temp folders of its own. */
-  env(base: Record<string, string>): Record<string, string>;
-  /** Writes `content` to `name` in the leg's folder, as the agent user (after the hand-over). */
-  writeAsAgent(name: string, content: string): Promise<void>;
+  /** Where the agent is started: the leg's folder while its clone is still to be made, else the clone. */
+  startIn: string;
+  /** The agent's argv: where the clone is still to be made, a shell makes it, then becomes the agent. */
+  command(argv: readonly string[]): string[];
   /**
-   * Brings `svc/<KEY>` of the clone into the worktree (fast-forward or the agent's rewrite, never
-   * over uncommitted changes there), and the agent's uncommitted work as uncommitted work. Returns
-   * whether anything came.
+   * Makes the clone now, as the agent user, for steps that need it before the agent (a
+   * workflow's setup); afterwards `command` leaves the argv as it is. Throws when it cannot.
+   */
+  ensureClone(): Promise<void>;
+  /** After `collect`: false when the agent's clone was never made (the agent did not start). */
+  readonly cloneMade: boolean;
+  /** The agent's environment: `base` with home, user, temp folders and settings of its own. */
+  env(base: Record<string, string>): Record<string, string>;
+  /**
+   * After the agent: brings `svc/<KEY>` of the clone into the worktree (fast-forward or the
+   * agent's rewrite, never over uncommitted changes there), and the agent's uncommitted work as
+   * uncommitted work, then kills every process of the uid and empties the leg's folder. Returns
+   * whether anything came. When the work cannot be read, the folder is kept; when it cannot be
+   * brought in, its bundle is kept (the error names it).
    */
   collect(): Promise<boolean>;
-  /** Kills every process of the leg's uid, then removes the leg's folder as that uid. */
+  /** Kills every process of the leg's uid, empties the folder as that uid, and removes it. */
   dispose(): Promise<void>;
 }
 
@@ -74,17 +85,15 @@ interface Run {
 
 /**
  * A program through node's child_process (about 5 ms of CPU less per process than execa on a
- * 2-core machine). Never rejects; `code` is null when it could not start or was killed.
- * `stdoutFd`, `fd3`: that descriptor of the child goes straight into svc's file. Each start of a
- * process from node costs a fork of node itself, so a leg's steps that belong together run as one
- * shell (`sh -c` with its arguments as positional parameters, never spliced into the script).
+ * 2-core machine). Never rejects; `code` is null when it could not start or was killed. `fd3`:
+ * the child's descriptor 3 is that file of svc's.
  */
-function run(file: string, args: string[], opts: { cwd?: string; user?: { uid: number; gid: number }; env?: Record<string, string>; input?: string; stdoutFd?: number; fd3?: number } = {}): Promise<Run> {
+function run(file: string, args: string[], opts: { cwd?: string; user?: { uid: number; gid: number }; env?: Record<string, string>; fd3?: number } = {}): Promise<Run> {
   return new Promise((done) => {
     const child = spawn(file, args, {
       cwd: opts.cwd ?? '/',
-      timeout: AGENT_GIT_TIMEOUT_MS,
-      stdio: ['pipe', opts.stdoutFd ?? 'pipe', 'pipe', ...(opts.fd3 !== undefined ? [opts.fd3] : [])],
+      timeout: AGENT_STEP_TIMEOUT_MS,
+      stdio: ['ignore', 'pipe', 'pipe', ...(opts.fd3 !== undefined ? [opts.fd3] : [])],
       ...(opts.user ? { uid: opts.user.uid, gid: opts.user.gid } : {}),
       ...(opts.env ? { env: opts.env } : {}),
     });
@@ -94,22 +103,20 @@ function run(file: string, args: string[], opts: { cwd?: string; user?: { uid: n
     child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('error', (error) => done({ code: null, stdout, stderr: stderr || error.message }));
     child.on('close', (code) => done({ code, stdout, stderr }));
-    child.stdin?.on('error', () => {});
-    child.stdin?.end(opts.input);
   });
 }
 
-/** Runs `script` (git commands on its positional parameters) as svc, in one shell; rejects with the last line of complaint. */
-async function svcSh(script: string, args: string[]): Promise<void> {
-  const r = await run('/bin/sh', ['-c', script, 'sh', ...args], { env: { ...process.env } as Record<string, string> });
-  if (r.code !== 0) throw new Error(`git: ${r.stderr.trim().split('\n').pop() || `exit ${r.code}`}`);
-}
+const lastLine = (r: Run): string => r.stderr.trim().split('\n').pop() || `exit ${r.code}`;
 
-/** svc's git: rejects with git's first line of complaint. */
+/** svc's own git, or a shell of git commands on positional parameters; rejects with git's last complaint. */
 async function svcGit(cwd: string, args: string[]): Promise<string> {
   const r = await run('git', args, { cwd });
-  if (r.code !== 0) throw new Error(`git ${args[0]}: ${r.stderr.trim().split('\n').pop() || `exit ${r.code}`}`);
+  if (r.code !== 0) throw new Error(`git ${args[0]}: ${lastLine(r)}`);
   return r.stdout.trim();
+}
+async function svcSh(script: string, args: string[]): Promise<void> {
+  const r = await run('/bin/sh', ['-c', script, 'sh', ...args]);
+  if (r.code !== 0) throw new Error(`git: ${lastLine(r)}`);
 }
 
 let agentsRoot: Promise<string> | null = null;
@@ -140,7 +147,7 @@ function legEnded(): void {
   if (liveLegs > 0 || !rootPath) return;
   const root = rootPath;
   try {
-    // A kept clone (its work did not come back) keeps the root; `runs recover` removes it later.
+    // A kept clone (its work could not be read) keeps the root; `runs recover` removes it later.
     if (!readdirSync(root).every((name) => name === LEGS_OWNER_FILE)) return;
     unlinkSync(join(root, LEGS_OWNER_FILE));
     rmdirSync(root);
@@ -152,7 +159,7 @@ function legEnded(): void {
 }
 
 const commonDirs = new Map<string, Promise<string>>();
-const identities = new Map<string, Promise<string[]>>();
+const identities = new Map<string, Promise<string>>();
 const sharedOk = new Map<string, Promise<boolean>>();
 
 /** The repository's git dir, asked once per repository (`repo` may be a folder inside the work tree). */
@@ -166,16 +173,19 @@ function commonDirOf(repo: string): Promise<string> {
   return p;
 }
 
-/** svc's git identity for the repository, as `-c` arguments of the clone, so the agent's commits read as today's. */
-function identityOf(common: string): Promise<string[]> {
+const gitValue = (v: string): string => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+
+/** svc's git identity for the repository, as a `[user]` section of the agent's git config, so its commits read as today's. */
+function identityOf(common: string): Promise<string> {
   let p = identities.get(common);
   if (!p) {
-    p = run('git', ['config', '--get-regexp', '^user\\.(name|email)$'], { cwd: common }).then((r) =>
-      r.stdout.split('\n').filter(Boolean).flatMap((line) => {
+    p = run('git', ['config', '--get-regexp', '^user\\.(name|email)$'], { cwd: common }).then((r) => {
+      const lines = r.stdout.split('\n').filter(Boolean).map((line) => {
         const at = line.indexOf(' ');
-        return at > 0 ? ['-c', `${line.slice(0, at)}=${line.slice(at + 1)}`] : [];
-      }),
-    );
+        return at > 0 ? `\t${line.slice(5, at)} = ${gitValue(line.slice(at + 1))}\n` : '';
+      });
+      return lines.length ? `[user]\n${lines.join('')}` : '';
+    });
     identities.set(common, p);
   }
   return p;
@@ -196,11 +206,7 @@ function canShare(user: AgentUser, objects: string): Promise<boolean> {
   return p;
 }
 
-/** Where the snapshot of the agent's uncommitted work travels (a ref of the clone, never pushed). */
-const WIP_REF = 'refs/svc/uncommitted';
-const SNAPSHOT_IDENT = { GIT_AUTHOR_NAME: 'svc', GIT_AUTHOR_EMAIL: 'svc@localhost', GIT_COMMITTER_NAME: 'svc', GIT_COMMITTER_EMAIL: 'svc@localhost' };
-
-const agentGitEnv = (home: string): Record<string, string> => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', GIT_TERMINAL_PROMPT: '0' });
+const agentGitEnv = (home: string): Record<string, string> => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_GLOBAL: join(home, '.gitconfig') });
 
 /** Hands what svc made in the leg's folder to the agent user: lchown, never following a link. */
 async function handOver(path: string, user: AgentUser): Promise<void> {
@@ -214,7 +220,7 @@ async function handOver(path: string, user: AgentUser): Promise<void> {
   }
 }
 
-/** Prepares the agent's clone, home and temp folder for one leg. */
+/** Prepares the agent's folder for one leg: home, temp folder, prompt, settings; and, where the agent user cannot read the repository, the clone. */
 export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<AgentLeg> {
   const { user, key, wt } = opts;
   liveLegs++;
@@ -230,58 +236,63 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
   const workdir = join(dir, 'work');
   const promptFile = join(dir, 'prompt.md');
   let extraEnv: Record<string, string> = {};
+  let common: string;
+  let shared: boolean;
   try {
-    const common = await commonDirOf(opts.repo);
-    const [identity, shared] = await Promise.all([identityOf(common), canShare(user, join(common, 'objects'))]);
+    common = await commonDirOf(opts.repo);
+    const [identity, share] = await Promise.all([identityOf(common), canShare(user, join(common, 'objects'))]);
+    shared = share;
     // Made while the folder is root's and no process of the leg's uid exists: nothing here can be
     // a link the agent planted.
     await mkdir(home, { mode: 0o700 });
     await mkdir(tmp, { mode: 0o700 });
     if (opts.prompt !== undefined) await writeFile(promptFile, opts.prompt, { mode: 0o600, flag: 'wx' });
     if (opts.settingsFrom) extraEnv = await copyAgentSettings(opts.settingsFrom.home, opts.settingsFrom.env, home);
-    // The agent user's clone of a repository root owns: git's ownership check is told about it in
-    // the agent's own global config (the only config it reads besides the system's).
-    if (shared) await writeFile(join(home, '.gitconfig'), `[safe]\n\tdirectory = ${common}\n`, { mode: 0o600, flag: 'wx' });
-    const source = shared ? '--shared' : '--no-hardlinks';
-    // Straight onto the branch, which stands at the worktree's commit; a review's side branch exists
-    // only in its (detached) worktree: then the clone is checked out with `-B` at that commit.
-    const straight = ['clone', '--quiet', ...identity, source, '--branch', wt.branch, '--', common, workdir];
-    const detached = [
-      ['clone', '--quiet', '--no-checkout', ...identity, source, '--', common, workdir],
-      ['-C', workdir, 'checkout', '--quiet', '-B', wt.branch, wt.headBefore],
-    ];
-    if (shared) {
-      await handOver(dir, user);
-      const env = agentGitEnv(home);
-      const first = await run('git', straight, { user, env });
-      if (first.code !== 0) {
-        if (!/not found in upstream|Remote branch .* not found/.test(first.stderr)) throw new Error(`git clone as ${user.name}: ${first.stderr.trim().split('\n').pop()}`);
-        for (const args of detached) {
-          const r = await run('git', args, { user, env });
-          if (r.code !== 0) throw new Error(`git ${args.includes('clone') ? 'clone' : 'checkout'} as ${user.name}: ${r.stderr.trim().split('\n').pop()}`);
-        }
-      }
-    } else {
+    // The agent's own git config: svc's identity, and (for its clone of a repository root owns)
+    // git's ownership check told about that repository.
+    await writeFile(join(home, '.gitconfig'), `${identity}${shared ? `[safe]\n\tdirectory = ${common}\n` : ''}`, { mode: 0o600, flag: 'wx' });
+    if (!shared) {
       // The agent user cannot read the objects: root makes the copy, before the hand-over.
-      await svcGit(dirname(workdir), detached[0]!);
-      await checkOut(() => svcGit(dirname(workdir), detached[1]!), () => onBranch(workdir, wt.branch));
+      await svcGit(dir, ['clone', '--quiet', '--no-checkout', '--no-hardlinks', '--', common, workdir]);
+      await checkOut(() => svcGit(dir, ['-C', workdir, 'checkout', '--quiet', '-B', wt.branch, wt.headBefore]), () => onBranch(workdir, wt.branch));
       const r = await run('chown', ['-R', '--no-dereference', '--', `${user.uid}:${user.gid}`, dir]);
       if (r.code !== 0) throw new Error(`chown: ${r.stderr.trim()}`);
+    } else {
+      await handOver(dir, user);
     }
   } catch (error) {
     await removeLegDir(dir, user, false);
     legEnded();
     throw error;
   }
-  const gitAs = (args: string[], extra: { env?: Record<string, string>; stdoutFd?: number } = {}) =>
-    run('git', ['-C', workdir, ...args], { user, env: extra.env ?? agentGitEnv(home), ...(extra.stdoutFd !== undefined ? { stdoutFd: extra.stdoutFd } : {}) });
-  const branchRef = `refs/heads/${wt.branch}`;
-  let disposed = false;
+  let cleared = false;
+  let pending = shared;
+  let cloneMade = true;
+  const ended = (): void => {
+    if (cleared) return;
+    cleared = true;
+    legEnded();
+  };
   return {
     user,
     workdir,
     home,
     promptFile,
+    get startIn() {
+      return pending ? dir : workdir;
+    },
+    get cloneMade() {
+      return cloneMade;
+    },
+    // The clone is made by the agent user in the same process start as the agent (one fork of
+    // node less per leg); where it was made already, the agent starts as it is.
+    command: (argv) => (pending ? ['/bin/sh', '-c', CLONE_THEN_EXEC, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, ...argv] : [...argv]),
+    async ensureClone() {
+      if (!pending) return;
+      const r = await run('/bin/sh', ['-c', CLONE_THEN_EXEC, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, 'true'], { user, env: agentGitEnv(home) });
+      if (r.code !== 0) throw new Error(`could not make the agent's clone as ${user.name}: ${lastLine(r)}`);
+      pending = false;
+    },
     env(base) {
       const env: Record<string, string> = { ...base };
       for (const name of ['XDG_RUNTIME_DIR', 'OLDPWD', 'MAIL']) delete env[name];
@@ -295,82 +306,55 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
         XDG_CACHE_HOME: join(home, '.cache'),
         XDG_DATA_HOME: join(home, '.local', 'share'),
         XDG_STATE_HOME: join(home, '.local', 'state'),
+        GIT_TERMINAL_PROMPT: '0',
+        // Its own git config (identity, safe.directory), whatever file svc's own environment named.
+        GIT_CONFIG_GLOBAL: join(home, '.gitconfig'),
         ...extraEnv,
         PWD: workdir,
       };
     },
-    async writeAsAgent(name, content) {
-      const r = await run('/bin/sh', ['-c', 'cat > "$1"', 'sh', join(dir, name)], { user, env: { PATH: '/usr/bin:/bin' }, input: content });
-      if (r.code !== 0) throw new Error(`could not write ${name} as ${user.name}: ${r.stderr.trim()}`);
-    },
     async collect() {
       await mkdir(opts.privateDir, { recursive: true, mode: 0o700 });
       const bundle = join(opts.privateDir, `${key}.bundle`);
+      let keep = false;
       try {
-        // One shell as the leg's uid: first nothing of the agent's may run on (it could move its
-        // branch while it is read), then one status says where HEAD is, on which branch, and what is
-        // uncommitted, and a bundle of the branch beyond the starting commit goes to svc's file on
-        // descriptor 3 (svc opened it; the agent never names a path svc would open). An empty
-        // bundle (nothing committed) is refused by git: the marker line says so.
         const fd = openSync(bundle, 'w', 0o600);
-        let first: Run;
+        let r: Run;
         try {
-          first = await run('/bin/sh', ['-c', `${KILL_ALL}; git -C "$1" status --porcelain=v2 --branch --untracked-files=all || exit 90; git -C "$1" bundle create --quiet - "$2" "^$3" >&3 2>/dev/null; echo "# svc-bundle $?"`, 'sh', workdir, branchRef, wt.headBefore], { user, env: agentGitEnv(home), fd3: fd });
+          r = await run('/bin/sh', ['-c', COLLECT_AND_CLEAR, 'sh', workdir, wt.branch, wt.headBefore, dir, tmp], { user, env: agentGitEnv(home), fd3: fd });
         } finally {
           closeSync(fd);
         }
-        if (first.code !== 0) throw new Error(`git status as ${user.name}: ${first.stderr.trim().split('\n').pop()}`);
-        const lines = first.stdout.split('\n').filter(Boolean);
-        const onIt = lines.includes(`# branch.head ${wt.branch}`);
-        const dirty = lines.some((l) => !l.startsWith('# '));
-        const bundled = lines.includes('# svc-bundle 0');
-        let sha = onIt ? /^# branch\.oid ([0-9a-f]{40,64})$/m.exec(first.stdout)?.[1] : undefined;
-        if (!onIt) {
-          const head = await gitAs(['rev-parse', '--verify', '--quiet', `${branchRef}^{commit}`]);
-          sha = head.code === 0 ? head.stdout.trim() : undefined;
-        }
-        if (!sha || !/^[0-9a-f]{40,64}$/.test(sha)) return false;
-        // Uncommitted work (untracked files included, ignored ones not) as a commit on top of the
-        // branch, made as the agent through a temporary index; only while the agent is on its branch.
-        let wip: string | null = null;
-        if (onIt && dirty) {
-          const env = { ...agentGitEnv(home), GIT_INDEX_FILE: join(tmp, 'svc-snapshot.index'), ...SNAPSHOT_IDENT };
-          for (const args of [['read-tree', sha], ['add', '--all']]) await gitAs(args, { env });
-          const tree = (await gitAs(['write-tree'], { env })).stdout.trim();
-          const made = (await gitAs(['commit-tree', tree, '-p', sha, '-m', 'svc: uncommitted work of the agent'], { env })).stdout.trim();
-          if (/^[0-9a-f]{40,64}$/.test(made) && (await gitAs(['update-ref', WIP_REF, made])).code === 0) wip = made;
-        }
-        const moved = sha !== wt.headBefore;
+        if (r.code !== 0) throw new Error(`reading the agent's work as ${user.name}: ${lastLine(r)}`);
+        await rmdir(dir).catch(() => undefined);
+        ended();
+        if (r.stdout.includes('# svc-no-clone')) cloneMade = false;
+        const field = (name: string) => new RegExp(`^# svc-${name} ?([0-9a-f]*)$`, 'm').exec(r.stdout)?.[1] ?? '';
+        const sha = field('sha');
+        const wip = field('wip');
+        const moved = /^[0-9a-f]{40,64}$/.test(sha) && sha !== wt.headBefore;
         if (!moved && !wip) return false;
-        const refs = [...(moved ? [branchRef] : []), ...(wip ? [WIP_REF] : [])];
-        if (wip || !bundled) {
-          const again = openSync(bundle, 'w', 0o600);
-          try {
-            const made = await gitAs(['bundle', 'create', '--quiet', '-', ...refs, `^${wt.headBefore}`], { stdoutFd: again });
-            if (made.code !== 0) throw new Error(`git bundle as ${user.name}: ${made.stderr.trim().split('\n').pop()}`);
-          } finally {
-            closeSync(again);
-          }
-        }
-        // Whatever the bundle holds, only the commits seen above are checked out (reset to `sha`).
-        // Fetch and move in one shell of svc's own, in svc's own worktree.
-        const take = moved ? ' && git -C "$1" reset --quiet --keep "$3"' : '';
-        await svcSh(`git -C "$1" -c transfer.fsckObjects=true fetch --quiet --no-tags "$2" ${refs.map((_, i) => `"$${i + 4}"`).join(' ')}${take}`, [wt.path, bundle, sha, ...refs]);
-        if (wip) {
-          // Uncommitted work shows in the worktree as uncommitted work (review legs, prune and
-          // `git status` judge it there); a two-tree read-tree refuses to overwrite local changes.
-          await svcSh('git -C "$1" read-tree -m -u HEAD "$2" && git -C "$1" reset --quiet', [wt.path, wip]);
-        }
+        // Whatever else the bundle holds, only the commits seen above are checked out.
+        keep = true;
+        const refs = [...(moved ? [`refs/heads/${wt.branch}`] : []), ...(wip ? ['refs/svc/uncommitted'] : [])];
+        const fetch = `git -C "$1" -c transfer.fsckObjects=true fetch --quiet --no-tags "$2" ${refs.map((_, i) => `"$${i + 4}"`).join(' ')}`;
+        await svcSh(moved ? `${fetch} && git -C "$1" reset --quiet --keep "$3"` : fetch, [wt.path, bundle, sha, ...refs]);
+        // Uncommitted work shows in the worktree as uncommitted work (review legs, prune and `git
+        // status` judge it there); a two-tree read-tree refuses to overwrite local changes.
+        if (wip) await svcSh('git -C "$1" read-tree -m -u HEAD "$2" && git -C "$1" reset --quiet', [wt.path, wip]);
+        keep = false;
         return true;
+      } catch (error) {
+        if (keep) throw new Error(`${(error as Error).message} (the agent's work is kept in ${bundle})`);
+        throw error;
       } finally {
-        rmSync(bundle, { force: true });
+        if (!keep) rmSync(bundle, { force: true });
       }
     },
     async dispose() {
-      if (disposed) return;
-      disposed = true;
+      if (cleared) return;
       await removeLegDir(dir, user);
-      legEnded();
+      ended();
     },
   };
 }
@@ -387,3 +371,4 @@ export async function removeLegDir(dir: string, user: { uid: number; gid: number
     if ((await stat(dir).catch(() => null))?.isDirectory()) throw new Error(`could not remove ${dir}`);
   });
 }
+

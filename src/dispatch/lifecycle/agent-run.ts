@@ -4,6 +4,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentEnv } from '../agent/env.js';
 import { prepareAgentLeg, type AgentLeg } from '../agent-clone.js';
+import { CLONE_FAILED } from '../agent/leg-shell.js';
 import { acquireAgentUser } from '../agent/pool.js';
 import { isDirty, stashLeftovers } from '../worktree.js';
 import { parserFor, resolveAgentCommand } from '../agent/presets.js';
@@ -53,20 +54,21 @@ export async function runAgent(
       user: lease.user, repo: repoOf(ctx, key), key, wt, privateDir: ctx.paths.dir, prompt,
       settingsFrom: { home: ctx.opts.env.HOME, env: ctx.opts.env },
     });
-    const result = await runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg, collect);
+    const result = await runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg, collect).catch(async (error: unknown) => {
+      await leg.dispose().catch(() => undefined);
+      throw error;
+    });
     try {
+      // Brings the work back, kills what the uid left running and empties its folder.
       await leg.collect();
+      killed = true;
     } catch (error) {
-      // The clone is kept: it holds the only copy of whatever did not come back.
+      // The clone (or the bundle) is kept: it holds the only copy of whatever did not come back.
       const why = `could not bring back the agent's work: ${reasonLine(error instanceof Error ? error.message : String(error), ctx.opts)}`;
-      ctx.deps.output.warn(`${key}: ${why} (its clone is kept at ${leg.workdir})`);
+      ctx.deps.output.warn(`${key}: ${why}${/ is kept in /.test(why) ? '' : ` (its clone is kept at ${leg.workdir})`}`);
       return result.outcome === 'succeeded' ? { ...result, outcome: 'failed', reason: why } : result;
     }
-    // Disposing kills every process of the uid first: the lease need not do it again.
-    killed = await leg.dispose().then(() => true, () => {
-      ctx.deps.output.warn(`${key}: could not remove the agent's folder beside ${leg.workdir}`);
-      return false;
-    });
+    if (!leg.cloneMade && result.exitCode === CLONE_FAILED) return { ...result, outcome: 'failed', reason: 'could not make the agent\'s clone (its log says why)' };
     return result;
   } finally {
     await lease.release({ killed });
@@ -116,8 +118,9 @@ async function runAgentIn(
   const parser = parserFor(command);
   try {
     return await deps.runLeg({
-      argv: command.argv,
-      cwd: workdir,
+      // An agent user's clone may still be to make: a shell as that user makes it, then becomes the agent.
+      argv: leg ? leg.command(command.argv) : command.argv,
+      cwd: leg?.startIn ?? workdir,
       env: (leg ? leg.env : (e: Record<string, string>) => e)(agentEnv(opts.env, {
         SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: promptFile, SVC_WORKDIR: workdir, SVC_BRANCH: wt.branch,
       })),

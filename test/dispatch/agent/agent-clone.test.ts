@@ -43,6 +43,7 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     const wt = await prepareWorktree({ repo: dir, key: 'CLN-1' });
     const state = mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-'));
     const leg = await prepareAgentLeg({ user, repo: dir, key: 'CLN-1', wt, privateDir: state });
+    await leg.ensureClone();
     expect(statSync(leg.workdir).uid).toBe(user.uid);
     expect(statSync(leg.home).uid).toBe(user.uid);
     expect(existsSync(join(leg.workdir, '.git', 'objects', 'info', 'alternates'))).toBe(shared);
@@ -68,6 +69,7 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     const wt = await prepareWorktree({ repo: dir, key: 'CLN-3' });
     vi.stubEnv('GIT_CONFIG_GLOBAL', hostileGitConfig());
     const leg = await prepareAgentLeg({ user, repo: dir, key: 'CLN-3', wt, privateDir: mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-')) });
+    await leg.ensureClone();
     // Read from the file: root's git refuses a repository owned by the agent user.
     expect(readFileSync(join(leg.workdir, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/svc/CLN-3\n');
     expect(statSync(leg.workdir).uid).toBe(user.uid);
@@ -81,6 +83,7 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     mkdirSync(sub, { recursive: true });
     const wt = await prepareWorktree({ repo: sub, key: 'CLN-4' });
     const leg = await prepareAgentLeg({ user, repo: sub, key: 'CLN-4', wt, privateDir: mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-')) });
+    await leg.ensureClone();
     expect(readFileSync(join(leg.workdir, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/svc/CLN-4\n');
     const work = await asAgent(user, leg.workdir, leg.home, 'git commit -q --allow-empty -m "CLN-4: work"');
     expect(work.exitCode, work.stderr).toBe(0);
@@ -95,8 +98,12 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     const wt = await prepareWorktree({ repo: dir, key: 'CLN-2' });
     const state = mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-'));
     const leg = await prepareAgentLeg({ user, repo: dir, key: 'CLN-2', wt, privateDir: state });
+    await leg.ensureClone();
     // The agent plants a command in its own .git/config that any git status/diff would run.
-    const marker = join(leg.home, 'fsmonitor-ran');
+    // Outside the leg's folder, which collect empties: a folder the agent user may write.
+    const outside = mkdtempSync(join(tmpdir(), 'svc-agent-clone-marker-'));
+    chmodSync(outside, 0o777);
+    const marker = join(outside, 'fsmonitor-ran');
     writeFileSync(join(leg.home, 'hook.sh'), `#!/bin/sh\nid -u >> ${marker}\n`, { mode: 0o755 });
     const r = await asAgent(
       user, leg.workdir, leg.home,
