@@ -1,7 +1,7 @@
 // Running an agent: its command resolved, its output piped to the local log (always) and to `body`
 // events (only with --send-logs), redacted on the way; with --agent-user, in a clone of its own.
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { agentEnv } from '../agent/env.js';
 import { prepareAgentLeg, type AgentLeg } from '../agent-clone.js';
 import { acquireAgentUser } from '../agent/pool.js';
@@ -13,6 +13,7 @@ import type { PreparedWorktree } from '../ports.js';
 import { createRedactor, createStreamRedactor } from '../redact.js';
 import type { DispatchOptions } from './types.js';
 import { reasonLine, repoOf, secretsNow, type LegContext } from './leg-context.js';
+import { runWorkflowLeg } from '../workflow/leg-steps.js';
 
 /** Runs whose agent-user warning was said (once per run, at its first agent). */
 const warned = new WeakSet<DispatchOptions>();
@@ -36,6 +37,8 @@ export async function runAgent(
       warned.add(ctx.opts);
       ctx.deps.output.warn(ctx.opts.agentUserWarning);
     }
+    // Workflow (issue 30): a card's leg runs inside .svc/workflow.yml's steps; a close-out does not.
+    if (eventKey) return runWorkflowLeg({ ctx, key, branch: wt.branch, place: { cwd: wt.path, user: null, env: (e) => e }, prompt, logFile, attempt: (c, p) => runAgentIn(c, wt, key, p, logFile, eventKey, null, collect) });
     return runAgentIn(ctx, wt, key, prompt, logFile, eventKey, null, collect);
   }
   // --agent-user: the agent works as a uid leased for this leg alone, in a clone of its own; its
@@ -53,7 +56,11 @@ export async function runAgent(
       user: lease.user, repo: repoOf(ctx, key), key, wt, privateDir: ctx.paths.dir, prompt,
       settingsFrom: { home: ctx.opts.env.HOME, env: ctx.opts.env },
     });
-    const result = await runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg, collect);
+    // Workflow (issue 30): the steps run in the agent's clone, as its user, before the clone is collected.
+    const place = { cwd: leg.workdir, user: leg.user, env: (e: Record<string, string>) => leg.env(e), writePrompt: (t: string) => leg.writeAsAgent(basename(leg.promptFile), t) };
+    const result = eventKey
+      ? await runWorkflowLeg({ ctx, key, branch: wt.branch, place, prompt, logFile, attempt: (c, p) => runAgentIn(c, wt, key, p, logFile, eventKey, leg, collect) })
+      : await runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg, collect);
     try {
       await leg.collect();
     } catch (error) {
@@ -119,7 +126,7 @@ async function runAgentIn(
       argv: command.argv,
       cwd: workdir,
       env: (leg ? leg.env : (e: Record<string, string>) => e)(agentEnv(opts.env, {
-        SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: promptFile, SVC_WORKDIR: workdir, SVC_BRANCH: wt.branch,
+        SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: promptFile, SVC_WORKDIR: workdir, SVC_BRANCH: wt.branch, ...ctx.workflowEnv,
       })),
       ...(leg ? { user: leg.user } : {}),
       prompt,
