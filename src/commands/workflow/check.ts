@@ -42,7 +42,9 @@ export async function runWorkflowCheck(opts: WorkflowCheckOptions, ctx: Context)
     const tree = await workflowSourceInTree(repo);
     if (!tree) throw new NotFoundError(`no ${WORKFLOW_FILE} in ${repo}: runs use none (docs/workflow.md shows one)`);
     source = tree.source;
-    where = relative(ctx.cwd, tree.path) || WORKFLOW_FILE;
+    // Relative when it is below the current folder, as a linter names files; else as it is.
+    const rel = relative(ctx.cwd, tree.path);
+    where = rel.startsWith('..') ? tree.path : rel;
   }
   const { workflow, problems } = parseWorkflow(source);
   if (ctx.out.json) {

@@ -43,9 +43,9 @@ export const EMPTY_WORKFLOW: Workflow = {
 
 type Check = (node: Node, say: (message: string, at?: Node) => void) => unknown;
 
-const text = (what: string): Check => (node, say) => {
+const text = (what: string, kind: string): Check => (node, say) => {
   if (isScalar(node) && typeof node.value === 'string' && node.value.trim()) return node.value;
-  say(`${what} must be a non-empty string`);
+  say(`${what} must be a string (${kind}), not ${isScalar(node) ? JSON.stringify(node.value) : 'a list or map'}`);
   return undefined;
 };
 
@@ -53,7 +53,7 @@ const text = (what: string): Check => (node, say) => {
 const texts = (what: string): Check => (node, say) => {
   if (isScalar(node) && typeof node.value === 'string' && node.value.trim()) return [node.value];
   if (!isSeq(node)) {
-    say(`${what} must be a string or a list of strings`);
+    say(`${what} must be a string or a list of strings, not ${isScalar(node) ? JSON.stringify(node.value) : 'a map'}`);
     return undefined;
   }
   const out: string[] = [];
@@ -110,10 +110,10 @@ const FIELDS: Record<string, Check> = {
   setup: texts('setup'),
   copy: globs,
   ports: whole('ports', 1, 100),
-  verify: text('verify'),
+  verify: text('verify', 'a shell command'),
   verify_attempts: whole('verify_attempts', 0, 10),
   teardown: texts('teardown'),
-  prompt: text('prompt'),
+  prompt: text('prompt', 'text for the prompt'),
   timeouts,
 };
 
