@@ -3,7 +3,7 @@
 // prints them) and the command exits 2; a good file is summed up in one line.
 import { relative, resolve } from 'node:path';
 import { workflowSourceAt, workflowSourceInTree } from '../../dispatch/workflow/load.js';
-import { parseWorkflow, WORKFLOW_FILE, type Workflow } from '../../dispatch/workflow/policy.js';
+import { describeWorkflow, parseWorkflow, WORKFLOW_FILE } from '../../dispatch/workflow/policy.js';
 import type { Context } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { NotFoundError, checkRepository } from '../dispatch/preflight.js';
@@ -11,21 +11,6 @@ import { NotFoundError, checkRepository } from '../dispatch/preflight.js';
 export interface WorkflowCheckOptions {
   repo?: string;
   ref?: string;
-}
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-
-/** One line saying what the policy does. */
-export function describeWorkflow(wf: Workflow): string {
-  const parts = [
-    ...(wf.setup.length ? [`setup ${plural(wf.setup.length, 'command')}`] : []),
-    ...(wf.copy.length ? [`copy ${wf.copy.join(' ')}`] : []),
-    ...(wf.ports ? [`${plural(wf.ports, 'port')} per leg`] : []),
-    ...(wf.verify ? [`verify \`${wf.verify}\`${wf.verifyAttempts ? ` (up to ${plural(wf.verifyAttempts, 'more attempt')})` : ''}`] : []),
-    ...(wf.teardown.length ? [`teardown ${plural(wf.teardown.length, 'command')}`] : []),
-    ...(wf.prompt ? ['house rules for the prompt'] : []),
-  ];
-  return parts.length ? parts.join(', ') : 'nothing set';
 }
 
 export async function runWorkflowCheck(opts: WorkflowCheckOptions, ctx: Context): Promise<void> {

@@ -190,3 +190,18 @@ export interface LegCheck {
   /** The last lines of the check's output (redacted) when it failed. */
   output: string | null;
 }
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** One line saying what the policy does. */
+export function describeWorkflow(wf: Workflow): string {
+  const parts = [
+    ...(wf.setup.length ? [`setup ${plural(wf.setup.length, 'command')}`] : []),
+    ...(wf.copy.length ? [`copy ${wf.copy.join(' ')}`] : []),
+    ...(wf.ports ? [`${plural(wf.ports, 'port')} per leg`] : []),
+    ...(wf.verify ? [`verify \`${wf.verify}\`${wf.verifyAttempts ? ` (up to ${plural(wf.verifyAttempts, 'more attempt')})` : ''}`] : []),
+    ...(wf.teardown.length ? [`teardown ${plural(wf.teardown.length, 'command')}`] : []),
+    ...(wf.prompt ? ['house rules for the prompt'] : []),
+  ];
+  return parts.length ? parts.join(', ') : 'nothing set';
+}
