@@ -9,9 +9,9 @@ import { agentEnv } from '../agent/env.js';
 import type { LegResult } from '../agent/types.js';
 import { BodyChunker } from '../body-chunker.js';
 import type { LegContext } from '../lifecycle/leg-context.js';
-import { secretsNow } from '../lifecycle/leg-context.js';
+import { repoOf, secretsNow } from '../lifecycle/leg-context.js';
 import { checkFailedPrompt } from '../prompt.js';
-import { createStreamRedactor } from '../redact.js';
+import { createRedactor, createStreamRedactor } from '../redact.js';
 import { copyFiles, exclusionEnv, filesToCopy, removeCopies, type StepPlace } from './copy.js';
 import type { LegCheck, StepName } from './policy.js';
 import { reservePorts, type PortBlock } from './ports.js';
@@ -41,8 +41,8 @@ function legLog(ctx: LegContext, file: string, key: string) {
     chunker?.write(text);
   };
   return {
-    /** A line of svc's own about the workflow. */
-    note: (text: string) => emit(`[svc] ${text}\n`),
+    /** A line of svc's own about the workflow (commands from the file are redacted like output). */
+    note: (text: string) => emit(createRedactor(secretsNow(ctx.opts))(`[svc] ${text}\n`)),
     /** A redacting sink for one step's output; `tail` keeps what it saw for a failed check. */
     step() {
       const redactor = createStreamRedactor(secretsNow(ctx.opts));
@@ -115,7 +115,7 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
       log.note(`ports: SVC_PORT=${ports.first}${ports.count > 1 ? ` (${ports.first}-${ports.first + ports.count - 1})` : ''}`);
     }
     if (wf.copy.length) {
-      const { root, files } = await filesToCopy(ctx.opts.repo, wf.copy);
+      const { root, files } = await filesToCopy(repoOf(ctx, key), wf.copy);
       const done = await copyFiles(place, root, files);
       copied = done.copied;
       for (const line of done.lines) log.note(line);

@@ -163,3 +163,45 @@ describe.each(USERS)('the workflow, agents as %s', (_name, user) => {
     expect(report.legs[0]).toMatchObject({ attempts: 2, check: { status: 'passed' } });
   });
 });
+
+describe('the workflow\'s steps and what leaves the machine', () => {
+  const journal = (runId: string) =>
+    readFileSync(runPaths(h.stateDir, runId).journal, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.t === 'ev').map((r) => r.ev);
+
+  it('steps get the agent\'s environment without svc\'s credentials; their output is redacted, and sent only with --send-logs', async () => {
+    const key = h.item('task', 'Prints its environment');
+    const setup = 'env | sort; echo ghp_0123456789abcdefghijklmnopqrstuvwxyzAB';
+    const env = { PATH: process.env.PATH, SVC_TOKEN: 'plain-service-credential', GITHUB_TOKEN: 'plain-github-credential', KEEP_ME: 'kept' };
+    const quiet = await runDispatch(h.opts({ keys: [key], env, workflow: wf({ setup: [setup] }) }), h.deps());
+    const text = readFileSync(logPath(runPaths(h.stateDir, quiet.runId!), key), 'utf8');
+    expect(text).toContain('KEEP_ME=kept');
+    expect(text).toContain(`SVC_CARD_KEY=${key}`);
+    expect(text).not.toContain('plain-service-credential');
+    expect(text).not.toContain('plain-github-credential');
+    expect(text).not.toContain('ghp_0123456789abcdefghijklmnopqrstuvwxyzAB');
+    expect(journal(quiet.runId!).filter((e) => e.body !== undefined)).toEqual([]);
+
+    const key2 = h.item('task', 'Prints, with --send-logs');
+    const sent = await runDispatch(h.opts({ keys: [key2], env, sendLogs: true, workflow: wf({ setup: [setup] }) }), h.deps());
+    const bodies = journal(sent.runId!).map((e) => e.body ?? '').join('');
+    expect(bodies).toContain('[svc] setup: env | sort');
+    expect(bodies).toContain('KEEP_ME=kept');
+    expect(bodies).not.toContain('ghp_0123456789abcdefghijklmnopqrstuvwxyzAB');
+  });
+
+  it('tears down after an interrupted leg', async () => {
+    const key = h.item('task', 'Interrupted');
+    const gate = mkdtempSync(join(tmpdir(), 'svc-wf-gate-'));
+    const agent = script(`touch ${gate}/started\nsleep 30`);
+    const controller = new AbortController();
+    const running = runDispatch(
+      h.opts({ keys: [key], agent: { agentCmd: agent }, workflow: wf({ verify: 'true', teardown: [`touch ${gate}/torn-down`] }) }),
+      h.deps({ signal: controller.signal }),
+    );
+    await expect.poll(() => existsSync(join(gate, 'started')), { timeout: 20_000 }).toBe(true);
+    controller.abort();
+    const s = await running;
+    expect(s.legs[0]).toMatchObject({ disposition: 'failed', reason: 'interrupted', check: { status: 'none' } });
+    expect(existsSync(join(gate, 'torn-down'))).toBe(true);
+  });
+});
