@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { resolveAgentUser, type AgentUser } from '../../../src/dispatch/agent/user.js';
+import { DEFAULT_POOL, type AgentPoolSpec } from '../../../src/dispatch/agent/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import type { DispatchOptions } from '../../../src/dispatch/lifecycle/types.js';
 import { buildRunReport } from '../../../src/dispatch/report/model.js';
@@ -21,8 +21,7 @@ import { run } from '../../support/cli.js';
 import { startHarness, type Harness } from '../engine/harness.js';
 
 const isRoot = process.getuid?.() === 0;
-const defaultUser = isRoot ? (await resolveAgentUser({ asked: undefined, source: 'test', uid: 0 })).user : null;
-const USERS: [string, AgentUser | null][] = [['--agent-user none', null], ...(defaultUser ? [[`the default agent user (${defaultUser.name})`, defaultUser] as [string, AgentUser]] : [])];
+const USERS: [string, AgentPoolSpec | null][] = [['--agent-user none', null], ...(isRoot ? [['the default agent users (a uid per leg)', DEFAULT_POOL] as [string, AgentPoolSpec]] : [])];
 
 const COMMIT = 'git -c user.name=agent -c user.email=agent@example.invalid commit -q';
 
@@ -53,12 +52,15 @@ describe.each(USERS)('the workflow, agents as %s', (_name, user) => {
   it('runs setup before the agent, as the agent\'s user, and the agent sees what it installed', async () => {
     const key = h.item('task', 'Uses a dependency');
     const setup = 'mkdir -p deps && echo "installed by $(id -u)" > deps/dep.txt';
-    const agent = script(`cat deps/dep.txt\n${COMMIT} --allow-empty -m "$SVC_CARD_KEY: used it"`);
+    const agent = script(`cat deps/dep.txt\necho "agent is $(id -u)"\n${COMMIT} --allow-empty -m "$SVC_CARD_KEY: used it"`);
     const s = await runDispatch(opts({ keys: [key], agent: { agentCmd: agent }, workflow: wf({ setup: [setup] }) }), h.deps());
     expect(s.legs[0]).toMatchObject({ disposition: 'implemented', check: { status: 'none' }, attempts: 1 });
     const text = log(s.runId!, key);
     expect(text).toContain(`[svc] setup: ${setup}`);
-    const uid = user?.uid ?? process.getuid?.();
+    // Setup ran as the agent runs: the same uid (svc's own, or the leg's, never root then).
+    const uid = /^agent is (\d+)$/m.exec(text)![1];
+    if (user) expect(uid).not.toBe('0');
+    else expect(uid).toBe(String(process.getuid?.()));
     expect(text).toContain(`installed by ${uid}`);
     expect(text.indexOf('[svc] setup: exit 0')).toBeLessThan(text.indexOf(`installed by ${uid}`));
   });
