@@ -110,5 +110,7 @@ describe('a dispatch command and the workflow', () => {
     expect(JSON.parse(skipped.stdout).legs[0]).toMatchObject({ disposition: 'implemented', check: { status: 'none' } });
     const other = await runProgram(['run', key, '--repo', repo, '--agent-cmd', agent, '--verify', 'exit 7', '--json'], { env: env({ SVC_AGENT_USER: 'none' }) });
     expect(JSON.parse(other.stdout).legs[0]).toMatchObject({ disposition: 'failed', reason: 'verify failed (exit 7)' });
+    const empty = await runProgram(['run', key, '--repo', repo, '--agent-cmd', agent, '--verify', ' '], { env: env({ SVC_AGENT_USER: 'none' }) });
+    expect([empty.code, empty.stderr.trim()]).toEqual([2, 'svc: --verify needs a command (or --no-verify for none)']);
   });
 });
