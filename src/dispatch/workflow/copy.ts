@@ -29,8 +29,25 @@ export interface StepPlace {
   writePrompt?(text: string): Promise<void>;
 }
 
-/** The untracked files of `checkout` (ignored ones included) that the globs name, relative to its root. */
-export async function filesToCopy(checkout: string, globs: readonly string[]): Promise<{ root: string; files: string[] }> {
+const listed = new Map<string, Promise<{ root: string; files: string[] }>>();
+
+/**
+ * The untracked files of `checkout` (ignored ones included) that the globs name, relative to its
+ * root. Asked of git once per checkout and globs in a process: listing ignored files walks folders
+ * such as node_modules, which a run's every leg need not do again.
+ */
+export function filesToCopy(checkout: string, globs: readonly string[]): Promise<{ root: string; files: string[] }> {
+  const key = JSON.stringify([checkout, globs]);
+  let found = listed.get(key);
+  if (!found) {
+    found = listFiles(checkout, globs);
+    listed.set(key, found);
+    found.catch(() => listed.delete(key));
+  }
+  return found;
+}
+
+async function listFiles(checkout: string, globs: readonly string[]): Promise<{ root: string; files: string[] }> {
   const root = (await run('git', ['rev-parse', '--show-toplevel'], { cwd: checkout })).stdout.trim();
   if (!globs.length) return { root, files: [] };
   const { stdout } = await run('git', ['ls-files', '-z', '--others', '--', ...globs.map((g) => `:(glob)${g}`)], { cwd: root, maxBuffer: 16 << 20 });
