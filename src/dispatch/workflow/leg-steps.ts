@@ -9,7 +9,7 @@ import { agentEnv } from '../agent/env.js';
 import type { LegResult } from '../agent/types.js';
 import { BodyChunker } from '../body-chunker.js';
 import type { LegContext } from '../lifecycle/leg-context.js';
-import { repoOf, secretsNow } from '../lifecycle/leg-context.js';
+import { reasonLine, repoOf, secretsNow } from '../lifecycle/leg-context.js';
 import { checkFailedPrompt } from '../prompt.js';
 import { createRedactor, createStreamRedactor } from '../redact.js';
 import { copyFiles, exclusionEnv, filesToCopy, removeCopies, type StepPlace } from './copy.js';
@@ -51,7 +51,12 @@ function legLog(ctx: LegContext, file: string, key: string) {
         emit(t);
         kept = (kept + t).slice(-4 * CHECK_TAIL_BYTES);
       };
-      return { push: (chunk: Buffer) => keep(redactor.push(chunk)), end: () => keep(redactor.flush()), tail: () => tailText(kept) };
+      const end = () => {
+        keep(redactor.flush());
+        // With --send-logs a step's output goes out when the step ends, not only with the leg.
+        chunker?.flush();
+      };
+      return { push: (chunk: Buffer) => keep(redactor.push(chunk)), end, tail: () => tailText(kept) };
     },
     close() {
       chunker?.flush();
@@ -159,7 +164,7 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
   try {
     result = await body();
   } catch (error) {
-    result = failed(`workflow: ${(error as Error).message.split('\n')[0]}`);
+    result = failed(`workflow: ${reasonLine(error instanceof Error ? error.message : String(error), ctx.opts)}`);
   }
   // Teardown whatever the outcome; its failure is logged, never the leg's.
   for (const command of wf.teardown) await step('teardown', command);
