@@ -22,6 +22,7 @@ import { registerRuns } from './runs/register.js';
 import { registerServer } from './server/register.js';
 import { registerWhoami } from './whoami/register.js';
 import { registerWorkspaces } from './workspaces/register.js';
+import { registerWorkflow } from './workflow/register.js';
 import { registerWorktrees } from './worktrees/register.js';
 
 type Register = (program: Command, context: (cmd: Command) => Context) => void;
@@ -33,7 +34,7 @@ type Register = (program: Command, context: (cmd: Command) => Context) => void;
 const GROUPS: [heading: string, registers: Register[]][] = [
   ['Dispatch commands:', [registerDispatch, registerHosted]],
   ['Work item commands:', [registerItems, registerReady, registerBacklog, registerFolders, registerDesigns, registerPlan]],
-  ['Run commands:', [registerRuns, registerLogs, registerWorktrees]],
+  ['Run commands:', [registerRuns, registerLogs, registerWorktrees, registerWorkflow]],
   ['Service commands:', [registerWhoami, registerWorkspaces, registerProjects, registerApi, registerServer]],
   ['Setup commands:', [registerAuth, registerConfig, registerDemo, registerHelpTopics]],
 ];

@@ -51,6 +51,8 @@ export interface AgentLeg {
   readonly cloneMade: boolean;
   /** The agent's environment: `base` with home, user, temp folders and settings of its own. */
   env(base: Record<string, string>): Record<string, string>;
+  /** Writes `content` to `name` in the leg's folder, as the agent user (after the hand-over, root writes nothing there). */
+  writeAsAgent(name: string, content: string): Promise<void>;
   /**
    * After the agent: brings `svc/<KEY>` of the clone into the worktree (fast-forward or the
    * agent's rewrite, never over uncommitted changes there), and the agent's uncommitted work as
@@ -88,12 +90,12 @@ interface Run {
  * 2-core machine). Never rejects; `code` is null when it could not start or was killed. `fd3`:
  * the child's descriptor 3 is that file of svc's.
  */
-function run(file: string, args: string[], opts: { cwd?: string; user?: { uid: number; gid: number }; env?: Record<string, string>; fd3?: number } = {}): Promise<Run> {
+function run(file: string, args: string[], opts: { cwd?: string; user?: { uid: number; gid: number }; env?: Record<string, string>; fd3?: number; input?: string } = {}): Promise<Run> {
   return new Promise((done) => {
     const child = spawn(file, args, {
       cwd: opts.cwd ?? '/',
       timeout: AGENT_STEP_TIMEOUT_MS,
-      stdio: ['ignore', 'pipe', 'pipe', ...(opts.fd3 !== undefined ? [opts.fd3] : [])],
+      stdio: [opts.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(opts.fd3 !== undefined ? [opts.fd3] : [])],
       ...(opts.user ? { uid: opts.user.uid, gid: opts.user.gid } : {}),
       ...(opts.env ? { env: opts.env } : {}),
     });
@@ -103,6 +105,10 @@ function run(file: string, args: string[], opts: { cwd?: string; user?: { uid: n
     child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('error', (error) => done({ code: null, stdout, stderr: stderr || error.message }));
     child.on('close', (code) => done({ code, stdout, stderr }));
+    if (opts.input !== undefined) {
+      child.stdin?.on('error', () => {});
+      child.stdin?.end(opts.input);
+    }
   });
 }
 
@@ -286,7 +292,15 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     },
     // The clone is made by the agent user in the same process start as the agent (one fork of
     // node less per leg); where it was made already, the agent starts as it is.
-    command: (argv) => (pending ? ['/bin/sh', '-c', CLONE_THEN_EXEC, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, ...argv] : [...argv]),
+    command(argv) {
+      if (!pending) return [...argv];
+      pending = false;
+      return ['/bin/sh', '-c', CLONE_THEN_EXEC, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, ...argv];
+    },
+    async writeAsAgent(name, content) {
+      const r = await run('/bin/sh', ['-c', 'cat > "$1"', 'sh', join(dir, name)], { user, env: { PATH: '/usr/bin:/bin' }, input: content });
+      if (r.code !== 0) throw new Error(`could not write ${name} as ${user.name}: ${lastLine(r)}`);
+    },
     async ensureClone() {
       if (!pending) return;
       const r = await run('/bin/sh', ['-c', CLONE_THEN_EXEC, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, 'true'], { user, env: agentGitEnv(home) });

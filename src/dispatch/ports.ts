@@ -22,6 +22,7 @@ import type { LegResult, LegSpec } from './agent/types.js';
 import type { PromptContext } from './prompt.js';
 import type { PullRequestRef } from './pr/types.js';
 import type { PreparedWorktree } from './worktree.js';
+import type { LegCheck } from './workflow/policy.js';
 
 /** Paging of a list call; omitted fields take the contract's defaults. */
 export interface PageQuery {
@@ -144,6 +145,9 @@ export interface LegSummary {
   review?: string | null;
   /** What `--pr` did for the leg (opened, updated, reviewed, commented, or a hint); absent without it. */
   pullRequest?: PullRequestRef | null;
+  /** With a workflow: the leg's check (passed, failed, none) and how many times the agent ran. */
+  check?: LegCheck;
+  attempts?: number;
 }
 
 // --- The agent/worktree engineer's functions, injected so tests (and hosted runs) can swap them. ---

@@ -24,6 +24,8 @@ export interface PromptContext {
   closeOut?: { prompt: string; landedKeys: string[] };
   /** Status names that count as done where the service sends no statusCategory (DISPATCH.md §4). */
   doneStatuses?: readonly string[];
+  /** The repository's workflow (.svc/workflow.yml): its house rules, its check, its ports. */
+  workflow?: { rules: string | null; verify: string | null; ports: number };
 }
 
 export const DEFAULT_DONE_STATUSES = ['done', 'closed', 'resolved', 'cancelled', "won't do"] as const;
@@ -181,5 +183,38 @@ export function buildPrompt(item: WorkItemDetail, ctx: PromptContext): string {
   } else {
     sections.push(...expectations(item, ctx));
   }
+  if (ctx.workflow) sections.push(...workflowLines(ctx.workflow, ctx.mode));
   return `${sections.join('\n')}\n`;
+}
+
+/** The repository's own rules and check, as the agent should know them before it starts. */
+function workflowLines(wf: NonNullable<PromptContext['workflow']>, mode: LegMode): string[] {
+  const out: string[] = [];
+  if (wf.verify && mode !== 'review') {
+    out.push('', '## The check', `When you are done, svc runs \`${wf.verify}\` in this directory; the card counts as done only when it exits 0. Run it yourself before you finish.`);
+  }
+  if (wf.ports) {
+    out.push('', '## Ports', `Use only the port in \`$SVC_PORT\`${wf.ports > 1 ? ` and the ${wf.ports - 1} after it` : ''} for servers you start: other agents work beside you.`);
+  }
+  if (wf.rules) out.push('', '## House rules (from the repository)', wf.rules.trim());
+  return out;
+}
+
+/** The prompt of an attempt after a failed check: the card's prompt, then what the check said. */
+export function checkFailedPrompt(prompt: string, failed: { command: string; outcome: string; output: string; attempt: number; of: number }): string {
+  const longest = Math.max(2, ...(failed.output.match(/`+/g) ?? []).map((m) => m.length));
+  const fence = '`'.repeat(longest + 1);
+  return [
+    prompt.trimEnd(),
+    '',
+    `## The check failed (attempt ${failed.attempt} of ${failed.of})`,
+    `Your work is in this directory as you left it. svc ran \`${failed.command}\`: ${failed.outcome}. The last lines of its output:`,
+    '',
+    `${fence}text`,
+    failed.output,
+    fence,
+    '',
+    'Fix what it reports, commit as before, and run the check yourself before you finish.',
+    '',
+  ].join('\n');
 }

@@ -43,7 +43,8 @@ export function createRunProgress(out: Output, now: () => number = Date.now): Ru
       },
       legFinished: (leg) => {
         running.delete(leg.key);
-        line(`${leg.key} ${leg.disposition} in ${seconds(leg.durationMs)}${leg.exitCode !== null ? ` (exit ${leg.exitCode})` : ''}${leg.reason ? `: ${leg.reason}` : ''}`);
+        const facts = [...(leg.exitCode !== null ? [`exit ${leg.exitCode}`] : []), ...(checkNote(leg) ? [checkNote(leg)] : [])];
+        line(`${leg.key} ${leg.disposition} in ${seconds(leg.durationMs)}${facts.length ? ` (${facts.join(', ')})` : ''}${leg.reason ? `: ${leg.reason}` : ''}`);
       },
       info: (m) => line(m),
       warn: (m) => line(`warning: ${m}`),
@@ -121,7 +122,7 @@ export function printRunSummary(out: Output, summary: RunSummary): void {
       seconds(l.durationMs),
       l.exitCode === null ? '' : String(l.exitCode),
       l.costUsd === null ? '' : `$${l.costUsd.toFixed(2)}`,
-      l.reason ?? '',
+      l.reason ?? checkNote(l),
     ]);
     const skipped = run.cards.filter((c) => c.skipReason).map((c) => [c.key, 'skipped', '', '', '', c.skipReason ?? '']);
     // Cards the run never started: a halted (or stopped) run still lists them.
@@ -156,4 +157,10 @@ export function printRunSummary(out: Output, summary: RunSummary): void {
       out.info(`run again what did not land: svc continue ${run.runId}`);
     }
   }
+}
+
+/** The workflow's check of a leg (docs/workflow.md), when it ran: `check passed after 2 attempts`. */
+function checkNote(leg: LegSummary): string {
+  if (!leg.check || leg.check.status === 'none') return '';
+  return `check ${leg.check.status}${leg.attempts && leg.attempts > 1 ? ` after ${leg.attempts} attempts` : ''}`;
 }

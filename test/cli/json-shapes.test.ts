@@ -3,7 +3,8 @@
 // shape docs/json.md gives it. The service's own resources are checked against the contract's OpenAPI components (the shapes the doc names in
 // italics); svc's own shapes are written below, in step with the doc.
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
-import { resolve } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -68,6 +69,13 @@ const ownShapes: JsonSchema = {
       costUsd: { type: ['number', 'null'] },
       tokens: exact({ in: intOrNull, out: intOrNull }),
       sessionBranch: strOrNull,
+      check: own('LegCheck'),
+      attempts: { type: 'integer', minimum: 0 },
+    }, ['check', 'attempts']),
+    LegCheck: exact({ status: { enum: ['passed', 'failed', 'none'] }, command: strOrNull, exitCode: intOrNull, output: strOrNull }),
+    WorkflowCheck: exact({
+      file: str, ok: { type: 'boolean' }, problems: arrayOf(exact({ line: { type: 'integer', minimum: 1 }, message: str })),
+      workflow: { type: ['object', 'null'] },
     }),
     ReportDocument: exact({ schema: { const: 'svc.report/1' }, runs: arrayOf(own('RunReport')) }),
     RunReport: exact({
@@ -84,6 +92,7 @@ const ownShapes: JsonSchema = {
       key: str, title: strOrNull, disposition: str, skipReason: strOrNull, reason: strOrNull, startedAt: strOrNull, endedAt: strOrNull,
       durationMs: { type: ['number', 'null'] }, exitCode: intOrNull, costUsd: { type: ['number', 'null'] }, tokens: exact({ in: intOrNull, out: intOrNull }),
       branch: strOrNull, base: strOrNull, head: strOrNull, commits: arrayOf(exact({ sha: str, subject: str })), diffStat: strOrNull, logTail: strOrNull,
+      check: own('LegCheck'), attempts: intOrNull,
     }),
     BacklogListing: exact({ total: { type: 'integer', minimum: 0 }, items: arrayOf(contract('WorkItemSummary')) }),
     RecoverResult: exact(
@@ -280,6 +289,15 @@ describe('--json: one document of the documented shape', () => {
     expect(oneDocument((await svc(['auth', 'logout', '--json'], { env: own_ })).stdout)).toEqual({ loggedOut: false });
   });
 
+  test('workflow check', async () => {
+    const dir = await makeRepo();
+    mkdirSync(join(dir, '.svc'));
+    writeFileSync(join(dir, '.svc', 'workflow.yml'), 'setup: npm ci\nverify: npm test\n');
+    const r = await svc(['workflow', 'check', '--json'], { cwd: dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(shapeErrors(own('WorkflowCheck'), oneDocument(r.stdout))).toEqual([]);
+  });
+
   test('attach --dry-run, inside a hosted run (SVC_RUN_ID, SVC_RUN_TOKEN)', async () => {
     // The run credential is minted the way `svc server run-token RUN --db FILE` does it.
     const out = new PassThrough();
@@ -325,10 +343,10 @@ describe('docs/json.md', () => {
     const { readFileSync } = await import('node:fs');
     const doc = readFileSync(resolve(import.meta.dirname, '../../docs/json.md'), 'utf8');
     for (const name of Object.keys(ownShapes.$defs as object)) {
-      if (name === 'CardSummary' || name === 'LegSummary') expect(doc).toContain(`${name} =`);
+      if (name === 'CardSummary' || name === 'LegSummary' || name === 'LegCheck') expect(doc).toContain(`${name} =`);
       else expect(doc, name).toMatch(new RegExp(`^### ${name}$`, 'm'));
     }
-    for (const c of ['whoami', 'workspaces', 'projects show KEY', 'items list', 'items show KEY', 'items count', 'items create', 'items edit KEY', 'ready bugs', 'ready containers', 'runs show ID', 'runs watch ID', 'runs recover', 'runs report RUN', 'logs RUN', 'worktrees prune', 'backlog', 'backlog move KEY', 'folders', 'folders create NAME', 'folders rm ID', 'designs', 'plan TEXT', 'plan submit', 'plan show ID', 'attach --dry-run', 'demo', 'config get KEY', 'config set KEY VALUE', 'config unset KEY', 'config list', 'auth login --with-token', 'auth status', 'auth logout', 'help exit-codes', 'api METHOD PATH', 'completion bash']) {
+    for (const c of ['whoami', 'workspaces', 'projects show KEY', 'items list', 'items show KEY', 'items count', 'items create', 'items edit KEY', 'ready bugs', 'ready containers', 'runs show ID', 'runs watch ID', 'runs recover', 'runs report RUN', 'logs RUN', 'worktrees prune', 'workflow check', 'backlog', 'backlog move KEY', 'folders', 'folders create NAME', 'folders rm ID', 'designs', 'plan TEXT', 'plan submit', 'plan show ID', 'attach --dry-run', 'demo', 'config get KEY', 'config set KEY VALUE', 'config unset KEY', 'config list', 'auth login --with-token', 'auth status', 'auth logout', 'help exit-codes', 'api METHOD PATH', 'completion bash']) {
       expect(doc, c).toContain(`\`${c}`);
     }
   });

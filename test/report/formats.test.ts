@@ -142,7 +142,7 @@ describe('json', () => {
       ['agent', 'closeOut', 'command', 'durationMs', 'endedAt', 'legs', 'model', 'originalCommand', 'projectKey', 'runId', 'scopeKey', 'startedAt', 'status', 'stopReason', 'totals'].sort(),
     );
     expect(Object.keys(doc.runs[0]!.legs[0]!).sort()).toEqual(
-      ['base', 'branch', 'commits', 'costUsd', 'diffStat', 'disposition', 'durationMs', 'endedAt', 'exitCode', 'head', 'key', 'logTail', 'reason', 'skipReason', 'startedAt', 'title', 'tokens'].sort(),
+      ['attempts', 'base', 'branch', 'check', 'commits', 'costUsd', 'diffStat', 'disposition', 'durationMs', 'endedAt', 'exitCode', 'head', 'key', 'logTail', 'reason', 'skipReason', 'startedAt', 'title', 'tokens'].sort(),
     );
   });
 });

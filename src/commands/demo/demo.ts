@@ -1,7 +1,7 @@
 // `svc demo`: a whole dispatch run with nothing set up. It starts the local service in-process with
 // the demo seed, makes a throwaway git repository, and runs `svc next` with a scripted agent, so a
 // newcomer sees selection, worktrees, legs, events, the close-out prompt and the close end to end.
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,8 @@ import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';
 import { gitMissing } from '../dispatch/preflight.js';
 import { EXIT } from '../exit-codes.js';
+import { loadWorkflow } from '../../dispatch/workflow/load.js';
+import { describeWorkflow } from '../../dispatch/workflow/policy.js';
 
 /** The package's own folder, found from this module whether it runs bundled (dist/) or from src/. */
 function packageRoot(): string {
@@ -29,6 +31,14 @@ function packageRoot(): string {
   return dir;
 }
 
+/** A small workflow (docs/workflow.md), so a first run shows setup, a port and the check at work. */
+const DEMO_WORKFLOW = `# svc reads this from the base commit before every run (docs/workflow.md).
+setup: echo "worktree of $SVC_CARD_KEY ready; its own port is $SVC_PORT"
+ports: 1
+verify: test -s "notes/$SVC_CARD_KEY.md" && echo "check passed, notes/$SVC_CARD_KEY.md is there"
+prompt: Keep each change to one note under notes/.
+`;
+
 async function makeDemoRepo(): Promise<string> {
   const repo = mkdtempSync(join(tmpdir(), 'svc-demo-repo-'));
   const git = (...args: string[]) => execa('git', args, { cwd: repo });
@@ -36,7 +46,9 @@ async function makeDemoRepo(): Promise<string> {
     throw (error as { code?: string }).code === 'ENOENT' ? gitMissing() : error;
   });
   writeFileSync(join(repo, 'README.md'), '# Demo shop\n\nA repository the demo agent commits to.\n');
-  await git('add', 'README.md');
+  mkdirSync(join(repo, '.svc'));
+  writeFileSync(join(repo, '.svc', 'workflow.yml'), DEMO_WORKFLOW);
+  await git('add', 'README.md', '.svc');
   await git(...ownCommitArgs('svc demo', 'demo@example.invalid', 'Initial commit'));
   return repo;
 }
@@ -55,7 +67,9 @@ export async function runDemo(_opts: DemoOptions, ctx: Context): Promise<void> {
     const stateDir = mkdtempSync(join(tmpdir(), 'svc-demo-state-'));
     const agent = join(packageRoot(), 'examples', 'demo-agent.mjs');
     out.info(out.style.bold(`Local service on ${service.url} with project ${seeded.projectKey}; repository ${repo}`));
-    out.info('Running `svc next` with a scripted demo agent: the next runnable container, leaf by leaf, blockers first.\n');
+    const { workflow } = await loadWorkflow(repo);
+    out.info('Running `svc next` with a scripted demo agent: the next runnable container, leaf by leaf, blockers first.');
+    out.info(`Its .svc/workflow.yml: ${workflow ? describeWorkflow(workflow) : 'none'} (each leg's log shows the steps).\n`);
 
     ctx.interrupts.handle?.('dispatch');
     const progress = createRunProgress(out);
@@ -65,7 +79,7 @@ export async function runDemo(_opts: DemoOptions, ctx: Context): Promise<void> {
         agent: { agentCmd: `"${ctx.self.execPath}" "${agent}" {prompt_file}` },
         onFailure: 'halt', parallel: 1, sendLogs: true, allowEmpty: false,
         timeouts: { idleMs: 60_000, cardMs: 120_000, killGraceMs: 2_000, runMs: null },
-        heartbeatIntervalMs: 60_000, worktree: true, dryRun: false, secrets: [seeded.token], env: ctx.env,
+        heartbeatIntervalMs: 60_000, worktree: true, dryRun: false, secrets: [seeded.token], env: ctx.env, workflow,
       },
       {
         service: dispatchServiceOf(api), runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt,

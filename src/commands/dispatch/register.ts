@@ -41,6 +41,9 @@ export interface DispatchFlags {
   ancestor?: string[];
   kind?: string[];
   report?: string[];
+  /** `--verify CMD`, or false for `--no-verify` (.svc/workflow.yml's check). */
+  verify?: string | false;
+  setup?: string;
 }
 
 interface Spec {
@@ -105,7 +108,10 @@ function addDispatchFlags(cmd: Command, spec: Spec): void {
     .option('--no-worktree', 'run in place on the branch instead of a worktree per card')
     .option('--push', 'push an implemented leg\'s branch to origin with your git credentials (fix: fast-forward only; review never pushes; default on for hosted runs)')
     .option('--no-push', 'do not push implemented branches of a hosted run')
-    .option('--report <format:file>', 'write a report when the run ends: junit, markdown, html or json (repeatable)', collect);
+    .option('--report <format:file>', 'write a report when the run ends: junit, markdown, html or json (repeatable)', collect)
+    .option('--verify <command>', 'the check a leg must pass to count as implemented, over .svc/workflow.yml\'s verify')
+    .option('--no-verify', 'run no check (.svc/workflow.yml\'s verify is skipped)')
+    .option('--setup <command>', 'run this in each worktree before the agent, instead of .svc/workflow.yml\'s setup');
   if (spec.name === 'next' || spec.name === 'batch' || spec.name === 'auto') {
     cmd.option('--rerun', 'also pick cards an earlier local run implemented whose svc/KEY branch still holds that work, or that have an open delivery');
   }

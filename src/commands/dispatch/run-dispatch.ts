@@ -24,7 +24,7 @@ import { resolveBaseUrl, resolveToken } from '../settings.js';
 import { checkAgentProgram, checkProject, checkRepository } from './preflight.js';
 import { dispatchProject, projectOfRun } from './project.js';
 import type { DispatchFlags } from './register.js';
-import { agentChoice, agentUserFor, legOptions } from './run-options.js';
+import { agentChoice, agentUserFor, legOptions, workflowFor } from './run-options.js';
 import { openHosted } from './hosted-open.js';
 import { wholeNumber } from '../flag-values.js';
 import { planReports, writeRunReports } from './reports.js';
@@ -155,6 +155,10 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
   if (!flags.hosted) {
     await checkRepository(opts.repo, flags.repo ? '--repo' : ctx.env.SVC_REPO ? 'SVC_REPO' : 'the current directory', command !== 'fix' && command !== 'review');
     checkAgentProgram(opts.agent, opts.repo, ctx.env.PATH);
+    // .svc/workflow.yml of the base commit (issue 30): a mistake there stops the command here.
+    const { workflow, hint } = await workflowFor(flags, opts.repo, opts.baseRef);
+    opts.workflow = workflow;
+    if (hint) ctx.out.warn(hint);
   }
   // A retry line must not cut through the spinner: once the progress view runs, it prints it.
   let progress: ReturnType<typeof createRunProgress> | undefined;

@@ -11,6 +11,8 @@ import { usd, wholeNumber } from '../flag-values.js';
 import { dirname } from 'node:path';
 import { AgentUserError, resolveAgentUser } from '../../dispatch/agent/user.js';
 import { ensurePrivateDir } from '../../dispatch/private-dir.js';
+import { loadWorkflow, WorkflowFileError } from '../../dispatch/workflow/load.js';
+import { applyWorkflowFlags, type Workflow, type WorkflowFlags } from '../../dispatch/workflow/policy.js';
 
 export interface AgentFlags {
   agent?: string;
@@ -97,4 +99,21 @@ export async function agentUserFor(
     await ensurePrivateDir(dirname(ctx.config().path));
   }
   return { agentUser: choice.pool, agentUserWarning: warning };
+}
+
+/**
+ * The repository's workflow for a run: `.svc/workflow.yml` of the base commit with `--verify`,
+ * `--no-verify` and `--setup` over it. A mistake in the file is one line and exit 2, before any
+ * run opens; a working-tree file that differs from the committed one is said in `hint`.
+ */
+export async function workflowFor(flags: WorkflowFlags, repo: string, baseRef = 'HEAD'): Promise<{ workflow: Workflow | null; hint: string | null }> {
+  if (flags.verify !== undefined && flags.verify !== false && !flags.verify.trim()) throw new UsageError('--verify needs a command (or --no-verify for none)');
+  if (flags.setup !== undefined && !flags.setup.trim()) throw new UsageError('--setup needs a command');
+  try {
+    const loaded = await loadWorkflow(repo, baseRef);
+    return { workflow: applyWorkflowFlags(loaded.workflow, flags), hint: loaded.hint };
+  } catch (error) {
+    if (error instanceof WorkflowFileError) throw new UsageError(error.message);
+    throw error;
+  }
 }

@@ -2,6 +2,7 @@
 // card (argv from a preset or `--agent-cmd`, env from `agentEnv`, timeouts from the flags), calls
 // `runLeg`, and maps the `LegResult` to a leg disposition; the "no changes" rule (a card that
 // expects code but left no commit) is the lifecycle's, with `commitsSince` from ../worktree.js.
+import type { LegCheck } from '../workflow/policy.js';
 
 /** How the prompt reaches the agent. The prompt file is always written, whatever the mode. */
 export type PromptVia = 'stdin' | 'file' | 'arg';
@@ -89,6 +90,9 @@ export interface LegResult {
   /** Set when a stream parser read the agent's output: its final message (null: none seen). */
   finalMessage?: string | null;
   durationMs: number;
+  /** With a workflow (.svc/workflow.yml): the leg's check, and how many times the agent ran. */
+  check?: LegCheck;
+  attempts?: number;
 }
 
 /** The variables every agent gets besides the filtered base environment (DISPATCH.md §3). */

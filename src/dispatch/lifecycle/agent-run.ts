@@ -1,7 +1,7 @@
 // Running an agent: its command resolved, its output piped to the local log (always) and to `body`
 // events (only with --send-logs), redacted on the way; with --agent-user, in a clone of its own.
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { agentEnv } from '../agent/env.js';
 import { prepareAgentLeg, type AgentLeg } from '../agent-clone.js';
 import { CLONE_FAILED } from '../agent/leg-shell.js';
@@ -14,6 +14,7 @@ import type { PreparedWorktree } from '../ports.js';
 import { createRedactor, createStreamRedactor } from '../redact.js';
 import type { DispatchOptions } from './types.js';
 import { reasonLine, repoOf, secretsNow, type LegContext } from './leg-context.js';
+import { runWorkflowLeg } from '../workflow/leg-steps.js';
 
 /** Runs whose agent-user warning was said (once per run, at its first agent). */
 const warned = new WeakSet<DispatchOptions>();
@@ -37,6 +38,8 @@ export async function runAgent(
       warned.add(ctx.opts);
       ctx.deps.output.warn(ctx.opts.agentUserWarning);
     }
+    // Workflow (issue 30): a card's leg runs inside .svc/workflow.yml's steps; a close-out does not.
+    if (eventKey) return runWorkflowLeg({ ctx, key, branch: wt.branch, place: { cwd: wt.path, user: null, env: (e) => e }, prompt, logFile, attempt: (c, p) => runAgentIn(c, wt, key, p, logFile, eventKey, null, collect) });
     return runAgentIn(ctx, wt, key, prompt, logFile, eventKey, null, collect);
   }
   // --agent-user: the agent works as a uid leased for this leg alone, in a clone of its own; its
@@ -54,7 +57,14 @@ export async function runAgent(
       user: lease.user, repo: repoOf(ctx, key), key, wt, privateDir: ctx.paths.dir, prompt,
       settingsFrom: { home: ctx.opts.env.HOME, env: ctx.opts.env },
     });
-    const result = await runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg, collect).catch(async (error: unknown) => {
+    // Workflow (issue 30): the steps run in the agent's clone, as its user, before the clone is
+    // collected; they need the clone before the agent, which otherwise makes it as it starts.
+    if (eventKey && ctx.opts.workflow) await leg.ensureClone();
+    const place = { cwd: leg.workdir, user: leg.user, env: (e: Record<string, string>) => leg.env(e), writePrompt: (t: string) => leg.writeAsAgent(basename(leg.promptFile), t) };
+    const result = await (eventKey
+      ? runWorkflowLeg({ ctx, key, branch: wt.branch, place, prompt, logFile, attempt: (c, p) => runAgentIn(c, wt, key, p, logFile, eventKey, leg, collect) })
+      : runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg, collect)
+    ).catch(async (error: unknown) => {
       await leg.dispose().catch(() => undefined);
       throw error;
     });
@@ -117,12 +127,14 @@ async function runAgentIn(
   };
   const parser = parserFor(command);
   try {
+    // An agent user's clone may still be to make: a shell as that user makes it in the leg's
+    // folder, then becomes the agent (where it starts is read before the clone counts as made).
+    const cwd = leg?.startIn ?? workdir;
     return await deps.runLeg({
-      // An agent user's clone may still be to make: a shell as that user makes it, then becomes the agent.
       argv: leg ? leg.command(command.argv) : command.argv,
-      cwd: leg?.startIn ?? workdir,
+      cwd,
       env: (leg ? leg.env : (e: Record<string, string>) => e)(agentEnv(opts.env, {
-        SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: promptFile, SVC_WORKDIR: workdir, SVC_BRANCH: wt.branch,
+        SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: promptFile, SVC_WORKDIR: workdir, SVC_BRANCH: wt.branch, ...ctx.workflowEnv,
       })),
       ...(leg ? { user: leg.user } : {}),
       prompt,

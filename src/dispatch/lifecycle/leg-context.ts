@@ -22,6 +22,8 @@ export interface LegContext {
   onSpend?(key: string, costUsd: number): void;
   /** Journals each agent's process group, for `svc runs recover` after a kill -9. */
   onAgentGroup?(key: string, event: 'start' | 'end', pgid: number): void;
+  /** Set per leg by the workflow (workflow/leg-steps.ts): SVC_PORT and git's excludes for the agent. */
+  workflowEnv?: Record<string, string>;
 }
 
 /** No repository for a card (a hosted card that names no target repository). */

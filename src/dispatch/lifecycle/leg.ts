@@ -61,6 +61,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
     const prompt = deps.buildPrompt(item, {
       branch: wt.branch, runId: ctx.runId, mode: ctx.mode, expectsCode: code,
       ...(opts.doneStatuses ? { doneStatuses: opts.doneStatuses } : {}),
+      ...(opts.workflow ? { workflow: { rules: opts.workflow.prompt, verify: opts.workflow.verify, ports: opts.workflow.ports } } : {}),
     });
     // A review's text: its stream parser's final message, else the tail of a plain command's stdout.
     const plainTail = ctx.mode === 'review' && !streamOf(opts.agent) ? new StdoutTail() : null;
@@ -134,6 +135,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       sessionBranch: wt?.branch ?? null,
       ...(ctx.mode === 'review' ? { review } : {}),
       ...(opts.pr ? { pullRequest } : {}),
+      ...(result?.check ? { check: result.check, attempts: result.attempts ?? 1 } : {}),
     };
     recordLeg(ctx.paths, {
       ...summary, startedAt: new Date(started).toISOString(), endedAt: new Date(deps.clock.now()).toISOString(),

@@ -8,6 +8,7 @@ import type {
 } from '../ports.js';
 import type { LaneFilters, LegMode } from '../select/types.js';
 import type { PullRequestWriter } from '../pr/types.js';
+import type { Workflow } from '../workflow/policy.js';
 
 export interface DispatchTimeouts {
   /** No agent output for this long ends the leg (default 15 min). */
@@ -86,6 +87,8 @@ export interface DispatchOptions {
   agentUserWarning?: string | null;
   /** Event flush interval (default 1 s). */
   flushIntervalMs?: number;
+  /** The repository's workflow (.svc/workflow.yml of the base commit, flags applied); absent: none. */
+  workflow?: Workflow | null;
 }
 
 /** What `onBranchPushed` hears. */

@@ -4,7 +4,7 @@
 // `git diff --stat` and the tail of its log behind <details>.
 import { escapeHtml as h } from '../../html/escape.js';
 import { formatDuration, THEME_CSS, TIMELINE_CSS, timelineHtml, type TimelineBar } from '../../html/timeline.js';
-import { tokenCount, usd } from './markdown.js';
+import { hasWorkflow, tokenCount, usd } from './markdown.js';
 import type { LegReport, RunReport } from './types.js';
 
 const PAGE_CSS = `
@@ -19,7 +19,7 @@ section.run{border:1px solid var(--border);border-radius:8px;padding:20px;margin
 .facts div{background:var(--card);border:1px solid var(--border);border-radius:6px;padding:6px 10px}
 .facts dt{color:var(--muted);font-size:12px}.facts dd{margin:0;font-weight:600;overflow-wrap:anywhere}
 .badge{display:inline-block;padding:1px 8px;border-radius:999px;font-size:12px;font-weight:600;color:#fff;background:var(--skip);vertical-align:2px}
-.s-succeeded,.s-implemented{background:var(--ok)}.s-failed{background:var(--bad)}.s-running{background:var(--run)}
+.s-succeeded,.s-implemented,.s-passed{background:var(--ok)}.s-failed{background:var(--bad)}.s-running{background:var(--run)}
 .s-cancelled,.s-timed_out{background:#9a6700}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--border);vertical-align:top}
@@ -57,9 +57,13 @@ function fact(name: string, value: string, cls = ''): string {
   return `<div class="${cls}"><dt>${h(name)}</dt><dd>${value}</dd></div>`;
 }
 
+const checkCell = (l: LegReport) =>
+  l.check.status === 'none' ? '<span class="muted">none</span>' : `${badge(l.check.status)}${l.attempts !== null && l.attempts > 1 ? ` <span class="muted">${l.attempts} attempts</span>` : ''}`;
+
 function legArticle(run: RunReport, l: LegReport, label: string): string {
   const facts: [string, string][] = [
     ['Disposition', badge(l.disposition)],
+    ...(hasWorkflow(run) ? [['Check', checkCell(l)] as [string, string]] : []),
     ['Duration', h(formatDuration(l.durationMs))],
     ['Exit code', l.exitCode === null ? '–' : h(String(l.exitCode))],
     ['Tokens', h(tokenCount(l.tokens) ? `${tokenCount(l.tokens)} (${l.tokens.in ?? 0} in / ${l.tokens.out ?? 0} out)` : '–')],
@@ -70,6 +74,7 @@ function legArticle(run: RunReport, l: LegReport, label: string): string {
   const blocks: string[] = [];
   if (l.skipReason) blocks.push(`<p><strong>Skip reason:</strong> ${h(l.skipReason)}</p>`);
   if (l.disposition === 'failed') blocks.push(`<p><strong>Failure reason:</strong> <span class="reason">${h(l.reason ?? 'failed')}</span></p>`);
+  if (l.check.status === 'failed') blocks.push(`<h5>Check: <code>${h(l.check.command ?? '')}</code></h5><pre class="check">${h(l.check.output ?? '')}</pre>`);
   if (l.startedAt) {
     const commits = l.commits.length
       ? `<ul class="commits">${l.commits.map((c) => `<li><code>${h(c.sha)}</code> ${h(c.subject)}</li>`).join('')}</ul>`
@@ -113,14 +118,15 @@ function runSection(run: RunReport): string {
     fact('Agent', h(run.agent ? `${run.agent}${run.model ? ` (${run.model})` : ''}` : '–')),
     fact('Cards', h(`${t.implemented} implemented · ${t.failed} failed · ${t.skipped} skipped${t.notReached ? ` · ${t.notReached} not reached` : ''}`)),
   ];
-  const overview = legs.map((l) => `<tr data-key="${h(l.key)}"><td><a href="#${anchor(run, l.key)}"><code>${h(l === run.closeOut ? `${l.key} (close-out)` : l.key)}</code></a> ${h(l.title ?? '')}</td><td>${badge(l.disposition)}</td><td class="num">${l.durationMs === null ? '' : h(formatDuration(l.durationMs))}</td><td class="num">${l.exitCode ?? ''}</td><td class="num">${h(tokenCount(l.tokens))}</td><td class="num">${h(usd(l.costUsd))}</td><td>${l.branch ? `<code>${h(l.branch)}</code>` : ''}</td><td class="num">${l.startedAt ? l.commits.length : ''}</td><td>${h((l.disposition === 'skipped' ? l.skipReason : l.reason) ?? '')}</td></tr>`);
+  const checks = hasWorkflow(run);
+  const overview = legs.map((l) => `<tr data-key="${h(l.key)}"><td><a href="#${anchor(run, l.key)}"><code>${h(l === run.closeOut ? `${l.key} (close-out)` : l.key)}</code></a> ${h(l.title ?? '')}</td><td>${badge(l.disposition)}</td>${checks ? `<td>${checkCell(l)}</td>` : ''}<td class="num">${l.durationMs === null ? '' : h(formatDuration(l.durationMs))}</td><td class="num">${l.exitCode ?? ''}</td><td class="num">${h(tokenCount(l.tokens))}</td><td class="num">${h(usd(l.costUsd))}</td><td>${l.branch ? `<code>${h(l.branch)}</code>` : ''}</td><td class="num">${l.startedAt ? l.commits.length : ''}</td><td>${h((l.disposition === 'skipped' ? l.skipReason : l.reason) ?? '')}</td></tr>`);
   return `<section class="run" id="run-${h(run.runId)}" data-run="${h(run.runId)}">
 <h2>${badge(run.status)} svc ${h(run.command)}${run.scopeKey ? ` ${h(run.scopeKey)}` : ''} <span class="muted mono">${h(run.runId)}</span></h2>
 <dl class="facts">${facts.join('')}</dl>
 <h3>Timeline</h3>
 ${timelineHtml(bars, start, end)}
 <h3>Cards</h3>
-<table class="overview"><thead><tr><th>Card</th><th>Result</th><th class="num">Duration</th><th class="num">Exit</th><th class="num">Tokens</th><th class="num">Cost</th><th>Branch</th><th class="num">Commits</th><th>Reason</th></tr></thead>
+<table class="overview"><thead><tr><th>Card</th><th>Result</th>${checks ? '<th>Check</th>' : ''}<th class="num">Duration</th><th class="num">Exit</th><th class="num">Tokens</th><th class="num">Cost</th><th>Branch</th><th class="num">Commits</th><th>Reason</th></tr></thead>
 <tbody>${overview.join('\n')}</tbody></table>
 ${legs.map((l) => legArticle(run, l, labelOf(l))).join('\n')}
 </section>`;

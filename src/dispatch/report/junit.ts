@@ -24,6 +24,8 @@ function testcase(run: RunReport, leg: LegReport, name: string): string {
   if (leg.costUsd !== null) out.push(`cost: $${leg.costUsd.toFixed(4)}`);
   if (leg.tokens.in !== null || leg.tokens.out !== null) out.push(`tokens: ${leg.tokens.in ?? 0} in, ${leg.tokens.out ?? 0} out`);
   for (const c of leg.commits) out.push(`commit ${c.sha} ${c.subject}`);
+  if (leg.check.status !== 'none') out.push(`check: ${leg.check.status}${leg.check.exitCode !== null ? ` (exit ${leg.check.exitCode})` : ''}: ${leg.check.command}`);
+  if (leg.attempts !== null && leg.attempts > 1) out.push(`attempts: ${leg.attempts}`);
   if (leg.diffStat) out.push(leg.diffStat);
   const systemOut = out.length ? `<system-out>${body(out.join('\n'))}</system-out>` : '';
   let verdict = '';
@@ -32,8 +34,11 @@ function testcase(run: RunReport, leg: LegReport, name: string): string {
     verdict = `<skipped message="${xml(why)}"/>`;
   } else if (leg.disposition === 'failed') {
     const reason = leg.reason ?? 'failed';
-    const text = leg.logTail ? `${reason}\n\n--- last lines of the log ---\n${leg.logTail}` : reason;
-    verdict = `<failure message="${xml(reason)}" type="${xml(leg.exitCode === null ? 'failed' : `exit ${leg.exitCode}`)}">${body(text)}</failure>`;
+    // A failed check is the failure CI should show: its output first, then the log.
+    const check = leg.check.status === 'failed' ? `\n\n--- output of the check (${leg.check.command}) ---\n${leg.check.output ?? ''}` : '';
+    const text = `${reason}${check}${leg.logTail ? `\n\n--- last lines of the log ---\n${leg.logTail}` : ''}`;
+    const type = leg.check.status === 'failed' ? 'check' : leg.exitCode === null ? 'failed' : `exit ${leg.exitCode}`;
+    verdict = `<failure message="${xml(reason)}" type="${xml(type)}">${body(text)}</failure>`;
   } else if (leg.disposition !== 'implemented') {
     verdict = `<error message="${xml(`leg ${leg.disposition} when the report was made`)}" type="${xml(leg.disposition)}"/>`;
   }

@@ -4,6 +4,7 @@ import { formatDuration } from '../../html/timeline.js';
 import type { LegReport, RunReport } from './types.js';
 
 const MARK: Record<string, string> = { implemented: '✅', failed: '❌', skipped: '⏭️', not_reached: '⏸️', running: '⏳' };
+const CHECK: Record<string, string> = { passed: '✅ passed', failed: '❌ failed', none: 'none' };
 const RUN_MARK: Record<string, string> = { succeeded: '✅', failed: '❌', cancelled: '🛑', timed_out: '⌛', running: '⏳' };
 
 /** A table cell: one line, pipes escaped, no HTML. */
@@ -27,14 +28,21 @@ function fenced(text: string): string {
   return `${fence}text\n${text}\n${fence}`;
 }
 
-function legRow(l: LegReport): string {
+/** Whether the run had a workflow (.svc/workflow.yml): then each leg shows its check, none included. */
+export const hasWorkflow = (run: RunReport) => [...run.legs, ...(run.closeOut ? [run.closeOut] : [])].some((l) => l.attempts !== null);
+
+function legRow(l: LegReport, checks: boolean): string {
   const name = l.title ? `${l.key} ${l.title}` : l.key;
   const why = l.disposition === 'skipped' ? l.skipReason : l.reason;
-  return `| ${cell(name)} | ${MARK[l.disposition] ?? '•'} ${cell(l.disposition.replace('_', ' '))} | ${l.durationMs === null ? '' : formatDuration(l.durationMs)} | ${l.exitCode ?? ''} | ${tokenCount(l.tokens)} | ${usd(l.costUsd)} | ${l.branch ? `\`${cell(l.branch)}\`` : ''} | ${l.startedAt ? l.commits.length : ''} | ${cell(why)} |`;
+  return `| ${cell(name)} | ${MARK[l.disposition] ?? '•'} ${cell(l.disposition.replace('_', ' '))}${checks ? ` | ${CHECK[l.check.status]}${l.attempts !== null && l.attempts > 1 ? ` (${l.attempts} attempts)` : ''}` : ''} | ${l.durationMs === null ? '' : formatDuration(l.durationMs)} | ${l.exitCode ?? ''} | ${tokenCount(l.tokens)} | ${usd(l.costUsd)} | ${l.branch ? `\`${cell(l.branch)}\`` : ''} | ${l.startedAt ? l.commits.length : ''} | ${cell(why)} |`;
 }
 
 function failedSection(l: LegReport): string {
   const parts = [`#### ❌ ${cell(l.title ? `${l.key} ${l.title}` : l.key)}`, '', `**Reason:** ${cell(l.reason ?? 'failed')}${l.exitCode !== null ? ` · exit code ${l.exitCode}` : ''}${l.branch ? ` · branch \`${cell(l.branch)}\`` : ''}`];
+  if (l.check.status === 'failed') {
+    parts.push('', `**Check:** \`${cell(l.check.command)}\` failed${l.check.exitCode !== null ? ` (exit ${l.check.exitCode})` : ''}`);
+    if (l.check.output) parts.push('', fenced(l.check.output));
+  }
   if (l.logTail) parts.push('', '<details><summary>Last lines of the log</summary>', '', fenced(l.logTail), '', '</details>');
   return parts.join('\n');
 }
@@ -52,15 +60,16 @@ function runMarkdown(run: RunReport): string {
   ];
   const counts = [`${t.implemented} implemented`, `${t.failed} failed`, `${t.skipped} skipped`, ...(t.notReached ? [`${t.notReached} not reached`] : []), ...(t.running ? [`${t.running} running`] : [])];
   const legs = run.closeOut ? [...run.legs, { ...run.closeOut, key: `${run.closeOut.key} (close-out)` }] : run.legs;
+  const checks = hasWorkflow(run);
   const out = [
     `### ${RUN_MARK[run.status] ?? '•'} svc ${run.command}${run.scopeKey ? ` ${run.scopeKey}` : ''}: ${run.status}${run.stopReason ? ` (${run.stopReason})` : ''}`,
     '',
     `${facts.join(' · ')}  `,
     `${t.cards} cards: ${counts.join(', ')}`,
     '',
-    '| Card | Result | Duration | Exit | Tokens | Cost | Branch | Commits | Reason |',
-    '|---|---|--:|--:|--:|--:|---|--:|---|',
-    ...legs.map(legRow),
+    `| Card | Result |${checks ? ' Check |' : ''} Duration | Exit | Tokens | Cost | Branch | Commits | Reason |`,
+    `|---|---|${checks ? '---|' : ''}--:|--:|--:|--:|---|--:|---|`,
+    ...legs.map((l) => legRow(l, checks)),
   ];
   const failed = legs.filter((l) => l.disposition === 'failed');
   for (const l of failed) out.push('', failedSection(l));

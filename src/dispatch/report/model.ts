@@ -143,6 +143,8 @@ async function legReport(
     commits: commits.map((c) => ({ sha: c.sha, subject: redact(c.subject) })),
     diffStat: diffStat === null ? null : redact(diffStat),
     logTail: ran ? tailOf(logFile, tail, redact) : null,
+    check: rec?.check ? { ...rec.check, output: rec.check.output === null ? null : redact(rec.check.output) } : { status: 'none', command: null, exitCode: null, output: null },
+    attempts: rec?.attempts ?? null,
   };
 }
 

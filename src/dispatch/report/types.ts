@@ -1,6 +1,7 @@
 // The report of dispatch runs: one document built from the local state alone (run.json, the
 // journal, legs.jsonl, the logs and git), so the same run reports the same on any later day. Every
 // renderer (junit, markdown, html, json) reads only this. Documented in docs/json.md (RunReport).
+import type { LegCheck } from '../workflow/policy.js';
 
 /** A commit a leg left on its branch. */
 export interface ReportCommit {
@@ -32,6 +33,10 @@ export interface LegReport {
   diffStat: string | null;
   /** The last lines of the leg's log, redacted, without terminal escapes. */
   logTail: string | null;
+  /** The repository's check (.svc/workflow.yml verify): passed, failed (with its output's tail), or none. */
+  check: LegCheck;
+  /** How many times the agent ran (more than once after failed checks); null without a workflow. */
+  attempts: number | null;
 }
 
 export interface RunReport {

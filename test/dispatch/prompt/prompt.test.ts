@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LinkItem, WorkItemDetail } from '../../../src/contract/types.js';
-import { buildPrompt, expectsCode } from '../../../src/dispatch/prompt.js';
+import { buildPrompt, checkFailedPrompt, expectsCode } from '../../../src/dispatch/prompt.js';
 
 function link(key: string, title: string, status: string, statusCategory?: 'done' | 'todo' | 'in_progress'): LinkItem {
   return {
@@ -105,5 +105,28 @@ describe('expectsCode', () => {
     ['something-new', false],
   ] as const)('type %s → %s', (type, expected) => {
     expect(expectsCode({ type })).toBe(expected);
+  });
+});
+
+describe('the workflow in the prompt (.svc/workflow.yml)', () => {
+  it('names the check, the ports and the house rules, after what is expected', () => {
+    const text = buildPrompt(item(), { ...ctx, workflow: { rules: 'Use pnpm.\n', verify: 'pnpm test', ports: 2 } });
+    expect(text.indexOf('## What is expected')).toBeLessThan(text.indexOf('## The check'));
+    expect(text).toContain('svc runs `pnpm test` in this directory; the card counts as done only when it exits 0');
+    expect(text).toContain('Use only the port in `$SVC_PORT` and the 1 after it');
+    expect(text).toMatch(/## House rules \(from the repository\)\nUse pnpm\.\n$/);
+  });
+
+  it('a review is told of no check (it runs none), and no workflow adds nothing', () => {
+    expect(buildPrompt(item(), { ...ctx, mode: 'review', workflow: { rules: null, verify: 'pnpm test', ports: 0 } })).not.toContain('## The check');
+    expect(buildPrompt(item(), ctx)).not.toMatch(/## The check|## Ports|## House rules/);
+  });
+
+  it('an attempt after a failed check ends with its output, in a fence no output can close', () => {
+    const output = 'FAIL src/a.test.ts\n```\nexpected 1, got 2';
+    const text = checkFailedPrompt('# SVC-42: the card\n', { command: 'npm test', outcome: 'exit 1', output, attempt: 2, of: 3 });
+    expect(text.startsWith('# SVC-42: the card\n\n## The check failed (attempt 2 of 3)\n')).toBe(true);
+    expect(text).toContain('svc ran `npm test`: exit 1.');
+    expect(text).toContain(`\`\`\`\`text\n${output}\n\`\`\`\`\n`);
   });
 });

@@ -1,0 +1,57 @@
+// Reading the policy: from the base commit the legs start from (`git show <base>:.svc/workflow.yml`),
+// never from a worktree, so an agent that edits the file changes nothing for its own leg, nor for
+// a later leg of its branch. The working tree's copy only feeds a hint when it differs.
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { parseWorkflow, WORKFLOW_FILE, type Workflow, type WorkflowProblem } from './policy.js';
+
+const run = promisify(execFile);
+
+/** The file has mistakes: each with its line; `where` names the file as it was read. */
+export class WorkflowFileError extends Error {
+  override readonly name = 'WorkflowFileError';
+  constructor(readonly where: string, readonly problems: WorkflowProblem[]) {
+    super(`${where}:${problems[0]!.line}: ${problems[0]!.message}${problems.length > 1 ? ` (and ${problems.length - 1} more: svc workflow check lists them)` : ''}`);
+  }
+}
+
+/** The file's text at `ref` of `repo`, or null when that commit has none. */
+export async function workflowSourceAt(repo: string, ref: string): Promise<string | null> {
+  const spec = `${ref}:${WORKFLOW_FILE}`;
+  const kind = await run('git', ['cat-file', '-t', spec], { cwd: repo }).catch(() => null);
+  if (!kind || kind.stdout.trim() !== 'blob') return null;
+  return (await run('git', ['cat-file', 'blob', spec], { cwd: repo, maxBuffer: 1 << 20 })).stdout;
+}
+
+/** The working tree's copy of the file (at the repository's root), or null. */
+export async function workflowSourceInTree(repo: string): Promise<{ path: string; source: string } | null> {
+  const root = (await run('git', ['rev-parse', '--show-toplevel'], { cwd: repo })).stdout.trim();
+  const path = join(root, WORKFLOW_FILE);
+  try {
+    return { path, source: readFileSync(path, 'utf8') };
+  } catch {
+    return null;
+  }
+}
+
+export interface LoadedWorkflow {
+  workflow: Workflow | null;
+  /** One line when the working tree's file differs from the one the run uses (not committed). */
+  hint: string | null;
+}
+
+/** The policy of the base commit `ref`; throws WorkflowFileError on a mistake. */
+export async function loadWorkflow(repo: string, ref = 'HEAD'): Promise<LoadedWorkflow> {
+  const source = await workflowSourceAt(repo, ref);
+  const tree = await workflowSourceInTree(repo).catch(() => null);
+  const hint =
+    tree && tree.source !== source
+      ? `${WORKFLOW_FILE} differs from the one in ${ref}: the run uses ${ref}'s${source === null ? ' (none)' : ''}; commit it to use yours`
+      : null;
+  if (source === null) return { workflow: null, hint };
+  const { workflow, problems } = parseWorkflow(source);
+  if (!workflow) throw new WorkflowFileError(`${WORKFLOW_FILE} (${ref})`, problems);
+  return { workflow, hint };
+}

@@ -1,0 +1,207 @@
+// The repository's own workflow, `.svc/workflow.yml` (docs/workflow.md): what svc does around each
+// leg's agent. Parsed with `yaml` for its positions, then checked against FIELDS (the schema), so
+// every mistake is one line naming the line of the file it is on.
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import { parseDuration } from '../duration.js';
+
+/** Where the policy lives in the repository (read from the base commit, never the worktree). */
+export const WORKFLOW_FILE = '.svc/workflow.yml';
+
+/** Default time limits of the steps. */
+export const DEFAULT_STEP_TIMEOUTS = { setup: 15 * 60_000, verify: 15 * 60_000, teardown: 2 * 60_000 } as const;
+
+export type StepName = keyof typeof DEFAULT_STEP_TIMEOUTS;
+
+/** The policy as the engine uses it, flags already applied (see applyWorkflowFlags). */
+export interface Workflow {
+  /** Shell commands run in order in each new worktree before the agent; the first failure fails the leg. */
+  setup: string[];
+  /** Globs of untracked files of the user's checkout copied into each worktree. */
+  copy: string[];
+  /** Ports reserved per leg (`SVC_PORT` is the first); 0: none. */
+  ports: number;
+  /** The check after the agent; null: none. */
+  verify: string | null;
+  /** How many times the agent is started again after a failed check. */
+  verifyAttempts: number;
+  /** Shell commands run after the leg whatever its outcome. */
+  teardown: string[];
+  /** Text added to every card's prompt. */
+  prompt: string | null;
+  timeouts: Record<StepName, number>;
+}
+
+/** One mistake in the file: its line (1-based) and what is wrong. */
+export interface WorkflowProblem {
+  line: number;
+  message: string;
+}
+
+export const EMPTY_WORKFLOW: Workflow = {
+  setup: [], copy: [], ports: 0, verify: null, verifyAttempts: 0, teardown: [], prompt: null, timeouts: { ...DEFAULT_STEP_TIMEOUTS },
+};
+
+type Check = (node: Node, say: (message: string, at?: Node) => void) => unknown;
+
+const text = (what: string, kind: string): Check => (node, say) => {
+  if (isScalar(node) && typeof node.value === 'string' && node.value.trim()) return node.value;
+  say(`${what} must be a string (${kind}), not ${isScalar(node) ? JSON.stringify(node.value) : 'a list or map'}`);
+  return undefined;
+};
+
+/** One string, or a list of them. */
+const texts = (what: string): Check => (node, say) => {
+  if (isScalar(node) && typeof node.value === 'string' && node.value.trim()) return [node.value];
+  if (!isSeq(node)) {
+    say(`${what} must be a string or a list of strings, not ${isScalar(node) ? JSON.stringify(node.value) : 'a map'}`);
+    return undefined;
+  }
+  const out: string[] = [];
+  for (const item of node.items) {
+    if (isScalar(item) && typeof item.value === 'string' && item.value.trim()) out.push(item.value);
+    else say(`each entry of ${what} must be a non-empty string`, item as Node);
+  }
+  return out;
+};
+
+const whole = (what: string, min: number, max: number): Check => (node, say) => {
+  if (isScalar(node) && typeof node.value === 'number' && Number.isInteger(node.value) && node.value >= min && node.value <= max) return node.value;
+  say(`${what} must be a whole number from ${min} to ${max}, not ${isScalar(node) ? JSON.stringify(node.value) : 'a list or map'}`);
+  return undefined;
+};
+
+/** A glob of files inside the checkout: relative, without `..`. */
+const globs: Check = (node, say) => {
+  const list = texts('copy')(node, say) as string[] | undefined;
+  return list?.filter((g) => {
+    const bad = g.startsWith('/') ? 'is absolute' : g.split('/').includes('..') ? 'leaves the checkout (..)' : null;
+    if (bad) say(`copy: '${g}' ${bad}; globs are relative to the repository's root`);
+    return !bad;
+  });
+};
+
+const timeouts: Check = (node, say) => {
+  if (!isMap(node)) {
+    say(`timeouts must be a map of ${Object.keys(DEFAULT_STEP_TIMEOUTS).join(', ')} to durations (like 10m)`);
+    return undefined;
+  }
+  const out: Partial<Record<StepName, number>> = {};
+  for (const pair of node.items) {
+    const name = isScalar(pair.key) ? String(pair.key.value) : '';
+    const value = pair.value as Node | null;
+    if (!(name in DEFAULT_STEP_TIMEOUTS)) {
+      say(`unknown key timeouts.${name} (one of ${Object.keys(DEFAULT_STEP_TIMEOUTS).join(', ')})`, pair.key as Node);
+      continue;
+    }
+    const raw = value && isScalar(value) ? String(value.value) : '';
+    try {
+      const ms = parseDuration(raw, `timeouts.${name}`);
+      if (ms <= 0) throw new Error();
+      out[name as StepName] = ms;
+    } catch {
+      say(`timeouts.${name} must be a duration like 90s, 10m or 1h, not ${JSON.stringify(raw)}`, value ?? (pair.key as Node));
+    }
+  }
+  return out;
+};
+
+/** The schema: every key the file may hold, and how its value is checked. */
+const FIELDS: Record<string, Check> = {
+  setup: texts('setup'),
+  copy: globs,
+  ports: whole('ports', 1, 100),
+  verify: text('verify', 'a shell command'),
+  verify_attempts: whole('verify_attempts', 0, 10),
+  teardown: texts('teardown'),
+  prompt: text('prompt', 'text for the prompt'),
+  timeouts,
+};
+
+/** Parses and checks the file's text: the policy, or every mistake with its line. */
+export function parseWorkflow(source: string): { workflow: Workflow | null; problems: WorkflowProblem[] } {
+  const lines = new LineCounter();
+  const doc = parseDocument(source, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const problems: WorkflowProblem[] = doc.errors.map((e) => ({
+    line: lines.linePos(e.pos[0]).line,
+    message: e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''),
+  }));
+  if (problems.length) return { workflow: null, problems };
+  const lineOf = (node: Node | null | undefined) => (node?.range ? lines.linePos(node.range[0]).line : 1);
+  const root = doc.contents as Node | null;
+  if (root === null || (isScalar(root) && root.value === null)) return { workflow: { ...EMPTY_WORKFLOW, timeouts: { ...DEFAULT_STEP_TIMEOUTS } }, problems };
+  if (!isMap(root)) return { workflow: null, problems: [{ line: lineOf(root), message: `the file must be a map of keys (${Object.keys(FIELDS).join(', ')})` }] };
+  const values: Record<string, unknown> = {};
+  for (const pair of root.items) {
+    const key = isScalar(pair.key) ? String(pair.key.value) : '';
+    const check = FIELDS[key];
+    if (!check) {
+      problems.push({ line: lineOf(pair.key as Node), message: `unknown key '${key}' (one of ${Object.keys(FIELDS).join(', ')})` });
+      continue;
+    }
+    const value = (pair.value ?? null) as Node | null;
+    const say = (message: string, at?: Node) => problems.push({ line: lineOf(at ?? value ?? (pair.key as Node)), message });
+    if (value === null || (isScalar(value) && value.value === null)) {
+      say(`${key} has no value`);
+      continue;
+    }
+    values[key] = check(value, say);
+  }
+  if (problems.length) return { workflow: null, problems };
+  const str = (v: unknown) => (typeof v === 'string' ? v : null);
+  return {
+    workflow: {
+      setup: (values.setup as string[] | undefined) ?? [],
+      copy: (values.copy as string[] | undefined) ?? [],
+      ports: (values.ports as number | undefined) ?? 0,
+      verify: str(values.verify),
+      verifyAttempts: (values.verify_attempts as number | undefined) ?? 0,
+      teardown: (values.teardown as string[] | undefined) ?? [],
+      prompt: str(values.prompt),
+      timeouts: { ...DEFAULT_STEP_TIMEOUTS, ...(values.timeouts as object | undefined) },
+    },
+    problems,
+  };
+}
+
+/** `--no-verify`, `--verify CMD`, `--setup CMD` over the file (or over no file). */
+export interface WorkflowFlags {
+  /** false: `--no-verify`; a string: `--verify CMD`. */
+  verify?: string | false;
+  setup?: string;
+}
+
+/** The policy a run uses: the file's, with the flags over it; null when neither says anything. */
+export function applyWorkflowFlags(file: Workflow | null, flags: WorkflowFlags): Workflow | null {
+  if (!file && flags.verify === undefined && flags.setup === undefined) return null;
+  const base = file ?? { ...EMPTY_WORKFLOW, timeouts: { ...DEFAULT_STEP_TIMEOUTS } };
+  return {
+    ...base,
+    ...(flags.setup !== undefined ? { setup: [flags.setup] } : {}),
+    ...(flags.verify === false ? { verify: null, verifyAttempts: 0 } : typeof flags.verify === 'string' ? { verify: flags.verify } : {}),
+  };
+}
+
+/** A leg's check as the summary and the report show it. */
+export interface LegCheck {
+  /** passed or failed: the verify command's verdict on the last attempt; none: no check ran. */
+  status: 'passed' | 'failed' | 'none';
+  command: string | null;
+  exitCode: number | null;
+  /** The last lines of the check's output (redacted) when it failed. */
+  output: string | null;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** One line saying what the policy does. */
+export function describeWorkflow(wf: Workflow): string {
+  const parts = [
+    ...(wf.setup.length ? [`setup ${plural(wf.setup.length, 'command')}`] : []),
+    ...(wf.copy.length ? [`copy ${wf.copy.join(' ')}`] : []),
+    ...(wf.ports ? [`${plural(wf.ports, 'port')} per leg`] : []),
+    ...(wf.verify ? [`verify \`${wf.verify}\`${wf.verifyAttempts ? ` (up to ${plural(wf.verifyAttempts, 'more attempt')})` : ''}`] : []),
+    ...(wf.teardown.length ? [`teardown ${plural(wf.teardown.length, 'command')}`] : []),
+    ...(wf.prompt ? ['house rules for the prompt'] : []),
+  ];
+  return parts.length ? parts.join(', ') : 'nothing set';
+}
