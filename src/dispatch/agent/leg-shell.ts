@@ -14,11 +14,13 @@ export const CLONE_FAILED = 125;
 /**
  * Makes the agent's clone, then becomes the agent: `$1` the repository's git dir, `$2` the clone,
  * `$3` the branch, `$4` the commit it starts at; the agent's argv follows. `--shared` borrows the
- * repository's objects; `checkout -B` puts the branch at the worktree's commit (a review's side
- * branch exists only in its detached worktree). One process start for clone and agent alike.
+ * repository's objects. The worktree is on its branch, so the branch stands at `$4` and the clone
+ * goes straight onto it; a review's side branch exists only in its detached worktree: then the
+ * clone is checked out with `-B` at `$4`. One process start for clone and agent alike.
  */
 export const CLONE_THEN_EXEC = [
-  'git clone --quiet --shared --no-checkout -- "$1" "$2" && git -C "$2" checkout --quiet -B "$3" "$4" ||',
+  'git clone --quiet --shared --branch "$3" -- "$1" "$2" 2>/dev/null ||',
+  '{ rm -rf "$2"; git clone --quiet --shared --no-checkout -- "$1" "$2" && git -C "$2" checkout --quiet -B "$3" "$4"; } ||',
   `{ echo "svc: could not make the agent's clone" >&2; exit ${CLONE_FAILED}; }`,
   'cd "$2" && shift 4 && exec "$@"',
 ].join('\n');
