@@ -102,6 +102,9 @@ export function continueFlags(flags: DispatchFlags, recorded: Record<string, unk
   if (flags.allowEmpty === undefined && recorded.allowEmpty === true) out.allowEmpty = true;
   if (flags.maxCost === undefined && typeof recorded.maxCostUsd === 'number') out.maxCost = String(recorded.maxCostUsd);
   if (flags.worktree !== false && recorded.worktree === false) out.worktree = false;
+  // The workflow's flags of the original run (.svc/workflow.yml itself is read again from the base).
+  if (flags.verify === undefined && (recorded.verify === false || typeof recorded.verify === 'string')) out.verify = recorded.verify;
+  if (flags.setup === undefined && typeof recorded.setup === 'string') out.setup = recorded.setup;
   // A continued run writes pull requests as the original did (which implies its push).
   if (flags.pr === undefined && recorded.pr === true) out.pr = true;
   if (flags.draft === undefined && recorded.draft === true) out.draft = true;
@@ -158,6 +161,7 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
     // .svc/workflow.yml of the base commit (issue 30): a mistake there stops the command here.
     const { workflow, hint } = await workflowFor(flags, opts.repo, opts.baseRef);
     opts.workflow = workflow;
+    opts.workflowFlags = { ...(flags.verify !== undefined ? { verify: flags.verify } : {}), ...(flags.setup !== undefined ? { setup: flags.setup } : {}) };
     if (hint) ctx.out.warn(hint);
   }
   // A retry line must not cut through the spinner: once the progress view runs, it prints it.

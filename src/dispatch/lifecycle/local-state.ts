@@ -35,6 +35,8 @@ export function recordBase(
       allowEmpty: opts.allowEmpty, timeouts: opts.timeouts, maxCostUsd: opts.maxCostUsd ?? null, worktree: opts.worktree,
       lanes: opts.lanes ?? null, idempotencyKey, push: opts.push ?? false, origin,
       pr: opts.pr ?? false, draft: opts.draft ?? false,
+      ...(opts.workflowFlags?.verify !== undefined ? { verify: opts.workflowFlags.verify } : {}),
+      ...(opts.workflowFlags?.setup !== undefined ? { setup: opts.workflowFlags.setup } : {}),
     },
   };
 }

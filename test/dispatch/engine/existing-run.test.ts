@@ -112,6 +112,11 @@ describe('continue RUN_ID takes the original run\'s options', () => {
     expect(mine).toMatchObject({ agent: 'claude', parallel: '1', sendLogs: false, idleTimeout: '5m' });
     expect(mine.agentCmd).toBeUndefined();
     expect(continueFlags({ onFailure: 'halt' }, undefined)).toEqual({ onFailure: 'halt' });
+    // The workflow's flags (issue 30): the original's apply again unless given now.
+    expect(continueFlags({}, { verify: false, setup: 'npm ci' })).toMatchObject({ verify: false, setup: 'npm ci' });
+    expect(continueFlags({}, { verify: 'npm test' })).toMatchObject({ verify: 'npm test' });
+    expect(continueFlags({ verify: 'make check' }, { verify: false })).toMatchObject({ verify: 'make check' });
+    expect(continueFlags({}, { verify: 42 }).verify).toBeUndefined();
   });
 
   it('svc continue with no agent flag reruns the failed legs with the original agent command', async () => {
@@ -124,12 +129,12 @@ describe('continue RUN_ID takes the original run\'s options', () => {
     const b = h.item('task', 'B');
     const env = { SVC_BASE_URL: h.svc.url, SVC_TOKEN: h.svc.token, SVC_PROJECT: h.svc.projectKey, SVC_STATE_DIR: h.stateDir, SVC_REPO: h.repo, PATH: process.env.PATH };
     const first = testContext({ env, globals: { json: true } });
-    await runDispatchCommand({ command: 'run', keys: [a, b], agentCmd: agent, onFailure: 'continue', idleTimeout: '40s' }, first);
+    await runDispatchCommand({ command: 'run', keys: [a, b], agentCmd: agent, onFailure: 'continue', idleTimeout: '40s', verify: 'true' }, first);
     const firstSummary = JSON.parse(first.stdout.text);
     expect(firstSummary).toMatchObject({ status: 'failed' });
     expect(firstSummary.legs.map((l: { disposition: string; exitCode: number }) => [l.disposition, l.exitCode])).toEqual([['failed', 3], ['failed', 3]]);
     const recorded = readRunRecord(h.stateDir, firstSummary.runId)!;
-    expect(recorded.options).toMatchObject({ agent: { agentCmd: agent }, onFailure: 'continue', timeouts: { idleMs: 40_000 } });
+    expect(recorded.options).toMatchObject({ agent: { agentCmd: agent }, onFailure: 'continue', timeouts: { idleMs: 40_000 }, verify: 'true' });
     expect(JSON.stringify(recorded)).not.toContain(h.svc.token);
 
     writeFileSync(marker, '');
@@ -138,6 +143,6 @@ describe('continue RUN_ID takes the original run\'s options', () => {
     const summary = JSON.parse(again.stdout.text);
     expect(summary, again.stderr.text).toMatchObject({ command: 'continue', status: 'succeeded' });
     expect(summary.legs.map((l: { key: string; disposition: string }) => [l.key, l.disposition])).toEqual([[a, 'implemented'], [b, 'implemented']]);
-    expect(readRunRecord(h.stateDir, summary.runId)!.options).toMatchObject({ agent: { agentCmd: agent }, onFailure: 'continue', timeouts: { idleMs: 40_000 } });
+    expect(readRunRecord(h.stateDir, summary.runId)!.options).toMatchObject({ agent: { agentCmd: agent }, onFailure: 'continue', timeouts: { idleMs: 40_000 }, verify: 'true' });
   });
 });
