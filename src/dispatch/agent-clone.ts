@@ -12,11 +12,11 @@
 // `core.fsmonitor`, hook or alias there would run as root (the reason git has safe.directory). The
 // commits cross over as a bundle (plain data, fsck-checked on fetch) that svc fetches into the worktree.
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readdirSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { chmod, lchown, mkdir, mkdtemp, readdir, rmdir, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLONE_THEN_EXEC, COLLECT_AND_CLEAR, KILL_ALL } from './agent/leg-shell.js';
+import { CLONE_THEN_EXEC, COLLECT_AND_CLEAR, KILL_ALL, LEG } from './agent/leg-shell.js';
 import { copyAgentSettings } from './agent/settings.js';
 import type { AgentUser } from './agent/user.js';
 import { selfMark } from './run-lock.js';
@@ -40,8 +40,17 @@ export interface AgentLeg {
   promptFile: string;
   /** Where the agent is started: the leg's folder while its clone is still to be made, else the clone. */
   startIn: string;
-  /** The agent's argv: where the clone is still to be made, a shell makes it, then becomes the agent. */
+  /**
+   * The agent's argv. Where the leg is collected right after this agent (`collectWithAgent`), a
+   * shell as the agent user makes the clone if it is not there, runs the agent, and collects the
+   * leg itself, through the descriptors of `fds()`; otherwise, where the clone is still to be
+   * made, a shell makes it, then becomes the agent.
+   */
   command(argv: readonly string[]): string[];
+  /** The leg ends with this agent (no workflow step follows it): collect it in the agent's own process start. */
+  collectWithAgent(): void;
+  /** Descriptors 3 and 4 of the agent's process start (svc's files for the collect), or none. */
+  fds(): number[];
   /**
    * Makes the clone now, as the agent user, for steps that need it before the agent (a
    * workflow's setup); afterwards `command` leaves the argv as it is. Throws when it cannot.
@@ -273,6 +282,10 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
   }
   let cleared = false;
   let pending = shared;
+  let folded = false;
+  let legFds: number[] | null = null;
+  const bundle = join(opts.privateDir, `${key}.bundle`);
+  const results = join(opts.privateDir, `${key}.collect`);
   let cloneMade = true;
   const ended = (): void => {
     if (cleared) return;
@@ -293,9 +306,25 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     // The clone is made by the agent user in the same process start as the agent (one fork of
     // node less per leg); where it was made already, the agent starts as it is.
     command(argv) {
+      if (folded) {
+        pending = false;
+        return ['/bin/sh', '-c', LEG, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, dir, tmp, ...argv];
+      }
       if (!pending) return [...argv];
       pending = false;
       return ['/bin/sh', '-c', CLONE_THEN_EXEC, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, ...argv];
+    },
+    collectWithAgent() {
+      folded = true;
+    },
+    fds() {
+      if (!folded) return [];
+      if (!legFds) {
+        // svc's own files, opened by svc: the agent never names a path svc would open.
+        mkdirSync(opts.privateDir, { recursive: true, mode: 0o700 });
+        legFds = [openSync(results, 'w', 0o600), openSync(bundle, 'w', 0o600)];
+      }
+      return legFds;
     },
     async writeAsAgent(name, content) {
       const r = await run('/bin/sh', ['-c', 'cat > "$1"', 'sh', join(dir, name)], { user, env: { PATH: '/usr/bin:/bin' }, input: content });
@@ -328,22 +357,37 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
       };
     },
     async collect() {
-      await mkdir(opts.privateDir, { recursive: true, mode: 0o700 });
-      const bundle = join(opts.privateDir, `${key}.bundle`);
       let keep = false;
       try {
-        const fd = openSync(bundle, 'w', 0o600);
-        let r: Run;
-        try {
-          r = await run('/bin/sh', ['-c', COLLECT_AND_CLEAR, 'sh', workdir, wt.branch, wt.headBefore, dir, tmp], { user, env: agentGitEnv(home), fd3: fd });
-        } finally {
-          closeSync(fd);
+        let out: string | null = null;
+        if (legFds) {
+          for (const fd of legFds) closeSync(fd);
+          legFds = null;
+          // The leg's own shell collected it, unless it was killed first (then its lines end early).
+          const said = readFileSync(results, 'utf8');
+          const done = /^# svc-collected (\d+)$/m.exec(said);
+          if (said.includes('# svc-no-clone')) out = said;
+          else if (done) {
+            if (done[1] !== '0') throw new Error(`reading the agent's work as ${user.name}: status ${done[1]}`);
+            out = said;
+          }
         }
-        if (r.code !== 0) throw new Error(`reading the agent's work as ${user.name}: ${lastLine(r)}`);
+        if (out === null) {
+          await mkdir(opts.privateDir, { recursive: true, mode: 0o700 });
+          const fd = openSync(bundle, 'w', 0o600);
+          let r: Run;
+          try {
+            r = await run('/bin/sh', ['-c', COLLECT_AND_CLEAR, 'sh', workdir, wt.branch, wt.headBefore, dir, tmp], { user, env: agentGitEnv(home), fd3: fd });
+          } finally {
+            closeSync(fd);
+          }
+          if (r.code !== 0) throw new Error(`reading the agent's work as ${user.name}: ${lastLine(r)}`);
+          out = r.stdout;
+        }
         await rmdir(dir).catch(() => undefined);
         ended();
-        if (r.stdout.includes('# svc-no-clone')) cloneMade = false;
-        const field = (name: string) => new RegExp(`^# svc-${name} ?([0-9a-f]*)$`, 'm').exec(r.stdout)?.[1] ?? '';
+        if (out.includes('# svc-no-clone')) cloneMade = false;
+        const field = (name: string) => new RegExp(`^# svc-${name} ?([0-9a-f]*)$`, 'm').exec(out)?.[1] ?? '';
         const sha = field('sha');
         const wip = field('wip');
         const moved = /^[0-9a-f]{40,64}$/.test(sha) && sha !== wt.headBefore;
@@ -363,9 +407,14 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
         throw error;
       } finally {
         if (!keep) rmSync(bundle, { force: true });
+        rmSync(results, { force: true });
       }
     },
     async dispose() {
+      if (legFds) for (const fd of legFds.splice(0)) closeSync(fd);
+      legFds = null;
+      rmSync(results, { force: true });
+      rmSync(bundle, { force: true });
       if (cleared) return;
       await removeLegDir(dir, user);
       ended();

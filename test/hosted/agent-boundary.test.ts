@@ -161,7 +161,9 @@ describe.skipIf(!isRoot)('the agent boundary, as root (real bin/svc.js, hosted r
 
     // Every attempt came back empty-handed, and each kind was really tried.
     const checks = report(a);
-    expect(checks.filter((c) => c.verdict !== 'DENIED'), JSON.stringify(checks, null, 1)).toEqual([]);
+    // The agent's parent is the leg's own shell (its uid, its environment): no ancestor of svc's.
+    expect(checks.filter((c) => c.verdict === 'SELF').map((c) => c.what), JSON.stringify(checks.filter((c) => c.what.includes('environ')))).toEqual(['own-environ']);
+    expect(checks.filter((c) => c.verdict !== 'DENIED' && c.verdict !== 'SELF'), JSON.stringify(checks, null, 1)).toEqual([]);
     const environ = checks.filter((c) => c.what === 'environ');
     expect(environ.length).toBeGreaterThanOrEqual(2);
     expect(environ.at(-1)!.target).toBe('1');

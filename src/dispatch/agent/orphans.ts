@@ -3,12 +3,15 @@
 // names its owner (pid and start time); a root whose owner is alive is left alone, whatever it
 // holds. Inside a dead one, each leg folder is emptied as the uid that owns it (so root never
 // walks a tree an agent made), then removed; the stale uid leases are freed with their processes.
-import { lstatSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LEGS_OWNER_FILE, LEGS_ROOT_PREFIX, removeLegDir } from '../agent-clone.js';
 import { isAlive, type ProcessMark } from '../run-lock.js';
 import { freeStaleLeases } from './pool.js';
+
+/** How long a legs root that names no owner yet is taken for one being made. */
+const UNNAMED_GRACE_MS = 60_000;
 
 export interface OrphanLegs {
   /** Leg folders removed. */
@@ -24,6 +27,26 @@ function ownerOf(root: string): ProcessMark | null {
   } catch {
     return null;
   }
+}
+
+/** Removes a dead svc's legs root: each leg folder as the uid that owns it, then the root. */
+async function clearRoot(root: string, me: number | undefined, removed: string[]): Promise<void> {
+  for (const leg of readdirSync(root)) {
+    if (leg === LEGS_OWNER_FILE) continue;
+    const path = join(root, leg);
+    const entry = lstatSync(path, { throwIfNoEntry: false });
+    if (!entry) continue;
+    if (entry.isDirectory() && entry.uid !== me) {
+      // No kill here: the uid may be leased by a live leg by now (freeStaleLeases kills for dead ones).
+      await removeLegDir(path, { uid: entry.uid, gid: entry.gid }, false);
+    } else {
+      // Still svc's own (its prepare died before the hand-over): nothing of an agent's is in it.
+      rmSync(path, { recursive: true, force: true });
+    }
+    removed.push(path);
+  }
+  rmSync(join(root, LEGS_OWNER_FILE), { force: true });
+  rmdirSync(root);
 }
 
 /** Removes the leg folders of svc processes that are gone, and frees their uids. */
@@ -43,26 +66,14 @@ export async function removeOrphanLegs(tmp: string = tmpdir()): Promise<OrphanLe
     if (!st?.isDirectory() || st.uid !== me) continue;
     const owner = ownerOf(root);
     if (owner && isAlive(owner)) continue;
-    for (const leg of readdirSync(root)) {
-      if (leg === LEGS_OWNER_FILE) continue;
-      const path = join(root, leg);
-      const entry = lstatSync(path, { throwIfNoEntry: false });
-      if (!entry) continue;
-      if (entry.isDirectory() && entry.uid !== me) {
-        // No kill here: the uid may be leased by a live leg by now (freeStaleLeases kills for dead ones).
-        await removeLegDir(path, { uid: entry.uid, gid: entry.gid }, false);
-      } else {
-        // Still svc's own (its prepare died before the hand-over): nothing of an agent's is in it.
-        rmSync(path, { recursive: true, force: true });
-      }
-      removed.push(path);
-    }
+    // A root names its owner right after it is made: one without a name is a live svc's for a moment.
+    if (!owner && Date.now() - st.mtimeMs < UNNAMED_GRACE_MS) continue;
     try {
-      unlinkSync(join(root, LEGS_OWNER_FILE));
-    } catch {
-      // A root that died before it named its owner.
+      await clearRoot(root, me, removed);
+    } catch (error) {
+      // Another svc (a recover or a prune beside this one) cleared it first.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
-    rmdirSync(root);
   }
   return { removed, freedUids: await freeStaleLeases() };
 }

@@ -119,7 +119,7 @@ export async function runLeg(spec: LegSpec): Promise<LegResult> {
         detached: true,
         // libuv also clears the supplementary groups when it switches uid/gid.
         ...(spec.user ? { uid: spec.user.uid, gid: spec.user.gid } : {}),
-        stdio: ['pipe', 'pipe', 'pipe'],
+        stdio: ['pipe', 'pipe', 'pipe', ...(spec.extraFds ?? [])],
         windowsHide: true,
       });
     } catch (error) {

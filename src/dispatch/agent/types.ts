@@ -70,6 +70,8 @@ export interface LegSpec {
   onGroup?(event: 'start' | 'end', pgid: number): void;
   /** Aborted when the CLI is interrupted: the agent is stopped and the leg ends 'interrupted'. */
   signal?: AbortSignal;
+  /** Descriptors 3, 4, … of the agent's process start (an agent user's leg collects itself through them). */
+  extraFds?: number[];
   /** Run the agent as this user (svc is root; see ./user.ts and ./pool.ts); absent: as svc's own user. */
   user?: { uid: number; gid: number };
 }

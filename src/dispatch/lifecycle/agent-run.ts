@@ -60,6 +60,8 @@ export async function runAgent(
     // Workflow (issue 30): the steps run in the agent's clone, as its user, before the clone is
     // collected; they need the clone before the agent, which otherwise makes it as it starts.
     if (eventKey && ctx.opts.workflow) await leg.ensureClone();
+    // Without workflow steps after it, the agent's own process start collects the leg too.
+    else leg.collectWithAgent();
     const place = { cwd: leg.workdir, user: leg.user, env: (e: Record<string, string>) => leg.env(e), writePrompt: (t: string) => leg.writeAsAgent(basename(leg.promptFile), t) };
     const result = await (eventKey
       ? runWorkflowLeg({ ctx, key, branch: wt.branch, place, prompt, logFile, attempt: (c, p) => runAgentIn(c, wt, key, p, logFile, eventKey, leg, collect) })
@@ -133,6 +135,7 @@ async function runAgentIn(
     return await deps.runLeg({
       argv: leg ? leg.command(command.argv) : command.argv,
       cwd,
+      ...(leg && leg.fds().length ? { extraFds: leg.fds() } : {}),
       env: (leg ? leg.env : (e: Record<string, string>) => e)(agentEnv(opts.env, {
         SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: promptFile, SVC_WORKDIR: workdir, SVC_BRANCH: wt.branch, ...ctx.workflowEnv,
       })),
