@@ -53,6 +53,8 @@ export class EventStream {
   private body: Buffer = Buffer.alloc(0);
   private wake: (() => void) | null = null;
   private flushWanted = false;
+  /** A disposition is pending: the next batch goes without waiting for the interval (once). */
+  private urgent = false;
   private loop: Promise<void>;
   private error: unknown = null;
   /** Appends made, and the largest batch ever held in memory (for tests and `--debug`). */
@@ -104,7 +106,12 @@ export class EventStream {
       this.o.onFailed?.(error);
       throw error;
     }
-    if (this.pending >= this.o.maxBatch) this.poke();
+    // A disposition goes out at once: the service times legs by when it hears of them (the live
+    // page's durations), and there are two per leg, so no batching is lost.
+    if (ev.disposition !== undefined) {
+      this.urgent = true;
+      this.poke();
+    } else if (this.pending >= this.o.maxBatch) this.poke();
     return n;
   }
 
@@ -156,10 +163,11 @@ export class EventStream {
         continue;
       }
       // Let a partial batch gather for one interval unless a flush was asked for or it is full.
-      if (this.pending < this.o.maxBatch && !this.flushWanted) {
+      if (this.pending < this.o.maxBatch && !this.flushWanted && !this.urgent) {
         await this.nap(this.o.flushIntervalMs);
         if (this.state !== 'running') break;
       }
+      this.urgent = false;
       this.batch = this.reader.readEncoded(this.o.maxBatch, this.o.maxBatchBytes);
       this.stats.maxHeld = Math.max(this.stats.maxHeld, this.batch.length);
       if (this.batch.length === 0) {

@@ -75,6 +75,9 @@ describe('svc server delivery', () => {
     const dry = (command: string) => svcInProcess([command, key.key, '--dry-run', '--agent-cmd', 'true', '--json'], { env: as(firstToken), cwd: repo });
     const skipOf = async (command: string) => json<{ cards: { skipReason: string | null }[] }>((await dry(command)).stdout).cards[0]!.skipReason;
     expect(await skipOf('review')).toBe('no open delivery');
+    // No card of the named set can run: one line saying why, exit 1, no run (DISPATCH §4).
+    const none = await svcInProcess(['review', key.key, '--agent-cmd', 'true'], { env: as(firstToken), cwd: repo });
+    expect(none).toMatchObject({ code: 1, stdout: '', stderr: `svc: no card ran: ${key.key} no open delivery\n` });
 
     const rec = await svcInProcess(['server', 'delivery', key.key, '--db', db, '--number', '12']);
     expect(rec).toMatchObject({ code: 0, stdout: `${key.key} me/shop#12 open https://github.com/me/shop/pull/12\n` });

@@ -196,6 +196,8 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
     await writeRunReports(ctx, reports, summary, opts.secrets);
     if (ctx.out.json) return ctx.out.document(summary);
     if (summary.dryRun) return printDryRun(ctx, summary);
+    // No run opened and no success (no card of the named set could run): one line saying why.
+    if (!summary.runId && summary.exitCode !== 0) return ctx.out.error(`svc: ${summary.note}`);
     printRunSummary(ctx.out, summary);
   } finally {
     await api.close();
