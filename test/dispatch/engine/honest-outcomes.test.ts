@@ -4,6 +4,7 @@
 // of a leg's start and end when they happen, so the live page times legs right.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
+import type { AdminWorkItem } from '../../../src/server/admin.js';
 import { authenticate } from '../../../src/server/auth.js';
 import { runView } from '../../../src/server/web/data.js';
 import { startHarness, type Harness } from './harness.js';
@@ -25,7 +26,7 @@ describe('a command given keys of which no card ran', () => {
     ['run of a done item', 'run', { status: 'done' }, 'done (status done)'],
     ['run of a human item', 'run', { executor: 'human' }, 'executor: human'],
   ] as const)('%s: exit 1, the reason, no run opened', async (_name, command, extra, reason) => {
-    const key = h.item('task', 'T', extra);
+    const key = h.item('task', 'T', structuredClone(extra) as Partial<AdminWorkItem>);
     const s = await runDispatch(h.opts({ command, keys: [key] }), h.deps());
     expect(s).toMatchObject({ runId: null, exitCode: 1, note: `no card ran: ${key} ${reason}` });
     expect(runCount()).toBe(0);
