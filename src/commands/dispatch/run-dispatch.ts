@@ -21,7 +21,7 @@ import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 import { resolveBaseUrl, resolveToken } from '../settings.js';
-import { checkAgentProgram, checkProject, checkRepository } from './preflight.js';
+import { checkAgentProgram, checkProject, checkRepository, checkWorkingTree } from './preflight.js';
 import { dispatchProject, projectOfRun } from './project.js';
 import type { DispatchFlags } from './register.js';
 import { agentChoice, agentUserFor, legOptions, workflowFor } from './run-options.js';
@@ -159,6 +159,11 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
     const { workflow, hint } = await workflowFor(flags, opts.repo, opts.baseRef);
     opts.workflow = workflow;
     if (hint) ctx.out.warn(hint);
+    // fix and review work on a fetched pull request head: the local tree is not theirs either way.
+    if (command !== 'fix' && command !== 'review') {
+      const dirty = await checkWorkingTree(opts.repo, !opts.worktree);
+      if (dirty) ctx.out.warn(dirty);
+    }
   }
   // A retry line must not cut through the spinner: once the progress view runs, it prints it.
   let progress: ReturnType<typeof createRunProgress> | undefined;
