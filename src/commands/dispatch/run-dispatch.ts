@@ -180,7 +180,7 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
       noteHostedOpen(stateDir, run.run);
       if (ctx.out.json) return ctx.out.document(run);
       ctx.out.data(run.run.id);
-      ctx.out.info(`Opened hosted run ${run.run.id} (${run.run.cards.length} cards)${run.created ? '' : ' (existing run for this idempotency key)'}; a hosted runner executes it.`);
+      ctx.out.info(`Opened hosted run ${run.run.id} (${run.run.cards.length} ${run.run.cards.length === 1 ? 'card' : 'cards'})${run.created ? '' : ' (existing run for this idempotency key)'}; a hosted runner executes it.`);
       return;
     }
     if (!opts.dryRun) Object.assign(opts, await agentUserFor(flags, ctx, { stateDir, hosted: false }));

@@ -46,6 +46,11 @@ describe('a command given keys of which no card ran', () => {
     const s = await runDispatch(h.opts({ command: 'run', keys: [a, b] }), h.deps());
     expect(s).toMatchObject({ exitCode: 0, status: 'succeeded' });
     expect(s.legs.map((l) => [l.key, l.disposition])).toEqual([[a, 'implemented']]);
+    // Counted as a person writes it: "1 card", "2 cards".
+    expect(h.seen.find((l) => l.includes(' opened '))).toMatch(/: 1 of 2 named cards$/);
+    const one = await runDispatch(h.opts({ command: 'run', keys: [h.item('task', 'C')] }), h.deps());
+    expect(one.exitCode).toBe(0);
+    expect(h.seen.filter((l) => l.includes(' opened ')).at(-1)).toMatch(/: 1 of 1 named card$/);
   });
 });
 
