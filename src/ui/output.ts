@@ -144,23 +144,41 @@ export function withKnownWidth(stream: OutStream): OutStream {
   });
 }
 
-/** Aligns columns; the last column is cut to the terminal width so rows never wrap. */
+/**
+ * Aligns columns and fits them to the terminal width so rows never wrap: the last column gives way
+ * first (down to 8 characters), then the widest of the others but the first (an id stays whole),
+ * down to 6; a cut cell ends in `…`.
+ */
 export function formatTable(head: string[], rows: string[][], width: number, style: ChalkInstance): string {
   const all = [head, ...rows];
-  const widths = head.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
+  const widths = fitWidths(
+    head.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length))),
+    width,
+  );
   const lines = all.map((row, r) => {
-    let used = 0;
     const cells = row.map((cell, i) => {
-      const last = i === row.length - 1;
-      const room = Math.max(8, width - used);
-      const text = last ? cut(cell, room) : cell.padEnd(widths[i] ?? 0);
-      used += (widths[i] ?? 0) + 2;
-      return text;
+      const room = widths[i] ?? cell.length;
+      return i === row.length - 1 ? cut(cell, room) : cut(cell, room).padEnd(room);
     });
     const line = cells.join('  ').trimEnd();
     return r === 0 ? style.bold(line) : line;
   });
   return `${lines.join('\n')}\n`;
+}
+
+function fitWidths(natural: number[], width: number): number[] {
+  const w = [...natural];
+  const last = w.length - 1;
+  const over = () => w.reduce((sum, n) => sum + n, 0) + 2 * last - width;
+  if (last < 0 || over() <= 0) return w;
+  w[last] = Math.max(Math.min(natural[last]!, 8), w[last]! - over());
+  while (over() > 0) {
+    let widest = -1;
+    for (let i = 1; i < last; i++) if (w[i]! > 6 && (widest < 0 || w[i]! > w[widest]!)) widest = i;
+    if (widest < 0) break;
+    w[widest]!--;
+  }
+  return w;
 }
 
 function cut(text: string, room: number): string {
