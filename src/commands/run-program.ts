@@ -19,6 +19,8 @@ export async function runProgram(program: Command, argv: readonly string[], io: 
   try {
     await program.parseAsync(argv, { from });
     const ctx = io.context();
+    // `--jq` writes the document once jq has run; its error is the command's.
+    await ctx?.out.settle();
     const signal = ctx?.interrupts.reason();
     if (signal) return signal === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint;
     return ctx?.exitCode ?? EXIT.ok;

@@ -17,6 +17,8 @@ export interface OutputOptions {
   stderr: OutStream;
   env: Record<string, string | undefined>;
   json?: boolean;
+  /** `--jq EXPR`: the JSON document is filtered through it (implies `json`). */
+  jq?: string;
   /** commander's `--no-color` sets `color: false`. */
   color?: boolean;
   verbose?: boolean;
@@ -43,6 +45,10 @@ export interface Output {
   data(line: string): void;
   /** The one JSON document of a `--json` command. */
   document(value: unknown): void;
+  /** Resolves once the document is written (with `--jq`, after jq ran); rejects with jq's error. */
+  settle(): Promise<void>;
+  /** With `--jq`: refuses an expression that does not compile (a dispatch checks before its run). */
+  checkJq(): Promise<void>;
   info(line: string): void;
   warn(line: string): void;
   error(line: string): void;
@@ -75,9 +81,11 @@ export function createOutput(opts: OutputOptions): Output {
   const errColour = style.level > 0;
   const err = (line: string) => stderr.write(`${visibleKeepingStyle(line, errColour)}\n`);
   const outColour = colorLevel(opts, stdout) > 0;
+  // With --jq the document is written once jq has run (it loads asynchronously): `settle` waits.
+  let pending: Promise<void> = Promise.resolve();
 
   return {
-    json: Boolean(opts.json),
+    json: Boolean(opts.json) || opts.jq !== undefined,
     verboseOn: Boolean(opts.verbose),
     interactive,
     stdoutIsTTY: Boolean(stdout.isTTY),
@@ -87,7 +95,24 @@ export function createOutput(opts: OutputOptions): Output {
     data: (line) => stdout.write(`${visibleKeepingStyle(line, outColour)}\n`),
     // JSON escapes C0 itself; DEL and C1 (which some terminals obey) get the same \u form, the
     // same value to any parser.
-    document: (value) => stdout.write(`${JSON.stringify(value, null, 2).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`),
+    document: (value) => {
+      const jq = opts.jq;
+      if (jq === undefined) {
+        stdout.write(`${JSON.stringify(value, null, 2).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`);
+        return;
+      }
+      // jq prints strings raw: what came from the service is shown as data() shows it.
+      pending = pending.then(async () => {
+        const { applyJq } = await import('./jq.js');
+        stdout.write(visibleKeepingStyle(await applyJq(value, jq), outColour));
+      });
+    },
+    settle: () => pending,
+    async checkJq() {
+      if (opts.jq === undefined) return;
+      const { checkJq } = await import('./jq.js');
+      await checkJq(opts.jq);
+    },
     info: (line) => err(line),
     warn: (line) => err(style.yellow(line)),
     error: (line) => err(style.red(line)),

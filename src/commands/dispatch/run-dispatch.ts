@@ -150,6 +150,8 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
   if (flags.hosted && flags.report?.length) throw new UsageError('--report needs a run executed here; a hosted run reports where it runs');
   const reports = await planReports(flags.report, ctx);
   checkMaxCost(opts);
+  // A --jq that does not compile would lose the summary of a whole run: refused now.
+  await ctx.out.checkJq();
   // What would fail every leg is refused before anything is opened, in a dry run as in the real
   // run; a --hosted run's agent and checkout are the runner's, not this machine's.
   if (!flags.hosted) {
