@@ -65,6 +65,18 @@ describe('svc server init', () => {
   });
 });
 
+describe('a project with nothing ready', () => {
+  it.each([
+    ['next', 'nothing is ready'],
+    ['batch', 'no ready leaves'],
+    ['auto', 'no ready leaves'],
+  ])('%s says "%s" once, opens no run, exit 0', async (command, note) => {
+    const init = await svcInProcess(['server', 'init', '--db', db, '--workspace', 'mine', '--project', 'EMPTY']);
+    const r = await svcInProcess([command, '--project', 'EMPTY', '--agent-cmd', 'true'], { env: as(init.stdout.trim()), cwd: await makeRepo() });
+    expect(r).toMatchObject({ code: 0, stdout: '', stderr: `${note}\n` });
+  });
+});
+
 describe('svc server delivery', () => {
   it('an item of the project takes its --repo; a recorded open pull request makes review and fix select it', async () => {
     const created = await svcInProcess(['items', 'create', '--project', 'SHOP', '--kind', 'task', '--title', 'Add a health check', '--type', 'code', '--json'], { env: as(firstToken) });
