@@ -56,8 +56,9 @@ describe('svc server init', () => {
     [['--workspace', 'Mine', '--project', 'SHOP'], 2, /^svc: --workspace takes a slug/],
     [['--workspace', 'mine', '--project', 'shop'], 2, /^svc: --project takes a key/],
     [['--workspace', 'mine'], 2, /^svc: required option '--project <key>' not specified/],
+    [['--workspace', 'mine', '--project', 'SHOP', '--no-db'], 2, /^svc: required option '--db <file>' not specified \(see --help\)\n$/],
   ])('%j: one line, exit %i, no token', async (args, code, message) => {
-    const r = await svcInProcess(['server', 'init', '--db', db, ...args]);
+    const r = await svcInProcess(['server', 'init', ...(args.includes('--no-db') ? [] : ['--db', db]), ...args.filter((a) => a !== '--no-db')]);
     expect(r.code).toBe(code);
     expect(r.stdout).toBe('');
     expect(r.stderr.trim().split('\n')).toHaveLength(1);

@@ -21,7 +21,9 @@ const port = (v: string) => {
 function dbOf(opts: { db?: string }, cmd: Command): string {
   let db = opts.db;
   for (let c: Command | null = cmd.parent; !db && c; c = c.parent) db = (c.opts() as { db?: string }).db;
-  if (!db) throw Object.assign(new Error("required option '--db <file>' not specified"), { code: 'commander.missingMandatoryOptionValue', exitCode: EXIT.usage });
+  // Through commander, which prints it as every usage error (a thrown commander code is taken as
+  // already printed: the line was lost).
+  if (!db) cmd.error("error: required option '--db <file>' not specified", { code: 'commander.missingMandatoryOptionValue', exitCode: EXIT.usage });
   return db;
 }
 
