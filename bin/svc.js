@@ -15,10 +15,12 @@ import module from 'node:module';
 const cacheHome = process.env.XDG_CACHE_HOME || (process.env.HOME ? process.env.HOME + '/.cache' : '');
 module.enableCompileCache?.(process.env.NODE_COMPILE_CACHE || (cacheHome ? cacheHome + '/svc/compile-cache' : undefined));
 const args = process.argv.slice(2);
-if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-  // The one answer that needs none of the program: the version the package declares.
+// `--version`, with `--json` or not: the one answer that needs none of the program.
+const version = args.some((a) => a === '--version' || a === '-V') && args.every((a) => a === '--version' || a === '-V' || a === '--json');
+if (version) {
   const { readFileSync } = await import('node:fs');
-  process.stdout.write(`${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}\n`);
+  const declared = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+  process.stdout.write(args.includes('--json') ? `${JSON.stringify({ version: declared })}\n` : `${declared}\n`);
 } else {
   await import('../dist/cli.js');
 }

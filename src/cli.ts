@@ -68,7 +68,7 @@ function context(cmd: Command): Context {
     env,
     cwd: process.cwd(),
     globals,
-    out: createOutput({ stdout: process.stdout, stderr: process.stderr, env, json: globals.json, color: globals.color, verbose: globals.verbose }),
+    out: createOutput({ stdout: process.stdout, stderr: process.stderr, env, json: globals.json, jq: globals.jq, color: globals.color, verbose: globals.verbose }),
     config: () => (config ??= openConfig(env)),
     interrupts: { signal: trap.signal, reason: received, handle: (mode) => trap.handle(mode) },
     exitCode: EXIT.ok,

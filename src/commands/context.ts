@@ -8,6 +8,8 @@ import type { ConfigStore } from './config/store.js';
 export interface GlobalOptions {
   baseUrl?: string;
   json?: boolean;
+  /** `--jq EXPR` (implies --json). */
+  jq?: string;
   verbose?: boolean;
   color?: boolean;
   insecure?: boolean;

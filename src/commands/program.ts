@@ -53,6 +53,7 @@ export function buildProgram(version: string, context: (cmd: Command) => Context
     .helpOption('-h, --help', 'show help')
     .addOption(new Option('--base-url <url>', 'service base address (SVC_BASE_URL)'))
     .addOption(new Option('--json', 'print exactly one JSON document on stdout'))
+    .addOption(new Option('--jq <expression>', 'filter the JSON document with a jq expression, as gh does (implies --json)'))
     .addOption(new Option('--verbose', 'print request ids and timings on stderr'))
     .addOption(new Option('--no-color', 'no colour, no spinner'))
     .addOption(new Option('--insecure', 'allow sending a token over plain http to a non-loopback host'))

@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import type { OutStream } from '../ui/output.js';
 import type { Context } from './context.js';
+import { errorLine } from './error-line.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
 import { visible } from '../ui/visible.js';
 
@@ -18,6 +19,8 @@ export async function runProgram(program: Command, argv: readonly string[], io: 
   try {
     await program.parseAsync(argv, { from });
     const ctx = io.context();
+    // `--jq` writes the document once jq has run; its error is the command's.
+    await ctx?.out.settle();
     const signal = ctx?.interrupts.reason();
     if (signal) return signal === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint;
     return ctx?.exitCode ?? EXIT.ok;
@@ -33,9 +36,8 @@ function report(error: unknown, io: ProgramIO): number {
     if (e.exitCode === 0 || e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return EXIT.ok;
     return EXIT.usage;
   }
-  const message = (e.message ?? String(error)).split('\n')[0];
   // A message may quote the service (an error's text, a title): its control characters are shown.
-  io.stderr.write(`svc: ${visible(message ?? '')}\n`);
+  io.stderr.write(`svc: ${visible(errorLine(error, io.context()))}\n`);
   if (io.context()?.globals.verbose && error instanceof Error && error.stack && !isUserFacing(error)) {
     io.stderr.write(`${error.stack}\n`);
   }

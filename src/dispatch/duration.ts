@@ -1,5 +1,5 @@
 // Durations as flags and environment variables take them (DISPATCH.md §2): `500ms`, `5s`, `2m`,
-// `1h`, or a plain number of seconds. One parser, so every timeout flag reads the same way.
+// `1h`, `2d` (days: `runs report --since 2d`), or a plain number of seconds. One parser, so every timeout flag reads the same way.
 import { SvcError } from '../api/errors.js';
 
 /** A duration that cannot be read: a usage error (exit code 2), with a one-line message. */
@@ -9,13 +9,13 @@ export class DurationError extends SvcError {
   constructor(readonly input: string, readonly option?: string) {
     super(
       `invalid duration ${JSON.stringify(input)}${option ? ` for ${option}` : ''}: ` +
-        'use 500ms, 5s, 2m, 1h or a number of seconds',
+        'use 500ms, 5s, 2m, 1h, 2d or a number of seconds',
     );
   }
 }
 
-const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
-const PATTERN = /^(\d+(?:\.\d+)?|\.\d+)\s*(ms|s|m|h)?$/i;
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const PATTERN = /^(\d+(?:\.\d+)?|\.\d+)\s*(ms|s|m|h|d)?$/i;
 
 /**
  * Parse a duration into whole milliseconds. `option` names the flag or variable in the error.

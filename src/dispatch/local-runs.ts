@@ -1,6 +1,6 @@
 // What this machine knows of its runs, from the state folder alone (no request): `svc runs list`,
 // the run order of `svc logs`, and `svc runs cancel` for a run nobody is running.
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SvcError } from '../api/errors.js';
 import type { DispatchRun } from '../contract/types.js';
@@ -9,6 +9,7 @@ import { Journal } from './journal.js';
 import type { DispatchService } from './ports.js';
 import { isRunLive } from './run-lock.js';
 import { listRunRecords, readRunRecord, runPaths, type RunRecord } from './state.js';
+import { makeDirs } from './make-dirs.js';
 
 /** One row of `svc runs list`. */
 export interface LocalRunRow {
@@ -95,7 +96,7 @@ function hostedNotePath(stateDir: string, runId: string): string {
 
 /** Notes a run opened with `--hosted`, so `svc runs list` shows it and `svc runs cancel` finds it. */
 export function noteHostedOpen(stateDir: string, run: DispatchRun): void {
-  mkdirSync(join(stateDir, 'hosted'), { recursive: true, mode: 0o700 });
+  makeDirs(join(stateDir, 'hosted'), 0o700);
   const note: HostedNote = {
     runId: run.id, command: run.command, cards: run.cards.length, skipped: run.cards.filter((c) => c.skipReason).length, openedAt: run.startedAt, closed: null,
   };

@@ -84,6 +84,7 @@ export function trapSignals(source: SignalSource, exit: (code: number) => void, 
     // Leave now; for a dispatch run the journal (with each leg's process group) lets
     // `svc runs recover` finish the job, and no agent outlives svc.
     killAgentGroups();
+    if (mode === 'dispatch') notice?.('exiting at once: the run stays open until `svc runs recover` closes it (or the service reaps it)');
     exit(new Interrupted(signal).exitCode);
   };
   const onInt = onSignal('SIGINT');

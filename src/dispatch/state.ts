@@ -2,11 +2,12 @@
 // is sent, and the acknowledgements), run.json (what a resume or a recovery needs — never a token)
 // and the full, redacted agent output per leg. It is the ground truth after a crash.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { SvcError } from '../api/errors.js';
 import type { DispatchCommand, DispatchRun, DispatchRunOpen } from '../contract/types.js';
+import { makeDirs } from './make-dirs.js';
 
 /** `SVC_STATE_DIR`, else `$XDG_STATE_HOME/svc`, else `~/.local/state/svc`. */
 export function resolveStateDir(env: Record<string, string | undefined>, home: string = homedir()): string {
@@ -70,8 +71,8 @@ export function logPath(paths: RunPaths, key: string): string {
 /** Creates the run folder (mode 0700: logs may hold project code) and writes run.json atomically. */
 export function createRunFolder(stateDir: string, record: RunRecord): RunPaths {
   const paths = runPaths(stateDir, record.runId);
-  mkdirSync(paths.logs, { recursive: true, mode: 0o700 });
-  mkdirSync(paths.prompts, { recursive: true, mode: 0o700 });
+  makeDirs(paths.logs, 0o700);
+  makeDirs(paths.prompts, 0o700);
   writeRunRecord(paths, record);
   return paths;
 }
@@ -161,7 +162,7 @@ export function pendingOpenPath(stateDir: string, idempotencyKey: string): strin
 export function writePendingOpen(stateDir: string, pending: PendingOpen): string {
   const path = pendingOpenPath(stateDir, pending.idempotencyKey);
   try {
-    mkdirSync(join(stateDir, 'opening'), { recursive: true, mode: 0o700 });
+    makeDirs(join(stateDir, 'opening'), 0o700);
     const tmp = `${path}.tmp`;
     writeFileSync(tmp, JSON.stringify(pending, null, 2) + '\n', { mode: 0o600 });
     renameSync(tmp, path);

@@ -18,6 +18,7 @@ import { configurePlanner } from './planning/index.js';
 import { MODULES } from './modules.js';
 import { RateLimiter } from './rate-limit.js';
 import { seedDemo } from './seed.js';
+import { InitError, initProject, recordDelivery } from './init.js';
 
 export type { Admin } from './admin.js';
 export type { ResponseInfo } from './app.js';
@@ -143,6 +144,8 @@ export type ServerCommand =
   | { command: 'serve'; port?: number; host?: string; db?: string; seed?: 'demo'; rateLimit?: string; gitRoot?: string }
   | { command: 'run-token'; db: string; runId: string; contractPrefix?: boolean }
   | { command: 'done'; db: string; keys: string[]; status?: string }
+  | { command: 'init'; db: string; workspace: string; project: string; name?: string; repos?: string[] }
+  | { command: 'delivery'; db: string; key: string; number: number; state?: string; ci?: string; url?: string }
   | {
       command: 'token-create';
       db: string;
@@ -183,6 +186,7 @@ async function serverCommand(cmd: ServerCommand, io: ServerCommandIO): Promise<n
   if (cmd.command === 'token-create') return tokenCreate(cmd, io);
   if (cmd.command === 'run-token') return runToken(cmd, io);
   if (cmd.command === 'done') return markDone(cmd, io);
+  if (cmd.command === 'init' || cmd.command === 'delivery') return initOrDelivery(cmd, io);
   const service = await startServer({
     port: cmd.port ?? 0,
     host: cmd.host,
@@ -211,25 +215,25 @@ function tokenCreate(cmd: Extract<ServerCommand, { command: 'token-create' }>, i
   try {
     const ws = db.prepare('SELECT id FROM workspaces WHERE id = ? OR slug = ?').get(cmd.workspace, cmd.workspace) as { id: string } | undefined;
     if (!ws) {
-      io.stderr.write(`no workspace '${cmd.workspace}' in ${cmd.db}\n`);
+      io.stderr.write(`svc: no workspace '${cmd.workspace}' in ${cmd.db} (\`svc server init --db ${cmd.db} --workspace SLUG --project KEY\` makes one)\n`);
       return 4;
     }
     const scopes = typeof cmd.scopes === 'string' ? cmd.scopes.split(',').map((x) => x.trim()).filter(Boolean) : cmd.scopes ?? [...SCOPES];
     const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
     if (unknown.length) {
-      io.stderr.write(`unknown scope ${unknown.join(', ')} (known: ${SCOPES.join(', ')})\n`);
+      io.stderr.write(`svc: unknown scope ${unknown.join(', ')} (known: ${SCOPES.join(', ')})\n`);
       return 2;
     }
     const user = (cmd.user
       ? db.prepare('SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id AND m.workspace_id = ? WHERE u.id = ? OR u.email = ?').get(ws.id, cmd.user, cmd.user)
       : db.prepare('SELECT user_id AS id FROM memberships WHERE workspace_id = ? ORDER BY rowid LIMIT 1').get(ws.id)) as { id: string } | undefined;
     if (!user) {
-      io.stderr.write(`no member ${cmd.user ?? ''} in workspace '${cmd.workspace}'\n`);
+      io.stderr.write(`svc: no member ${cmd.user ?? ''} in workspace '${cmd.workspace}'\n`);
       return 4;
     }
     const admin = createAdmin(db);
     if (cmd.project && !db.prepare('SELECT 1 FROM projects WHERE key = ? AND workspace_id = ?').get(cmd.project, ws.id)) {
-      io.stderr.write(`no project '${cmd.project}' in workspace '${cmd.workspace}'\n`);
+      io.stderr.write(`svc: no project '${cmd.project}' in workspace '${cmd.workspace}'\n`);
       return 4;
     }
     const { token } = admin.createToken({
@@ -281,6 +285,28 @@ function markDone(cmd: Extract<ServerCommand, { command: 'done' }>, io: ServerCo
   }
 }
 
+/** `svc server init` (a token on stdout) and `svc server delivery` (the delivery recorded, one line). */
+function initOrDelivery(cmd: Extract<ServerCommand, { command: 'init' | 'delivery' }>, io: ServerCommandIO): number {
+  const db = openDatabase(cmd.db, MODULES);
+  try {
+    if (cmd.command === 'init') {
+      const { token, created } = initProject(db, cmd);
+      io.stderr.write(created.length ? `made ${created.join(' and ')} in ${cmd.db}\n` : `found workspace ${cmd.workspace} and project ${cmd.project} in ${cmd.db}: a fresh token\n`);
+      io.stdout.write(`${token}\n`);
+    } else {
+      const d = recordDelivery(db, cmd);
+      io.stdout.write(`${cmd.key} ${d.repo}#${d.number} ${d.state}${d.ci ? ` ci ${d.ci}` : ''} ${d.url}\n`);
+    }
+    return 0;
+  } catch (error) {
+    if (!(error instanceof InitError)) throw error;
+    io.stderr.write(`svc: ${error.message}\n`);
+    return error.exitCode;
+  } finally {
+    db.close();
+  }
+}
+
 /**
  * `svc server run-token RUN_ID`: the credential a hosted runner is started with. On the real
  * service the platform injects it; here an operator mints it once for a hosted run.
@@ -292,7 +318,7 @@ function runToken(cmd: Extract<ServerCommand, { command: 'run-token' }>, io: Ser
     return 0;
   } catch (error) {
     if (!(error instanceof ServiceError)) throw error;
-    io.stderr.write(`${error.message}\n`);
+    io.stderr.write(`svc: ${error.message}\n`);
     return error.status === 404 ? 4 : 2;
   } finally {
     db.close();

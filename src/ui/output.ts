@@ -17,6 +17,8 @@ export interface OutputOptions {
   stderr: OutStream;
   env: Record<string, string | undefined>;
   json?: boolean;
+  /** `--jq EXPR`: the JSON document is filtered through it (implies `json`). */
+  jq?: string;
   /** commander's `--no-color` sets `color: false`. */
   color?: boolean;
   verbose?: boolean;
@@ -43,6 +45,10 @@ export interface Output {
   data(line: string): void;
   /** The one JSON document of a `--json` command. */
   document(value: unknown): void;
+  /** Resolves once the document is written (with `--jq`, after jq ran); rejects with jq's error. */
+  settle(): Promise<void>;
+  /** With `--jq`: refuses an expression that does not compile (a dispatch checks before its run). */
+  checkJq(): Promise<void>;
   info(line: string): void;
   warn(line: string): void;
   error(line: string): void;
@@ -75,9 +81,11 @@ export function createOutput(opts: OutputOptions): Output {
   const errColour = style.level > 0;
   const err = (line: string) => stderr.write(`${visibleKeepingStyle(line, errColour)}\n`);
   const outColour = colorLevel(opts, stdout) > 0;
+  // With --jq the document is written once jq has run (it loads asynchronously): `settle` waits.
+  let pending: Promise<void> = Promise.resolve();
 
   return {
-    json: Boolean(opts.json),
+    json: Boolean(opts.json) || opts.jq !== undefined,
     verboseOn: Boolean(opts.verbose),
     interactive,
     stdoutIsTTY: Boolean(stdout.isTTY),
@@ -87,7 +95,24 @@ export function createOutput(opts: OutputOptions): Output {
     data: (line) => stdout.write(`${visibleKeepingStyle(line, outColour)}\n`),
     // JSON escapes C0 itself; DEL and C1 (which some terminals obey) get the same \u form, the
     // same value to any parser.
-    document: (value) => stdout.write(`${JSON.stringify(value, null, 2).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`),
+    document: (value) => {
+      const jq = opts.jq;
+      if (jq === undefined) {
+        stdout.write(`${JSON.stringify(value, null, 2).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`);
+        return;
+      }
+      // jq prints strings raw: what came from the service is shown as data() shows it.
+      pending = pending.then(async () => {
+        const { applyJq } = await import('./jq.js');
+        stdout.write(visibleKeepingStyle(await applyJq(value, jq), outColour));
+      });
+    },
+    settle: () => pending,
+    async checkJq() {
+      if (opts.jq === undefined) return;
+      const { checkJq } = await import('./jq.js');
+      await checkJq(opts.jq);
+    },
     info: (line) => err(line),
     warn: (line) => err(style.yellow(line)),
     error: (line) => err(style.red(line)),
@@ -144,23 +169,41 @@ export function withKnownWidth(stream: OutStream): OutStream {
   });
 }
 
-/** Aligns columns; the last column is cut to the terminal width so rows never wrap. */
+/**
+ * Aligns columns and fits them to the terminal width so rows never wrap: the last column gives way
+ * first (down to 8 characters), then the widest of the others but the first (an id stays whole),
+ * down to 6; a cut cell ends in `…`.
+ */
 export function formatTable(head: string[], rows: string[][], width: number, style: ChalkInstance): string {
   const all = [head, ...rows];
-  const widths = head.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
+  const widths = fitWidths(
+    head.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length))),
+    width,
+  );
   const lines = all.map((row, r) => {
-    let used = 0;
     const cells = row.map((cell, i) => {
-      const last = i === row.length - 1;
-      const room = Math.max(8, width - used);
-      const text = last ? cut(cell, room) : cell.padEnd(widths[i] ?? 0);
-      used += (widths[i] ?? 0) + 2;
-      return text;
+      const room = widths[i] ?? cell.length;
+      return i === row.length - 1 ? cut(cell, room) : cut(cell, room).padEnd(room);
     });
     const line = cells.join('  ').trimEnd();
     return r === 0 ? style.bold(line) : line;
   });
   return `${lines.join('\n')}\n`;
+}
+
+function fitWidths(natural: number[], width: number): number[] {
+  const w = [...natural];
+  const last = w.length - 1;
+  const over = () => w.reduce((sum, n) => sum + n, 0) + 2 * last - width;
+  if (last < 0 || over() <= 0) return w;
+  w[last] = Math.max(Math.min(natural[last]!, 8), w[last]! - over());
+  while (over() > 0) {
+    let widest = -1;
+    for (let i = 1; i < last; i++) if (w[i]! > 6 && (widest < 0 || w[i]! > w[widest]!)) widest = i;
+    if (widest < 0) break;
+    w[widest]!--;
+  }
+  return w;
 }
 
 function cut(text: string, room: number): string {

@@ -13,6 +13,14 @@ describe('bin/svc.js, spawned', () => {
     expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 
+  test('--version --json (either order) prints one JSON document', async () => {
+    for (const args of [['--version', '--json'], ['--json', '-V']]) {
+      const r = await runCli(args);
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+    }
+  });
+
   test('a typo: one line naming the way to help, exit 2', async () => {
     const r = await runCli(['rnu', 'PROJ-1']);
     expect(r.code).toBe(2);

@@ -46,7 +46,7 @@ describe('a failed run', () => {
       cards: { total: 3, implemented: 0, failed: 1, skipped: 0 },
     });
     const table = await cli(['runs', 'list']);
-    expect(table.stdout).toMatch(new RegExp(`${runId}\\s+run\\s+3 \\(0 ok, 1 failed, 0 skipped\\)\\s+failed \\(halted\\)`));
+    expect(table.stdout).toMatch(new RegExp(`${runId}\\s+run\\s+0/3 ok, 1 failed\\s+failed \\(halted\\)\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d\\s`));
   });
 });
 

@@ -103,6 +103,14 @@ describe('--report on a dispatch command', () => {
       expect(r.stderr.trim().split('\n'), spec).toHaveLength(1);
       expect(r.stderr, spec).toMatch(/^svc: --report/);
     }
+    // A path svc cannot write is refused at once, before anything opens: under a file, or under
+    // /proc, where Node's own recursive mkdir would spin forever, deaf to signals.
+    const blocked = join(root, 'a-file');
+    writeFileSync(blocked, '');
+    for (const [file, why] of [[`${blocked}/svc.xml`, 'ENOTDIR: not a directory'], ['/proc/nope/x.xml', 'ENOENT: no such file or directory']]) {
+      const r = await svcInProcess(['run', 'DEMO-6', '--agent-cmd', `sh ${agent}`, '--repo', repo, '--report', `junit:${file}`], { env: fresh });
+      expect([r.code, r.stderr]).toEqual([2, `svc: cannot write the report ${file}: ${why}\n`]);
+    }
     const hosted = await svcInProcess(['run', 'DEMO-6', '--hosted', '--report', 'junit:x.xml'], { env: fresh });
     expect([hosted.code, hosted.stderr.trim()]).toEqual([2, 'svc: --report needs a run executed here; a hosted run reports where it runs']);
     const stdout = await svcInProcess(['run', 'DEMO-6', '--agent-cmd', `sh ${agent}`, '--repo', repo, '--json', '--report', 'junit:-'], { env: fresh });
@@ -119,15 +127,15 @@ describe('--report on a dispatch command', () => {
     expect(readFileSync(join(out, 'svc.xml'), 'utf8')).toContain('<testsuites name="svc" tests="0" failures="0" errors="0" time="0.000">');
     expect(JSON.parse(readFileSync(join(out, 'svc.json'), 'utf8'))).toEqual({ schema: 'svc.report/1', runs: [] });
 
-    const blocked = join(root, 'a-file');
-    writeFileSync(blocked, '');
     // SVC_CI_SUMMARY=0: no step summary even where GitHub asks for one.
     const summaryFile = join(root, 'untouched-summary.md');
     writeFileSync(summaryFile, '');
     const quiet = { ...env, GITHUB_STEP_SUMMARY: summaryFile, SVC_CI_SUMMARY: '0' };
-    const r = await svcInProcess(['run', 'DEMO-6', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--json', '--report', `junit:${blocked}/svc.xml`, '--report', `markdown:${out}/ok.md`], { env: quiet });
+    // A path that is writable when the run opens but not when it ends: the agent makes a folder there.
+    const late = join(out, 'late.xml');
+    const r = await svcInProcess(['run', 'DEMO-6', '--agent-cmd', `sh -c "mkdir ${late} && sh ${agent}"`, '--repo', await makeRepo(), '--json', '--report', `junit:${late}`, '--report', `markdown:${out}/ok.md`], { env: quiet });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/could not write the junit report .*a-file\/svc\.xml: EEXIST: file already exists$/m);
+    expect(r.stderr).toMatch(/^svc: could not write the junit report .*late\.xml: EISDIR: illegal operation on a directory$/m);
     const summary = JSON.parse(r.stdout) as { runId: string; status: string };
     expect(summary.status).toBe('succeeded');
     expect(readFileSync(join(out, 'ok.md'), 'utf8')).toContain(summary.runId);

@@ -66,7 +66,7 @@ export function testContext(opts: { globals?: GlobalOptions; env?: Record<string
     env,
     cwd: opts.cwd ?? process.cwd(),
     globals,
-    out: createOutput({ stdout, stderr, env, json: globals.json, color: globals.color, verbose: globals.verbose }),
+    out: createOutput({ stdout, stderr, env, json: globals.json, jq: globals.jq, color: globals.color, verbose: globals.verbose }),
     config: () => (config ??= openConfig(env)),
     interrupts: { signal: abort.signal, reason: () => (abort.signal.aborted ? (abort.signal.reason as 'SIGINT') : null) },
     exitCode: 0,

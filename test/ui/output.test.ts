@@ -1,7 +1,8 @@
 // The output object: tables on a TTY, plain rows when piped, colour rules, one JSON document.
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, test } from 'vitest';
-import { colorLevel, createOutput } from '../../src/ui/output.js';
+import { Chalk } from 'chalk';
+import { colorLevel, createOutput, formatTable } from '../../src/ui/output.js';
 import { MemoryStream } from '../support/context.js';
 
 function make(opts: { tty: boolean; env?: Record<string, string>; json?: boolean; color?: boolean }) {
@@ -53,5 +54,25 @@ describe('output', () => {
     out.info('hello');
     expect(JSON.parse(stdout.text)).toEqual({ a: 1 });
     expect(stderr.text).toBe('hello\n');
+  });
+});
+
+describe('formatTable on an 80-column terminal', () => {
+  // The shape of `svc runs list` before it was made narrower: 125-130 characters a row.
+  const head = ['RUN', 'COMMAND', 'CARDS', 'STATUS', 'STARTED', 'WHERE'];
+  const rows = [
+    ['run_5kAd2jdCZ4XUMnA3', 'run_scope', '12 (10 ok, 1 failed, 1 skipped)', 'failed (halted)', '2026-11-27T14:24:25.393Z', 'local /home/someone/src/a-rather-long-repository-name'],
+    ['run_BOlHXmrzlJ8abvXJ', 'review', '1 (0 ok, 0 failed, 1 skipped)', 'succeeded (completed)', '2026-11-27T14:24:25.171Z', 'hosted'],
+  ];
+  test('every row fits: the last column gives way first, then the widest others; the first stays whole', () => {
+    const lines = formatTable(head, rows, 80, new Chalk({ level: 0 })).trimEnd().split('\n');
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(80);
+    expect(lines[1]).toMatch(/^run_5kAd2jdCZ4XUMnA3 {2}/);
+    expect(lines[1]).toContain('…');
+  });
+
+  test('a table that fits is left as it is', () => {
+    const text = formatTable(['A', 'B'], [['x', 'yy']], 80, new Chalk({ level: 0 }));
+    expect(text).toBe('A  B\nx  yy\n');
   });
 });

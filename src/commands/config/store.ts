@@ -4,10 +4,11 @@
 // same file conf used to keep. conf itself was dropped: it imports ajv and semver for schemas and
 // migrations this store never uses, ~45 ms of every command's start-up (README, Benchmarks).
 import { AGENT_USER_SYNTAX } from '../../dispatch/agent/user.js';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../exit-codes.js';
+import { makeDirs } from '../../dispatch/make-dirs.js';
 
 /** Keys a user may `svc config set`, with how a string from the command line becomes a value. */
 export const CONFIG_KEYS = {
@@ -84,7 +85,7 @@ export function openConfig(env: Record<string, string | undefined>): ConfigStore
   };
 
   const write = (next: StoredConfig): void => {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirs(dir, 0o700);
     const tmp = `${path}.${process.pid}.tmp`;
     try {
       writeFileSync(tmp, `${JSON.stringify(next, undefined, '\t')}\n`, { mode: 0o600 });

@@ -1,7 +1,7 @@
 // `svc demo`: a whole dispatch run with nothing set up. It starts the local service in-process with
 // the demo seed, makes a throwaway git repository, and runs `svc next` with a scripted agent, so a
 // newcomer sees selection, worktrees, legs, events, the close-out prompt and the close end to end.
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,18 +53,25 @@ async function makeDemoRepo(): Promise<string> {
   return repo;
 }
 
-export type DemoOptions = Record<string, never>;
+export interface DemoOptions {
+  /** Keep the throwaway repository and state folder (their paths are printed) instead of removing them. */
+  keep?: boolean;
+}
 
-export async function runDemo(_opts: DemoOptions, ctx: Context): Promise<void> {
+export async function runDemo(opts: DemoOptions, ctx: Context): Promise<void> {
   const { startServer } = await import('../../server/index.js');
   const out = ctx.out;
   const service = await startServer({ port: 0, seed: 'demo' });
   const seeded = service.seeded!;
   // Not bound to the interrupt signal: after Ctrl-C the engine still flushes and closes the run.
   const api = createApiClient({ baseUrl: service.url, token: seeded.token, version: ctx.version });
+  // The throwaway folders go when the demo ends (interrupted or not), unless --keep.
+  const made: string[] = [];
   try {
     const repo = await makeDemoRepo();
+    made.push(repo);
     const stateDir = mkdtempSync(join(tmpdir(), 'svc-demo-state-'));
+    made.push(stateDir);
     const agent = join(packageRoot(), 'examples', 'demo-agent.mjs');
     out.info(out.style.bold(`Local service on ${service.url} with project ${seeded.projectKey}; repository ${repo}`));
     const { workflow } = await loadWorkflow(repo);
@@ -99,13 +106,15 @@ export async function runDemo(_opts: DemoOptions, ctx: Context): Promise<void> {
       out.info('');
       out.info(`The service recorded run ${run.id}: ${run.status}, ${run.stopReason}, ${run.seq} events.`);
       out.info(`Branches the agent committed on:\n${branches}`);
-      out.info(`Agent logs: ${join(stateDir, 'runs', run.id, 'logs')}`);
+      if (opts.keep) out.info(`Agent logs: ${join(stateDir, 'runs', run.id, 'logs')}`);
+      else out.info('The demo\'s repository and state folder are removed now; `svc demo --keep` keeps them to look at.');
       out.info('\nNext: `svc server --db svc.db --seed demo` keeps a service running; `svc server done KEY --db svc.db`');
       out.info('marks a card done there, so the cards it blocked become ready (a run never moves a status). See README.md.');
     }
   } finally {
     await api.close();
     await service.close();
+    if (!opts.keep) for (const dir of made) rmSync(dir, { recursive: true, force: true, maxRetries: 2 });
   }
   if (ctx.interrupts.reason()) ctx.exitCode = ctx.interrupts.reason() === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint;
 }

@@ -7,10 +7,12 @@ export function registerDemo(program: Command, context: (cmd: Command) => Contex
     program
       .command('demo')
       .description('a whole dispatch run on the embedded local service with a scripted agent; nothing to set up')
-      .action(async (_opts: unknown, cmd: Command) => {
+      .option('--keep', 'keep the throwaway repository and state folder (removed when the demo ends otherwise)')
+      .action(async (opts: { keep?: boolean }, cmd: Command) => {
         const { runDemo } = await import('./demo.js');
-        await runDemo({}, context(cmd));
+        await runDemo({ keep: Boolean(opts.keep) }, context(cmd));
       }),
     'svc demo',
+    'svc demo --keep',
   );
 }

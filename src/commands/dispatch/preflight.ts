@@ -43,6 +43,20 @@ export async function checkRepository(repo: string, where: string, fromHead = tr
   }
 }
 
+/**
+ * Uncommitted changes (untracked files included) never reach the agents: each leg branches from
+ * HEAD in a worktree of its own. Returns the one line that says so, or null for a clean tree.
+ * `--no-worktree` checks each card's branch out over them: refused here, before any run opens.
+ */
+export async function checkWorkingTree(repo: string, inPlace: boolean): Promise<string | null> {
+  const r = await execa('git', ['status', '--porcelain', '--untracked-files=normal'], { cwd: repo, reject: false, stdin: 'ignore' });
+  const changed = r.exitCode === 0 ? r.stdout.split('\n').filter(Boolean).length : 0;
+  if (changed === 0) return null;
+  const what = `${repo} has uncommitted changes (${changed} ${changed === 1 ? 'file' : 'files'})`;
+  if (inPlace) throw new UsageError(`${what} and --no-worktree checks each card's branch out in it: commit or stash them first, or run without --no-worktree`);
+  return `warning: ${what}: agents branch from HEAD and do not see them; commit them first if the agents need them`;
+}
+
 function executable(file: string): boolean {
   try {
     accessSync(file, constants.X_OK);

@@ -1,7 +1,10 @@
 // `--report FORMAT:FILE` on the dispatch commands: the specs are checked before anything runs (a
 // typo must not cost a night of agents), and the reports are written from the local state once
 // the run is over, together with the CI summary (step summary, Buildkite annotation).
+import { rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { RunSummary } from '../../dispatch/lifecycle/types.js';
+import { makeDirs } from '../../dispatch/make-dirs.js';
 import { describeFsError, resolveStateDir } from '../../dispatch/state.js';
 import type { Context } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
@@ -18,9 +21,29 @@ export async function planReports(specs: readonly string[] | undefined, ctx: Con
   try {
     const planned = specs.map((s) => parseReportSpec(s, ctx.cwd));
     if (ctx.out.json && planned.some((p) => p.file === '-')) throw new Error('--report FORMAT:- writes to stdout, which --json keeps for its one document; name a file');
+    for (const p of planned) checkWritable(p.file);
     return planned;
   } catch (error) {
     throw new UsageError((error as Error).message);
+  }
+}
+
+/**
+ * A report that could not be written would be found out after a night of agents: its folder is made
+ * and a probe file written (then removed) now. Files that are not regular (/dev/stdout, a pipe) are
+ * written through later and are not probed.
+ */
+function checkWritable(file: string): void {
+  if (file === '-') return;
+  const existing = statSync(file, { throwIfNoEntry: false });
+  if (existing && !existing.isFile()) return;
+  const probe = `${file}.${process.pid}.probe`;
+  try {
+    makeDirs(dirname(file));
+    writeFileSync(probe, '', { flag: 'wx' });
+    rmSync(probe);
+  } catch (error) {
+    throw new Error(`cannot write the report ${file}: ${describeFsError(error)}`);
   }
 }
 
@@ -54,7 +77,7 @@ export async function writeRunReports(ctx: Context, planned: readonly PlannedRep
       writeReportFile(p.file, renderReport(p.format, runs), ctx.stdout);
       if (p.file !== '-') ctx.out.info(`${p.format} report: ${p.file}`);
     } catch (error) {
-      ctx.out.warn(`could not write the ${p.format} report ${p.file}: ${describeFsError(error)}`);
+      ctx.out.warn(`svc: could not write the ${p.format} report ${p.file}: ${describeFsError(error)}`);
       if (ctx.exitCode === EXIT.ok) ctx.exitCode = EXIT.failed;
     }
   }

@@ -21,7 +21,7 @@ import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 import { resolveBaseUrl, resolveToken } from '../settings.js';
-import { checkAgentProgram, checkProject, checkRepository } from './preflight.js';
+import { checkAgentProgram, checkProject, checkRepository, checkWorkingTree } from './preflight.js';
 import { dispatchProject, projectOfRun } from './project.js';
 import type { DispatchFlags } from './register.js';
 import { agentChoice, agentUserFor, legOptions, workflowFor } from './run-options.js';
@@ -153,6 +153,8 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
   if (flags.hosted && flags.report?.length) throw new UsageError('--report needs a run executed here; a hosted run reports where it runs');
   const reports = await planReports(flags.report, ctx);
   checkMaxCost(opts);
+  // A --jq that does not compile would lose the summary of a whole run: refused now.
+  await ctx.out.checkJq();
   // What would fail every leg is refused before anything is opened, in a dry run as in the real
   // run; a --hosted run's agent and checkout are the runner's, not this machine's.
   if (!flags.hosted) {
@@ -163,6 +165,11 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
     opts.workflow = workflow;
     opts.workflowFlags = { ...(flags.verify !== undefined ? { verify: flags.verify } : {}), ...(flags.setup !== undefined ? { setup: flags.setup } : {}) };
     if (hint) ctx.out.warn(hint);
+    // fix and review work on a fetched pull request head: the local tree is not theirs either way.
+    if (command !== 'fix' && command !== 'review') {
+      const dirty = await checkWorkingTree(opts.repo, !opts.worktree);
+      if (dirty) ctx.out.warn(dirty);
+    }
   }
   // A retry line must not cut through the spinner: once the progress view runs, it prints it.
   let progress: ReturnType<typeof createRunProgress> | undefined;
@@ -179,7 +186,7 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
       noteHostedOpen(stateDir, run.run);
       if (ctx.out.json) return ctx.out.document(run);
       ctx.out.data(run.run.id);
-      ctx.out.info(`Opened hosted run ${run.run.id} (${run.run.cards.length} cards)${run.created ? '' : ' (existing run for this idempotency key)'}; a hosted runner executes it.`);
+      ctx.out.info(`Opened hosted run ${run.run.id} (${run.run.cards.length} ${run.run.cards.length === 1 ? 'card' : 'cards'})${run.created ? '' : ' (existing run for this idempotency key)'}; a hosted runner executes it.`);
       return;
     }
     if (!opts.dryRun) Object.assign(opts, await agentUserFor(flags, ctx, { stateDir, hosted: false }));
@@ -200,6 +207,8 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
     await writeRunReports(ctx, reports, summary, opts.secrets);
     if (ctx.out.json) return ctx.out.document(summary);
     if (summary.dryRun) return printDryRun(ctx, summary);
+    // No run opened and no success (no card of the named set could run): one line saying why.
+    if (!summary.runId && summary.exitCode !== 0) return ctx.out.error(`svc: ${summary.note}`);
     printRunSummary(ctx.out, summary);
   } finally {
     await api.close();

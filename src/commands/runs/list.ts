@@ -14,9 +14,11 @@ export async function runRunsList(_opts: RunsListOptions, ctx: Context): Promise
     rows.map((r) => [
       r.id,
       r.command,
-      `${r.cards.total} (${r.cards.implemented} ok, ${r.cards.failed} failed, ${r.cards.skipped} skipped)`,
+      // Narrow enough for an 80-column terminal: what did not land is named only when there is some.
+      [`${r.cards.implemented}/${r.cards.total} ok`, r.cards.failed ? `${r.cards.failed} failed` : '', r.cards.skipped ? `${r.cards.skipped} skipped` : ''].filter(Boolean).join(', '),
       r.stopReason ? `${r.status} (${r.stopReason})` : r.status,
-      r.started,
+      // Minutes in UTC (--json keeps the full time).
+      r.started.replace('T', ' ').slice(0, 16),
       r.where,
     ]),
   );

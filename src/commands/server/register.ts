@@ -21,7 +21,9 @@ const port = (v: string) => {
 function dbOf(opts: { db?: string }, cmd: Command): string {
   let db = opts.db;
   for (let c: Command | null = cmd.parent; !db && c; c = c.parent) db = (c.opts() as { db?: string }).db;
-  if (!db) throw Object.assign(new Error("required option '--db <file>' not specified"), { code: 'commander.missingMandatoryOptionValue', exitCode: EXIT.usage });
+  // Through commander, which prints it as every usage error (a thrown commander code is taken as
+  // already printed: the line was lost).
+  if (!db) cmd.error("error: required option '--db <file>' not specified", { code: 'commander.missingMandatoryOptionValue', exitCode: EXIT.usage });
   return db;
 }
 
@@ -79,6 +81,39 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
       const { runServerDone } = await import('./done.js');
       await runServerDone(opts, ctx);
     });
+  const init = server
+    .command('init')
+    .description('make (or find) a workspace and a project in the local service and print a token for them (offline use without --seed demo)')
+    .option('--db <file>', 'the SQLite database of the service (required; made if missing)')
+    .requiredOption('--workspace <slug>', 'the workspace, by its slug (made if missing)')
+    .requiredOption('--project <key>', 'the project key, e.g. PROJ (made if missing)')
+    .option('--name <name>', 'the name of a project made now (default: its key)')
+    .option('--repo <url>', 'a target repository of the project\'s items (repeatable): owner/name, https:// or ssh URL', (v: string, all: string[] = []) => [...all, v])
+    .action(async (raw: { db?: string; workspace: string; project: string; name?: string; repo?: string[] }, cmd: Command) => {
+      const opts = { db: dbOf(raw, cmd), workspace: raw.workspace, project: raw.project, ...(raw.name ? { name: raw.name } : {}), repos: raw.repo ?? [] };
+      const ctx = context(cmd);
+      const { runServerInit } = await import('./init.js');
+      await runServerInit(opts, ctx);
+    });
+  withExamples(init, 'TOKEN=$(svc server init --db svc.db --workspace acme --project PROJ)', 'svc server init --db svc.db --workspace acme --project PROJ --repo acme/shop');
+  const delivery = server
+    .command('delivery <key>')
+    .description('record a pull request on a work item in the local service, so `svc review` and `svc fix` select it')
+    .option('--db <file>', 'the SQLite database of the service (required)')
+    .requiredOption('--number <n>', 'the pull request number', (v: string) => {
+      if (!/^[1-9][0-9]*$/.test(v)) throw Object.assign(new Error(`--number takes a pull request number (1 or more), got '${v}'`), { code: 'commander.invalidArgument', exitCode: EXIT.usage });
+      return Number(v);
+    })
+    .addOption(new Option('--state <state>', 'the pull request state').choices(['open', 'merged', 'closed']).default('open'))
+    .addOption(new Option('--ci <ci>', 'its checks').choices(['passing', 'failing', 'running']))
+    .option('--url <url>', 'its web address (default: the repository\'s /pull/N)')
+    .action(async (key: string, raw: { db?: string; number: number; state: string; ci?: string; url?: string }, cmd: Command) => {
+      const opts = { db: dbOf(raw, cmd), key, number: raw.number, state: raw.state, ...(raw.ci ? { ci: raw.ci } : {}), ...(raw.url ? { url: raw.url } : {}) };
+      const ctx = context(cmd);
+      const { runServerDelivery } = await import('./init.js');
+      await runServerDelivery(opts, ctx);
+    });
+  withExamples(delivery, 'svc server delivery PROJ-3 --db svc.db --number 12', 'svc server delivery PROJ-3 --db svc.db --number 12 --ci failing');
   withExamples(done, 'svc server done DEMO-3 --db svc.db', 'svc server done DEMO-4 DEMO-5 --db svc.db --status cancelled');
   withExamples(runToken, 'SVC_RUN_TOKEN=$(svc server run-token run_abc --db svc.db) SVC_RUN_ID=run_abc svc attach');
   withExamples(create, 'svc server token create --db svc.db --workspace acme --project DEMO --scopes project:browse,work_item:edit');

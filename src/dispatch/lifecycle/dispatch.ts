@@ -11,7 +11,7 @@ import { recentFailures } from '../select/recent.js';
 import { SelectionError, type SelectDeps, type Selection, type SelectRequest } from '../select/types.js';
 import { readRunRecord } from '../state.js';
 import { runOnce } from './run-once.js';
-import { cardSummaries } from './summary.js';
+import { cardSummaries, nothingRanNote } from './summary.js';
 import type { DispatchDeps, DispatchOptions, RunSummary } from './types.js';
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -42,11 +42,22 @@ function request(opts: DispatchOptions, extra: Partial<SelectRequest> = {}): Sel
   };
 }
 
-export function noRun(selection: Selection, note: string, dryRun: boolean): RunSummary {
+export function noRun(selection: Selection, note: string, dryRun: boolean, exitCode: number = EXIT.ok): RunSummary {
   return {
     runId: null, command: selection.command, scopeKey: selection.scopeKey, stopReason: null, status: null, cards: cardSummaries(selection),
-    legs: [], exitCode: EXIT.ok, note, dryRun,
+    legs: [], exitCode, note, dryRun,
   };
+}
+
+/**
+ * A selection with nothing to run opens no run. Lane commands say so and succeed (`drained`);
+ * `continue` of a run whose legs all landed has nothing left (exit 0); a command given keys, or a
+ * `continue` whose cards are left but cannot run, exits 1 with the reasons.
+ */
+function nothingToRun(selection: Selection): RunSummary {
+  if (selection.command === 'next' || selection.command === 'batch' || selection.command === 'auto') return noRun(selection, selection.note, false);
+  if (selection.command === 'continue' && selection.cards.length === 0) return noRun(selection, `${selection.note}: nothing left to run, no run opened`, false);
+  return noRun(selection, nothingRanNote(selection), false, EXIT.failed);
 }
 
 /** `--max-cost` over an agent that reports no spend would never stop the run: refused (exit 2). */
@@ -62,11 +73,8 @@ export async function runDispatch(opts: DispatchOptions, deps: DispatchDeps): Pr
   const sdeps = selectDeps(deps, opts);
   const selection = await selectCards(request(opts), sdeps);
   if (opts.dryRun) return noRun(selection, selection.note, true);
-  // Lane commands with nothing ready open nothing; named commands still record their skips.
-  if (selection.empty && (selection.command === 'next' || selection.command === 'batch')) {
-    deps.output.info(selection.note);
-    return noRun(selection, selection.note, false);
-  }
+  // Nothing to run opens no run (the summary says why; the command prints it once).
+  if (selection.empty) return nothingToRun(selection);
   return runOnce(opts, deps, {
     selection,
     reselect: (exclude) => selectCards(request(opts, { exclude }), sdeps),
@@ -91,6 +99,7 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
   const elsewhere = new Set<string>();
   let left = opts.maxCards ?? Number.POSITIVE_INFINITY;
   const runs: RunSummary[] = [];
+  let idle = 'nothing is ready';
   const baseKey = opts.idempotencyKey ?? randomUUID();
   for (let round = 1; left > 0 && !deps.signal.aborted; round++) {
     const pick = async (exclude: ReadonlySet<string>): Promise<Selection> => {
@@ -101,7 +110,8 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
     const selection = await pick(new Set());
     if (opts.dryRun) return noRun(selection, selection.note, true);
     if (selection.empty) {
-      if (runs.length === 0) deps.output.info(selection.note);
+      // Said once, by the summary (the CLI prints its note).
+      if (runs.length === 0) idle = selection.note;
       break;
     }
     const summary = await runOnce(opts, deps, {
@@ -128,7 +138,7 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
   }
   const last = runs[runs.length - 1];
   if (!last) {
-    return { runId: null, command: 'auto', scopeKey: null, stopReason: null, status: null, cards: [], legs: [], exitCode: EXIT.ok, note: 'nothing is ready', dryRun: false };
+    return { runId: null, command: 'auto', scopeKey: null, stopReason: null, status: null, cards: [], legs: [], exitCode: EXIT.ok, note: idle, dryRun: false };
   }
   return {
     ...last,

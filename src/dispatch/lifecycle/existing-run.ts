@@ -3,7 +3,7 @@
 import { KEY_PATTERN, type DispatchCommand, type DispatchRun, type WorkItemDetail } from '../../contract/types.js';
 import { openBlockerKeys } from '../select/checks.js';
 import { modeOf } from '../select/index.js';
-import type { SelectedCard, Selection } from '../select/types.js';
+import { counted, type SelectedCard, type Selection } from '../select/types.js';
 import { readRunRecord } from '../state.js';
 import { checkMaxCost, noRun } from './dispatch.js';
 import { executeRun } from './execute.js';
@@ -50,7 +50,7 @@ export function selectionOfRun(run: DispatchRun, items: ReadonlyMap<string, Work
     closeOut: scopeKey !== null && (original === 'run_scope' || original === 'next'),
     capped: false,
     empty: cards.length === 0,
-    note: `${cards.length} of ${run.cards.length} card(s) left to run${settled > 0 ? `, ${settled} settled or skipped` : ''}${missing.length ? `, ${missing.join(', ')} not readable` : ''}`,
+    note: `${cards.length} of ${counted(run.cards.length, 'card')} left to run${settled > 0 ? `, ${settled} settled or skipped` : ''}${missing.length ? `, ${missing.join(', ')} not readable` : ''}`,
   };
 }
 

@@ -40,7 +40,7 @@ export interface OpenResult {
 /**
  * Opens the run, reselecting on 409 without the conflicting cards. Gives up (rethrowing the 409)
  * when the error names none of our cards, or after MAX_REOPENS reselections. Returns null when a
- * reselection leaves nothing to run (every candidate was taken elsewhere). `onTaken` hears the keys
+ * reselection leaves nothing to run (every runnable card was taken elsewhere). `onTaken` hears the keys
  * of each 409 as they are excluded (whatever the outcome of the open), so a caller that selects
  * again later (`auto`'s rounds, its "is more ready?" check) can leave another machine's cards alone:
  * they stay ready after that machine's run closes, since a run moves no status.
@@ -67,10 +67,8 @@ export async function openWithReselect(
       onTaken?.(taken);
       info(`already in another running run: ${taken.join(', ')}; reselecting without ${taken.length === 1 ? 'it' : 'them'}`);
       selection = await reselect(exclude);
-      if (selection.empty && selection.cards.every((c) => c.skipReason)) {
-        // Named commands still open to record the skips; lane commands have nothing left.
-        if (['next', 'batch', 'auto'].includes(selection.command)) return null;
-      }
+      // Nothing left to run: no run is opened (a named command then exits 1 saying why, DISPATCH §4).
+      if (selection.empty) return null;
     }
   }
 }

@@ -11,7 +11,7 @@ import { selfMark } from '../run-lock.js';
 import { executeRun, type ExecuteInput } from './execute.js';
 import { recordBase } from './local-state.js';
 import { openBody, openWithReselect } from './open.js';
-import { summaryOf } from './summary.js';
+import { isNamedCommand, nothingRanNote, recordedLegs, summaryOf } from './summary.js';
 import type { DispatchDeps, DispatchOptions, RunSummary } from './types.js';
 
 export interface RunOnceInput {
@@ -79,7 +79,15 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
   }
   if (!result) {
     if (pending.path) removePendingOpen(pending.path);
-    return summaryOf(input.selection, null, 0, 'every candidate is already in another running run');
+    // Every runnable card is in another live run: a lane command leaves them to it (exit 0); a
+    // command given keys ran none of them, which is no success (DISPATCH §4).
+    const taken: Selection = {
+      ...input.selection,
+      cards: input.selection.cards.map((c) => (c.skipReason ? c : { ...c, skipReason: 'already in another running run' })),
+    };
+    return isNamedCommand(taken.originalCommand)
+      ? summaryOf(taken, null, EXIT.failed, nothingRanNote(taken))
+      : summaryOf(taken, null, EXIT.ok, 'every candidate is already in another running run');
   }
   const { selection } = result;
   const run = result.opened.run;
@@ -87,8 +95,8 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
   if (adopted && run.status !== 'running') {
     // A retried CI job found its finished run: report it, run nothing.
     if (pending.path) removePendingOpen(pending.path);
-    output.info(`run ${run.id} already exists (idempotency key) and is ${run.status}`);
-    return summaryOf(selection, run, run.status === 'failed' ? 1 : 0, 'existing run, already closed');
+    output.info(`run ${run.id} already exists (idempotency key) and is ${run.status}: its legs as recorded`);
+    return summaryOf(selection, run, run.status === 'failed' ? 1 : 0, 'existing run, already closed', recordedLegs(deps.stateDir, run, selection));
   }
   return executeRun(opts, deps, {
     run, selection, resumed: adopted, idempotencyKey, pendingPath: pending.path, ...(input.moreReady ? { moreReady: input.moreReady } : {}),

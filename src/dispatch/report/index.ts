@@ -1,7 +1,7 @@
 // Reports of dispatch runs: the formats, `--report FORMAT:FILE` specs, and where markdown goes on
 // its own in CI (the GitHub Actions step summary, a Buildkite annotation).
 import { spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { accessSync, constants } from 'node:fs';
 import { SvcError } from '../../api/errors.js';
@@ -9,6 +9,7 @@ import { renderHtml } from './html.js';
 import { renderJunit } from './junit.js';
 import { renderMarkdown } from './markdown.js';
 import { REPORT_FORMATS, type ReportDocument, type ReportFormat, type RunReport } from './types.js';
+import { makeDirs } from '../make-dirs.js';
 
 export { buildRunReport, RunNotFoundLocallyError } from './model.js';
 export type { ReportDocument, RunReport, LegReport, ReportFormat } from './types.js';
@@ -69,7 +70,7 @@ export function writeReportFile(file: string, text: string, stdout: NodeJS.Writa
     writeFileSync(file, text);
     return;
   }
-  mkdirSync(dirname(file), { recursive: true });
+  makeDirs(dirname(file));
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, text);
   renameSync(tmp, file);

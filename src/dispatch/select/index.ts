@@ -4,7 +4,7 @@ import { KEY_PATTERN, type DispatchCommand, type WorkItemDetail } from '../../co
 import { baseSkipReason, markGated, newCard } from './checks.js';
 import { selectBatch, selectNext } from './lanes.js';
 import { detailCache, selectScope, settleSet } from './scope.js';
-import { SelectionError, type LegMode, type SelectDeps, type Selection, type SelectRequest } from './types.js';
+import { counted, SelectionError, type LegMode, type SelectDeps, type Selection, type SelectRequest } from './types.js';
 
 export { isDone } from './checks.js';
 export { readyLeavesFilter } from './lanes.js';
@@ -59,7 +59,7 @@ async function selectNamed(req: SelectRequest, deps: SelectDeps, command: Dispat
     closeOut: false,
     capped: false,
     empty: runnable === 0,
-    note: `${runnable} of ${cards.length} named card(s)`,
+    note: `${runnable} of ${counted(cards.length, 'named card')}`,
   };
 }
 
@@ -96,7 +96,7 @@ async function selectContinue(req: SelectRequest, deps: SelectDeps): Promise<Sel
     closeOut: original === 'run_scope' && scopeKey !== null,
     capped: false,
     empty: runnable === 0,
-    note: `continue ${runId} (${original}): ${runnable} of ${cards.length} card(s) left`,
+    note: `continue ${runId} (${original}): ${runnable} of ${counted(cards.length, 'card')} left`,
   };
 }
 

@@ -3,7 +3,7 @@
 import type { WorkItemDetail } from '../../contract/types.js';
 import { baseSkipReason, newCard } from './checks.js';
 import { selectScope } from './scope.js';
-import type { LaneFilters, SelectDeps, SelectedCard, Selection, SelectRequest } from './types.js';
+import { counted, type LaneFilters, type SelectDeps, type SelectedCard, type Selection, type SelectRequest } from './types.js';
 
 /** Quotes a filter value when the grammar needs it (whitespace, commas, quotes). */
 function value(v: string): string {
@@ -62,7 +62,7 @@ export async function selectBatch(req: SelectRequest, deps: SelectDeps): Promise
     empty: runnable === 0,
     note:
       runnable > 0
-        ? `${runnable} ready leaf card(s)${capped ? ` (capped at ${max})` : ''}`
+        ? `${counted(runnable, 'ready leaf card')}${capped ? ` (capped at ${max})` : ''}`
         : cards.length > 0
           ? `no ready leaves left to run: ${cards.length} skipped (--dry-run shows why${deps.priorWork ? '; --rerun picks work already done' : ''})`
           : 'no ready leaves',

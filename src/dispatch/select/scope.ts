@@ -2,7 +2,7 @@
 // human, or blocked by something outside the set are recorded with a skip reason.
 import type { WorkItemDetail } from '../../contract/types.js';
 import { baseSkipReason, markGated, newCard, openBlockerKeys, orderBlockersFirst } from './checks.js';
-import { SelectionError, type SelectDeps, type SelectedCard, type Selection, type SelectRequest } from './types.js';
+import { counted, SelectionError, type SelectDeps, type SelectedCard, type Selection, type SelectRequest } from './types.js';
 
 /** A per-selection cache of item reads (ancestors are shared by many leaves). */
 export function detailCache(deps: SelectDeps): (key: string) => Promise<WorkItemDetail | null> {
@@ -79,6 +79,6 @@ export async function selectScope(req: SelectRequest, deps: SelectDeps): Promise
     closeOut: true,
     capped: false,
     empty: runnable === 0,
-    note: `${runnable} of ${cards.length} leaf card(s) beneath ${key}`,
+    note: `${runnable} of ${counted(cards.length, 'leaf card')} beneath ${key}`,
   };
 }

@@ -82,3 +82,8 @@ export class SelectionError extends SvcError {
 
 /** The status names that count as done where no statusCategory is sent (one list, the prompt's). */
 export { DEFAULT_DONE_STATUSES } from '../prompt.js';
+
+/** `1 card`, `2 cards`: counts as a person writes them. */
+export function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}

@@ -32,6 +32,15 @@ export interface NewWorkItem {
   extra?: Record<string, unknown>;
 }
 
+/** The `meta` row of a project's default target repositories (`svc server init --repo`). */
+export const projectReposMeta = (projectId: string): string => `project_repos:${projectId}`;
+
+/** The repositories an item of the project that names none is created with (none by default). */
+function defaultRepos(db: Database, projectId: string): string[] {
+  const row = db.prepare('SELECT value FROM meta WHERE name = ?').get(projectReposMeta(projectId)) as { value: string } | undefined;
+  return row ? (JSON.parse(row.value) as string[]) : [];
+}
+
 /**
  * Inserts an item. Its id embeds the project and the zero-padded number, so (createdAt, id) order
  * is creation order even for items created within the same millisecond.
@@ -46,6 +55,8 @@ export function insertWorkItem(db: Database, item: NewWorkItem, now: Date): Work
     db.prepare('UPDATE projects SET next_number = next_number + 1 WHERE id = ?').run(item.projectId);
     const id = `wi_${item.projectId.replace(/^prj_/, '')}_${String(number).padStart(10, '0')}`;
     const at = iso(now);
+    const named = item.targetRepo || item.targetRepos?.length || item.targetRepositories?.length;
+    const targetRepos = named ? (item.targetRepos ?? []) : defaultRepos(db, item.projectId);
     db.prepare(
       `INSERT INTO work_items (id, project_id, number, key, kind, type, title, description_md, status, priority,
          parent_id, assignee_id, reporter_id, due_date, estimate_minutes, story_points, executor, sprint_id,
@@ -57,7 +68,7 @@ export function insertWorkItem(db: Database, item: NewWorkItem, now: Date): Work
       item.descriptionMd ?? null, item.status ?? 'todo', item.priority ?? 'medium', item.parentId ?? null,
       item.assigneeId ?? null, item.reporterId, item.dueDate ?? null, item.estimateMinutes ?? null,
       item.storyPoints ?? null, item.executor ?? null, item.sprintId ?? null, item.targetRepo ?? null,
-      JSON.stringify(item.targetRepos ?? []), JSON.stringify(item.targetRepositories ?? []),
+      JSON.stringify(targetRepos), JSON.stringify(item.targetRepositories ?? []),
       JSON.stringify(item.labels ?? []), JSON.stringify(item.components ?? []),
       JSON.stringify(item.deliveries ?? []), JSON.stringify(item.extra ?? {}), item.archivedAt ?? null, at, at,
     );

@@ -7,6 +7,7 @@ describe('parseDuration', () => {
     ['5s', 5_000],
     ['2m', 120_000],
     ['1h', 3_600_000],
+    ['2d', 172_800_000],
     ['90', 90_000],
     ['0', 0],
     ['1.5s', 1_500],
@@ -18,7 +19,7 @@ describe('parseDuration', () => {
     expect(parseDuration(input)).toBe(ms);
   });
 
-  it.each(['', 'abc', '5 minutes', '-5s', '5d', 's', '1e3', '10sec', 'Infinity', '99999999999h'])(
+  it.each(['', 'abc', '5 minutes', '-5s', '5w', 's', '1e3', '10sec', 'Infinity', '99999999999h'])(
     'rejects %j with a one-line usage error',
     (input) => {
       let caught: unknown;

@@ -26,7 +26,8 @@ afterEach(async () => {
 /** The legs roots of the svc process `pid` (other svc processes of the machine have their own). */
 const legsRootsOf = (pid: number) =>
   readdirSync(tmpdir())
-    .filter((d) => d.startsWith(LEGS_ROOT_PREFIX) && statSync(join(tmpdir(), d)).uid === 0)
+    // Another svc of the machine may remove its root between the listing and the stat.
+    .filter((d) => d.startsWith(LEGS_ROOT_PREFIX) && statSync(join(tmpdir(), d), { throwIfNoEntry: false })?.uid === 0)
     .map((d) => join(tmpdir(), d))
     .filter((root) => {
       try {

@@ -16,6 +16,8 @@ describe('trapSignals', () => {
     expect(notices).toHaveLength(1);
     proc.emit('SIGINT');
     expect(exits).toEqual([130]);
+    // The run is left open: the second notice says what closes it.
+    expect(notices[1]).toBe('exiting at once: the run stays open until `svc runs recover` closes it (or the service reaps it)');
     trap.dispose();
     expect(proc.listenerCount('SIGINT')).toBe(0);
     expect(proc.listenerCount('SIGTERM')).toBe(0);

@@ -75,12 +75,12 @@ describe('runServerCommand token create', () => {
   });
 
   test.each([
-    ['unknown workspace', { workspace: 'nope' }, 4, /no workspace/],
-    ['unknown project', { workspace: 'acme', project: 'NOPE' }, 4, /no project/],
-    ['unknown scope', { workspace: 'acme', scopes: ['admin:all'] }, 2, /unknown scope/],
-    ['unknown user', { workspace: 'acme', user: 'who@nowhere' }, 4, /no member/],
-    ['unknown scope in the flag text', { workspace: 'acme', scopes: 'project:browse, nope' }, 2, /unknown scope nope/],
-  ])('%s exits %i', async (_n, over, exit, message) => {
+    ['unknown workspace', { workspace: 'nope' }, 4, /^svc: no workspace 'nope' in .*svc server init/],
+    ['unknown project', { workspace: 'acme', project: 'NOPE' }, 4, /^svc: no project/],
+    ['unknown scope', { workspace: 'acme', scopes: ['admin:all'] }, 2, /^svc: unknown scope/],
+    ['unknown user', { workspace: 'acme', user: 'who@nowhere' }, 4, /^svc: no member/],
+    ['unknown scope in the flag text', { workspace: 'acme', scopes: 'project:browse, nope' }, 2, /^svc: unknown scope nope/],
+  ])('%s exits %i with one svc: line', async (_n, over, exit, message) => {
     const err = sink();
     const code = await runServerCommand({ command: 'token-create', db, ...over }, { stdout: sink(), stderr: err });
     expect(code).toBe(exit);
