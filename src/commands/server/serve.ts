@@ -1,5 +1,30 @@
 // `svc server`: runs the local service until a signal stops it.
+import { parseDuration } from '../../dispatch/duration.js';
+import type { HostedExecutorOptions } from '../../server/hosted-executor/index.js';
 import type { Context } from '../context.js';
+import { UsageError } from '../exit-codes.js';
+
+/** The flags as commander hands them over. */
+export interface ServeFlags {
+  port: number;
+  host: string;
+  db?: string;
+  seed?: 'demo';
+  rateLimit?: string;
+  gitRoot?: string;
+  hostedExecutor?: HostedExecutorOptions['engine'];
+  hostedImage?: string;
+  hostedAgentCmd?: string;
+  hostedBaseUrl?: string;
+  hostedTimeout?: string;
+  hostedLogs?: string;
+  hostedNetwork?: string;
+  kubeconfig?: string;
+  hostedNamespace?: string;
+  hostedRequests?: string;
+  hostedLimits?: string;
+  dryRun?: boolean;
+}
 
 export interface ServeOptions {
   port: number;
@@ -8,6 +33,55 @@ export interface ServeOptions {
   seed?: 'demo';
   rateLimit?: string;
   gitRoot?: string;
+  hosted?: HostedExecutorOptions;
+}
+
+/** `cpu=500m,memory=512Mi` → { cpu: '500m', memory: '512Mi' }. */
+function resourceList(raw: string | undefined, flag: string): Record<string, string> | undefined {
+  if (raw === undefined) return undefined;
+  const out: Record<string, string> = {};
+  for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^([a-z0-9.\-/]+)=([0-9A-Za-z.+-]+)$/.exec(part);
+    if (!m) throw new UsageError(`${flag} takes NAME=QUANTITY pairs such as cpu=500m,memory=512Mi, got '${part}'`);
+    out[m[1]!] = m[2]!;
+  }
+  return out;
+}
+
+/** Flags to options: every --hosted-* flag but the engine needs the engine. */
+export function serveOptions(flags: ServeFlags, version: string): ServeOptions {
+  const { hostedExecutor: engine, port, host, db, seed, rateLimit, gitRoot } = flags;
+  const hostedOnly = (['hostedImage', 'hostedAgentCmd', 'hostedBaseUrl', 'hostedTimeout', 'hostedLogs', 'hostedNetwork', 'kubeconfig', 'hostedNamespace', 'hostedRequests', 'hostedLimits', 'dryRun'] as const).filter(
+    (k) => flags[k] !== undefined,
+  );
+  if (!engine) {
+    if (hostedOnly.length) throw new UsageError(`--${hostedOnly[0]!.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --hosted-executor podman|docker|kubernetes`);
+    return { port, host, db, seed, rateLimit, gitRoot };
+  }
+  if (flags.hostedBaseUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(flags.hostedBaseUrl)) {
+    throw new UsageError(`--hosted-base-url takes an http(s) URL, got '${flags.hostedBaseUrl}'`);
+  }
+  const kubernetesOnly = (['kubeconfig', 'hostedNamespace', 'hostedRequests', 'hostedLimits'] as const).find((k) => flags[k] !== undefined);
+  if (engine !== 'kubernetes' && kubernetesOnly) {
+    throw new UsageError(`--${kubernetesOnly.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is for --hosted-executor kubernetes`);
+  }
+  const hosted: HostedExecutorOptions = {
+    engine,
+    image: flags.hostedImage ?? `localhost/svc:${version}`,
+    agentCmd: flags.hostedAgentCmd,
+    baseUrl: flags.hostedBaseUrl,
+    dryRun: flags.dryRun,
+    timeoutMs: flags.hostedTimeout === undefined ? undefined : parseDuration(flags.hostedTimeout, '--hosted-timeout'),
+    logDir: flags.hostedLogs,
+    network: flags.hostedNetwork,
+    kubernetes: {
+      kubeconfig: flags.kubeconfig,
+      namespace: flags.hostedNamespace,
+      requests: resourceList(flags.hostedRequests, '--hosted-requests'),
+      limits: resourceList(flags.hostedLimits, '--hosted-limits'),
+    },
+  };
+  return { port, host, db, seed, rateLimit, gitRoot, hosted };
 }
 
 export async function runServe(opts: ServeOptions, ctx: Context): Promise<void> {
