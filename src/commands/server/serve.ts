@@ -88,5 +88,7 @@ export async function runServe(opts: ServeOptions, ctx: Context): Promise<void> 
   const { runServerCommand } = await import('../../server/index.js');
   // The first signal stops the server (closed, the database flushed); exit 130/143.
   ctx.interrupts.handle?.('graceful');
-  ctx.exitCode = await runServerCommand({ command: 'serve', ...opts }, { stdout: ctx.stdout, stderr: ctx.stderr, signal: ctx.interrupts.signal });
+  // The engine's commands see the command's environment (CONTAINERS_CONF, DOCKER_HOST, KUBECONFIG).
+  const hosted = opts.hosted && { ...opts.hosted, env: ctx.env as NodeJS.ProcessEnv };
+  ctx.exitCode = await runServerCommand({ command: 'serve', ...opts, hosted }, { stdout: ctx.stdout, stderr: ctx.stderr, signal: ctx.interrupts.signal });
 }
