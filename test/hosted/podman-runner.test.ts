@@ -6,7 +6,7 @@
 // runner's log and the service's output. A runner that dies before closing its run leaves it
 // closed failed, with its exit recorded. Needs podman, runc and the image: missing, they fail here.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,7 +21,7 @@ import { git, leaks } from './support.js';
 const exec = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-export const IMAGE = `localhost/svc:${VERSION}`;
+const IMAGE = `localhost/svc:${VERSION}`;
 const RUN_TOKEN_SHAPE = /svc_run_[A-Za-z0-9]{8,}/;
 const GIT_TOKEN_SHAPE = /ghs_[A-Za-z0-9]{16,}/;
 

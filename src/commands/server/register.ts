@@ -46,6 +46,7 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
     .option('--hosted-namespace <ns>', "kubernetes: the Jobs' namespace (default the context's, else default)")
     .option('--hosted-requests <list>', 'kubernetes: resource requests of the runner, e.g. cpu=500m,memory=512Mi')
     .option('--hosted-limits <list>', 'kubernetes: resource limits of the runner, e.g. cpu=2,memory=2Gi')
+    .option('--hosted-poll <duration>', "kubernetes: how often a running Job's status is read (default 5s)")
     .option('--dry-run', 'with --hosted-executor: print what each hosted run would start (a command line, or YAML manifests) and start nothing')
     .action(async (raw: ServeFlags, cmd: Command) => {
       const { runServe, serveOptions } = await import('./serve.js');

@@ -23,6 +23,7 @@ export interface ServeFlags {
   hostedNamespace?: string;
   hostedRequests?: string;
   hostedLimits?: string;
+  hostedPoll?: string;
   dryRun?: boolean;
 }
 
@@ -51,7 +52,7 @@ function resourceList(raw: string | undefined, flag: string): Record<string, str
 /** Flags to options: every --hosted-* flag but the engine needs the engine. */
 export function serveOptions(flags: ServeFlags, version: string): ServeOptions {
   const { hostedExecutor: engine, port, host, db, seed, rateLimit, gitRoot } = flags;
-  const hostedOnly = (['hostedImage', 'hostedAgentCmd', 'hostedBaseUrl', 'hostedTimeout', 'hostedLogs', 'hostedNetwork', 'kubeconfig', 'hostedNamespace', 'hostedRequests', 'hostedLimits', 'dryRun'] as const).filter(
+  const hostedOnly = (['hostedImage', 'hostedAgentCmd', 'hostedBaseUrl', 'hostedTimeout', 'hostedLogs', 'hostedNetwork', 'kubeconfig', 'hostedNamespace', 'hostedRequests', 'hostedLimits', 'hostedPoll', 'dryRun'] as const).filter(
     (k) => flags[k] !== undefined,
   );
   if (!engine) {
@@ -61,7 +62,7 @@ export function serveOptions(flags: ServeFlags, version: string): ServeOptions {
   if (flags.hostedBaseUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(flags.hostedBaseUrl)) {
     throw new UsageError(`--hosted-base-url takes an http(s) URL, got '${flags.hostedBaseUrl}'`);
   }
-  const kubernetesOnly = (['kubeconfig', 'hostedNamespace', 'hostedRequests', 'hostedLimits'] as const).find((k) => flags[k] !== undefined);
+  const kubernetesOnly = (['kubeconfig', 'hostedNamespace', 'hostedRequests', 'hostedLimits', 'hostedPoll'] as const).find((k) => flags[k] !== undefined);
   if (engine !== 'kubernetes' && kubernetesOnly) {
     throw new UsageError(`--${kubernetesOnly.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is for --hosted-executor kubernetes`);
   }
@@ -79,6 +80,7 @@ export function serveOptions(flags: ServeFlags, version: string): ServeOptions {
       namespace: flags.hostedNamespace,
       requests: resourceList(flags.hostedRequests, '--hosted-requests'),
       limits: resourceList(flags.hostedLimits, '--hosted-limits'),
+      ...(flags.hostedPoll === undefined ? {} : { pollMs: parseDuration(flags.hostedPoll, '--hosted-poll') }),
     },
   };
   return { port, host, db, seed, rateLimit, gitRoot, hosted };

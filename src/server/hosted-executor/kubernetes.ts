@@ -19,9 +19,12 @@ export interface KubernetesEngineOptions extends Omit<KubernetesRunnerOptions, '
   pollMs: number;
 }
 
-/** The API server's own message for a refused call, on one line. */
+/**
+ * The API server's own message for a refused call, on one line: the Status body's `message`, else
+ * the client's reason (`HTTP-Code: 401\nMessage: Unauthorized\n…` for statuses with no body).
+ */
 function apiError(error: unknown): string {
-  const e = error as { code?: number; body?: unknown; message?: string; cause?: { code?: string } };
+  const e = error as { code?: number; body?: unknown; message?: string };
   let body = e.body;
   if (typeof body === 'string') {
     try {
@@ -30,8 +33,10 @@ function apiError(error: unknown): string {
       /* a plain text body is the message itself */
     }
   }
-  const message = (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string' ? (body as { message: string }).message : undefined) ?? (typeof body === 'string' && body.trim() ? body : e.message);
-  return `kubernetes: ${e.code ? `${e.code} ` : ''}${String(message ?? 'error').split('\n')[0]}`;
+  const fromBody = body && typeof body === 'object' ? (body as { message?: unknown }).message : body;
+  const reason = /\nMessage: (.*)/.exec(e.message ?? '')?.[1];
+  const message = typeof fromBody === 'string' && fromBody.trim() ? fromBody : (reason ?? e.message ?? 'error');
+  return `kubernetes: ${typeof e.code === 'number' ? `${e.code} ` : ''}${message.split('\n')[0]}`;
 }
 
 export async function kubernetesEngine(opts: KubernetesEngineOptions): Promise<HostedEngine> {
