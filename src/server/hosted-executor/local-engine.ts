@@ -57,9 +57,10 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network: string
       try {
         await run(engine, ['image', 'inspect', '--format', '{{.Id}}', image], { env });
       } catch (error) {
-        const e = error as NodeJS.ErrnoException;
-        if (e.code === 'ENOENT') throw new HostedEngineError(engineError(engine, error));
-        throw new HostedEngineError(`${engineError(engine, error)} (build the image with npm run image, or name another with --hosted-image)`);
+        const line = engineError(engine, error);
+        // Only a missing image gets the hint; an engine that fails every command says its own words.
+        const missing = /image not known|no such image|no such object/i.test(line);
+        throw new HostedEngineError(missing ? `${line} (build the image with npm run image, or name another with --hosted-image)` : line);
       }
       // A container that cannot start at all (a runtime the host refuses) is said now, not at the first run.
       try {
