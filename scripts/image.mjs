@@ -90,7 +90,8 @@ try {
   renameSync(join(context, packed), join(context, 'svc-cli.tgz'));
   copyFileSync(join(root, 'scripts', 'svc-entrypoint.sh'), join(context, 'svc-entrypoint.sh'));
   const pull = engine === 'podman' ? ['--pull=never'] : [];
-  run(['build', ...pull, '-f', join(root, 'Containerfile'), '--build-arg', `BASE=${base}`, '-t', image, context]);
+  // The host's network for RUN steps: no bridge or firewall set-up needed (a registry base runs apt-get).
+  run(['build', ...pull, '--network=host', '-f', join(root, 'Containerfile'), '--build-arg', `BASE=${base}`, '-t', image, context]);
   process.stdout.write(`${image}\n`);
 } finally {
   rmSync(context, { recursive: true, force: true });

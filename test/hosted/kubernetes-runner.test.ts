@@ -142,7 +142,7 @@ describe('svc server --hosted-executor kubernetes (recording fake API server)', 
     expect(api.requests.every((r) => r.headers.authorization === 'Bearer fake-kube-bearer')).toBe(true);
 
     const spec = job.body.spec;
-    expect(spec).toMatchObject({ backoffLimit: 0, activeDeadlineSeconds: 1800, ttlSecondsAfterFinished: 3600, suspend: true });
+    expect(spec).toMatchObject({ backoffLimit: 0, activeDeadlineSeconds: 1860, ttlSecondsAfterFinished: 3600, suspend: true });
     const pod = spec.template.spec;
     expect(pod).toMatchObject({ restartPolicy: 'Never', automountServiceAccountToken: false, securityContext: { runAsNonRoot: true, runAsUser: 10001 } });
     const container = pod.containers[0];
@@ -189,7 +189,7 @@ describe('svc server --hosted-executor kubernetes (recording fake API server)', 
     expect(server.stderr.text).toContain(`runner of ${runId} ended without closing its run`);
   });
 
-  it('a Job past its deadline: the run is closed timed_out', async () => {
+  it('a Job ended by Kubernetes\' deadline (the backstop): the run is closed timed_out', async () => {
     const runId = await openHosted('Too slow for the cluster');
     const { name } = await created(runId);
     api.finish(name, { succeeded: false, exitCode: 143, log: '', reason: 'DeadlineExceeded' });
@@ -236,7 +236,7 @@ describe('svc server --hosted-executor kubernetes, refused or dry', () => {
       const printed = await until('the manifests', async () => (dry.stdout.text.includes('kind: Secret') ? dry.stdout.text : undefined));
       const docs = parseAllDocuments(printed.split('\n').slice(2).join('\n')).map((d) => d.toJSON());
       expect(docs.map((d) => d.kind)).toEqual(['Job', 'Secret']);
-      expect(docs[0].spec).toMatchObject({ backoffLimit: 0, activeDeadlineSeconds: 3600, suspend: false });
+      expect(docs[0].spec).toMatchObject({ backoffLimit: 0, activeDeadlineSeconds: 3660, suspend: false });
       expect(docs[0].metadata.labels['svc-cli/run-id']).toBe(runId);
       expect(docs[1].stringData.token).toMatch(/^<the run credential/);
       expect(printed).not.toMatch(RUN_TOKEN_SHAPE);

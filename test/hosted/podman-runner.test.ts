@@ -8,6 +8,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +20,8 @@ import { svcInProcess } from '../support/svc-in-process.js';
 import { git, leaks } from './support.js';
 
 const exec = promisify(execFile);
+// Loaded as the service loads it (vitest's resolver does not know the `node:sqlite` builtin).
+const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as typeof import('node:sqlite');
 const ROOT = resolve(import.meta.dirname, '../..');
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const IMAGE = `localhost/svc:${VERSION}`;
@@ -165,5 +168,61 @@ describe('svc server --hosted-executor podman (real containers)', () => {
     expect(run.agentInstance).toMatchObject({ engine: 'podman', state: 'exited' });
     expect(run.agentInstance?.exitCode).not.toBe(0);
     expect(typeof run.agentInstance?.exitCode).toBe('number');
+  }, 180_000);
+
+  /** A second service whose runners' agent never ends, with one hosted run whose agent has started. */
+  async function waitingRun(extra: string[]): Promise<{ service: LocalServer; runId: string }> {
+    const service = await startLocalServer(['--git-root', gitRoot, '--hosted-executor', 'podman', '--hosted-image', IMAGE, '--hosted-logs', mkdtempSync(join(root, 'waiting-')), '--hosted-agent-cmd', 'sleep 600', ...extra]);
+    const call = (path: string, init: RequestInit = {}) =>
+      fetch(`${service.url}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' } }).then((r) => r.json() as Promise<any>);
+    try {
+      const made = await call('/projects/DEMO/work-items', { method: 'POST', body: JSON.stringify({ kind: 'task', type: 'chore', title: 'Never ends', targetRepositories: ['acme/widgets'] }) });
+      const opened = await svcInProcess(['run', made.key, '--hosted', '--json'], { env: isolatedEnv({ SVC_BASE_URL: service.url, SVC_TOKEN: service.token }) });
+      expect(opened.code, opened.stderr).toBe(0);
+      const runId = JSON.parse(opened.stdout).run.id as string;
+      // The agent is running once the runner reported its leg (seq ≥ 1), or the run already ended.
+      await until('the runner\'s first event', async () => {
+        const r = await call(`/dispatch-runs/${runId}`);
+        return r.seq >= 1 || r.status !== 'running' ? true : undefined;
+      });
+      return { service, runId };
+    } catch (error) {
+      await service.stop();
+      throw error;
+    }
+  }
+
+  const stored = (db: string, runId: string) => {
+    const d = new DatabaseSync(db);
+    try {
+      return {
+        run: d.prepare('SELECT status, stop_reason FROM dispatch_runs WHERE id = ?').get(runId),
+        runner: d.prepare('SELECT state, exit_code FROM hosted_runners WHERE run_id = ?').get(runId) as { state: string; exit_code: number | null },
+      };
+    } finally {
+      d.close();
+    }
+  };
+
+  it('stopping svc server stops its runners first: the run is closed interrupted while the service still answers', async () => {
+    const { service, runId } = await waitingRun([]);
+    expect(await service.stop()).toEqual([]);
+    const { run, runner } = stored(service.db, runId);
+    expect(run).toEqual({ status: 'cancelled', stop_reason: 'interrupted' });
+    expect(runner.state).toBe('exited');
+    await expect(podman('container', 'exists', `svc-${runId}`)).rejects.toThrow();
+  }, 180_000);
+
+  it('past --hosted-timeout the service closes the run timed_out and stops its runner', async () => {
+    const { service, runId } = await waitingRun(['--hosted-timeout', '4s']);
+    try {
+      await until('the runner stopped at its deadline', async () => (stored(service.db, runId).runner.state === 'timed out' ? true : undefined), 60_000);
+      const { run, runner } = stored(service.db, runId);
+      expect(run).toEqual({ status: 'timed_out', stop_reason: 'abandoned' });
+      expect(runner.exit_code).not.toBe(0);
+      await expect(podman('container', 'exists', `svc-${runId}`)).rejects.toThrow();
+    } finally {
+      expect(await service.stop()).toEqual([]);
+    }
   }, 180_000);
 });

@@ -118,14 +118,20 @@ export async function createHostedExecutor(opts: HostedExecutorOptions, deps: Ex
       return;
     }
     updateRunner(deps.db, runId, { state: 'running' });
+    // The deadline: the service closes the run timed_out itself, then stops the runner (which
+    // would otherwise close it `interrupted` on the signal). Kubernetes' activeDeadlineSeconds is
+    // a minute later, a backstop for a service that is gone.
     let timedOut = false;
-    const deadline = engine.enforcesDeadline
-      ? undefined
-      : setTimeout(() => {
-          timedOut = true;
-          void handle.stop();
-        }, timeoutMs);
-    deadline?.unref();
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      try {
+        if (closeLeftOpen(runId, true)) deps.log(`svc server: run ${runId} passed its deadline (${Math.round(timeoutMs / 1000)} s): closed timed_out, its runner stopped; logs ${logFile}`);
+      } catch (error) {
+        deps.log(`svc server: closing ${runId} at its deadline: ${(error as Error).message}`);
+      }
+      void handle.stop();
+    }, timeoutMs);
+    deadline.unref();
     const ended = handle.exited.then(recordExit).catch((error) => deps.log(`svc server: runner of ${runId}: ${(error as Error).message}`));
     function recordExit(exit: Awaited<RunnerHandle['exited']>): void {
       clearTimeout(deadline);

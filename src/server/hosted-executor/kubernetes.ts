@@ -36,7 +36,9 @@ function apiError(error: unknown): string {
   const fromBody = body && typeof body === 'object' ? (body as { message?: unknown }).message : body;
   const reason = /\nMessage: (.*)/.exec(e.message ?? '')?.[1];
   const message = typeof fromBody === 'string' && fromBody.trim() ? fromBody : (reason ?? e.message ?? 'error');
-  return `kubernetes: ${typeof e.code === 'number' ? `${e.code} ` : ''}${message.split('\n')[0]}`;
+  // A network failure is `fetch failed`; what failed is its cause (connect ECONNREFUSED 127.0.0.1:6443).
+  const cause = (error as { cause?: { message?: string } }).cause?.message;
+  return `kubernetes: ${typeof e.code === 'number' ? `${e.code} ` : ''}${message.split('\n')[0]}${cause ? ` (${cause.split('\n')[0]})` : ''}`;
 }
 
 export async function kubernetesEngine(opts: KubernetesEngineOptions): Promise<HostedEngine> {
@@ -68,7 +70,6 @@ export async function kubernetesEngine(opts: KubernetesEngineOptions): Promise<H
 
   return {
     name: 'kubernetes',
-    enforcesDeadline: true,
     runnerName: jobName,
 
     async preflight() {

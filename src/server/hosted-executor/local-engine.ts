@@ -50,7 +50,6 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network: string
 
   return {
     name: engine,
-    enforcesDeadline: false,
     runnerName: (runId) => `svc-${runId.replace(/[^a-zA-Z0-9_.-]/g, '-')}`,
 
     async preflight(image) {

@@ -18,6 +18,8 @@ export interface KubernetesRunnerOptions {
 }
 
 export const SECRET_KEY = 'token';
+/** Seconds Kubernetes' own deadline comes after the run's. */
+export const DEADLINE_GRACE_S = 60;
 
 /**
  * A DNS-1123 label from a run id: lower case, with a hash of the exact id, since run ids are
@@ -50,7 +52,9 @@ export function jobManifest(spec: RunnerSpec, opts: KubernetesRunnerOptions, sus
     spec: {
       // One attempt: a second pod would run the legs again under the same run.
       backoffLimit: 0,
-      activeDeadlineSeconds: Math.max(1, Math.ceil(spec.timeoutMs / 1000)),
+      // The service closes the run timed_out and deletes the Job at the deadline; a minute later
+      // Kubernetes ends it anyway (a service that went away).
+      activeDeadlineSeconds: Math.max(1, Math.ceil(spec.timeoutMs / 1000)) + DEADLINE_GRACE_S,
       ttlSecondsAfterFinished: opts.ttlSecondsAfterFinished,
       suspend,
       template: {

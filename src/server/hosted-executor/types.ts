@@ -40,8 +40,6 @@ export interface RunnerHandle {
 
 export interface HostedEngine {
   readonly name: HostedEngineName;
-  /** Whether the engine enforces the spec's deadline itself (Kubernetes' activeDeadlineSeconds). */
-  readonly enforcesDeadline: boolean;
   /** The container or Job name for a run. */
   runnerName(runId: string): string;
   /** Checks that the engine answers and can run the image; throws HostedEngineError otherwise. */
