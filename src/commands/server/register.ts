@@ -36,7 +36,7 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
     .option('--rate-limit <n/seconds>', 'per-token rate limit, e.g. 600/60')
     .option('--git-root <dir>', 'folder of bare repositories (<dir>/<owner>/<name>.git) served to hosted runs over smart HTTP')
     .addOption(new Option('--hosted-executor <engine>', 'start a runner container for each hosted run opened (default: none)').choices(['podman', 'docker', 'kubernetes']))
-    .option('--hosted-image <ref>', `the runner image (default localhost/svc:${program.version() ?? '0.0.0-dev'}, built by npm run image)`)
+    .option('--hosted-image <ref>', 'the runner image (default localhost/svc:<version of svc>, built by npm run image)')
     .option('--hosted-agent-cmd <cmd>', 'the agent command runners use for runs that name no agent preset')
     .option('--hosted-base-url <url>', "SVC_BASE_URL as runners reach this service (default: the service's own URL)")
     .option('--hosted-timeout <duration>', "a hosted run's deadline: its runner is stopped and the run closed timed_out (default 60m)")

@@ -94,7 +94,7 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network: string
       const handle: RunnerHandle = {
         exited,
         async stop() {
-          await run(engine, ['stop', '--time', String(STOP_GRACE_S), spec.name], { env }).catch(() => undefined);
+          await run(engine, ['stop', '-t', String(STOP_GRACE_S), spec.name], { env }).catch(() => undefined);
         },
       };
       return handle;
