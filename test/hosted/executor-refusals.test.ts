@@ -67,6 +67,19 @@ describe('svc server --hosted-executor: refusals, one line each, exit 2', () => 
     expect(r.stderr.split('\n')).toHaveLength(2);
     expect(r.stderr).toMatch(new RegExp(`^svc: podman cannot start a container of ${IMAGE.replace(/[.]/g, '\\.')}: podman: Error: container create failed`));
   });
+
+  it("a runtime refusing the container's rlimits (crun or runc on hosts like ours) points at the settings that work", async () => {
+    // A nofile limit above fs.nr_open fails setrlimit whatever the capabilities, as a default one
+    // fails without CAP_SYS_RESOURCE here.
+    const conf = join(mkdtempSync(join(tmpdir(), 'svc-conf-')), 'containers.conf');
+    writeFileSync(conf, '[containers]\ndefault_ulimits = ["nofile=2000000000:2000000000"]\n[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\n');
+    const r = await serve(['--hosted-executor', 'podman', '--hosted-image', IMAGE], podmanEnv({ CONTAINERS_CONF: conf }));
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')).toHaveLength(2);
+    expect(r.stderr).toContain(`svc: podman cannot start a container of ${IMAGE}: podman: Error: runc: runc create failed`);
+    expect(r.stderr).toContain('error setting rlimit');
+    expect(r.stderr).toMatch(/\(this host needs runc, cgroupfs and no default ulimits: docs\/hosted\.md, "Podman on hosts like ours"\)\n$/);
+  });
 });
 
 describe('svc server --hosted-executor podman --dry-run', () => {

@@ -65,7 +65,10 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network: string
       try {
         await run(engine, ['run', '--rm', '--pull=never', '--network', opts.network, '--entrypoint', 'true', image], { env });
       } catch (error) {
-        throw new HostedEngineError(`${engine} cannot start a container of ${image}: ${engineError(engine, error)}`);
+        const line = engineError(engine, error);
+        // Debian 12 as root without CAP_SYS_RESOURCE, hybrid cgroups: the settings that work are documented.
+        const hint = engine === 'podman' && /rlimit|cgroups? .*hybrid/i.test(line) ? ' (this host needs runc, cgroupfs and no default ulimits: docs/hosted.md, "Podman on hosts like ours")' : '';
+        throw new HostedEngineError(`${engine} cannot start a container of ${image}: ${line}${hint}`);
       }
     },
 
