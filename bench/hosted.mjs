@@ -47,7 +47,8 @@ export async function hosted() {
   const logDir = tempDir('hosted-logs');
   const service = await startServer({
     seed: 'demo',
-    config: { gitRoot },
+    // The bench polls every run every 50 ms with one token: the default 600/60 would stop it.
+    config: { gitRoot, rateLimit: 1_000_000 },
     logError: (line) => process.stderr.write(`bench: ${line}\n`),
     hosted: { engine: 'podman', image: IMAGE, agentCmd: 'true', logDir, env },
   });
