@@ -22,6 +22,7 @@ describe('svc server --hosted-executor: refusals, one line each, exit 2', () => 
     [['--hosted-image', 'x'], 'svc: --hosted-image needs --hosted-executor podman|docker|kubernetes'],
     [['--dry-run'], 'svc: --dry-run needs --hosted-executor podman|docker|kubernetes'],
     [['--hosted-executor', 'podman', '--hosted-namespace', 'ci'], 'svc: --hosted-namespace is for --hosted-executor kubernetes'],
+    [['--hosted-executor', 'kubernetes', '--hosted-as-root'], "svc: --hosted-as-root is for podman and docker: Kubernetes runners run as the image's non-root user (runAsNonRoot)"],
     [['--hosted-executor', 'kubernetes', '--hosted-requests', 'cpu'], "svc: --hosted-requests takes NAME=QUANTITY pairs such as cpu=500m,memory=512Mi, got 'cpu'"],
     [['--hosted-executor', 'podman', '--hosted-timeout', 'soon'], 'svc: invalid duration "soon" for --hosted-timeout'],
     [['--hosted-executor', 'podman', '--hosted-base-url', 'svc.local'], "svc: --hosted-base-url takes an http(s) URL, got 'svc.local'"],

@@ -225,4 +225,34 @@ describe('svc server --hosted-executor podman (real containers)', () => {
       expect(await service.stop()).toEqual([]);
     }
   }, 180_000);
+
+  it('--hosted-as-root: svc runs as root in the container and its agent as a uid of its own, which cannot read the credential', async () => {
+    // The agent records its uid and whether it could read the mounted credential, in its commit.
+    // (Without --hosted-as-root it records the image's uid 10001 and `credential read`.)
+    const agent = `sh -c 'if cat /run/secrets/svc-run-token >/dev/null 2>&1; then r=read; else r=refused; fi; echo x > a.txt; git add a.txt; git -c user.name=a -c user.email=a@x commit -qm "$SVC_CARD_KEY: uid $(id -u) credential $r"'`;
+    // A service of its own numbers its cards from DEMO-11 again: a repository of its own, too.
+    await createRepository(gitRoot, 'acme/apart', { seedCommit: true });
+    const service = await startLocalServer(['--git-root', gitRoot, '--hosted-executor', 'podman', '--hosted-image', IMAGE, '--hosted-as-root', '--hosted-logs', mkdtempSync(join(root, 'as-root-')), '--hosted-agent-cmd', agent]);
+    try {
+      const call = (path: string, init: RequestInit = {}) =>
+        fetch(`${service.url}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' } }).then((r) => r.json() as Promise<any>);
+      const made = await call('/projects/DEMO/work-items', { method: 'POST', body: JSON.stringify({ kind: 'task', type: 'code', title: 'Agent apart', targetRepositories: ['acme/apart'] }) });
+      const opened = await svcInProcess(['run', made.key, '--hosted', '--json'], { env: isolatedEnv({ SVC_BASE_URL: service.url, SVC_TOKEN: service.token }) });
+      expect(opened.code, opened.stderr).toBe(0);
+      const runId = JSON.parse(opened.stdout).run.id as string;
+      const run = await until('the run to end', async () => {
+        const r = await call(`/dispatch-runs/${runId}`);
+        return r.status !== 'running' && r.agentInstance?.endedAt ? r : undefined;
+      });
+      expect(run).toMatchObject({ status: 'succeeded', agentInstance: { exitCode: 0 } });
+      const subject = await git(repositoryPath(gitRoot, 'acme/apart'), 'log', '-1', '--format=%s', `svc/${made.key}`);
+      const uid = Number(/uid (\d+)/.exec(subject)?.[1]);
+      expect(subject).toMatch(new RegExp(`^${made.key}: uid \\d+ credential refused$`));
+      // Neither root (svc) nor the image's user (10001): a uid of the leg's own.
+      expect(uid).not.toBe(0);
+      expect(uid).not.toBe(10001);
+    } finally {
+      expect(await service.stop()).toEqual([]);
+    }
+  }, 180_000);
 });

@@ -42,6 +42,7 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
     .option('--hosted-timeout <duration>', "a hosted run's deadline: its runner is stopped and the run closed timed_out (default 60m)")
     .option('--hosted-logs <dir>', "where runners' logs are kept (default: a fresh folder in the temp folder)")
     .option('--hosted-network <name>', 'podman/docker: the network runners join (default host, so they reach a loopback service)')
+    .option('--hosted-as-root', "podman/docker: the runner runs as root in its container, so svc runs each agent as a uid of its own (default: the image's non-root user)")
     .option('--kubeconfig <file>', 'kubernetes: the kubeconfig to use (default KUBECONFIG or ~/.kube/config)')
     .option('--hosted-namespace <ns>', "kubernetes: the Jobs' namespace (default the context's, else default)")
     .option('--hosted-requests <list>', 'kubernetes: resource requests of the runner, e.g. cpu=500m,memory=512Mi')

@@ -19,6 +19,7 @@ export interface ServeFlags {
   hostedTimeout?: string;
   hostedLogs?: string;
   hostedNetwork?: string;
+  hostedAsRoot?: boolean;
   kubeconfig?: string;
   hostedNamespace?: string;
   hostedRequests?: string;
@@ -52,7 +53,7 @@ function resourceList(raw: string | undefined, flag: string): Record<string, str
 /** Flags to options: every --hosted-* flag but the engine needs the engine. */
 export function serveOptions(flags: ServeFlags, version: string): ServeOptions {
   const { hostedExecutor: engine, port, host, db, seed, rateLimit, gitRoot } = flags;
-  const hostedOnly = (['hostedImage', 'hostedAgentCmd', 'hostedBaseUrl', 'hostedTimeout', 'hostedLogs', 'hostedNetwork', 'kubeconfig', 'hostedNamespace', 'hostedRequests', 'hostedLimits', 'hostedPoll', 'dryRun'] as const).filter(
+  const hostedOnly = (['hostedImage', 'hostedAgentCmd', 'hostedBaseUrl', 'hostedTimeout', 'hostedLogs', 'hostedNetwork', 'hostedAsRoot', 'kubeconfig', 'hostedNamespace', 'hostedRequests', 'hostedLimits', 'hostedPoll', 'dryRun'] as const).filter(
     (k) => flags[k] !== undefined,
   );
   if (!engine) {
@@ -61,6 +62,9 @@ export function serveOptions(flags: ServeFlags, version: string): ServeOptions {
   }
   if (flags.hostedBaseUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(flags.hostedBaseUrl)) {
     throw new UsageError(`--hosted-base-url takes an http(s) URL, got '${flags.hostedBaseUrl}'`);
+  }
+  if (engine === 'kubernetes' && flags.hostedAsRoot) {
+    throw new UsageError('--hosted-as-root is for podman and docker: Kubernetes runners run as the image\'s non-root user (runAsNonRoot)');
   }
   const kubernetesOnly = (['kubeconfig', 'hostedNamespace', 'hostedRequests', 'hostedLimits', 'hostedPoll'] as const).find((k) => flags[k] !== undefined);
   if (engine !== 'kubernetes' && kubernetesOnly) {
@@ -75,6 +79,7 @@ export function serveOptions(flags: ServeFlags, version: string): ServeOptions {
     timeoutMs: flags.hostedTimeout === undefined ? undefined : parseDuration(flags.hostedTimeout, '--hosted-timeout'),
     logDir: flags.hostedLogs,
     network: flags.hostedNetwork,
+    asRoot: flags.hostedAsRoot,
     kubernetes: {
       kubeconfig: flags.kubeconfig,
       namespace: flags.hostedNamespace,

@@ -24,7 +24,7 @@ function engineError(engine: string, error: unknown): string {
   return `${engine}: ${lastLine(e.stderr ?? '') || e.message}`;
 }
 
-export function localEngine(engine: 'podman' | 'docker', opts: { network: string; env?: NodeJS.ProcessEnv }): HostedEngine {
+export function localEngine(engine: 'podman' | 'docker', opts: { network: string; asRoot?: boolean; env?: NodeJS.ProcessEnv }): HostedEngine {
   const env = opts.env ?? process.env;
   const isRoot = process.getuid?.() === 0;
 
@@ -38,7 +38,9 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network: string
     '--label', `svc.run-id=${spec.runId}`,
     // Loopback services (the default `svc server` address) are reachable only on the host's network.
     '--network', opts.network,
-    '--cap-drop', 'ALL',
+    // As the image's non-root user, no capability is needed. As root, svc runs each agent as a uid
+    // of its own (useradd, setuid, chown, kill: the engine's default capabilities), docs/hosted.md.
+    ...(opts.asRoot ? ['--user', '0'] : ['--cap-drop', 'ALL']),
     '--security-opt', 'no-new-privileges',
     '--env', `SVC_BASE_URL=${spec.baseUrl}`,
     '--env', `SVC_RUN_ID=${spec.runId}`,
