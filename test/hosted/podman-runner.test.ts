@@ -30,14 +30,16 @@ const GIT_TOKEN_SHAPE = /ghs_[A-Za-z0-9]{16,}/;
 
 // The agent runs in the container as the image's user. It waits for the test's go (a file the test
 // makes with `podman exec`, so the container is inspected while it runs), then commits; a card
-// whose prompt says "die" kills the runner (its parent, svc) instead, before the run is closed.
+// whose prompt says "die" kills the runner (its parent, svc) instead, before the run is closed. It
+// writes its uid and whether it could read the mounted credential into its file.
 const AGENT = [
   'sh',
   '-c',
   [
     'i=0; while [ ! -e /tmp/go ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done',
     'if grep -q "die before closing" "$SVC_PROMPT_FILE"; then kill -9 $PPID; sleep 5; fi',
-    'echo "work for $SVC_CARD_KEY" > card.txt && git add card.txt && git -c user.name=agent -c user.email=agent@example.invalid commit -qm "$SVC_CARD_KEY: done"',
+    'if cat /run/secrets/svc-run-token >/dev/null 2>&1; then r=read; else r=refused; fi',
+    'echo "work for $SVC_CARD_KEY as uid $(id -u), credential $r" > card.txt && git add card.txt && git -c user.name=agent -c user.email=agent@example.invalid commit -qm "$SVC_CARD_KEY: done"',
   ].join('; '),
 ]
   .map((w) => (w.includes(' ') ? `'${w.replace(/'/g, `'\\''`)}'` : w))
@@ -138,6 +140,9 @@ describe('svc server --hosted-executor podman (real containers)', () => {
     expect(run.agentInstance).toMatchObject({ engine: 'podman', name, image: IMAGE, state: 'exited', exitCode: 0, logs: logFile, error: null });
     // The branch is in the service's bare repository, at the agent's commit.
     expect(await git(repositoryPath(gitRoot, 'acme/widgets'), 'log', '-1', '--format=%s', `svc/${key}`)).toBe(`${key}: done`);
+    // The agent ran as the image's user, svc's own, and could read the credential file: the weakness
+    // of a non-root runner (docs/hosted.md, "The security context"); --hosted-as-root closes it (below).
+    expect(await git(repositoryPath(gitRoot, 'acme/widgets'), 'show', `svc/${key}:card.txt`)).toBe(`work for ${key} as uid 10001, credential read`);
     const log = readFileSync(logFile, 'utf8');
     expect(log).toContain(`${key}: pushed svc/${key}`);
     // The credential file went with the container; the credential died with the run.
