@@ -82,6 +82,9 @@ export async function createHostedExecutor(opts: HostedExecutorOptions, deps: Ex
   }
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const live = new Map<string, { handle: RunnerHandle; ended: Promise<void> }>();
+  // Runners being started: stop() waits for them, so none is left running behind a closed service.
+  const starting = new Set<Promise<unknown>>();
+  let stopping = false;
   const baseUrl = opts.baseUrl ?? deps.url;
 
   /** Closes a run its runner left open; a run the runner closed answers RUN_CLOSED and stays as it is. */
@@ -96,6 +99,7 @@ export async function createHostedExecutor(opts: HostedExecutorOptions, deps: Ex
   }
 
   async function launch(runId: string): Promise<void> {
+    if (stopping) return;
     const run = getRunRow(deps.db, runId);
     if (!run || run.origin !== 'hosted' || run.status !== 'running') return;
     // A run naming a preset runs it (attach reads the run's agent); --hosted-agent-cmd serves the rest.
@@ -110,14 +114,18 @@ export async function createHostedExecutor(opts: HostedExecutorOptions, deps: Ex
     const logFile = join(logDir, `${runId}.log`);
     recordRunner(deps.db, runId, { ...base, state: 'starting', logs: logFile }, deps.now());
     let handle: RunnerHandle;
+    // (A run closed meanwhile refuses the credential: that, too, is a runner that did not start.)
+    const started = (async () => engine.start(spec, mintRunCredential(deps.db, runId, deps.now()), logFile))();
+    starting.add(started);
     try {
-      handle = await engine.start(spec, mintRunCredential(deps.db, runId, deps.now()), logFile);
+      handle = await started;
     } catch (error) {
       const line = (error as Error).message;
       updateRunner(deps.db, runId, { state: 'failed to start', error: line, ended: deps.now() });
-      closeLeftOpen(runId, false);
-      deps.log(`svc server: runner of ${runId} did not start: ${line}; the run is closed failed`);
+      if (closeLeftOpen(runId, false)) deps.log(`svc server: runner of ${runId} did not start: ${line}; the run is closed failed`);
       return;
+    } finally {
+      starting.delete(started);
     }
     updateRunner(deps.db, runId, { state: 'running' });
     // The deadline: the service closes the run timed_out itself, then stops the runner (which
@@ -154,6 +162,8 @@ export async function createHostedExecutor(opts: HostedExecutorOptions, deps: Ex
     logDir,
     launch,
     async stop() {
+      stopping = true;
+      await Promise.allSettled([...starting]);
       const runners = [...live.values()];
       await Promise.all(runners.map((r) => r.handle.stop()));
       await Promise.all(runners.map((r) => r.ended));
