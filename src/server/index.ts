@@ -19,6 +19,7 @@ import { MODULES } from './modules.js';
 import { RateLimiter } from './rate-limit.js';
 import { seedDemo } from './seed.js';
 import { InitError, initProject, recordDelivery } from './init.js';
+import type { HostedExecutor, HostedExecutorOptions } from './hosted-executor/index.js';
 
 export type { Admin } from './admin.js';
 export type { ResponseInfo } from './app.js';
@@ -46,6 +47,10 @@ export interface StartOptions {
   now?: () => Date;
   /** Where unexpected faults are logged; default stderr. */
   logError?: (line: string) => void;
+  /** Start a runner for each hosted run opened (`--hosted-executor`); checked before the server answers. */
+  hosted?: HostedExecutorOptions;
+  /** Where the hosted executor's dry run prints; default stdout. */
+  print?: (text: string) => void;
 }
 
 export interface LocalService {
@@ -56,6 +61,8 @@ export interface LocalService {
   config: ServiceConfig;
   /** The demo seed's token and ids, when started with `seed: 'demo'`. */
   seeded?: { token: string; workspaceId: string; userId: string; projectKey: string };
+  /** The hosted executor, when started with `hosted`. */
+  hosted?: HostedExecutor;
   close(): Promise<void>;
 }
 
@@ -109,7 +116,30 @@ export async function startServer(opts: StartOptions = {}): Promise<LocalService
   const port = (server.address() as AddressInfo).port;
   const host = opts.host ?? '127.0.0.1';
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  // Runners elsewhere (a cluster) reach the service, and its git remote, at the address they are given.
+  if (opts.hosted?.baseUrl) config.baseUrl = opts.hosted.baseUrl;
   config.baseUrl ||= url;
+
+  let hosted: HostedExecutor | undefined;
+  if (opts.hosted) {
+    try {
+      const { createHostedExecutor } = await import('./hosted-executor/index.js');
+      hosted = await createHostedExecutor(opts.hosted, { db, now, url, log: logError, print: opts.print ?? ((t) => process.stdout.write(t)) });
+    } catch (error) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      db.close();
+      throw error;
+    }
+    const executor = hosted;
+    observers.push((info) => {
+      if (info.operationId !== 'openDispatchRun' || info.status !== 201) return;
+      const { run, created } = info.body as { run?: { id?: string; origin?: string }; created?: boolean };
+      if (created && run?.origin === 'hosted' && run.id) {
+        void executor.launch(run.id).catch((error) => logError(`svc server: runner of ${run.id}: ${(error as Error).message}`));
+      }
+    });
+  }
 
   const stops = MODULES.flatMap((m) => (m.start ? [m.start({ db, config, now })] : []));
   let closed: Promise<void> | null = null;
@@ -120,8 +150,11 @@ export async function startServer(opts: StartOptions = {}): Promise<LocalService
     admin,
     config,
     seeded,
+    hosted,
     close() {
       closed ??= (async () => {
+        // Runners first, while the service still answers: a stopped runner closes its run itself.
+        await hosted?.stop();
         for (const stop of stops) stop();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -141,7 +174,7 @@ export interface ServerCommandIO {
 }
 
 export type ServerCommand =
-  | { command: 'serve'; port?: number; host?: string; db?: string; seed?: 'demo'; rateLimit?: string; gitRoot?: string }
+  | { command: 'serve'; port?: number; host?: string; db?: string; seed?: 'demo'; rateLimit?: string; gitRoot?: string; hosted?: HostedExecutorOptions }
   | { command: 'run-token'; db: string; runId: string; contractPrefix?: boolean }
   | { command: 'done'; db: string; keys: string[]; status?: string }
   | { command: 'init'; db: string; workspace: string; project: string; name?: string; repos?: string[] }
@@ -172,7 +205,9 @@ export async function runServerCommand(cmd: ServerCommand, io: ServerCommandIO):
     // Usage errors (exit 2), said in one line. A newer build's store is left exactly as it is: the
     // user runs that build, or another file. A port in use is most often a server already running.
     const inUse = (error as NodeJS.ErrnoException).code === 'EADDRINUSE' && cmd.command === 'serve';
-    if (!(error instanceof NewerDatabaseError) && !inUse) throw error;
+    // The hosted executor's engine is missing or refused: its own words, on one line.
+    const engine = (error as Error).name === 'HostedEngineError';
+    if (!(error instanceof NewerDatabaseError) && !inUse && !engine) throw error;
     io.stderr.write(
       inUse
         ? `svc: ${cmd.host ?? '127.0.0.1'}:${cmd.port} is already in use (another svc server?): pass another --port, or --port 0 for a free one\n`
@@ -197,8 +232,14 @@ async function serverCommand(cmd: ServerCommand, io: ServerCommandIO): Promise<n
       ...(cmd.gitRoot ? { gitRoot: cmd.gitRoot } : {}),
     },
     logError: (line) => io.stderr.write(`${line}\n`),
+    hosted: cmd.hosted,
+    print: (text) => io.stdout.write(text),
   });
   io.stderr.write(`svc server listening on ${service.url} (database ${cmd.db ?? ':memory:'})\n`);
+  if (service.hosted) {
+    const where = service.hosted.logDir ? `, runners' logs in ${service.hosted.logDir}` : ', dry run: printing what each would start';
+    io.stderr.write(`hosted runs start on ${service.hosted.engine} (image ${cmd.hosted?.image}${where})\n`);
+  }
   io.stdout.write(`${service.url}\n`);
   if (service.seeded) io.stdout.write(`${service.seeded.token}\n`);
   await new Promise<void>((resolve) => {

@@ -3,6 +3,7 @@
 // either wholly on the old schema or wholly on the new one. Add a change as one more entry at the
 // end, never by editing an entry a released build has run (its databases would never see it).
 import type { DatabaseSync } from 'node:sqlite';
+import { HOSTED_RUNNERS_SCHEMA } from './hosted-executor/schema.js';
 import { CORE_SCHEMA, PROJECT_MEMBERS_SCHEMA } from './schema-core.js';
 
 export interface Migration {
@@ -24,6 +25,7 @@ export function migrations(moduleSchemas: readonly string[]): Migration[] {
       name: 'the schema of the builds before migrations',
       sql: [CORE_SCHEMA, PROJECT_MEMBERS_SCHEMA, ...moduleSchemas.filter((s) => s.trim())].join('\n'),
     },
+    { version: 2, name: 'the runner a hosted executor started for each hosted run', sql: HOSTED_RUNNERS_SCHEMA },
   ];
 }
 

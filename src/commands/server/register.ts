@@ -4,7 +4,7 @@ import { type Command, Option } from 'commander';
 import type { Context } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { withExamples } from '../program.js';
-import type { ServeOptions } from './serve.js';
+import type { ServeFlags } from './serve.js';
 import type { TokenCreateOptions } from './token-create.js';
 
 const port = (v: string) => {
@@ -37,11 +37,31 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
     .addOption(new Option('--seed <name>', 'seed a demo workspace, project and token').choices(['demo']))
     .option('--rate-limit <n/seconds>', 'per-token rate limit, e.g. 600/60')
     .option('--git-root <dir>', 'folder of bare repositories (<dir>/<owner>/<name>.git) served to hosted runs over smart HTTP')
-    .action(async (opts: ServeOptions, cmd: Command) => {
-      const { runServe } = await import('./serve.js');
-      await runServe(opts, context(cmd));
+    .addOption(new Option('--hosted-executor <engine>', 'start a runner container for each hosted run opened (default: none)').choices(['podman', 'docker', 'kubernetes']))
+    .option('--hosted-image <ref>', 'the runner image (default localhost/svc:<version of svc>, built by npm run image)')
+    .option('--hosted-agent-cmd <cmd>', 'the agent command runners use for runs that name no agent preset')
+    .option('--hosted-base-url <url>', "SVC_BASE_URL as runners reach this service (default: the service's own URL)")
+    .option('--hosted-timeout <duration>', "a hosted run's deadline: its runner is stopped and the run closed timed_out (default 60m)")
+    .option('--hosted-logs <dir>', "where runners' logs are kept (default: a fresh folder in the temp folder)")
+    .option('--hosted-network <name>', 'podman/docker: the network runners join (default host, so they reach a loopback service)')
+    .option('--hosted-as-root', "podman/docker: the runner runs as root in its container, so svc runs each agent as a uid of its own (default: the image's non-root user)")
+    .option('--kubeconfig <file>', 'kubernetes: the kubeconfig to use (default KUBECONFIG or ~/.kube/config)')
+    .option('--hosted-namespace <ns>', "kubernetes: the Jobs' namespace (default the context's, else default)")
+    .option('--hosted-requests <list>', 'kubernetes: resource requests of the runner, e.g. cpu=500m,memory=512Mi')
+    .option('--hosted-limits <list>', 'kubernetes: resource limits of the runner, e.g. cpu=2,memory=2Gi')
+    .option('--hosted-poll <duration>', "kubernetes: how often a running Job's status is read (default 5s)")
+    .option('--dry-run', 'with --hosted-executor: print what each hosted run would start (a command line, or YAML manifests) and start nothing')
+    .action(async (raw: ServeFlags, cmd: Command) => {
+      const { runServe, serveOptions } = await import('./serve.js');
+      await runServe(serveOptions(raw, program.version() ?? '0.0.0-dev'), context(cmd));
     });
-  withExamples(server, 'svc server --db svc.db --seed demo', 'svc server --port 0 --rate-limit 100/10');
+  withExamples(
+    server,
+    'svc server --db svc.db --seed demo',
+    'svc server --port 0 --rate-limit 100/10',
+    'CONTAINERS_CONF=$PWD/containers.conf svc server --seed demo --git-root repos --hosted-executor podman',
+    'svc server --hosted-executor kubernetes --host 0.0.0.0 --hosted-base-url http://10.0.0.5:8787 --dry-run',
+  );
 
   const token = server.command('token').description('manage personal access tokens of the local service');
   const create = token

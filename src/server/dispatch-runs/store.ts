@@ -6,6 +6,7 @@ import type { DispatchCard, DispatchRun } from '../../contract/types.js';
 import type { Database } from '../db.js';
 import { notFound, type Principal } from '../kernel.js';
 import { projectById } from '../core/access.js';
+import { runnerOf } from '../hosted-executor/store.js';
 
 export interface RunRow {
   id: string;
@@ -71,8 +72,8 @@ export function toRun(db: Database, r: RunRow): DispatchRun {
     endedAt: r.ended_at,
     lastHeartbeatAt: r.last_heartbeat_at,
     createdById: r.created_by_id,
-    // The local service runs no agent instances of its own.
-    agentInstance: null,
+    // The runner a hosted executor started for the run (its engine, name, exit and logs), if any.
+    agentInstance: runnerOf(db, r.id) as DispatchRun['agentInstance'],
     cards: cardRows(db, r.id).map(toCard),
     seq: r.seq,
   };

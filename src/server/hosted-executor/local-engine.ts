@@ -1,0 +1,113 @@
+// Podman and Docker: one container per hosted run, started as a child process of the service
+// (`<engine> run --rm`), so its exit code is the runner's and its output streams into the log file.
+//
+// The credential is a file, not an environment variable: `podman inspect` and `docker inspect`
+// show every `-e` and `--env-file` value, so an env file would put it in the engine's records. The
+// file is written 0600 in a 0700 folder of the service, owned by the image's user, bind-mounted
+// read-only at /run/secrets/svc-run-token, and the image's entry point reads it into svc's own
+// environment (scripts/svc-entrypoint.sh). It is deleted when the container ends.
+import { execFile, spawn } from 'node:child_process';
+import { chownSync, closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { HostedEngineError, IMAGE_UID, lastLine, type HostedEngine, type RunnerHandle, type RunnerSpec } from './types.js';
+
+const run = promisify(execFile);
+const SECRET_PATH = '/run/secrets/svc-run-token';
+/** Seconds between SIGTERM and SIGKILL when a runner is stopped. */
+const STOP_GRACE_S = 10;
+
+/** The engine's own words for a failed command: its last stderr line, or the spawn error. */
+function engineError(engine: string, error: unknown): string {
+  const e = error as NodeJS.ErrnoException & { stderr?: string };
+  if (e.code === 'ENOENT') return `${engine} is not installed (spawn ${engine} ENOENT)`;
+  return `${engine}: ${lastLine(e.stderr ?? '') || e.message}`;
+}
+
+export function localEngine(engine: 'podman' | 'docker', opts: { network: string; asRoot?: boolean; env?: NodeJS.ProcessEnv }): HostedEngine {
+  const env = opts.env ?? process.env;
+  const isRoot = process.getuid?.() === 0;
+
+  /** Everything of `<engine> run` but the image's arguments; no secret in it. */
+  const runArgs = (spec: RunnerSpec, secretFile: string): string[] => [
+    'run',
+    '--rm',
+    '--pull=never',
+    '--init',
+    '--name', spec.name,
+    '--label', `svc.run-id=${spec.runId}`,
+    // Loopback services (the default `svc server` address) are reachable only on the host's network.
+    '--network', opts.network,
+    // As the image's non-root user, no capability is needed. As root, svc runs each agent as a uid
+    // of its own (useradd, setuid, chown, kill: the engine's default capabilities), docs/hosted.md.
+    ...(opts.asRoot ? ['--user', '0'] : ['--cap-drop', 'ALL']),
+    '--security-opt', 'no-new-privileges',
+    '--env', `SVC_BASE_URL=${spec.baseUrl}`,
+    '--env', `SVC_RUN_ID=${spec.runId}`,
+    // Rootless podman maps the image's user to a sub-uid: `U` hands the file to it.
+    '--volume', `${secretFile}:${SECRET_PATH}:ro${engine === 'podman' && !isRoot ? ',U' : ''}`,
+    spec.image,
+    ...spec.args,
+  ];
+
+  return {
+    name: engine,
+    runnerName: (runId) => `svc-${runId.replace(/[^a-zA-Z0-9_.-]/g, '-')}`,
+
+    async preflight(image) {
+      try {
+        await run(engine, ['image', 'inspect', '--format', '{{.Id}}', image], { env });
+      } catch (error) {
+        const line = engineError(engine, error);
+        // Only a missing image gets the hint; an engine that fails every command says its own words.
+        const missing = /image not known|no such image|no such object/i.test(line);
+        throw new HostedEngineError(missing ? `${line} (build the image with npm run image, or name another with --hosted-image)` : line);
+      }
+      // A container that cannot start at all (a runtime the host refuses) is said now, not at the first run.
+      try {
+        await run(engine, ['run', '--rm', '--pull=never', '--network', opts.network, '--entrypoint', 'true', image], { env });
+      } catch (error) {
+        const line = engineError(engine, error);
+        // Debian 12 as root without CAP_SYS_RESOURCE, hybrid cgroups: the settings that work are documented.
+        const hint = engine === 'podman' && /rlimit|cgroups? .*hybrid/i.test(line) ? ' (this host needs runc, cgroupfs and no default ulimits: docs/hosted.md, "Podman on hosts like ours")' : '';
+        throw new HostedEngineError(`${engine} cannot start a container of ${image}: ${line}${hint}`);
+      }
+    },
+
+    describe: (spec) => [engine, ...runArgs(spec, '<0600 file holding the run credential>')].map(shellWord).join(' '),
+
+    async start(spec, credential, logFile) {
+      const secretFile = join(dirname(logFile), `${spec.runId}.credential`);
+      writeFileSync(secretFile, credential, { mode: 0o600 });
+      // The image runs as IMAGE_UID; a root service hands the file to it, still 0600.
+      if (isRoot) chownSync(secretFile, IMAGE_UID, IMAGE_UID);
+      const out = openSync(logFile, 'a', 0o600);
+      const child = spawn(engine, runArgs(spec, secretFile), { env, stdio: ['ignore', out, out] });
+      closeSync(out);
+      const exited = new Promise<{ exitCode: number | null; error: string | null; timedOut: boolean }>((resolve) => {
+        child.once('error', (error) => {
+          rmSync(secretFile, { force: true });
+          resolve({ exitCode: null, error: engineError(engine, error), timedOut: false });
+        });
+        child.once('exit', (code, signal) => {
+          rmSync(secretFile, { force: true });
+          // 125: the engine itself failed (no image, a refused runtime); its words end the log.
+          const error = code === 125 ? `${engine}: ${lastLine(readFileSync(logFile, 'utf8'))}` : signal ? `${engine} ended by ${signal}` : null;
+          resolve({ exitCode: code, error, timedOut: false });
+        });
+      });
+      const handle: RunnerHandle = {
+        exited,
+        async stop() {
+          await run(engine, ['stop', '-t', String(STOP_GRACE_S), spec.name], { env }).catch(() => undefined);
+        },
+      };
+      return handle;
+    },
+  };
+}
+
+/** Quotes a word for a shell only when it needs it (the dry run's command line). */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
