@@ -18,11 +18,12 @@ const SNAPSHOT_IDENT = 'GIT_AUTHOR_NAME=svc GIT_AUTHOR_EMAIL=svc@localhost GIT_C
  * `svc_clone C W B BASE`: the agent's clone of the repository's git dir C in W, `--shared` (it
  * borrows the objects). The worktree is on its branch B, so B stands at BASE and the clone goes
  * straight onto it; a review's side branch exists only in its detached worktree: then the clone
- * is checked out with `-B` at BASE.
+ * is checked out with `-B` at BASE. No template: git's sample hooks are files to write and delete
+ * on every leg, and the agent may add hooks of its own anyway.
  */
 const CLONE_FN = `svc_clone() {
-  git clone --quiet --shared --branch "$3" -- "$1" "$2" 2>/dev/null ||
-  { rm -rf "$2"; git clone --quiet --shared --no-checkout -- "$1" "$2" && git -C "$2" checkout --quiet -B "$3" "$4"; } ||
+  git clone --quiet --template= --shared --branch "$3" -- "$1" "$2" 2>/dev/null ||
+  { rm -rf "$2"; git clone --quiet --template= --shared --no-checkout -- "$1" "$2" && git -C "$2" checkout --quiet -B "$3" "$4"; } ||
   { echo "svc: could not make the agent's clone" >&2; return 1; }
 }`;
 
