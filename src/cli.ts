@@ -78,6 +78,7 @@ function context(cmd: Command): Context {
   return built;
 }
 
-const program = buildProgram(version, context).hook('preAction', loadLazy);
+// Only the invoked command's group is built (program.ts); help and anything unknown build all.
+const program = buildProgram(version, context, undefined, process.argv.slice(2)).hook('preAction', loadLazy);
 
 process.exitCode = await runProgram(program, process.argv, { stderr: process.stderr, context: () => built }, 'node');
