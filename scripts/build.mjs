@@ -46,6 +46,16 @@ function takeBuiltinsDirectly(code, file) {
   return out;
 }
 
+/** commander's `import childProcess from 'node:child_process'` → scripts/shims/lazy-child-process.js. */
+const lazyChildProcess = {
+  name: 'commander-lazy-child-process',
+  setup(b) {
+    b.onResolve({ filter: /^node:child_process$/ }, ({ importer }) =>
+      importer.includes('/node_modules/commander/') ? { path: `${root}scripts/shims/lazy-child-process.js` } : undefined,
+    );
+  },
+};
+
 try {
   await build({
     entryPoints: { cli: 'src/cli.ts', server: 'src/server/index.ts' },
@@ -58,6 +68,7 @@ try {
     target: 'node22',
     packages: 'bundle',
     banner: { js: BANNER },
+    plugins: [lazyChildProcess],
     // Whitespace and syntax only: names stay, and dist/*.js.map maps stack positions back to src/.
     minifyWhitespace: true,
     minifySyntax: true,

@@ -62,7 +62,10 @@ function context(cmd: Command): Context {
   const env = process.env;
   let config: ConfigStore | undefined;
   built = {
-    stdin: process.stdin,
+    // Read when a command reads it: making process.stdin loads Node's file or socket streams.
+    get stdin() {
+      return process.stdin;
+    },
     stdout: process.stdout,
     stderr: process.stderr,
     env,
