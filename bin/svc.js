@@ -10,8 +10,8 @@ if (v[0] < 22 || (v[0] === 22 && v[1] < 13)) {
 // The cache lives in the user's cache folder (XDG_CACHE_HOME, else ~/.cache): each user has their
 // own and it outlives a cleaned /tmp. A folder that cannot be made (a read-only home) leaves the
 // cache off and nothing else; NODE_COMPILE_CACHE and NODE_DISABLE_COMPILE_CACHE still decide first.
-import module from 'node:module';
-
+// getBuiltinModule, not `import`: an ES import of node:module builds its facade (every export read).
+const module = process.getBuiltinModule('node:module');
 const cacheHome = process.env.XDG_CACHE_HOME || (process.env.HOME ? process.env.HOME + '/.cache' : '');
 module.enableCompileCache?.(process.env.NODE_COMPILE_CACHE || (cacheHome ? cacheHome + '/svc/compile-cache' : undefined));
 const args = process.argv.slice(2);

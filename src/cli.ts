@@ -62,7 +62,10 @@ function context(cmd: Command): Context {
   const env = process.env;
   let config: ConfigStore | undefined;
   built = {
-    stdin: process.stdin,
+    // Read when a command reads it: making process.stdin loads Node's file or socket streams.
+    get stdin() {
+      return process.stdin;
+    },
     stdout: process.stdout,
     stderr: process.stderr,
     env,
@@ -78,6 +81,7 @@ function context(cmd: Command): Context {
   return built;
 }
 
-const program = buildProgram(version, context).hook('preAction', loadLazy);
+// Only the invoked command's group is built (program.ts); help and anything unknown build all.
+const program = buildProgram(version, context, undefined, process.argv.slice(2)).hook('preAction', loadLazy);
 
 process.exitCode = await runProgram(program, process.argv, { stderr: process.stderr, context: () => built }, 'node');

@@ -29,15 +29,49 @@ type Register = (program: Command, context: (cmd: Command) => Context) => void;
 
 /**
  * The top-level help lists the commands in these groups, in this order, as `gh --help` does; each
- * register function adds its commands (and their subcommands) to the group named before it.
+ * register function adds its commands (and their subcommands) to the group named before it, and
+ * is listed with the top-level names (and aliases) it adds: `svc config get` builds only the
+ * config group (a test holds these names to what the functions add). Help and completion walk the
+ * whole tree, so `svc help` and `svc completion` build all of it, as does any other first word.
  */
-const GROUPS: [heading: string, registers: Register[]][] = [
-  ['Dispatch commands:', [registerDispatch, registerHosted]],
-  ['Work item commands:', [registerItems, registerReady, registerBacklog, registerFolders, registerDesigns, registerPlan]],
-  ['Run commands:', [registerRuns, registerLogs, registerWorktrees, registerWorkflow]],
-  ['Service commands:', [registerWhoami, registerWorkspaces, registerProjects, registerApi, registerServer]],
-  ['Setup commands:', [registerAuth, registerConfig, registerDemo, registerHelpTopics]],
+const GROUPS: [heading: string, registers: [Register, names: string[]][]][] = [
+  ['Dispatch commands:', [
+    [registerDispatch, ['next', 'run', 'run_scope', 'run-scope', 'batch', 'auto', 'fix', 'continue', 'review']],
+    [registerHosted, ['attach', 'git-credential']],
+  ]],
+  ['Work item commands:', [
+    [registerItems, ['items']], [registerReady, ['ready']], [registerBacklog, ['backlog']], [registerFolders, ['folders']],
+    [registerDesigns, ['designs']], [registerPlan, ['plan']],
+  ]],
+  ['Run commands:', [[registerRuns, ['runs']], [registerLogs, ['logs']], [registerWorktrees, ['worktrees']], [registerWorkflow, ['workflow']]]],
+  ['Service commands:', [
+    [registerWhoami, ['whoami']], [registerWorkspaces, ['workspaces']], [registerProjects, ['projects']], [registerApi, ['api']],
+    [registerServer, ['server']],
+  ]],
+  ['Setup commands:', [[registerAuth, ['auth']], [registerConfig, ['config']], [registerDemo, ['demo']], [registerHelpTopics, []]]],
 ];
+const REGISTER_OF = new Map(GROUPS.flatMap(([, registers]) => registers.flatMap(([register, names]) => names.map((name) => [name, register] as const))));
+
+/** The group names and register functions, for the test that holds them to the tree. */
+export const groupsForTest = (): ReadonlyArray<readonly [Register, readonly string[]]> => GROUPS.flatMap(([, registers]) => registers);
+
+/**
+ * The register function of the command `args` (the user's words) invoke, when they start with
+ * global options that take no part in it and then a command this table knows; else undefined
+ * (help, version, anything unknown: then the whole tree is built and commander answers as ever).
+ */
+function invokedRegister(program: Command, args: readonly string[]): Register | undefined {
+  const globals = new Map(program.options.filter((o) => o.long && o.long !== '--version').map((o) => [o.long!, o.required || o.optional]));
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith('-')) return REGISTER_OF.get(arg);
+    const eq = arg.indexOf('=');
+    const takesValue = globals.get(eq > 0 ? arg.slice(0, eq) : arg);
+    if (takesValue === undefined) return undefined;
+    if (takesValue && eq < 0) i++;
+  }
+  return undefined;
+}
 
 /** Where commander writes help and usage errors; by default the process's own streams. */
 export interface ProgramStreams {
@@ -45,8 +79,11 @@ export interface ProgramStreams {
   stderr: OutStream;
 }
 
-/** Builds the tree. `context` is called once a command runs, with the parsed global options. */
-export function buildProgram(version: string, context: (cmd: Command) => Context, streams?: ProgramStreams): Command {
+/**
+ * Builds the tree. `context` is called once a command runs, with the parsed global options. With
+ * `args` (the words the program will parse), only the group of the invoked command is registered.
+ */
+export function buildProgram(version: string, context: (cmd: Command) => Context, streams?: ProgramStreams, args?: readonly string[]): Command {
   const program = new Command('svc')
     .description('Dispatch coding agents over a work-tracking backlog, and run the service locally')
     .version(version, '-V, --version', 'print the version')
@@ -70,9 +107,11 @@ export function buildProgram(version: string, context: (cmd: Command) => Context
       outputError: (text, write) => write(`svc: ${text.replace(/^error: /, '').trim().split('\n').map((l) => l.trim()).filter(Boolean).join(' ')} (see --help)\n`),
     });
 
+  const only = args ? invokedRegister(program, args) : undefined;
   for (const [heading, registers] of GROUPS) {
+    if (only && !registers.some(([register]) => register === only)) continue;
     program.commandsGroup(heading);
-    for (const register of registers) register(program, context);
+    for (const [register] of registers) if (!only || register === only) register(program, context);
   }
   return program;
 }

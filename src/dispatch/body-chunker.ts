@@ -36,6 +36,9 @@ export class BodyChunker {
     if (this.bytes === 0) return;
     let text = this.parts.join('');
     this.parts = [];
+    // As many bytes as characters: ASCII only, so the cuts fall by index, with no trip through a
+    // Buffer and back (two passes over every byte of a chatty agent's output).
+    if (this.bytes === text.length) return this.drainAscii(text, all);
     // A high surrogate at the end waits for its pair, or the encoder would turn it into U+FFFD.
     let held = '';
     const last = text.charCodeAt(text.length - 1);
@@ -51,6 +54,18 @@ export class BodyChunker {
     }
     const rest = buf.toString('utf8') + held;
     this.bytes = Buffer.byteLength(rest);
+    if (rest.length > 0) this.parts.push(rest);
+  }
+
+  private drainAscii(text: string, all: boolean): void {
+    let at = 0;
+    while (text.length - at >= this.maxBytes || (all && at < text.length)) {
+      const end = Math.min(at + this.maxBytes, text.length);
+      this.emit(text.slice(at, end));
+      at = end;
+    }
+    const rest = text.slice(at);
+    this.bytes = rest.length;
     if (rest.length > 0) this.parts.push(rest);
   }
 }

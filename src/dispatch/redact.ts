@@ -2,7 +2,6 @@
 // (SVC_TOKEN, SVC_RUN_TOKEN, git tokens from op 30) and well-known token shapes. Agent output
 // arrives in arbitrary chunks, so the streaming variant holds back a tail that could still be the
 // start of a secret and only emits text no later chunk can turn into one.
-import { StringDecoder } from 'node:string_decoder';
 import { BEARER_VALUE, TOKEN_PREFIXES, TOKEN_SHAPES, tokenShapePattern } from '../api/token-shapes.js';
 
 export const REDACTED = '[REDACTED]';
@@ -27,11 +26,15 @@ function escapeRegExp(text: string): string {
 interface Matcher {
   /** False when nothing in `text` can be redacted (a fast pass over it). */
   maybe(text: string): boolean;
+  /** The same for UTF-8 bytes read as Latin-1 (one character per byte). */
+  maybeInBytes(view: string): boolean;
   /** Redact a complete piece of text. */
   redact(text: string): string;
   /** Spans [start, end) of everything that would be redacted in `text`. */
   spans(text: string): Array<[number, number]>;
   longestSecret: number;
+  /** The same in UTF-8 bytes. */
+  longestSecretBytes: number;
   /** Whether a secret spans lines (a PEM key): then line boundaries are no safe cut on their own. */
   multiline: boolean;
 }
@@ -50,10 +53,20 @@ function buildMatcher(secrets: readonly string[]): Matcher {
   const anyCase = (word: string) => [...word].map((c) => `[${c.toUpperCase()}${c}]`).join('');
   // Three simple scans beat one alternation of them all (measured ~1.5×: V8 finds no common prefix).
   const words = new RegExp(`${anyCase('authorization')}|${anyCase('bearer')}`);
-  const maybe = (text: string) => TOKEN_PREFIXES.test(text) || words.test(text) || literals.some((l) => text.includes(l));
+  // A literal holding a token prefix or one of the words (svc's own tokens, GitHub's) is found by
+  // those scans already: text holding it holds them.
+  const unshaped = literals.filter((l) => !TOKEN_PREFIXES.test(l) && !words.test(l));
+  const maybe = (text: string) => TOKEN_PREFIXES.test(text) || words.test(text) || unshaped.some((l) => text.includes(l));
+  // The patterns are ASCII, and in UTF-8 an ASCII byte is always that character (every byte of a
+  // longer character is 0x80 or above, a non-word character like any non-ASCII one): they match
+  // the bytes read as Latin-1 exactly where they match the text. A literal is looked for as its
+  // own bytes read so.
+  const unshapedBytes = unshaped.map((l) => Buffer.from(l).toString('latin1'));
   return {
     maybe,
+    maybeInBytes: (view) => TOKEN_PREFIXES.test(view) || words.test(view) || unshapedBytes.some((l) => view.includes(l)),
     longestSecret: literals[0]?.length ?? 0,
+    longestSecretBytes: Math.max(0, ...literals.map((l) => Buffer.byteLength(l))),
     multiline: literals.some((s) => s.includes('\n')),
     redact(text) {
       if (!maybe(text)) return text;
@@ -85,25 +98,55 @@ export function createRedactor(secrets: readonly string[]): (text: string) => st
 /** A redactor for a stream of chunks: `push` returns what is safe to emit now, `flush` the rest. */
 export interface StreamRedactor {
   push(chunk: string | Buffer): string;
+  /**
+   * `push` for bytes, without decoding what needs no redaction: when nothing in the bytes safe to
+   * emit can be a secret, they come back as they are (a view of them), else as redacted text.
+   */
+  pushBytes(chunk: Buffer): Buffer | string;
   flush(): string;
+}
+
+const NO_BYTES = Buffer.alloc(0);
+const isContinuation = (byte: number) => (byte & 0xc0) === 0x80;
+
+/** Where the last complete UTF-8 character of `buf` ends: before the first bytes of an unfinished one. */
+function completeEnd(buf: Buffer): number {
+  let lead = buf.length - 1;
+  while (lead > buf.length - 4 && lead >= 0 && isContinuation(buf[lead]!)) lead--;
+  if (lead < 0) return buf.length;
+  const b = buf[lead]!;
+  const size = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+  return lead + size > buf.length ? lead : buf.length;
+}
+
+/** `cut`, moved back to a character boundary of `buf`. */
+function characterCut(buf: Buffer, cut: number): number {
+  if (cut >= buf.length) return completeEnd(buf);
+  for (let back = 0; back < 3 && cut > 0 && isContinuation(buf[cut]!); back++) cut--;
+  return cut;
 }
 
 /**
  * Redact a stream whose chunks may split a secret. Held back: the incomplete last line (up to
  * 4 KiB, so `Authorization:` values and token shapes are judged on whole lines); for a longer
- * line, or when a secret spans lines, the last `longest secret - 1` characters. A cut never falls
- * inside a match or a run of token characters. Buffers are decoded as UTF-8 without splitting a
- * character.
+ * line, or when a secret spans lines, the last `longest secret - 1` characters (bytes, for text
+ * with nothing to redact). A cut never falls inside a match, a run of token characters or a
+ * UTF-8 character.
  */
 export function createStreamRedactor(secrets: readonly string[]): StreamRedactor {
   const matcher = buildMatcher(secrets);
-  const decoder = new StringDecoder('utf8');
-  let pending = '';
+  /** What was received and not emitted yet, as bytes (a string chunk is encoded). */
+  let held: Buffer = NO_BYTES;
+  /** A string chunk's last unit when it is the first half of a surrogate pair. */
+  let highSurrogate = '';
 
-  /** `clean`: nothing in `text` can match, so only the held line and token runs decide the cut. */
-  function safeCut(text: string, clean = false): number {
+  /**
+   * `clean`: nothing in `text` can match, so only the held line and token runs decide the cut.
+   * `text` is the decoded text, or (clean) the bytes read as Latin-1: `longest` is in its units.
+   */
+  function safeCut(text: string, clean: boolean, longest: number): number {
     const lineStart = text.lastIndexOf('\n') + 1;
-    const tailHold = Math.max(0, text.length - Math.max(0, matcher.longestSecret - 1));
+    const tailHold = Math.max(0, text.length - Math.max(0, longest - 1));
     // A one-line secret cannot cross a newline, so holding the unfinished line already covers it;
     // past 4 KiB (or with a multi-line secret) the last `longest secret - 1` characters are held.
     let cut = text.length - lineStart <= MAX_HELD_LINE ? lineStart : tailHold;
@@ -133,19 +176,43 @@ export function createStreamRedactor(secrets: readonly string[]): StreamRedactor
     return cut;
   }
 
+  function pushBytes(chunk: Buffer): Buffer | string {
+    const data = held.length > 0 ? Buffer.concat([held, chunk]) : chunk;
+    // Most output holds nothing to redact: it is judged and cut as bytes, never decoded here.
+    const view = data.toString('latin1');
+    if (!matcher.maybeInBytes(view)) {
+      const cut = characterCut(data, safeCut(view, true, matcher.longestSecretBytes));
+      held = cut < data.length ? Buffer.from(data.subarray(cut)) : NO_BYTES;
+      return data.subarray(0, cut);
+    }
+    const end = completeEnd(data);
+    const text = data.toString('utf8', 0, end);
+    const cut = safeCut(text, false, matcher.longestSecret);
+    held = Buffer.concat([Buffer.from(text.slice(cut)), data.subarray(end)]);
+    return cut > 0 ? matcher.redact(text.slice(0, cut)) : '';
+  }
+
   return {
+    pushBytes,
     push(chunk) {
-      pending += typeof chunk === 'string' ? chunk : decoder.write(chunk);
-      // Most output holds nothing to redact: then the whole text up to the last line is safe as is.
-      const clean = !matcher.maybe(pending);
-      const cut = safeCut(pending, clean);
-      const ready = pending.slice(0, cut);
-      pending = pending.slice(cut);
-      return ready && !clean ? matcher.redact(ready) : ready;
+      let bytes = chunk;
+      if (typeof chunk === 'string') {
+        let text = highSurrogate + chunk;
+        highSurrogate = '';
+        const last = text.charCodeAt(text.length - 1);
+        if (last >= 0xd800 && last <= 0xdbff) {
+          highSurrogate = text.slice(-1);
+          text = text.slice(0, -1);
+        }
+        bytes = Buffer.from(text);
+      }
+      const out = pushBytes(bytes as Buffer);
+      return typeof out === 'string' ? out : out.toString('utf8');
     },
     flush() {
-      const rest = pending + decoder.end();
-      pending = '';
+      const rest = held.toString('utf8') + highSurrogate;
+      held = NO_BYTES;
+      highSurrogate = '';
       return rest ? matcher.redact(rest) : '';
     },
   };

@@ -121,11 +121,12 @@ async function runAgentIn(
     : null;
   // Gathered output goes out about as often as the stream flushes, not per agent write.
   const ticker = chunker ? setInterval(() => chunker.flush(), opts.flushIntervalMs ?? 1000) : null;
-  const sink = (raw: string): void => {
-    const text = lateRedact(raw);
+  // Output that needed no redaction arrives as the agent's own bytes (redact.ts pushBytes).
+  const sink = (raw: string | Buffer): void => {
+    const text = typeof raw === 'string' || opts.liveSecrets ? lateRedact(raw.toString()) : raw;
     if (text.length === 0) return;
-    writeSync(log, text);
-    chunker?.write(text);
+    typeof text === 'string' ? writeSync(log, text) : writeSync(log, text);
+    chunker?.write(text.toString());
   };
   const parser = parserFor(command);
   try {
@@ -155,7 +156,7 @@ async function runAgentIn(
           const cost = parser?.usage().costUsd;
           if (cost !== undefined) ctx.onSpend?.(key, cost);
         }
-        sink(redactors[name].push(chunk));
+        sink(redactors[name].pushBytes(chunk));
       },
       ...(ctx.onAgentGroup ? { onGroup: (event: 'start' | 'end', pgid: number) => ctx.onAgentGroup!(key, event, pgid) } : {}),
       signal: ctx.signal,

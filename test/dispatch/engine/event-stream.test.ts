@@ -140,6 +140,30 @@ describe('BodyChunker', () => {
     }
   });
 
+  it('ASCII output, and ASCII turning to other text and back, is cut the same way at full chunks', () => {
+    const bodies: string[] = [];
+    const chunker = new BodyChunker((b) => bodies.push(b), 100);
+    const text = `${'x'.repeat(250)}${'é'.repeat(120)}${'y'.repeat(330)}`;
+    for (let i = 0; i < text.length; i += 64) chunker.write(text.slice(i, i + 64));
+    chunker.flush();
+    expect(bodies.join('')).toBe(text);
+    // Every body but the last is full: 100 bytes, or 99 where a 2-byte é would not fit.
+    for (const b of bodies.slice(0, -1)) expect(Buffer.byteLength(b)).toBeGreaterThanOrEqual(99);
+    for (const b of bodies) expect(Buffer.byteLength(b)).toBeLessThanOrEqual(100);
+    expect(bodies.slice(0, 2)).toEqual(['x'.repeat(100), 'x'.repeat(100)]);
+  });
+
+  it('keeps what does not fill a chunk until flush, then sends it whole', () => {
+    const bodies: string[] = [];
+    const chunker = new BodyChunker((b) => bodies.push(b), 100);
+    chunker.write('a'.repeat(150));
+    expect(bodies).toEqual(['a'.repeat(100)]);
+    chunker.write('b'.repeat(20));
+    expect(bodies).toHaveLength(1);
+    chunker.flush();
+    expect(bodies).toEqual(['a'.repeat(100), `${'a'.repeat(50)}${'b'.repeat(20)}`]);
+  });
+
   it('utf8Cut never splits a multi-byte character', () => {
     const buf = Buffer.from('ab€', 'utf8'); // € is 3 bytes
     expect(utf8Cut(buf, 3)).toBe(2);

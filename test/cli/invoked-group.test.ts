@@ -1,0 +1,71 @@
+// svc builds only the command group it is asked for (program.ts, issue 27): `svc config get`
+// registers the config group alone, and every answer that needs no handler (help, usage errors,
+// suggestions) is the same as from the whole tree. The table of names it goes by is held here to
+// what the register functions really add.
+import { Command } from 'commander';
+import { describe, expect, test } from 'vitest';
+import type { Context } from '../../src/commands/context.js';
+import { buildProgram, groupsForTest } from '../../src/commands/program.js';
+import { runProgram } from '../../src/commands/run-program.js';
+import { MemoryStream } from '../support/context.js';
+
+const noContext = (): Context => {
+  throw new Error('no command runs in these tests');
+};
+
+/** `svc ARGS` against the tree built for ARGS (lazy) or the whole tree, stopping before a handler. */
+async function answer(args: string[], lazy: boolean) {
+  const stdout = new MemoryStream();
+  const stderr = new MemoryStream();
+  const program = buildProgram('0.0.0-test', noContext, { stdout, stderr }, lazy ? args : undefined);
+  const code = await runProgram(program, args, { stderr, context: () => undefined });
+  return { code, stdout: stdout.text, stderr: stderr.text, commands: program.commands.map((c) => c.name()) };
+}
+
+describe('the invoked command group alone', () => {
+  test('each register function adds exactly the top-level commands its row names', () => {
+    for (const [register, names] of groupsForTest()) {
+      const program = new Command('svc');
+      register(program, noContext);
+      const added = program.commands.flatMap((c) => [c.name(), ...c.aliases()]).sort();
+      // An empty row is help and completion: they walk the whole tree, so they are never built alone.
+      expect(added).toEqual(names.length === 0 ? ['completion', 'help'] : [...names].sort());
+    }
+  });
+
+  test.each([
+    [['config', 'get', '--help'], ['config']],
+    [['--json', 'config', 'get', '--help'], ['config']],
+    [['--base-url', 'http://127.0.0.1:1', '--max-wait=1s', 'items', 'list', '--help'], ['items']],
+    [['run-scope', '--help'], ['next', 'run', 'run_scope', 'batch', 'auto', 'fix', 'continue', 'review']],
+  ])('svc %j builds %j', async (args, commands) => {
+    expect((await answer(args, true)).commands).toEqual(commands);
+  });
+
+  test.each([[['--help']], [['help', 'config']], [['completion', 'bash']], [['-h', 'config']], [['confg']], [['--bogus', 'config', 'get']], [['--max-wait', 'config', 'get']]])(
+    'svc %j builds the whole tree',
+    async (args) => {
+      expect((await answer(args, true)).commands.length).toBe((await answer([], false)).commands.length);
+    },
+  );
+
+  test.each([
+    [['config', '--help']],
+    [['config', 'get', '--help']],
+    [['config', 'gte']],
+    [['config', 'get']],
+    [['items', 'list', '--bogus']],
+    [['run', '--help']],
+    [['run_scope', '--help']],
+    [['runs', 'shwo']],
+    [['--json', 'worktrees', '--help']],
+    [['--max-wait', '1s', 'items']],
+    [['confg', 'get']],
+    [['-h']],
+    [['--version']],
+  ])('svc %j answers as with the whole tree', async (args) => {
+    const [lazy, whole] = [await answer(args, true), await answer(args, false)];
+    expect(lazy.stdout + lazy.stderr).not.toBe('');
+    expect(lazy).toEqual({ ...whole, commands: lazy.commands });
+  });
+});
