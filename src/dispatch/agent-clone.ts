@@ -174,7 +174,7 @@ function legEnded(): void {
 }
 
 const commonDirs = new Map<string, Promise<string>>();
-const identities = new Map<string, Promise<string>>();
+const identities = new Map<string, Promise<Identity>>();
 const sharedOk = new Map<string, Promise<boolean>>();
 
 /** The repository's git dir, asked once per repository (`repo` may be a folder inside the work tree). */
@@ -190,16 +190,22 @@ function commonDirOf(repo: string): Promise<string> {
 
 const gitValue = (v: string): string => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 
-/** svc's git identity for the repository, as a `[user]` section of the agent's git config, so its commits read as today's. */
-function identityOf(common: string): Promise<string> {
+/** svc's git identity for the repository (empty where it has none), so the agent's commits read as today's. */
+interface Identity {
+  name: string;
+  email: string;
+}
+
+function identityOf(common: string): Promise<Identity> {
   let p = identities.get(common);
   if (!p) {
     p = run('git', ['config', '--get-regexp', '^user\\.(name|email)$'], { cwd: common }).then((r) => {
-      const lines = r.stdout.split('\n').filter(Boolean).map((line) => {
+      const id: Identity = { name: '', email: '' };
+      for (const line of r.stdout.split('\n')) {
         const at = line.indexOf(' ');
-        return at > 0 ? `\t${line.slice(5, at)} = ${gitValue(line.slice(at + 1))}\n` : '';
-      });
-      return lines.length ? `[user]\n${lines.join('')}` : '';
+        if (at > 0 && (line.slice(5, at) === 'name' || line.slice(5, at) === 'email')) id[line.slice(5, at) as keyof Identity] = line.slice(at + 1);
+      }
+      return id;
     });
     identities.set(common, p);
   }
@@ -253,9 +259,11 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
   let extraEnv: Record<string, string> = {};
   let common: string;
   let shared: boolean;
+  let identity: Identity;
   try {
     common = await commonDirOf(opts.repo);
-    const [identity, share] = await Promise.all([identityOf(common), canShare(user, join(common, 'objects'))]);
+    const [id, share] = await Promise.all([identityOf(common), canShare(user, join(common, 'objects'))]);
+    identity = id;
     shared = share;
     // Made while the folder is root's and no process of the leg's uid exists: nothing here can be
     // a link the agent planted.
@@ -265,10 +273,12 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     if (opts.settingsFrom) extraEnv = await copyAgentSettings(opts.settingsFrom.home, opts.settingsFrom.env, home);
     // The agent's own git config: svc's identity, and (for its clone of a repository root owns)
     // git's ownership check told about that repository.
-    await writeFile(join(home, '.gitconfig'), `${identity}${shared ? `[safe]\n\tdirectory = ${common}\n` : ''}`, { mode: 0o600, flag: 'wx' });
+    const user_ = [identity.name && `\tname = ${gitValue(identity.name)}\n`, identity.email && `\temail = ${gitValue(identity.email)}\n`].join('');
+    await writeFile(join(home, '.gitconfig'), `${user_ ? `[user]\n${user_}` : ''}${shared ? `[safe]\n\tdirectory = ${common}\n` : ''}`, { mode: 0o600, flag: 'wx' });
     if (!shared) {
       // The agent user cannot read the objects: root makes the copy, before the hand-over.
-      await svcGit(dir, ['clone', '--quiet', '--no-checkout', '--no-hardlinks', '--', common, workdir]);
+      const local = [...(identity.name ? ['-c', `user.name=${identity.name}`] : []), ...(identity.email ? ['-c', `user.email=${identity.email}`] : [])];
+      await svcGit(dir, ['clone', '--quiet', '--template=', '--no-checkout', '--no-hardlinks', ...local, '--', common, workdir]);
       await checkOut(() => svcGit(dir, ['-C', workdir, 'checkout', '--quiet', '-B', wt.branch, wt.headBefore]), () => onBranch(workdir, wt.branch));
       const r = await run('chown', ['-R', '--no-dereference', '--', `${user.uid}:${user.gid}`, dir]);
       if (r.code !== 0) throw new Error(`chown: ${r.stderr.trim()}`);
@@ -308,11 +318,11 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     command(argv) {
       if (folded) {
         pending = false;
-        return ['/bin/sh', '-c', LEG, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, dir, tmp, ...argv];
+        return ['/bin/sh', '-c', LEG, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, identity.name, identity.email, dir, tmp, ...argv];
       }
       if (!pending) return [...argv];
       pending = false;
-      return ['/bin/sh', '-c', CLONE_THEN_EXEC, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, ...argv];
+      return ['/bin/sh', '-c', CLONE_THEN_EXEC, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, identity.name, identity.email, ...argv];
     },
     collectWithAgent() {
       folded = true;
@@ -332,7 +342,7 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     },
     async ensureClone() {
       if (!pending) return;
-      const r = await run('/bin/sh', ['-c', CLONE_THEN_EXEC, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, 'true'], { user, env: agentGitEnv(home) });
+      const r = await run('/bin/sh', ['-c', CLONE_THEN_EXEC, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, identity.name, identity.email, 'true'], { user, env: agentGitEnv(home) });
       if (r.code !== 0) throw new Error(`could not make the agent's clone as ${user.name}: ${lastLine(r)}`);
       pending = false;
     },

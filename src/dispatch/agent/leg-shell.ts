@@ -15,15 +15,16 @@ export const CLONE_FAILED = 125;
 const SNAPSHOT_IDENT = 'GIT_AUTHOR_NAME=svc GIT_AUTHOR_EMAIL=svc@localhost GIT_COMMITTER_NAME=svc GIT_COMMITTER_EMAIL=svc@localhost';
 
 /**
- * `svc_clone C W B BASE`: the agent's clone of the repository's git dir C in W, `--shared` (it
- * borrows the objects). The worktree is on its branch B, so B stands at BASE and the clone goes
+ * `svc_clone C W B BASE NAME EMAIL`: the agent's clone of the repository's git dir C in W,
+ * `--shared` (it borrows the objects), with svc's identity in its own config (where an agent's
+ * tool runs git with an environment of its own, the agent's home config is not read). The worktree is on its branch B, so B stands at BASE and the clone goes
  * straight onto it; a review's side branch exists only in its detached worktree: then the clone
  * is checked out with `-B` at BASE. No template: git's sample hooks are files to write and delete
  * on every leg, and the agent may add hooks of its own anyway.
  */
 const CLONE_FN = `svc_clone() {
-  git clone --quiet --template= --shared --branch "$3" -- "$1" "$2" 2>/dev/null ||
-  { rm -rf "$2"; git clone --quiet --template= --shared --no-checkout -- "$1" "$2" && git -C "$2" checkout --quiet -B "$3" "$4"; } ||
+  git clone --quiet --template= --shared \${5:+-c "user.name=$5"} \${6:+-c "user.email=$6"} --branch "$3" -- "$1" "$2" 2>/dev/null ||
+  { rm -rf "$2"; git clone --quiet --template= --shared \${5:+-c "user.name=$5"} \${6:+-c "user.email=$6"} --no-checkout -- "$1" "$2" && git -C "$2" checkout --quiet -B "$3" "$4"; } ||
   { echo "svc: could not make the agent's clone" >&2; return 1; }
 }`;
 
@@ -79,19 +80,18 @@ const COLLECT_FN = `svc_collect() {
   cd / && find "$D" -mindepth 1 -delete
 }`;
 
-/** Clones (`$1`–`$4` as svc_clone's), then becomes the agent, whose argv follows. */
+/** Clones (`$1`–`$6` as svc_clone's), then becomes the agent, whose argv follows. */
 export const CLONE_THEN_EXEC = `${CLONE_FN}
-svc_clone "$1" "$2" "$3" "$4" || exit ${CLONE_FAILED}
-cd "$2" && shift 4 && exec "$@"`;
+svc_clone "$1" "$2" "$3" "$4" "$5" "$6" || exit ${CLONE_FAILED}
+cd "$2" && shift 6 && exec "$@"`;
 
 /** Collects and clears a leg (`$1`–`$5` as svc_collect's): its status is the script's. */
 export const COLLECT_AND_CLEAR = `${COLLECT_FN}
 svc_collect "$1" "$2" "$3" "$4" "$5"`;
 
 /**
- * A whole leg in one process start: `$1` the repository's git dir, `$2` the clone (made unless it
- * is there), `$3` the branch, `$4` the commit it starts at, `$5` the leg's folder, `$6` its temp
- * folder; the agent's argv follows. The agent runs as a child without descriptors 3 and 4; when
+ * A whole leg in one process start: `$1`–`$6` as svc_clone's (the clone is made unless it is
+ * there), `$7` the leg's folder, `$8` its temp folder; the agent's argv follows. The agent runs as a child without descriptors 3 and 4; when
  * it ends, the shell collects the leg (its lines to descriptor 3, the bundle to descriptor 4,
  * both svc's files, ending with `# svc-collected STATUS`) and ends as the agent did: its exit
  * status, or the signal that killed it. A TERM or INT for the group reaches the agent; the shell
@@ -99,9 +99,9 @@ svc_collect "$1" "$2" "$3" "$4" "$5"`;
  */
 export const LEG = `${CLONE_FN}
 ${COLLECT_FN}
-if [ ! -d "$2" ]; then svc_clone "$1" "$2" "$3" "$4" || { echo "# svc-no-clone" >&3; exit ${CLONE_FAILED}; }; fi
-C=$1 LW=$2 LB=$3 LBASE=$4 LD=$5 LT=$6
-shift 6
+if [ ! -d "$2" ]; then svc_clone "$1" "$2" "$3" "$4" "$5" "$6" || { echo "# svc-no-clone" >&3; exit ${CLONE_FAILED}; }; fi
+LW=$2 LB=$3 LBASE=$4 LD=$7 LT=$8
+shift 8
 trap 'svc_stop=1' TERM INT
 cd "$LW" && "$@" 3>&- 4>&-
 rc=$?
