@@ -7,21 +7,23 @@
 // `main`. It must get nothing, while its commit reaches the service on svc/KEY, pushed by svc, and
 // the run closes `completed`. A control run with `--agent-user none` shows the same agent does get
 // the run credential without the boundary, so the checks can fail.
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DispatchRun } from '../../src/contract/types.js';
-import { createRepository, repositoryPath } from '../../src/server/git/index.js';
+import { repositoryPath } from '../../src/server/git/index.js';
 import { isolatedEnv, runCli, type CliEnv, type CliResult } from '../support/cli.js';
-import { startLocalServer, type LocalServer } from '../support/server-process.js';
+import type { LocalServer } from '../support/server-process.js';
 import { svcInProcess } from '../support/svc-in-process.js';
+import { startBoundaryWorld, type BoundaryWorld } from './boundary-world.js';
 import { filesUnder, git, leaks } from './support.js';
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 const GIT_TOKEN_SHAPE = /ghs_[A-Za-z0-9]{16,}/;
 
+let world: BoundaryWorld;
 let server: LocalServer;
 /** Private to root (0700): the service's git root. */
 let hidden: string;
@@ -31,20 +33,12 @@ let personal: CliEnv;
 
 beforeAll(async () => {
   if (!isRoot) return;
-  hidden = mkdtempSync(join(tmpdir(), 'svc-boundary-'));
-  open = mkdtempSync(join(tmpdir(), 'svc-boundary-open-'));
-  chmodSync(open, 0o755);
-  const gitRoot = join(hidden, 'git-root');
-  await createRepository(gitRoot, 'acme/widgets', { seedCommit: true });
-  server = await startLocalServer(['--git-root', gitRoot]);
-  personal = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' });
-  copyFileSync(resolve(import.meta.dirname, 'fixtures/attacker-agent.sh'), join(open, 'attacker.sh'));
-  chmodSync(join(open, 'attacker.sh'), 0o755);
+  world = await startBoundaryWorld('svc-boundary', { 'attacker-agent.sh': 'attacker.sh' });
+  ({ server, hidden, open, personal } = world);
 }, 60_000);
 
 afterAll(async () => {
-  for (const dir of [open, hidden]) if (dir) rmSync(dir, { recursive: true, force: true });
-  const violations = await server?.stop();
+  const violations = await world?.stop();
   expect(violations ?? [], 'responses that break the contract document').toEqual([]);
 });
 
@@ -66,14 +60,7 @@ interface Attempt {
 /** Opens a hosted run over one card and executes it with the attacker as its agent. */
 async function attack(name: string, extraArgs: string[]): Promise<Attempt> {
   const outputs: CliResult[] = [];
-  const made = await fetch(`${server.url}/api/v1/projects/DEMO/work-items`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ kind: 'task', type: 'code', title: `Boundary ${name}`, targetRepositories: ['acme/widgets'] }),
-  });
-  const body = (await made.json()) as { item?: { key: string }; key?: string };
-  expect(made.status, JSON.stringify(body)).toBe(201);
-  const key = (body.item ?? body).key as string;
+  const key = await world.createItem(`Boundary ${name}`, { targetRepositories: ['acme/widgets'] });
   // Opening the run and minting its credential are not under test: in-process. The attach below is
   // a real process, since the agent reads /proc of svc and its ancestors.
   const opened = await svcInProcess(['run', key, '--hosted', '--json'], { env: personal });
@@ -212,13 +199,7 @@ describe.skipIf(!isRoot)('the agent boundary, as root (real bin/svc.js, hosted r
     const repo = mkdtempSync(join(hidden, 'repo-'));
     await git(repo, 'init', '-q', '-b', 'main');
     await git(repo, 'commit', '-q', '--allow-empty', '-m', 'init');
-    const made = await fetch(`${server.url}/api/v1/projects/DEMO/work-items`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ kind: 'task', type: 'code', title: 'Local boundary' }),
-    });
-    const body = (await made.json()) as { item?: { key: string }; key?: string };
-    const key = (body.item ?? body).key as string;
+    const key = await world.createItem('Local boundary');
     const out = join(open, 'local-out');
     mkdirSync(out);
     chmodSync(out, 0o777);

@@ -6,20 +6,21 @@
 //   helper and got the run credential at svc's push. The test runs a copy of svc, never the tree's.
 // - two legs at once (--parallel 2) try to read each other's prompt and write into each other's clone.
 import { createHash } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DispatchRun } from '../../src/contract/types.js';
-import { createRepository, repositoryPath } from '../../src/server/git/index.js';
+import { repositoryPath } from '../../src/server/git/index.js';
 import { isolatedEnv, runCli, type CliEnv } from '../support/cli.js';
-import { startLocalServer, type LocalServer } from '../support/server-process.js';
+import type { LocalServer } from '../support/server-process.js';
+import { startBoundaryWorld, type BoundaryWorld } from './boundary-world.js';
 import { svcInProcess } from '../support/svc-in-process.js';
 import { git } from './support.js';
 
 const isRoot = process.getuid?.() === 0;
 const ROOT = resolve(import.meta.dirname, '../..');
 
+let world: BoundaryWorld;
 let server: LocalServer;
 let hidden: string;
 let open: string;
@@ -27,35 +28,16 @@ let personal: CliEnv;
 
 beforeAll(async () => {
   if (!isRoot) return;
-  hidden = mkdtempSync(join(tmpdir(), 'svc-race-'));
-  open = mkdtempSync(join(tmpdir(), 'svc-race-open-'));
-  chmodSync(open, 0o755);
-  const gitRoot = join(hidden, 'git-root');
-  await createRepository(gitRoot, 'acme/widgets', { seedCommit: true });
-  server = await startLocalServer(['--git-root', gitRoot]);
-  personal = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' });
-  for (const f of ['racer-agent.sh', 'neighbour-agent.sh']) {
-    cpSync(resolve(import.meta.dirname, 'fixtures', f), join(open, f));
-    chmodSync(join(open, f), 0o755);
-  }
+  world = await startBoundaryWorld('svc-race', { 'racer-agent.sh': 'racer-agent.sh', 'neighbour-agent.sh': 'neighbour-agent.sh' });
+  ({ server, hidden, open, personal } = world);
 }, 60_000);
 
 afterAll(async () => {
-  for (const dir of [open, hidden]) if (dir) rmSync(dir, { recursive: true, force: true });
-  const violations = await server?.stop();
+  const violations = await world?.stop();
   expect(violations ?? [], 'responses that break the contract document').toEqual([]);
 });
 
-async function createItem(title: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const made = await fetch(`${server.url}/api/v1/projects/DEMO/work-items`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ kind: 'task', type: 'code', title, ...extra }),
-  });
-  const body = (await made.json()) as { item?: { key: string }; key?: string };
-  expect(made.status, JSON.stringify(body)).toBe(201);
-  return (body.item ?? body).key as string;
-}
+const createItem = (title: string, extra: Record<string, unknown> = {}) => world.createItem(title, extra);
 
 /** Whether `pid` still runs (a zombie waiting for its reaper has ended: it holds nothing). */
 function alive(pid: number): boolean {
