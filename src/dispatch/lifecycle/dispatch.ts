@@ -38,6 +38,7 @@ function request(opts: DispatchOptions, extra: Partial<SelectRequest> = {}): Sel
     ...(opts.lanes ? { lanes: opts.lanes } : {}),
     ...(opts.maxCards != null ? { max: opts.maxCards } : {}),
     ...(opts.doneStatuses ? { doneStatuses: opts.doneStatuses } : {}),
+    ...(opts.rerun ? { rerun: true } : {}),
     ...extra,
   };
 }

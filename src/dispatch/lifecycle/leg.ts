@@ -18,6 +18,7 @@ import type { PullRequestRef } from '../pr/types.js';
 import { runAgent } from './agent-run.js';
 import { NoRepositoryError, repoOf, secretsNow, type LegContext } from './leg-context.js';
 import { pushLeg } from './push.js';
+import { recordImplementation } from './record-implementation.js';
 
 export interface LegOutcome {
   summary: LegSummary;
@@ -105,7 +106,10 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
         item, repo: repoOf(ctx, key), branch: wt.branch, headBefore: wt.headBefore, worktree: wt.path, result, pushed,
       });
     }
-    return finish(implemented);
+    const outcome = finish(implemented);
+    // Work advances across machines (DISPATCH §8): after the disposition is journaled.
+    if (implemented) await recordImplementation(ctx, key);
+    return outcome;
   } catch (error) {
     reason =
       error instanceof NoRepositoryError

@@ -9,6 +9,12 @@ import type { WorkItemDetail } from '../../contract/types.js';
 import { branchFor } from '../worktree.js';
 import { recordedLegEnds } from './recent.js';
 
+/**
+ * The status an implemented leg gives its item (lifecycle/record-implementation.ts): open, but work
+ * that waits for a person, not for an agent. Lane commands leave such items out unless --rerun.
+ */
+export const IMPLEMENTED_STATUS = 'in_review';
+
 /** Key → the latest local run (of `projectKey`) whose leg of that card ended `implemented`. */
 export function implementedRuns(stateDir: string, projectKey: string): Map<string, string> {
   const found = new Map<string, { runId: string; at: string }>();

@@ -63,6 +63,8 @@ export interface SelectRequest {
   exclude?: ReadonlySet<string>;
   /** Status names meaning done where the service sends no statusCategory. */
   doneStatuses?: readonly string[];
+  /** `--rerun`: also pick cards an implemented leg recorded on their item (see readyLeavesFilter). */
+  rerun?: boolean;
 }
 
 /** What selection reads: the service, and local state for `continue`. */

@@ -1,0 +1,60 @@
+// Work advances across machines (DISPATCH §8): a leg that ended implemented records itself on its
+// work item through op 9, so another machine sharing the queue does not select it again. The write
+// happens before the run closes, while the card is still held by this run (another open gets 409),
+// so there is no moment at which a second machine could find it ready. It never fails the leg: the
+// work exists on its branch whatever the service answers.
+import { basename } from 'node:path';
+import { serviceErrorOf } from '../ports.js';
+import type { WorkItemDetail, WorkItemUpdate } from '../../contract/types.js';
+import { splitCommand } from '../argv.js';
+import { IMPLEMENTED_STATUS } from '../select/prior-work.js';
+import type { LegContext } from './leg-context.js';
+
+
+/** An item moved between our read and our write (412): read again, this many times at most. */
+const MAX_ATTEMPTS = 3;
+
+/** The agent that did the work: the preset's name, else the program of `--agent-cmd`. */
+export function harnessOf(agent: LegContext['opts']['agent']): string | null {
+  if (agent.agent) return agent.agent;
+  if (!agent.agentCmd) return null;
+  const program = splitCommand(agent.agentCmd)[0];
+  return program ? basename(program) : null;
+}
+
+/** What op 9 is sent for `item`: the implementation always, the status only while it is not done. */
+export function implementationUpdate(ctx: Pick<LegContext, 'opts'>, item: WorkItemDetail): WorkItemUpdate {
+  const body: WorkItemUpdate = {
+    implementationSource: 'byok',
+    implementationHarness: harnessOf(ctx.opts.agent),
+    implementationModel: ctx.opts.agent.model ?? null,
+  };
+  // A person may have closed the item while the agent worked: the record never reopens it.
+  const done = item.statusCategory === 'done' || (ctx.opts.doneStatuses ?? []).includes(item.status);
+  if (!done && item.status !== IMPLEMENTED_STATUS) body.status = IMPLEMENTED_STATUS;
+  return body;
+}
+
+/**
+ * Records an implemented leg of `key` on its work item (op 8 for the ETag, then op 9 with
+ * `If-Match`, read again on 412). A review changes nothing, and a hosted run holds a run credential,
+ * which may not write work items (DISPATCH §6): neither records. A refusal is one warning.
+ */
+export async function recordImplementation(ctx: Pick<LegContext, 'opts' | 'deps' | 'mode'>, key: string): Promise<boolean> {
+  const { service, output } = ctx.deps;
+  // Hosted runs are the ones without heartbeats (op 31 is for local runs).
+  if (ctx.mode === 'review' || ctx.opts.heartbeat === false) return false;
+  if (!service.readWorkItem || !service.updateWorkItem) return false;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const { item, etag } = await service.readWorkItem(key);
+      await service.updateWorkItem(key, implementationUpdate(ctx, item), etag ?? undefined);
+      return true;
+    } catch (error) {
+      const fault = serviceErrorOf(error);
+      if (fault.status === 412 && attempt < MAX_ATTEMPTS) continue;
+      output.warn(`${key}: implemented, but the service did not record it on the item (${fault.message ?? 'no answer'}); other machines may select it again`);
+      return false;
+    }
+  }
+}
