@@ -104,7 +104,10 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
   const baseKey = opts.idempotencyKey ?? randomUUID();
   for (let round = 1; left > 0 && !deps.signal.aborted; round++) {
     const pick = async (exclude: ReadonlySet<string>): Promise<Selection> => {
-      const s = await selectBatch(request(opts, { command: 'auto', max: left, exclude: new Set([...avoid, ...elsewhere, ...exclude]) }), sdeps);
+      const s = await selectBatch(
+        request(opts, { command: 'auto', max: Math.min(left, opts.perRun ?? left), exclude: new Set([...avoid, ...elsewhere, ...exclude]) }),
+        sdeps,
+      );
       // A round that takes what is left of --max stops `max` (unless nothing more is ready).
       return { ...s, capped: s.cards.filter((c) => !c.skipReason).length >= left };
     };

@@ -1,0 +1,40 @@
+// `auto --per-run N` (a fleet worker's flag): each of its runs takes at most N cards and it comes
+// back for more, so N workers share a backlog instead of the first one taking it whole. Each card
+// runs once; runs close `completed` while more is ready, the last one `drained`.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
+import { startHarness, type Harness } from './harness.js';
+import { inRepoWorktree, instantAgent } from './instant-agent.js';
+
+let h: Harness;
+beforeEach(async () => {
+  h = await startHarness();
+});
+afterEach(async () => {
+  await h.close();
+});
+
+describe('auto --per-run', () => {
+  it('opens runs of at most N cards until nothing is ready', async () => {
+    const keys = Array.from({ length: 5 }, (_, i) => h.item('task', `leaf ${i + 1}`));
+    const s = await runDispatch(
+      h.opts({ command: 'auto', perRun: 2, allowEmpty: true }),
+      h.deps({ runLeg: instantAgent, prepareWorktree: inRepoWorktree }),
+    );
+    expect(s.runs?.map((r) => [r.cards.map((c) => c.key), r.stopReason])).toEqual([
+      [keys.slice(0, 2), 'completed'],
+      [keys.slice(2, 4), 'completed'],
+      [keys.slice(4), 'drained'],
+    ]);
+    expect(s.legs.map((l) => l.disposition)).toEqual(Array(5).fill('implemented'));
+  });
+
+  it('with --max, the cap still ends the invocation `max`', async () => {
+    for (let i = 0; i < 5; i++) h.item('task', `leaf ${i + 1}`);
+    const s = await runDispatch(
+      h.opts({ command: 'auto', perRun: 2, maxCards: 3, allowEmpty: true }),
+      h.deps({ runLeg: instantAgent, prepareWorktree: inRepoWorktree }),
+    );
+    expect(s.runs?.map((r) => [r.cards.length, r.stopReason])).toEqual([[2, 'completed'], [1, 'max']]);
+  });
+});
