@@ -9,6 +9,7 @@ import { selectBatch } from '../select/lanes.js';
 import { priorWorkCheck } from '../select/prior-work.js';
 import { recentFailures } from '../select/recent.js';
 import { SelectionError, type SelectDeps, type Selection, type SelectRequest } from '../select/types.js';
+import { serviceErrorOf } from '../ports.js';
 import { readRunRecord } from '../state.js';
 import { runOnce } from './run-once.js';
 import { cardSummaries, nothingRanNote } from './summary.js';
@@ -118,7 +119,8 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
       if (runs.length === 0) idle = selection.note;
       break;
     }
-    const summary = await runOnce(opts, deps, {
+    const heldBefore = elsewhere.size;
+    const attempt = runOnce(opts, deps, {
       selection,
       reselect: pick,
       idempotencyKey: round === 1 ? baseKey : `${baseKey}-${round}`,
@@ -133,6 +135,14 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
         return !more.empty;
       },
     });
+    const summary = await attempt.catch((error: unknown) => {
+      // A fleet's workers reach for the same first cards: every card this round tried was held by
+      // another machine's run, past the open's reselections. Those keys are in `elsewhere` now, so
+      // the next round starts past them; a 409 that taught nothing new is an error.
+      if (serviceErrorOf(error).status === 409 && elsewhere.size > heldBefore) return null;
+      throw error;
+    });
+    if (!summary) continue;
     runs.push(summary);
     left -= summary.cards.filter((c) => !c.skipReason).length;
     // Failed cards are never picked again in this invocation; implemented ones stay ready (a run

@@ -37,4 +37,18 @@ describe('auto --per-run', () => {
     );
     expect(s.runs?.map((r) => [r.cards.length, r.stopReason])).toEqual([[2, 'completed'], [1, 'max']]);
   });
+
+  it('a round whose every card is held by other runs, past the reselections, moves on to the next round', async () => {
+    const held = Array.from({ length: 7 }, (_, i) => h.item('task', `held ${i + 1}`));
+    const free = h.item('task', 'free');
+    // Another machine's live run holds the first seven: each open of ours meets a 409 naming one.
+    await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'batch', idempotencyKey: 'other', cards: held.map((k) => ({ workItemKey: k })) });
+    const s = await runDispatch(
+      h.opts({ command: 'auto', perRun: 1, allowEmpty: true }),
+      h.deps({ runLeg: instantAgent, prepareWorktree: inRepoWorktree }),
+    );
+    expect(s.exitCode).toBe(0);
+    expect(s.legs.map((l) => [l.key, l.disposition])).toEqual([[free, 'implemented']]);
+    expect(h.seen.filter((l) => l.includes('already in another running run')).length).toBeGreaterThan(5);
+  });
 });
