@@ -144,10 +144,12 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
     });
     if (!summary) continue;
     runs.push(summary);
-    left -= summary.cards.filter((c) => !c.skipReason).length;
-    // Failed cards are never picked again in this invocation; implemented ones stay ready (a run
-    // moves no status), so they are not picked again either.
-    for (const card of summary.cards) avoid.add(card.key);
+    left -= summary.legs.length;
+    // Failed cards are never picked again in this invocation, nor implemented ones (a service that
+    // took no record keeps them ready). A card a stop left unreached (replanned) was not tried: the
+    // next round may pick it.
+    const ran = new Set(summary.legs.map((l) => l.key));
+    for (const card of summary.cards) if (ran.has(card.key) || card.skipReason) avoid.add(card.key);
     if (summary.stopReason !== 'completed' && summary.stopReason !== 'replanned') break;
   }
   const last = runs[runs.length - 1];

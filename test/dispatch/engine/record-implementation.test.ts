@@ -114,4 +114,22 @@ describe('an implemented leg records itself on its item', () => {
     ]);
     expect(await detail(a)).toMatchObject({ status: 'todo' });
   });
+
+  it('a card another machine implemented between our selection and our open is not run again: the run stops replanned', async () => {
+    const [a, b] = [h.item('task', 'A'), h.item('task', 'B')];
+    let opens = 0;
+    const service: DispatchService = {
+      ...h.service,
+      openDispatchRun: async (body) => {
+        const opened = await h.service.openDispatchRun(body);
+        // The other machine's run closed just before ours opened; its record is on A.
+        if (++opens === 1) h.svc.admin.setStatus(a, 'in_review');
+        return opened;
+      },
+    };
+    const s = await runDispatch(h.opts({ command: 'auto' }), h.deps({ service }));
+    expect(h.seen).toContain(`info ${a} was implemented by another run meanwhile: stopping replanned`);
+    expect(s.legs.map((l) => [l.key, l.disposition])).toEqual([[b, 'implemented']]);
+    expect(s.runs?.[0]?.stopReason).toBe('replanned');
+  });
 });
