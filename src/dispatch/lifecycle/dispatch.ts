@@ -106,7 +106,10 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
   for (let round = 1; left > 0 && !deps.signal.aborted; round++) {
     const pick = async (exclude: ReadonlySet<string>): Promise<Selection> => {
       const s = await selectBatch(
-        request(opts, { command: 'auto', max: Math.min(left, opts.perRun ?? left), exclude: new Set([...avoid, ...elsewhere, ...exclude]) }),
+        request(opts, {
+          command: 'auto', max: Math.min(left, opts.perRun ?? left), exclude: new Set([...avoid, ...elsewhere, ...exclude]),
+          ...(opts.perRun ? { spread: true } : {}),
+        }),
         sdeps,
       );
       // A round that takes what is left of --max stops `max` (unless nothing more is ready).

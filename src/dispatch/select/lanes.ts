@@ -30,6 +30,9 @@ export function readyLeavesFilter(lanes: LaneFilters = {}, skipImplemented = fal
   return clauses.join(' ');
 }
 
+/** `xs` from index `at` on, then the ones before it. */
+const rotate = <T>(xs: T[], at: number): T[] => [...xs.slice(at), ...xs.slice(0, at)];
+
 /**
  * `batch` (and each round of `auto`): the ready leaves in the service's order, up to `max` cards
  * given to agents. Human cards are recorded with their reason and do not count against the cap.
@@ -44,8 +47,8 @@ export async function selectBatch(req: SelectRequest, deps: SelectDeps): Promise
   let cursor: string | undefined;
   outer: do {
     const page = await deps.service.listWorkItems(req.projectKey, { filter, limit: 100, ...(cursor ? { cursor } : {}) });
-    for (const row of page.items) {
-      if (exclude.has(row.key)) continue;
+    const rows = page.items.filter((row) => !exclude.has(row.key));
+    for (const row of req.spread && !cursor ? rotate(rows, Math.floor(Math.random() * rows.length)) : rows) {
       if (runnable >= max) {
         capped = true;
         break outer;
