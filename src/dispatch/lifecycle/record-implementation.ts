@@ -1,15 +1,16 @@
 // Work advances across machines (DISPATCH §8): a leg that ended implemented records itself on its
 // work item through op 9, so another machine sharing the queue does not select it again. The write
-// happens before the run closes, while the card is still held by this run (another open gets 409),
-// so there is no moment at which a second machine could find it ready. It never fails the leg: the
+// happens before the run closes, while the card is still held by this run (another open gets 409):
+// no run can open over the card until the record is in, and a machine that selected it earlier finds
+// the record when it re-reads the item before the leg (scheduler.ts). It never fails the leg: the
 // work exists on its branch whatever the service answers.
 import { basename } from 'node:path';
 import { serviceErrorOf } from '../ports.js';
 import type { WorkItemDetail, WorkItemUpdate } from '../../contract/types.js';
 import { splitCommand } from '../argv.js';
+import { isDone } from '../select/checks.js';
 import { IMPLEMENTED_STATUS } from '../select/prior-work.js';
 import type { LegContext } from './leg-context.js';
-
 
 /** An item moved between our read and our write (412): read again, this many times at most. */
 const MAX_ATTEMPTS = 3;
@@ -30,8 +31,7 @@ export function implementationUpdate(ctx: Pick<LegContext, 'opts'>, item: WorkIt
     implementationModel: ctx.opts.agent.model ?? null,
   };
   // A person may have closed the item while the agent worked: the record never reopens it.
-  const done = item.statusCategory === 'done' || (ctx.opts.doneStatuses ?? []).includes(item.status);
-  if (!done && item.status !== IMPLEMENTED_STATUS) body.status = IMPLEMENTED_STATUS;
+  if (!isDone(item, ctx.opts.doneStatuses) && item.status !== IMPLEMENTED_STATUS) body.status = IMPLEMENTED_STATUS;
   return body;
 }
 
