@@ -9,8 +9,9 @@
 // rest of the children's CPU (git, the agent's shell and sleep), from /proc's cutime of this
 // process. The machine is shared: its load average is printed beside the figures.
 import os from 'node:os';
-import { readFileSync } from 'node:fs';
-import { makeRepo, row, runSvc, startService, svcEnv } from './lib.mjs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeRepo, median, row, runSvc, startService, svcEnv } from './lib.mjs';
 
 const CARDS = 64;
 const SIZES = [1, 2, 4, 8, 16];
@@ -22,6 +23,14 @@ function cpu() {
   const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
   const t = (i) => (Number(f[i]) * 1000) / 100;
   return { self: t(11) + t(12), children: t(13) + t(14) };
+}
+
+/** When a worker opened its first run (its state folder's run records), in ms since the epoch. */
+function firstOpen(env) {
+  const runs = join(env.SVC_STATE_DIR, 'runs');
+  if (!existsSync(runs)) return null;
+  const at = readdirSync(runs).map((id) => Date.parse(JSON.parse(readFileSync(join(runs, id, 'run.json'), 'utf8')).openedAt));
+  return at.length ? Math.min(...at) : null;
 }
 
 async function fleetOf(n) {
@@ -40,6 +49,7 @@ async function fleetOf(n) {
     const machines = Array.from({ length: n }, () => ({ repo: makeRepo(), env: svcEnv(service) }));
     const before = cpu();
     const t0 = performance.now();
+    const started = Date.now();
     const results = await Promise.all(
       machines.map((m) => runSvc(['auto', '--per-run', '1', '--agent-cmd', AGENT, '--repo', m.repo, '--json'], { env: m.env, timeoutMs: 600_000 })),
     );
@@ -53,8 +63,10 @@ async function fleetOf(n) {
     const duplicates = implemented.filter((r) => r.n > 1).length;
     const svcCpu = results.reduce((a, r) => a + r.cpuMs, 0);
     const childCpu = after.children - before.children;
+    // Start-up: from the workers' start to each one's first open (node, the bundle, selection).
+    const firstOpens = machines.map((m) => firstOpen(m.env)).filter((t) => t !== null).map((t) => t - started);
     return {
-      n, wallMs, done, duplicates, conflicts,
+      n, wallMs, done, duplicates, conflicts, firstOpenMs: { median: median(firstOpens), last: Math.max(...firstOpens) },
       perCard: { service: (after.self - before.self) / CARDS, svc: svcCpu / CARDS, rest: Math.max(0, childCpu - svcCpu) / CARDS },
     };
   } finally {
@@ -74,7 +86,9 @@ export async function fleet() {
   for (const r of runs) {
     const eff = t1 / (r.n * r.wallMs);
     const goal = GOALS[r.n];
-    const profile = `CPU per card: service ${r.perCard.service.toFixed(0)} ms, svc ${r.perCard.svc.toFixed(0)} ms, git+agent ${r.perCard.rest.toFixed(0)} ms; load ${r.load}`;
+    const profile =
+      `CPU per card: service ${r.perCard.service.toFixed(0)} ms, svc ${r.perCard.svc.toFixed(0)} ms, git+agent ${r.perCard.rest.toFixed(0)} ms; ` +
+      `first open after ${(r.firstOpenMs.median / 1000).toFixed(1)} s (median), ${(r.firstOpenMs.last / 1000).toFixed(1)} s (last worker); load ${r.load}`;
     rows.push(
       row(
         `N=${r.n}: ${(r.wallMs / 1000).toFixed(1)} s, ${((CARDS / r.wallMs) * 60_000).toFixed(1)} cards/min, efficiency`,
