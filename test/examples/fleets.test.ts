@@ -95,13 +95,13 @@ describe('Buildkite: parallelism:', () => {
     const step = doc.steps[0];
     expect(Number.isInteger(step.parallelism) && step.parallelism > 1).toBe(true);
     expect(step.label).toContain('%n');
-    const line = svcLine(step.command);
+    const line = svcLine(step.commands.join('\n'));
     // `$$` keeps the variable for the job's shell: Buildkite interpolates `$VAR` at upload, before
     // BUILDKITE_PARALLEL_JOB exists.
     expect(line).toContain('--idempotency-key "bk-$${BUILDKITE_BUILD_ID}-$${BUILDKITE_PARALLEL_JOB}"');
     expect(line).toContain('--per-run 1');
     expect(step.artifact_paths).toEqual(['out/*']);
-    expect(Object.keys(step).sort()).toEqual(['artifact_paths', 'command', 'key', 'label', 'parallelism', 'retry', 'timeout_in_minutes']);
+    expect(Object.keys(step).sort()).toEqual(['artifact_paths', 'commands', 'key', 'label', 'parallelism', 'retry', 'timeout_in_minutes']);
   });
 });
 
