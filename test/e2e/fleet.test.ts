@@ -5,7 +5,7 @@
 // Every card ends implemented exactly once across all runs: none twice, none lost, and each item
 // records its implementation (in_review), so no machine picked up another's finished card.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -94,14 +94,20 @@ describe('a fleet of svc processes over one service', () => {
     // Every card: one implemented leg across all runs, its item recorded.
     const runIds = (s.db.prepare('SELECT id FROM dispatch_runs').all() as { id: string }[]).map((r) => r.id);
     const implemented = new Map<string, number>();
+    const trail: string[] = [];
     for (const id of runIds) {
       const r = await s.call('GET', `/dispatch-runs/${id}`);
       expect(r.body.status).not.toBe('running');
+      const owner = machines.find((m) => existsSync(join(m.env.SVC_STATE_DIR!, 'runs', id)))?.name ?? '?';
       for (const c of r.body.cards as { workItemKey: string; disposition: string }[]) {
+        trail.push(`${r.body.startedAt} ${owner} ${id} ${c.workItemKey} ${c.disposition} ${r.body.stopReason}`);
         if (c.disposition === 'implemented') implemented.set(c.workItemKey, (implemented.get(c.workItemKey) ?? 0) + 1);
       }
     }
-    expect(Object.fromEntries(keys.map((k) => [k, implemented.get(k) ?? 0]))).toEqual(Object.fromEntries(keys.map((k) => [k, 1])));
+    expect(
+      Object.fromEntries(keys.map((k) => [k, implemented.get(k) ?? 0])),
+      `${trail.sort().join('\n')}\n${[victim, ...fleet, again].map((w) => w.out()).join('\n---\n')}`,
+    ).toEqual(Object.fromEntries(keys.map((k) => [k, 1])));
     for (const k of keys) expect((await s.call('GET', `/work-items/${k}`)).body.status).toBe('in_review');
     // Work was shared: more than one machine implemented cards.
     const byMachine = [...machines, back].map((m) => startedBy(m.name).length);

@@ -36,6 +36,9 @@ async function pendingCommits(repo: string, key: string, base: string): Promise<
 export function priorWorkCheck(opts: { stateDir: string; projectKey: string; repo: string; baseRef?: string }): (item: WorkItemDetail) => Promise<string | null> {
   let runs: Map<string, string> | null = null;
   return async (item) => {
+    // The listing leaves recorded items out, but another machine may record one between our
+    // listing and our read of it: the read is what counts.
+    if (item.status === IMPLEMENTED_STATUS) return `implemented by an earlier run (${IMPLEMENTED_STATUS})`;
     const open = item.deliveries.find((d) => d.state === 'open');
     if (open) return `has an open delivery (${open.repo}#${open.number})`;
     runs ??= implementedRuns(opts.stateDir, opts.projectKey);

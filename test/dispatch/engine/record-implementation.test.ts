@@ -132,4 +132,21 @@ describe('an implemented leg records itself on its item', () => {
     expect(s.legs.map((l) => [l.key, l.disposition])).toEqual([[b, 'implemented']]);
     expect(s.runs?.[0]?.stopReason).toBe('replanned');
   });
+
+  it('a card recorded between our listing and our read of it is skipped, not run again', async () => {
+    const [a, b] = [h.item('task', 'A'), h.item('task', 'B')];
+    let lists = 0;
+    const service: DispatchService = {
+      ...h.service,
+      listWorkItems: async (projectKey, query) => {
+        const page = await h.service.listWorkItems(projectKey, query);
+        // Another machine records A just after our listing held it.
+        if (++lists === 1) h.svc.admin.setStatus(a, 'in_review');
+        return page;
+      },
+    };
+    const s = await runDispatch(h.opts({ command: 'batch' }), h.deps({ service }));
+    expect(s.cards.map((c) => [c.key, c.skipReason])).toEqual([[a, 'implemented by an earlier run (in_review)'], [b, null]]);
+    expect(s.legs.map((l) => l.key)).toEqual([b]);
+  });
 });
