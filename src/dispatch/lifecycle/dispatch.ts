@@ -88,8 +88,9 @@ export async function runDispatch(opts: DispatchOptions, deps: DispatchDeps): Pr
  * nor one that failed in a recent local run (unless retryFailed). Each run closes `completed` when
  * more is ready and the loop goes on, `drained` when nothing is left, `max` when the cap is hit.
  * A card a 409 on open said another running run holds (another machine sharing the queue) is left
- * alone for the rest of the invocation: it stays ready once that run closes (a run moves no
- * status), so neither a later round nor the "is more ready?" check may count it again.
+ * alone for the rest of the invocation: an implemented card is recorded `in_review` by that run,
+ * but a failed one, or one a service did not record, stays ready once that run closes, so neither
+ * a later round nor the "is more ready?" check may count it again.
  */
 async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSummary> {
   const sdeps = selectDeps(deps, opts);
@@ -132,7 +133,7 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
       },
       moreReady: async (s) => {
         // Is more ready beyond what this invocation took, or left to another machine? (Their cards
-        // stay ready: no status moves.)
+        // may stay ready: see above.)
         const taken = new Set([...avoid, ...elsewhere, ...s.cards.map((c) => c.key)]);
         const more = await selectBatch(request(opts, { command: 'auto', max: 1, exclude: taken }), sdeps);
         return !more.empty;
