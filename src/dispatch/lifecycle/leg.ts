@@ -108,7 +108,11 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
     }
     const outcome = finish(implemented);
     // Work advances across machines (DISPATCH §8): after the disposition is journaled.
-    if (implemented) await recordImplementation(ctx, key);
+    if (implemented) {
+      const recorded = recordImplementation(ctx, key);
+      if (ctx.records) ctx.records.push(recorded);
+      else await recorded;
+    }
     return outcome;
   } catch (error) {
     reason =

@@ -1,9 +1,10 @@
 // Work advances across machines (DISPATCH §8): a leg that ended implemented records itself on its
 // work item through op 9, so another machine sharing the queue does not select it again. The write
-// happens before the run closes, while the card is still held by this run (another open gets 409):
-// no run can open over the card until the record is in, and a machine that selected it earlier finds
-// the record when it re-reads the item before the leg (scheduler.ts). It never fails the leg: the
-// work exists on its branch whatever the service answers.
+// starts as the leg ends, and the run closes only after it (execute.ts); a machine that selected the
+// card before the record landed finds it when it re-reads the item before the leg (scheduler.ts).
+// One moment stays open: the local service frees a card once its leg is `implemented`, so a record
+// slower than the disposition's flush (1 s) leaves a window (docs/dispatch.md). It never fails the
+// leg: the work exists on its branch whatever the service answers.
 import { basename } from 'node:path';
 import { serviceErrorOf } from '../ports.js';
 import type { WorkItemDetail, WorkItemUpdate } from '../../contract/types.js';

@@ -149,4 +149,27 @@ describe('an implemented leg records itself on its item', () => {
     expect(s.cards.map((c) => [c.key, c.skipReason])).toEqual([[a, 'implemented by an earlier run (in_review)'], [b, null]]);
     expect(s.legs.map((l) => l.key)).toEqual([b]);
   });
+
+  it('the run stays open until the record is in; a slow record does not hold the next leg', async () => {
+    const [a, b] = [h.item('task', 'A'), h.item('task', 'B')];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const service: DispatchService = {
+      ...h.service,
+      readWorkItem: async (key) => {
+        if (key === a) await gate;
+        return h.service.readWorkItem!(key);
+      },
+    };
+    const done = runDispatch(h.opts({ command: 'batch' }), h.deps({ service }));
+    // B's leg runs and ends while A's record waits.
+    await expect.poll(() => h.seen.includes(`end ${b} implemented`), { timeout: 20_000 }).toBe(true);
+    const run = h.svc.db.prepare('SELECT status FROM dispatch_runs').get() as { status: string };
+    expect(run.status).toBe('running');
+    expect(await detail(a)).toMatchObject({ status: 'todo' });
+    release();
+    const s = await done;
+    expect(s.status).toBe('succeeded');
+    expect(await detail(a)).toMatchObject({ status: 'in_review' });
+  });
 });
