@@ -58,9 +58,9 @@ export interface DispatchService {
   /** Op 8. */
   getWorkItem(key: string): Promise<WorkItemDetail>;
   /** Op 8 with the read's ETag (null when none), for an op 9 guarded by `If-Match`. */
-  readWorkItem?(key: string): Promise<{ item: WorkItemDetail; etag: string | null }>;
+  readWorkItem?(key: string, o?: WaitWithin): Promise<{ item: WorkItemDetail; etag: string | null }>;
   /** Op 9; with `ifMatch`, a 412 means the item moved since that read. */
-  updateWorkItem?(key: string, body: WorkItemUpdate, ifMatch?: string): Promise<WorkItemDetail>;
+  updateWorkItem?(key: string, body: WorkItemUpdate, ifMatch?: string, o?: WaitWithin): Promise<WorkItemDetail>;
   /** Op 5. */
   listWorkItems(projectKey: string, query: PageQuery & { filter?: string }): Promise<Page<WorkItemSummary>>;
   /** Op 23. */

@@ -18,7 +18,7 @@ import type { PullRequestRef } from '../pr/types.js';
 import { runAgent } from './agent-run.js';
 import { NoRepositoryError, repoOf, secretsNow, type LegContext } from './leg-context.js';
 import { pushLeg } from './push.js';
-import { recordImplementation } from './record-implementation.js';
+import { recordBeforeDisposition } from './record-implementation.js';
 
 export interface LegOutcome {
   summary: LegSummary;
@@ -106,14 +106,9 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
         item, repo: repoOf(ctx, key), branch: wt.branch, headBefore: wt.headBefore, worktree: wt.path, result, pushed,
       });
     }
-    const outcome = finish(implemented);
-    // Work advances across machines (DISPATCH §8): after the disposition is journaled.
-    if (implemented) {
-      const recorded = recordImplementation(ctx, key);
-      if (ctx.records) ctx.records.push(recorded);
-      else await recorded;
-    }
-    return outcome;
+    // Work advances across machines (DISPATCH §8): recorded on the item before the disposition.
+    if (implemented) await recordBeforeDisposition(ctx, key);
+    return finish(implemented);
   } catch (error) {
     reason =
       error instanceof NoRepositoryError

@@ -1,12 +1,11 @@
 // Work advances across machines (DISPATCH §8): a leg that ended implemented records itself on its
-// work item through op 9, so another machine sharing the queue does not select it again. The write
-// starts as the leg ends, and the run closes only after it (execute.ts); a machine that selected the
-// card before the record landed finds it when it re-reads the item before the leg (scheduler.ts).
-// One moment stays open: the local service frees a card once its leg is `implemented`, so a record
-// slower than the disposition's flush (1 s) leaves a window (docs/dispatch.md). It never fails the
-// leg: the work exists on its branch whatever the service answers.
+// work item through op 9, so another machine sharing the queue does not select it again. A machine
+// that selected the card before the record landed finds it when it re-reads the item before the
+// leg (scheduler.ts). It never fails the leg: the work exists on its branch whatever the service
+// answers.
 import { basename } from 'node:path';
-import { serviceErrorOf } from '../ports.js';
+import { WaitBudget } from '../../api/retry.js';
+import { serviceErrorOf, type WaitWithin } from '../ports.js';
 import type { WorkItemDetail, WorkItemUpdate } from '../../contract/types.js';
 import { splitCommand } from '../argv.js';
 import { isDone } from '../select/checks.js';
@@ -36,24 +35,43 @@ export function implementationUpdate(ctx: Pick<LegContext, 'opts'>, item: WorkIt
   return body;
 }
 
+/** A review changes nothing; hosted runs (the ones without heartbeats) may not write items. */
+function recordsItems(ctx: Pick<LegContext, 'opts' | 'deps' | 'mode'>): boolean {
+  return ctx.mode !== 'review' && ctx.opts.heartbeat !== false && Boolean(ctx.deps.service.updateWorkItem);
+}
+
+/**
+ * Records an implemented leg before its disposition is sent (leg.ts): while the service still sees
+ * the leg `running`, no other run can open over the card, so no machine can find it ready between
+ * the two. That first try waits for nothing (no retry: a gone service must not hold the leg, whose
+ * run's close is decided when the legs end); when it fails, the record is tried again with the
+ * usual waits alongside the run, which closes only after it (`ctx.records`, execute.ts).
+ */
+export async function recordBeforeDisposition(ctx: Pick<LegContext, 'opts' | 'deps' | 'mode' | 'records'>, key: string): Promise<void> {
+  if (!recordsItems(ctx) || (await recordImplementation(ctx, key, { budget: new WaitBudget(0) }))) return;
+  const later = recordImplementation(ctx, key);
+  if (ctx.records) ctx.records.push(later);
+  else await later;
+}
+
 /**
  * Records an implemented leg of `key` on its work item (op 8 for the ETag, then op 9 with
  * `If-Match`, read again on 412). A review changes nothing, and a hosted run holds a run credential,
- * which may not write work items (DISPATCH §6): neither records. A refusal is one warning.
+ * which may not write work items (DISPATCH §6): neither records. With `quick` (a budget), a failure
+ * is silent: the caller tries again; otherwise a refusal is one warning.
  */
-export async function recordImplementation(ctx: Pick<LegContext, 'opts' | 'deps' | 'mode'>, key: string): Promise<boolean> {
+export async function recordImplementation(ctx: Pick<LegContext, 'opts' | 'deps' | 'mode'>, key: string, quick?: WaitWithin): Promise<boolean> {
   const { service, output } = ctx.deps;
-  // Hosted runs are the ones without heartbeats (op 31 is for local runs).
-  if (ctx.mode === 'review' || ctx.opts.heartbeat === false) return false;
-  if (!service.readWorkItem || !service.updateWorkItem) return false;
+  if (!recordsItems(ctx) || !service.readWorkItem || !service.updateWorkItem) return false;
   for (let attempt = 1; ; attempt++) {
     try {
-      const { item, etag } = await service.readWorkItem(key);
-      await service.updateWorkItem(key, implementationUpdate(ctx, item), etag ?? undefined);
+      const { item, etag } = await service.readWorkItem(key, quick);
+      await service.updateWorkItem(key, implementationUpdate(ctx, item), etag ?? undefined, quick);
       return true;
     } catch (error) {
       const fault = serviceErrorOf(error);
       if (fault.status === 412 && attempt < MAX_ATTEMPTS) continue;
+      if (quick) return false;
       output.warn(`${key}: implemented, but the service did not record it on the item (${fault.message ?? 'no answer'}); other machines may select it again`);
       return false;
     }

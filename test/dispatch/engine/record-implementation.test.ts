@@ -150,26 +150,47 @@ describe('an implemented leg records itself on its item', () => {
     expect(s.legs.map((l) => l.key)).toEqual([b]);
   });
 
-  it('the run stays open until the record is in; a slow record does not hold the next leg', async () => {
+  it('the record lands while the service still sees the leg running: no other run can open over the card in between', async () => {
+    const a = h.item('task', 'A');
+    const seenAtRecord: string[] = [];
+    const service: DispatchService = {
+      ...h.service,
+      updateWorkItem: async (key, body, ifMatch, o) => {
+        const updated = await h.service.updateWorkItem!(key, body, ifMatch, o);
+        seenAtRecord.push((h.svc.db.prepare('SELECT disposition FROM dispatch_cards WHERE work_item_key = ?').get(key) as { disposition: string }).disposition);
+        const other = await h.svc.call('POST', '/dispatch-runs', { body: { projectKey: h.svc.projectKey, command: 'run', cards: [{ workItemKey: key }] } });
+        seenAtRecord.push(String(other.status));
+        return updated;
+      },
+    };
+    const s = await runDispatch(h.opts({ command: 'batch' }), h.deps({ service }));
+    expect(s.legs.map((l) => l.disposition)).toEqual(['implemented']);
+    expect(seenAtRecord).toEqual(['running', '409']);
+    expect(await detail(a)).toMatchObject({ status: 'in_review' });
+  });
+
+  it('when the first try fails, the record is tried again alongside the run, which closes only after it', async () => {
     const [a, b] = [h.item('task', 'A'), h.item('task', 'B')];
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    let reads = 0;
     const service: DispatchService = {
       ...h.service,
-      readWorkItem: async (key) => {
+      readWorkItem: async (key, o) => {
+        if (key === a && ++reads === 1) throw Object.assign(new Error('unavailable'), { status: 503 });
         if (key === a) await gate;
-        return h.service.readWorkItem!(key);
+        return h.service.readWorkItem!(key, o);
       },
     };
     const done = runDispatch(h.opts({ command: 'batch' }), h.deps({ service }));
-    // B's leg runs and ends while A's record waits.
+    // B's leg runs and ends while A's second try waits: the first try held A's leg for nothing.
     await expect.poll(() => h.seen.includes(`end ${b} implemented`), { timeout: 20_000 }).toBe(true);
-    const run = h.svc.db.prepare('SELECT status FROM dispatch_runs').get() as { status: string };
-    expect(run.status).toBe('running');
+    expect((h.svc.db.prepare('SELECT status FROM dispatch_runs').get() as { status: string }).status).toBe('running');
     expect(await detail(a)).toMatchObject({ status: 'todo' });
     release();
     const s = await done;
     expect(s.status).toBe('succeeded');
     expect(await detail(a)).toMatchObject({ status: 'in_review' });
+    expect(h.seen.filter((l) => l.startsWith('warn '))).toEqual([]);
   });
 });
