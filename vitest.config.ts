@@ -19,6 +19,9 @@ export default defineConfig({
     unstubGlobals: true,
     unstubEnvs: true,
     setupFiles: ['test/support/unstub.ts'],
+    // GitHub's workflow parser imports its JSON schema without `with { type: 'json' }`, which Node
+    // refuses: vitest transforms it instead (test/examples/fleets.test.ts).
+    server: { deps: { inline: ['@actions/workflow-parser'] } },
     // Many tests wait on child processes (agents, git, a spawned svc): three workers keep two cores
     // busy where vitest's default (cores - 1) would run one file at a time.
     maxWorkers: 3,

@@ -4,8 +4,8 @@
 import * as Type from 'typebox/type';
 import type { TSchema } from 'typebox';
 import {
-  CLOSE_STATUSES, DISPATCH_COMMANDS, DISPOSITIONS, EVENT_BODY_MAX_BYTES, EVENTS_PER_APPEND, EXECUTORS, KINDS,
-  OPEN_ORIGINS, PRIORITIES, STOP_REASONS, WORK_TYPES,
+  CLOSE_STATUSES, DISPATCH_COMMANDS, DISPOSITIONS, EVENT_BODY_MAX_BYTES, EVENTS_PER_APPEND, EXECUTORS, IMPLEMENTATION_SOURCES,
+  KINDS, OPEN_ORIGINS, PRIORITIES, STOP_REASONS, WORK_TYPES,
 } from './types.js';
 import type { OperationId } from './operations.js';
 import {
@@ -63,6 +63,13 @@ export const WorkItemUpdate = Type.Object(
     title: Type.Optional(workItemKindAndTitle.title),
     ...workItemFields,
     explanationMd: Type.Optional(strOrNull),
+    // DISPATCH §8: an implemented leg records itself through op 9. api-v1 shows these fields on the
+    // detail only; the product decision puts them on the update, and a service that refuses them
+    // (422) leaves the leg implemented all the same (docs/dispatch.md, "Work advances").
+    implementationSource: Type.Optional(enumOrNull(IMPLEMENTATION_SOURCES)),
+    implementationHarness: Type.Optional(strOrNull),
+    implementationModel: Type.Optional(strOrNull),
+    status: Type.Optional(Type.String({ minLength: 1, description: "One of the service's status values (docs/service.md)." })),
   },
   STRICT,
 );

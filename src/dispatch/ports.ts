@@ -17,6 +17,7 @@ import type {
   ReadyLaneFilters,
   WorkItemDetail,
   WorkItemSummary,
+  WorkItemUpdate,
 } from '../contract/types.js';
 import type { LegResult, LegSpec } from './agent/types.js';
 import type { PromptContext } from './prompt.js';
@@ -56,6 +57,10 @@ export interface DispatchService {
   heartbeatDispatchRun(runId: string, o?: WaitWithin): Promise<void>;
   /** Op 8. */
   getWorkItem(key: string): Promise<WorkItemDetail>;
+  /** Op 8 with the read's ETag (null when none), for an op 9 guarded by `If-Match`. */
+  readWorkItem?(key: string, o?: WaitWithin): Promise<{ item: WorkItemDetail; etag: string | null }>;
+  /** Op 9; with `ifMatch`, a 412 means the item moved since that read. */
+  updateWorkItem?(key: string, body: WorkItemUpdate, ifMatch?: string, o?: WaitWithin): Promise<WorkItemDetail>;
   /** Op 5. */
   listWorkItems(projectKey: string, query: PageQuery & { filter?: string }): Promise<Page<WorkItemSummary>>;
   /** Op 23. */

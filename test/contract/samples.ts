@@ -76,6 +76,7 @@ export const requestSamples = {
     kind: 'task', title: 'T2', parentKey: null, descriptionMd: 'd', priority: 'highest', type: 'chore', executor: null,
     storyPoints: null, estimateMinutes: 9007199254740991, targetRepo: 'acme/app', targetRepos: ['acme/app'],
     targetRepositories: [], assigneeId: 'u1', dueDate: null, explanationMd: 'because',
+    implementationSource: 'byok', implementationHarness: 'claude', implementationModel: null, status: 'in_review',
   } satisfies Required<WorkItemUpdate>,
   DispatchRunOpen: {
     projectKey: 'APP', command: 'batch', origin: 'hosted', scopeKey: 'APP-1', scopeLabel: 'APP-1', agent: 'claude',

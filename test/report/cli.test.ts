@@ -156,7 +156,8 @@ describe('--report on a dispatch command', () => {
   }, 120_000);
 
   test('auto: one report holds every run it opened, oldest first', async () => {
-    const r = await svcInProcess(['auto', '--max', '2', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--on-failure', 'continue', '--json', '--report', `json:${root}/auto.json`, '--report', `junit:${root}/auto.xml`], { env });
+    // --rerun: the tests above implemented the demo's ready cards, which recorded themselves in_review.
+    const r = await svcInProcess(['auto', '--max', '2', '--rerun', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--on-failure', 'continue', '--json', '--report', `json:${root}/auto.json`, '--report', `junit:${root}/auto.xml`], { env });
     const summary = JSON.parse(r.stdout) as { runs: { runId: string | null }[] };
     const ids = summary.runs.map((x) => x.runId).filter(Boolean);
     expect(ids.length, r.stderr).toBeGreaterThanOrEqual(1);

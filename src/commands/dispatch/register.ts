@@ -34,6 +34,7 @@ export interface DispatchFlags {
   draft?: boolean;
   githubApiUrl?: string;
   retryFailed?: boolean;
+  perRun?: string;
   rerun?: boolean;
   priority?: string[];
   assignee?: string;
@@ -116,7 +117,11 @@ function addDispatchFlags(cmd: Command, spec: Spec): void {
     cmd.option('--rerun', 'also pick cards an earlier local run implemented whose svc/KEY branch still holds that work, or that have an open delivery');
   }
   addPullRequestFlags(cmd);
-  if (spec.name === 'auto') cmd.option('--retry-failed', 'do not skip cards that failed in recent local runs');
+  if (spec.name === 'auto') {
+    cmd
+      .option('--retry-failed', 'do not skip cards that failed in recent local runs')
+      .option('--per-run <n>', 'most cards in each of its runs: a fleet worker takes a few at a time and comes back for more');
+  }
   if (spec.lanes) {
     cmd
       .option('--priority <p>', 'only this priority (repeatable)', collect)

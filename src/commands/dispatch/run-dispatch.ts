@@ -55,6 +55,7 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
     repo: resolve(ctx.cwd, flags.repo ?? ctx.env.SVC_REPO ?? '.'),
     agent: agentChoice(flags, ctx, !flags.dryRun && !flags.hosted),
     maxCards: wholeNumber(flags.max, '--max') ?? null,
+    ...(flags.perRun !== undefined ? { perRun: wholeNumber(flags.perRun, '--per-run') } : {}),
     ...legOptions(flags, ctx),
     ...(flags.idempotencyKey ? { idempotencyKey: flags.idempotencyKey } : {}),
     heartbeatIntervalMs: parseDuration(heartbeat, flags.heartbeatInterval ? '--heartbeat-interval' : 'SVC_HEARTBEAT_INTERVAL'),

@@ -9,6 +9,7 @@ import { selectBatch } from '../select/lanes.js';
 import { priorWorkCheck } from '../select/prior-work.js';
 import { recentFailures } from '../select/recent.js';
 import { SelectionError, type SelectDeps, type Selection, type SelectRequest } from '../select/types.js';
+import { serviceErrorOf } from '../ports.js';
 import { readRunRecord } from '../state.js';
 import { runOnce } from './run-once.js';
 import { cardSummaries, nothingRanNote } from './summary.js';
@@ -38,6 +39,7 @@ function request(opts: DispatchOptions, extra: Partial<SelectRequest> = {}): Sel
     ...(opts.lanes ? { lanes: opts.lanes } : {}),
     ...(opts.maxCards != null ? { max: opts.maxCards } : {}),
     ...(opts.doneStatuses ? { doneStatuses: opts.doneStatuses } : {}),
+    ...(opts.rerun ? { rerun: true } : {}),
     ...extra,
   };
 }
@@ -86,8 +88,9 @@ export async function runDispatch(opts: DispatchOptions, deps: DispatchDeps): Pr
  * nor one that failed in a recent local run (unless retryFailed). Each run closes `completed` when
  * more is ready and the loop goes on, `drained` when nothing is left, `max` when the cap is hit.
  * A card a 409 on open said another running run holds (another machine sharing the queue) is left
- * alone for the rest of the invocation: it stays ready once that run closes (a run moves no
- * status), so neither a later round nor the "is more ready?" check may count it again.
+ * alone for the rest of the invocation: an implemented card is recorded `in_review` by that run,
+ * but a failed one, or one a service did not record, stays ready once that run closes, so neither
+ * a later round nor the "is more ready?" check may count it again.
  */
 async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSummary> {
   const sdeps = selectDeps(deps, opts);
@@ -103,7 +106,13 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
   const baseKey = opts.idempotencyKey ?? randomUUID();
   for (let round = 1; left > 0 && !deps.signal.aborted; round++) {
     const pick = async (exclude: ReadonlySet<string>): Promise<Selection> => {
-      const s = await selectBatch(request(opts, { command: 'auto', max: left, exclude: new Set([...avoid, ...elsewhere, ...exclude]) }), sdeps);
+      const s = await selectBatch(
+        request(opts, {
+          command: 'auto', max: Math.min(left, opts.perRun ?? left), exclude: new Set([...avoid, ...elsewhere, ...exclude]),
+          ...(opts.perRun ? { spread: true } : {}),
+        }),
+        sdeps,
+      );
       // A round that takes what is left of --max stops `max` (unless nothing more is ready).
       return { ...s, capped: s.cards.filter((c) => !c.skipReason).length >= left };
     };
@@ -114,7 +123,8 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
       if (runs.length === 0) idle = selection.note;
       break;
     }
-    const summary = await runOnce(opts, deps, {
+    const heldBefore = elsewhere.size;
+    const attempt = runOnce(opts, deps, {
       selection,
       reselect: pick,
       idempotencyKey: round === 1 ? baseKey : `${baseKey}-${round}`,
@@ -123,17 +133,27 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
       },
       moreReady: async (s) => {
         // Is more ready beyond what this invocation took, or left to another machine? (Their cards
-        // stay ready: no status moves.)
+        // may stay ready: see above.)
         const taken = new Set([...avoid, ...elsewhere, ...s.cards.map((c) => c.key)]);
         const more = await selectBatch(request(opts, { command: 'auto', max: 1, exclude: taken }), sdeps);
         return !more.empty;
       },
     });
+    const summary = await attempt.catch((error: unknown) => {
+      // A fleet's workers reach for the same first cards: every card this round tried was held by
+      // another machine's run, past the open's reselections. Those keys are in `elsewhere` now, so
+      // the next round starts past them; a 409 that taught nothing new is an error.
+      if (serviceErrorOf(error).status === 409 && elsewhere.size > heldBefore) return null;
+      throw error;
+    });
+    if (!summary) continue;
     runs.push(summary);
-    left -= summary.cards.filter((c) => !c.skipReason).length;
-    // Failed cards are never picked again in this invocation; implemented ones stay ready (a run
-    // moves no status), so they are not picked again either.
-    for (const card of summary.cards) avoid.add(card.key);
+    left -= summary.legs.length;
+    // Failed cards are never picked again in this invocation, nor implemented ones (a service that
+    // took no record keeps them ready). A card a stop left unreached (replanned) was not tried: the
+    // next round may pick it.
+    const ran = new Set(summary.legs.map((l) => l.key));
+    for (const card of summary.cards) if (ran.has(card.key) || card.skipReason) avoid.add(card.key);
     if (summary.stopReason !== 'completed' && summary.stopReason !== 'replanned') break;
   }
   const last = runs[runs.length - 1];

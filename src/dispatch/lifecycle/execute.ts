@@ -114,6 +114,7 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
     runId: run.id, command: selection.command, mode: selection.mode, opts, deps, stream, paths: local.paths, signal: stops.signal,
     onSpend: (key, usd) => legs.onSpend(key, usd),
     onAgentGroup: (key, event, pgid) => (event === 'start' ? journal.agentStarted(key, pgid, processStart(pgid)) : journal.agentEnded(pgid)),
+    records: [],
   };
   let closeOut: RunSummary['closeOut'] = null;
   try {
@@ -150,6 +151,8 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
   else if (stops.failure) exitCode = exitCodeFor(stops.failure);
   if (decision.status === 'failed' && exitCode === EXIT.ok) exitCode = EXIT.failed;
 
+  // The cards stay held by this run until their records are in (no other run may open over them).
+  await Promise.all(ctx.records ?? []);
   return closeAsDecided(opts, deps, {
     run, selection, legs: legs.legs, closeOut, local, stream, heartbeat, stops, decision, exitCode, hurried: interrupted || stops.timedOut,
   });

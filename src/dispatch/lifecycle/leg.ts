@@ -18,6 +18,7 @@ import type { PullRequestRef } from '../pr/types.js';
 import { runAgent } from './agent-run.js';
 import { NoRepositoryError, repoOf, secretsNow, type LegContext } from './leg-context.js';
 import { pushLeg } from './push.js';
+import { recordBeforeDisposition } from './record-implementation.js';
 
 export interface LegOutcome {
   summary: LegSummary;
@@ -105,6 +106,8 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
         item, repo: repoOf(ctx, key), branch: wt.branch, headBefore: wt.headBefore, worktree: wt.path, result, pushed,
       });
     }
+    // Work advances across machines (DISPATCH §8): recorded on the item before the disposition.
+    if (implemented) await recordBeforeDisposition(ctx, key);
     return finish(implemented);
   } catch (error) {
     reason =

@@ -4,6 +4,7 @@
 // It owns the legs' bookkeeping; the executor reads the result when it closes the run.
 import type { StopReason, WorkItemDetail } from '../../contract/types.js';
 import { openBlockerKeys } from '../select/checks.js';
+import { IMPLEMENTED_STATUS } from '../select/prior-work.js';
 import type { SelectedCard, Selection } from '../select/types.js';
 import { serviceErrorOf, type LegSummary } from '../ports.js';
 import { Slots } from '../slots.js';
@@ -19,6 +20,9 @@ export function replanReason(before: WorkItemDetail, now: WorkItemDetail, doneSt
   const had = new Set(openBlockerKeys(before, doneStatuses));
   const gained = openBlockerKeys(now, doneStatuses).filter((k) => !had.has(k));
   if (gained.length > 0) return `${now.key} gained an open blocker: ${gained.join(', ')}`;
+  // Another machine's run implemented it between our selection and our open (its run closed just
+  // before ours opened, so no 409 said so): its record is on the item now (DISPATCH §8).
+  if (now.status === IMPLEMENTED_STATUS && before.status !== IMPLEMENTED_STATUS) return `${now.key} was implemented by another run meanwhile`;
   return null;
 }
 

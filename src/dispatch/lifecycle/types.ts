@@ -41,6 +41,8 @@ export interface DispatchOptions {
   agent: AgentChoice;
   /** batch/auto `--max`. */
   maxCards?: number | null;
+  /** auto `--per-run`: the most cards in each of its runs (a fleet worker comes back for more). */
+  perRun?: number;
   onFailure: 'halt' | 'continue';
   /** Legs at once (default 1). */
   parallel: number;

@@ -1,6 +1,7 @@
 // The lane commands: `batch`/`auto` pick ready leaves through op 5's filter grammar, `next` takes
 // the first runnable container (as run_scope) or else the first group of ready bug work.
 import type { WorkItemDetail } from '../../contract/types.js';
+import { IMPLEMENTED_STATUS } from './prior-work.js';
 import { baseSkipReason, newCard } from './checks.js';
 import { selectScope } from './scope.js';
 import { counted, type LaneFilters, type SelectDeps, type SelectedCard, type Selection, type SelectRequest } from './types.js';
@@ -10,9 +11,14 @@ function value(v: string): string {
   return /^[^\s,"]+$/.test(v) ? v : `"${v.replace(/["\\]/g, (c) => `\\${c}`)}"`;
 }
 
-/** The ready-leaves filter (the leaves lane is not among the 31 operations) plus lane clauses. */
-export function readyLeavesFilter(lanes: LaneFilters = {}): string {
+/**
+ * The ready-leaves filter (the leaves lane is not among the 31 operations) plus lane clauses. With
+ * `skipImplemented` (every lane command but `--rerun`), items an implemented leg recorded as
+ * `in_review` are left out, as the service's own lanes leave them (DISPATCH §8).
+ */
+export function readyLeavesFilter(lanes: LaneFilters = {}, skipImplemented = false): string {
   const clauses = ['ready:true', 'leaf:true', 'bugwork:false'];
+  if (skipImplemented) clauses.push(`-status:${IMPLEMENTED_STATUS}`);
   const list = (field: string, values?: string[]) => {
     if (values && values.length > 0) clauses.push(`${field}:${values.map(value).join(',')}`);
   };
@@ -24,6 +30,9 @@ export function readyLeavesFilter(lanes: LaneFilters = {}): string {
   return clauses.join(' ');
 }
 
+/** `xs` from index `at` on, then the ones before it. */
+const rotate = <T>(xs: T[], at: number): T[] => [...xs.slice(at), ...xs.slice(0, at)];
+
 /**
  * `batch` (and each round of `auto`): the ready leaves in the service's order, up to `max` cards
  * given to agents. Human cards are recorded with their reason and do not count against the cap.
@@ -31,15 +40,15 @@ export function readyLeavesFilter(lanes: LaneFilters = {}): string {
 export async function selectBatch(req: SelectRequest, deps: SelectDeps): Promise<Selection> {
   const max = req.max ?? Number.POSITIVE_INFINITY;
   const exclude = req.exclude ?? new Set<string>();
-  const filter = readyLeavesFilter(req.lanes);
+  const filter = readyLeavesFilter(req.lanes, !req.rerun);
   const cards: SelectedCard[] = [];
   let runnable = 0;
   let capped = false;
   let cursor: string | undefined;
   outer: do {
     const page = await deps.service.listWorkItems(req.projectKey, { filter, limit: 100, ...(cursor ? { cursor } : {}) });
-    for (const row of page.items) {
-      if (exclude.has(row.key)) continue;
+    const rows = page.items.filter((row) => !exclude.has(row.key));
+    for (const row of req.spread && !cursor ? rotate(rows, Math.floor(Math.random() * rows.length)) : rows) {
       if (runnable >= max) {
         capped = true;
         break outer;

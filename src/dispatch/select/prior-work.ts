@@ -9,6 +9,12 @@ import type { WorkItemDetail } from '../../contract/types.js';
 import { branchFor } from '../worktree.js';
 import { recordedLegEnds } from './recent.js';
 
+/**
+ * The status an implemented leg gives its item (lifecycle/record-implementation.ts): open, but work
+ * that waits for a person, not for an agent. Lane commands leave such items out unless --rerun.
+ */
+export const IMPLEMENTED_STATUS = 'in_review';
+
 /** Key → the latest local run (of `projectKey`) whose leg of that card ended `implemented`. */
 export function implementedRuns(stateDir: string, projectKey: string): Map<string, string> {
   const found = new Map<string, { runId: string; at: string }>();
@@ -30,6 +36,9 @@ async function pendingCommits(repo: string, key: string, base: string): Promise<
 export function priorWorkCheck(opts: { stateDir: string; projectKey: string; repo: string; baseRef?: string }): (item: WorkItemDetail) => Promise<string | null> {
   let runs: Map<string, string> | null = null;
   return async (item) => {
+    // The listing leaves recorded items out, but another machine may record one between our
+    // listing and our read of it: the read is what counts.
+    if (item.status === IMPLEMENTED_STATUS) return `implemented by an earlier run (${IMPLEMENTED_STATUS})`;
     const open = item.deliveries.find((d) => d.state === 'open');
     if (open) return `has an open delivery (${open.repo}#${open.number})`;
     runs ??= implementedRuns(opts.stateDir, opts.projectKey);

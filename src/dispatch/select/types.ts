@@ -63,6 +63,13 @@ export interface SelectRequest {
   exclude?: ReadonlySet<string>;
   /** Status names meaning done where the service sends no statusCategory. */
   doneStatuses?: readonly string[];
+  /** `--rerun`: also pick cards an implemented leg recorded on their item (see readyLeavesFilter). */
+  rerun?: boolean;
+  /**
+   * Fleet workers (`auto --per-run`): start at a random place in the first page of ready cards, so
+   * N workers do not all reach for the same card and meet N-1 409s for it.
+   */
+  spread?: boolean;
 }
 
 /** What selection reads: the service, and local state for `continue`. */

@@ -14,7 +14,7 @@ import { PRIORITIES } from '../../contract/types.js';
 import type { Database } from '../db.js';
 import { ItemQuery } from '../work-items/query.js';
 import { rowsByIds, summariesOf, toLinkItem, type WorkItemRow } from '../work-items/rows.js';
-import { DONE_SQL } from '../work-items/status.js';
+import { DONE_SQL, IN_LANES_SQL } from '../work-items/status.js';
 import type { LaneParams } from './params.js';
 
 const priorityRank = (p: string) => {
@@ -42,6 +42,7 @@ function whereOwn(q: ItemQuery, p: Pick<LaneParams, 'priorities' | 'assignee' | 
 function readyLeaves(db: Database, projectId: string, bugwork: boolean, soft: boolean, extra?: (q: ItemQuery) => void): WorkItemRow[] {
   const q = new ItemQuery(projectId);
   q.where(q.readySql(soft));
+  q.where(IN_LANES_SQL);
   q.where(q.leafSql());
   q.where(bugwork ? q.bugworkSql() : `NOT ${q.bugworkSql()}`);
   extra?.(q);
@@ -113,6 +114,7 @@ export function readyContainers(db: Database, projectId: string, p: LaneParams):
   // Only the count of leaves-lane rows per parent is needed here, not the rows themselves.
   const lq = new ItemQuery(projectId);
   lq.where(lq.readySql());
+  lq.where(IN_LANES_SQL);
   lq.where(lq.leafSql());
   lq.where(`NOT ${lq.bugworkSql()}`);
   lq.where('w.parent_id IS NOT NULL');

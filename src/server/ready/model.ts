@@ -6,7 +6,7 @@
 // parent-ready cascade, bug work), its old and new parent (leaf or not) and what it blocks. The
 // whole store is read once, and again only after another connection committed.
 import type { Database } from '../db.js';
-import { isDone } from '../work-items/status.js';
+import { inLanes, isDone } from '../work-items/status.js';
 import { READY_COLUMNS, readyChangesOf, type ReadyChanges } from './changes.js';
 
 export interface ItemNode {
@@ -15,6 +15,8 @@ export interface ItemNode {
   parentId: string | null;
   kind: string;
   done: boolean;
+  /** Open but left out of the lanes (in review: the work exists). */
+  outOfLanes: boolean;
   archived: boolean;
   priority: string;
   createdAt: string;
@@ -233,7 +235,7 @@ export class ReadyIndex {
     const n = this.nodes.get(id);
     if (!n) return;
     this.drop(n);
-    if (n.done || n.archived || this.openBlocked(n) || !this.isLeaf(n)) return;
+    if (n.done || n.outOfLanes || n.archived || this.openBlocked(n) || !this.isLeaf(n)) return;
     const { cascade, underBug } = this.above(n);
     const s = this.sets(n.projectId);
     if (n.kind === 'bug' || underBug) {
@@ -256,6 +258,7 @@ function nodeOf(r: Row): ItemNode {
     parentId: r.parent_id,
     kind: r.kind,
     done: isDone(r.status),
+    outOfLanes: !inLanes(r.status),
     archived: r.archived_at !== null,
     priority: r.priority,
     createdAt: r.created_at,

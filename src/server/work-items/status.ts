@@ -20,3 +20,12 @@ export const DONE_SQL = `(${DONE_STATUSES.map((s) => `'${s}'`).join(',')})`;
 
 /** Statuses of a category, for the filter's `statusCategory` field. */
 export const statusesIn = (category: string): string[] => STATUSES.filter((s) => STATUS_CATEGORY[s] === category);
+
+/**
+ * Statuses the ready lanes leave out though the item is still open: `in_review` is work that exists
+ * and waits for a person (svc records an implemented leg so, DISPATCH §8), not work to hand out.
+ */
+export const LANE_SKIPPED_STATUSES = ['in_review'];
+export const inLanes = (status: string): boolean => !LANE_SKIPPED_STATUSES.includes(status);
+/** SQL condition on `w.status` for the lanes (constants, not input). */
+export const IN_LANES_SQL = `w.status NOT IN (${LANE_SKIPPED_STATUSES.map((s) => `'${s}'`).join(',')})`;

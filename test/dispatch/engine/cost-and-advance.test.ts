@@ -71,6 +71,9 @@ describe('work advances', () => {
     const [a, b] = [h.item('task', 'A'), h.item('task', 'B')];
     const first = await runDispatch(h.opts({ command: 'batch' }), h.deps());
     expect(first.legs.map((l) => l.disposition)).toEqual(['implemented', 'implemented']);
+    // The legs recorded themselves in_review (record-implementation.test.ts); this is the local
+    // check beneath that, for a service that did not take the record: the items are todo again.
+    for (const k of [a, b]) h.svc.admin.setStatus(k, 'todo');
     const again = await runDispatch(h.opts({ command: 'batch' }), h.deps());
     expect(again.runId).toBeNull();
     expect(again.cards.map((c) => [c.key, c.skipReason])).toEqual([
@@ -84,6 +87,7 @@ describe('work advances', () => {
   it('a card whose branch was deleted or merged into the base is picked again', async () => {
     const [a, b] = [h.item('task', 'A'), h.item('task', 'B')];
     await runDispatch(h.opts({ command: 'batch' }), h.deps());
+    for (const k of [a, b]) h.svc.admin.setStatus(k, 'todo'); // as above: the local check alone
     await run('git', ['worktree', 'remove', '--force', (await run('git', ['worktree', 'list', '--porcelain'], h.repo)).split('\n').find((l) => l.endsWith(`/${a}`))!.slice(9)], h.repo);
     await run('git', ['branch', '-D', `svc/${a}`], h.repo);
     await run('git', ['merge', '-q', '--ff-only', `svc/${b}`], h.repo);

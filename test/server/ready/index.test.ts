@@ -11,7 +11,7 @@ import { startTestService, type TestService } from '../../support/service.js';
 let s: TestService;
 const P = 'PROJ';
 const KINDS = ['epic', 'story', 'task', 'bug', 'subtask'] as const;
-const STATUSES = ['todo', 'in_progress', 'done', 'cancelled'];
+const STATUSES = ['todo', 'in_progress', 'in_review', 'done', 'cancelled'];
 const PRIORITIES = ['lowest', 'low', 'medium', 'high', 'highest'];
 
 // A small deterministic generator: a failure replays exactly.

@@ -1,0 +1,104 @@
+// 5. A fleet (DISPATCH §8): N = 1, 2, 4, 8, 16 `svc auto --per-run 1` processes, each with its own
+// repository and state folder (separate machines), drain one local service's backlog of 64 cards
+// whose agent sleeps 2 s and commits. Per N: wall time T(N) from the first worker's start to the
+// last one's exit, cards per minute, scaling efficiency T(1)/(N·T(N)), the 409s on open (a worker
+// reaching for a card another worker's run holds), and duplicates (a card implemented twice: zero).
+//
+// The profile per card says where the limit is: the service's CPU (it lives in this process, which
+// does nothing else while the workers run), svc's own CPU (the worker processes, sampled), and the
+// rest of the children's CPU (git, the agent's shell and sleep), from /proc's cutime of this
+// process. The machine is shared: its load average is printed beside the figures.
+import os from 'node:os';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeRepo, median, row, runSvc, startService, svcEnv } from './lib.mjs';
+
+const CARDS = 64;
+const SIZES = [1, 2, 4, 8, 16];
+const AGENT = `sh -c 'sleep 2 && git -c user.name=agent -c user.email=agent@example.invalid commit -q --allow-empty -m "$SVC_CARD_KEY: done"'`;
+const GOALS = { 8: 0.8, 16: 0.6 };
+
+/** CPU of this process and of its waited-for descendants, in ms (clock ticks of 1/100 s). */
+function cpu() {
+  const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+  const t = (i) => (Number(f[i]) * 1000) / 100;
+  return { self: t(11) + t(12), children: t(13) + t(14) };
+}
+
+/** When a worker opened its first run (its state folder's run records), in ms since the epoch. */
+function firstOpen(env) {
+  const runs = join(env.SVC_STATE_DIR, 'runs');
+  if (!existsSync(runs)) return null;
+  const at = readdirSync(runs).map((id) => Date.parse(JSON.parse(readFileSync(join(runs, id, 'run.json'), 'utf8')).openedAt));
+  return at.length ? Math.min(...at) : null;
+}
+
+async function fleetOf(n) {
+  let conflicts = 0;
+  const service = await startService({
+    start: {
+      onResponse: (info) => {
+        if (info.operationId === 'openDispatchRun' && info.status === 409) conflicts++;
+      },
+    },
+  });
+  try {
+    for (let i = 1; i <= CARDS; i++) {
+      service.admin.createWorkItem({ projectKey: service.projectKey, kind: 'task', type: 'code', title: `Card ${i}` });
+    }
+    const machines = Array.from({ length: n }, () => ({ repo: makeRepo(), env: svcEnv(service) }));
+    const before = cpu();
+    const t0 = performance.now();
+    const started = Date.now();
+    const results = await Promise.all(
+      machines.map((m) => runSvc(['auto', '--per-run', '1', '--agent-cmd', AGENT, '--repo', m.repo, '--json'], { env: m.env, timeoutMs: 600_000 })),
+    );
+    const wallMs = performance.now() - t0;
+    const after = cpu();
+    for (const r of results) if (r.code !== 0) throw new Error(`a worker exited ${r.code ?? r.signal}: ${r.stderr.slice(-800)}`);
+    const implemented = service.db
+      .prepare(`SELECT work_item_key AS k, COUNT(*) AS n FROM dispatch_cards WHERE disposition = 'implemented' GROUP BY work_item_key`)
+      .all();
+    const done = implemented.length;
+    const duplicates = implemented.filter((r) => r.n > 1).length;
+    const svcCpu = results.reduce((a, r) => a + r.cpuMs, 0);
+    const childCpu = after.children - before.children;
+    // Start-up: from the workers' start to each one's first open (node, the bundle, selection).
+    const firstOpens = machines.map((m) => firstOpen(m.env)).filter((t) => t !== null).map((t) => t - started);
+    return {
+      n, wallMs, done, duplicates, conflicts, firstOpenMs: { median: median(firstOpens), last: Math.max(...firstOpens) },
+      perCard: { service: (after.self - before.self) / CARDS, svc: svcCpu / CARDS, rest: Math.max(0, childCpu - svcCpu) / CARDS },
+    };
+  } finally {
+    await service.close();
+  }
+}
+
+export async function fleet() {
+  const load = () => os.loadavg()[0].toFixed(1);
+  const runs = [];
+  for (const n of SIZES) {
+    process.stderr.write(`bench: fleet of ${n} (load ${load()})…\n`);
+    runs.push({ ...(await fleetOf(n)), load: load() });
+  }
+  const t1 = runs[0].wallMs;
+  const rows = [];
+  for (const r of runs) {
+    const eff = t1 / (r.n * r.wallMs);
+    const goal = GOALS[r.n];
+    const profile =
+      `CPU per card: service ${r.perCard.service.toFixed(0)} ms, svc ${r.perCard.svc.toFixed(0)} ms, git+agent ${r.perCard.rest.toFixed(0)} ms; ` +
+      `first open after ${(r.firstOpenMs.median / 1000).toFixed(1)} s (median), ${(r.firstOpenMs.last / 1000).toFixed(1)} s (last worker); load ${r.load}`;
+    rows.push(
+      row(
+        `N=${r.n}: ${(r.wallMs / 1000).toFixed(1)} s, ${((CARDS / r.wallMs) * 60_000).toFixed(1)} cards/min, efficiency`,
+        eff.toFixed(2),
+        goal ? `≥ ${goal}` : 'reported',
+        goal ? eff >= goal : null,
+        profile,
+      ),
+    );
+    rows.push(row(`N=${r.n}: cards implemented / duplicates / 409s on open`, `${r.done} / ${r.duplicates} / ${r.conflicts}`, `${CARDS} / 0 / counted`, r.done === CARDS && r.duplicates === 0));
+  }
+  return rows;
+}

