@@ -28,15 +28,8 @@ export interface ServeFlags {
   dryRun?: boolean;
 }
 
-export interface ServeOptions {
-  port: number;
-  host: string;
-  db?: string;
-  seed?: 'demo';
-  rateLimit?: string;
-  gitRoot?: string;
-  hosted?: HostedExecutorOptions;
-}
+/** What the service is started with: the plain flags, and the hosted executor's options built from the rest. */
+export type ServeOptions = Pick<ServeFlags, 'port' | 'host' | 'db' | 'seed' | 'rateLimit' | 'gitRoot'> & { hosted?: HostedExecutorOptions };
 
 /** `cpu=500m,memory=512Mi` → { cpu: '500m', memory: '512Mi' }. */
 function resourceList(raw: string | undefined, flag: string): Record<string, string> | undefined {
