@@ -6,7 +6,7 @@
 import { lstatSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LEGS_OWNER_FILE, LEGS_ROOT_PREFIX, removeLegDir } from '../agent-clone.js';
+import { LEGS_OWNER_FILE, LEGS_ROOT_PREFIX, removeLegDir } from './leg-folder.js';
 import { isAlive, type ProcessMark } from '../run-lock.js';
 import { freeStaleLeases } from './pool.js';
 

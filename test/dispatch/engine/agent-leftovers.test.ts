@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LEGS_OWNER_FILE, LEGS_ROOT_PREFIX } from '../../../src/dispatch/agent-clone.js';
+import { LEGS_OWNER_FILE, LEGS_ROOT_PREFIX } from '../../../src/dispatch/agent/leg-folder.js';
 import { DEFAULT_POOL } from '../../../src/dispatch/agent/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { BIN, isolatedEnv, run } from '../../support/cli.js';
