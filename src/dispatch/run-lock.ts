@@ -49,7 +49,8 @@ function lockPath(stateDir: string, runId: string): string {
   return join(runPaths(stateDir, runId).dir, 'lock');
 }
 
-function readMark(path: string): ProcessMark | null {
+/** The mark in a file (a run's lock, a uid's lease, a legs root's owner), or null when there is none readable. */
+export function readMark(path: string): ProcessMark | null {
   try {
     const mark = JSON.parse(readFileSync(path, 'utf8')) as ProcessMark;
     return Number.isInteger(mark?.pid) && mark.pid > 0 ? { pid: mark.pid, start: typeof mark.start === 'string' ? mark.start : null } : null;

@@ -3,11 +3,11 @@
 // names its owner (pid and start time); a root whose owner is alive is left alone, whatever it
 // holds. Inside a dead one, each leg folder is emptied as the uid that owns it (so root never
 // walks a tree an agent made), then removed; the stale uid leases are freed with their processes.
-import { lstatSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { lstatSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LEGS_OWNER_FILE, LEGS_ROOT_PREFIX, removeLegDir } from './leg-folder.js';
-import { isAlive, type ProcessMark } from '../run-lock.js';
+import { isAlive, readMark } from '../run-lock.js';
 import { freeStaleLeases } from './pool.js';
 
 /** How long a legs root that names no owner yet is taken for one being made. */
@@ -18,15 +18,6 @@ export interface OrphanLegs {
   removed: string[];
   /** uids whose stale lease was freed (their processes killed). */
   freedUids: number[];
-}
-
-function ownerOf(root: string): ProcessMark | null {
-  try {
-    const m = JSON.parse(readFileSync(join(root, LEGS_OWNER_FILE), 'utf8')) as ProcessMark;
-    return Number.isInteger(m?.pid) ? m : null;
-  } catch {
-    return null;
-  }
 }
 
 /** Removes a dead svc's legs root: each leg folder as the uid that owns it, then the root. */
@@ -64,7 +55,7 @@ export async function removeOrphanLegs(tmp: string = tmpdir()): Promise<OrphanLe
     const st = lstatSync(root, { throwIfNoEntry: false });
     // Only svc's own roots (made 0711 by its user); a look-alike someone else made is not ours.
     if (!st?.isDirectory() || st.uid !== me) continue;
-    const owner = ownerOf(root);
+    const owner = readMark(join(root, LEGS_OWNER_FILE));
     if (owner && isAlive(owner)) continue;
     // A root names its owner right after it is made: one without a name is a live svc's for a moment.
     if (!owner && Date.now() - st.mtimeMs < UNNAMED_GRACE_MS) continue;

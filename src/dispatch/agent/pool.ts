@@ -5,10 +5,10 @@
 // its leg ends, every process of that uid is killed, however it detached (as Nix does with its
 // build users): nothing of one leg outlives it into the next.
 import { execFile } from 'node:child_process';
-import { lstatSync, mkdirSync, readFileSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isAlive, selfMark, type ProcessMark } from '../run-lock.js';
+import { isAlive, readMark, selfMark } from '../run-lock.js';
 import { AgentUserError, describePool, lookupUser, type AgentPoolSpec, type AgentUser } from './user.js';
 
 /** Where leases live: root's own folder under /run, else under /tmp (a container without /run). */
@@ -46,15 +46,6 @@ export function leaseDir(): string {
     why = `${dir} is not svc's own private folder (owner uid ${st.uid}, mode ${(st.mode & 0o777).toString(8)}): remove it`;
   }
   throw new AgentUserError(`cannot keep agent user leases: ${why}`);
-}
-
-function readMark(path: string): ProcessMark | null {
-  try {
-    const m = JSON.parse(readFileSync(path, 'utf8')) as ProcessMark;
-    return Number.isInteger(m?.pid) && m.pid > 0 ? { pid: m.pid, start: typeof m.start === 'string' ? m.start : null } : null;
-  } catch {
-    return null;
-  }
 }
 
 /** Takes `path` (exclusive create): 'new'; or takes it over when its owner is gone: 'stale'. */
