@@ -15,7 +15,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { handOver, lastLine, legEnded, legStarted, legsRoot, removeLegDir, run, svcGit, svcSh, type Run } from './agent/leg-folder.js';
-import { CLONE_THEN_EXEC, COLLECT_AND_CLEAR, LEG } from './agent/leg-shell.js';
+import { CLONE, COLLECT_AND_CLEAR, LEG } from './agent/leg-shell.js';
 import { copyAgentSettings } from './agent/settings.js';
 import type { AgentUser } from './agent/user.js';
 import { checkOut, onBranch, type PreparedWorktree } from './worktree.js';
@@ -33,8 +33,8 @@ export interface AgentLeg {
   /**
    * The agent's argv. Where the leg is collected right after this agent (`collectWithAgent`), a
    * shell as the agent user makes the clone if it is not there, runs the agent, and collects the
-   * leg itself, through the descriptors of `fds()`; otherwise, where the clone is still to be
-   * made, a shell makes it, then becomes the agent.
+   * leg itself, through the descriptors of `fds()`; otherwise the clone was made first
+   * (`ensureClone`) and the agent starts as it is.
    */
   command(argv: readonly string[]): string[];
   /** The leg ends with this agent (no workflow step follows it): collect it in the agent's own process start. */
@@ -205,16 +205,15 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     get cloneMade() {
       return cloneMade;
     },
-    // The clone is made by the agent user in the same process start as the agent (one fork of
-    // node less per leg); where it was made already, the agent starts as it is.
+    // The clone is made by the agent user in the same process start as the agent (two forks of
+    // node fewer per leg); where a workflow step came first, it was made already.
     command(argv) {
       if (folded) {
         pending = false;
         return ['/bin/sh', '-c', LEG, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, identity.name, identity.email, dir, tmp, ...argv];
       }
-      if (!pending) return [...argv];
-      pending = false;
-      return ['/bin/sh', '-c', CLONE_THEN_EXEC, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, identity.name, identity.email, ...argv];
+      if (pending) throw new Error("the agent's clone is not made: call ensureClone() or collectWithAgent() first");
+      return [...argv];
     },
     collectWithAgent() {
       folded = true;
@@ -234,7 +233,7 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     },
     async ensureClone() {
       if (!pending) return;
-      const r = await run('/bin/sh', ['-c', CLONE_THEN_EXEC, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, identity.name, identity.email, 'true'], { user, env: agentGitEnv(home) });
+      const r = await run('/bin/sh', ['-c', CLONE, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, identity.name, identity.email], { user, env: agentGitEnv(home) });
       if (r.code !== 0) throw new Error(`could not make the agent's clone as ${user.name}: ${lastLine(r)}`);
       pending = false;
     },

@@ -80,10 +80,9 @@ const COLLECT_FN = `svc_collect() {
   cd / && find "$D" -mindepth 1 -delete
 }`;
 
-/** Clones (`$1`–`$6` as svc_clone's), then becomes the agent, whose argv follows. */
-export const CLONE_THEN_EXEC = `${CLONE_FN}
-svc_clone "$1" "$2" "$3" "$4" "$5" "$6" || exit ${CLONE_FAILED}
-cd "$2" && shift 6 && exec "$@"`;
+/** Makes the clone only (`$1`–`$6` as svc_clone's), for a workflow's steps that need it before the agent. */
+export const CLONE = `${CLONE_FN}
+svc_clone "$1" "$2" "$3" "$4" "$5" "$6"`;
 
 /** Collects and clears a leg (`$1`–`$5` as svc_collect's): its status is the script's. */
 export const COLLECT_AND_CLEAR = `${COLLECT_FN}

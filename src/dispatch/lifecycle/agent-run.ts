@@ -131,7 +131,7 @@ async function runAgentIn(
   const parser = parserFor(command);
   try {
     // An agent user's clone may still be to make: a shell as that user makes it in the leg's
-    // folder, then becomes the agent (where it starts is read before the clone counts as made).
+    // folder, then runs the agent (where it starts is read before the clone counts as made).
     const cwd = leg?.startIn ?? workdir;
     return await deps.runLeg({
       argv: leg ? leg.command(command.argv) : command.argv,
