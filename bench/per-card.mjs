@@ -9,11 +9,21 @@ import { git, journalOf, makeRepo, median, ms, row, runSvc, startService, summar
 
 const CARDS = 100;
 
-/** The shell loop: the same branch, worktree folder and agent per card, nothing else. */
-function shellLoop(keys) {
+/**
+ * The shell loop: the same branch, worktree folder and agent per card, nothing else. With
+ * `boundary`, each card's agent runs as the boundary's git steps frame it (one shell: the clone
+ * `--shared` on the card's branch, the agent in it, the status, the folder emptied): the floor of
+ * those steps, without svc's own work around them.
+ */
+function shellLoop(keys, { boundary = false } = {}) {
   const repo = makeRepo();
-  const root = join(git(repo, 'rev-parse', '--absolute-git-dir'), 'svc-worktrees');
+  const gitDir = git(repo, 'rev-parse', '--absolute-git-dir');
+  const root = join(gitDir, 'svc-worktrees');
+  const legs = tempDir('legs');
   const script = join(tempDir('loop'), 'loop.sh');
+  const agent = boundary
+    ? `sh -c 'git clone --quiet --template= --shared --branch "$1" -- "$2" "$3" && cd "$3" && "$TRUE_BIN" && git status --porcelain=v2 --branch --untracked-files=all >/dev/null && cd / && find "$3" -mindepth 1 -delete && rmdir "$3"' sh "svc/$k" "${gitDir}" "${legs}/$k"`
+    : `(cd "${root}/$k" && "$TRUE_BIN")`;
   writeFileSync(
     script,
     `set -e
@@ -21,7 +31,7 @@ mkdir -p "${root}"
 echo "$EPOCHREALTIME"
 for k in ${keys.join(' ')}; do
   git worktree add -q -b "svc/$k" "${root}/$k" HEAD
-  (cd "${root}/$k" && "$TRUE_BIN")
+  ${agent}
   echo "$EPOCHREALTIME"
 done
 `,
@@ -82,6 +92,13 @@ export async function perCard() {
             '≤ 1.5×',
             boundary.through / boundary.none <= 1.5,
             'a uid leased per leg, its own clone, its branch fetched back, its processes killed (docs/trust.md)',
+          ),
+          row(
+            'the floor of that design: its git steps alone (worktree add, then clone --shared, agent, status, folder emptied) in a shell loop vs worktree add + agent',
+            `${(boundary.floorThrough / boundary.floorNone).toFixed(2)}× (${ms(boundary.floorThrough)} vs ${ms(boundary.floorNone)} per leg)`,
+            'context',
+            null,
+            'no svc code in either loop: what a worktree plus a private clone per leg costs at least',
           )]),
       row('worktrees and legs implemented', `${worktrees} / ${summary.legs.filter((l) => l.disposition === 'implemented').length}`, `${CARDS} / ${CARDS}`, worktrees === CARDS && summary.legs.every((l) => l.disposition === 'implemented')),
     ];
@@ -115,5 +132,15 @@ async function boundaryCycle(service) {
       .map(({ r: rec }) => Date.parse(rec.at));
     cycles[through ? 'through' : 'none'].push(...running.slice(1).map((t, i) => t - running[i]));
   }
-  return { through: median(cycles.through), none: median(cycles.none), n: cycles.through.length };
+  // The floor: the boundary's git steps alone against the same loop without them, alternating too.
+  const floor = { through: [], none: [] };
+  for (let round = 0; round < 4; round++) {
+    const through = round % 2 === 1;
+    const keys = Array.from({ length: 20 }, (_, i) => `F${round}-${i}`);
+    floor[through ? 'through' : 'none'].push(...shellLoop(keys, { boundary: through }).cycles);
+  }
+  return {
+    through: median(cycles.through), none: median(cycles.none), n: cycles.through.length,
+    floorThrough: median(floor.through), floorNone: median(floor.none),
+  };
 }
