@@ -18,7 +18,7 @@ import { handOver, lastLine, legEnded, legStarted, legsRoot, removeLegDir, run, 
 import { CLONE, COLLECT_AND_CLEAR, LEG } from './agent/leg-shell.js';
 import { copyAgentSettings } from './agent/settings.js';
 import type { AgentUser } from './agent/user.js';
-import { checkOut, onBranch, type PreparedWorktree } from './worktree.js';
+import { checkOut, onBranch, type PreparedWorktree } from './git/worktree.js';
 
 export interface AgentLeg {
   user: AgentUser;

@@ -22,7 +22,7 @@ import type {
 import type { LegResult, LegSpec } from './agent/types.js';
 import type { PromptContext } from './prompt.js';
 import type { PullRequestRef } from './pr/types.js';
-import type { PreparedWorktree } from './worktree.js';
+import type { PreparedWorktree } from './git/worktree.js';
 import type { LegCheck } from './workflow/policy.js';
 
 /** Paging of a list call; omitted fields take the contract's defaults. */
@@ -159,7 +159,7 @@ export interface LegSummary {
 
 /** `runLeg`'s own types (src/dispatch/agent): the engine builds a LegSpec per card. */
 export type { LegResult, LegSpec } from './agent/types.js';
-export type { PreparedWorktree } from './worktree.js';
+export type { PreparedWorktree } from './git/worktree.js';
 export type { PromptContext } from './prompt.js';
 
 /** src/dispatch/agent/run-leg.ts `runLeg`. */

@@ -10,7 +10,7 @@ import { createGhWriter } from '../../src/dispatch/pr/gh.js';
 import { createGitHubWriter } from '../../src/dispatch/pr/github.js';
 import { pullRequestsFile } from '../../src/dispatch/pr/after-leg.js';
 import { createRedactor } from '../../src/dispatch/redact.js';
-import { runPaths } from '../../src/dispatch/state.js';
+import { runPaths } from '../../src/dispatch/state/folder.js';
 import { run } from '../support/cli.js';
 import { copyRepoWithOrigin } from '../dispatch/engine/git-remote.js';
 import { startHarness, type Harness } from '../dispatch/engine/harness.js';

@@ -5,9 +5,9 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Journal } from '../../src/dispatch/journal.js';
+import { Journal } from '../../src/dispatch/wire/journal.js';
 import { recordLeg, type LegRecord } from '../../src/dispatch/report/record.js';
-import { createRunFolder, logPath } from '../../src/dispatch/state.js';
+import { createRunFolder, logPath } from '../../src/dispatch/state/folder.js';
 import { run } from '../support/cli.js';
 
 export const RUN_ID = 'run_FixtureNight0001';

@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { validateXML } from 'xmllint-wasm';
 import { readFileSync } from 'node:fs';
-import { Journal } from '../../src/dispatch/journal.js';
+import { Journal } from '../../src/dispatch/wire/journal.js';
 import { buildRunReport, renderReport } from '../../src/dispatch/report/index.js';
-import { createRunFolder, logPath } from '../../src/dispatch/state.js';
+import { createRunFolder, logPath } from '../../src/dispatch/state/folder.js';
 
 const XSD = readFileSync(join(import.meta.dirname, '../fixtures/report/junit.xsd'), 'utf8');
 

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
-import type { JournalRecord } from '../../src/dispatch/journal.js';
+import type { JournalRecord } from '../../src/dispatch/wire/journal.js';
 import { BIN, isolatedEnv, type CliEnv } from '../support/cli.js';
 import { seededRandom } from '../support/fault-proxy.js';
 export { filesUnder } from '../support/files.js';

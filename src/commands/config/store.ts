@@ -8,7 +8,7 @@ import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../exit-codes.js';
-import { makeDirs } from '../../dispatch/make-dirs.js';
+import { makeDirs } from '../../dispatch/state/make-dirs.js';
 
 /** Keys a user may `svc config set`, with how a string from the command line becomes a value. */
 export const CONFIG_KEYS = {

@@ -4,7 +4,7 @@ import type { DispatchRunOpen, DispatchRunOpened } from '../../contract/types.js
 import type { DispatchOptions } from '../../dispatch/lifecycle/types.js';
 import type { DispatchService } from '../../dispatch/ports.js';
 import { selectCards } from '../../dispatch/select/index.js';
-import { readRunRecord } from '../../dispatch/state.js';
+import { readRunRecord } from '../../dispatch/state/folder.js';
 import { UsageError } from '../exit-codes.js';
 
 /** The run opened for a hosted runner, or why none was: an empty card set is no failure (exit 0). */

@@ -7,7 +7,7 @@ import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { ApiError, SvcError } from '../../api/errors.js';
 import type { ApiClient } from '../../api/client.js';
-import { splitCommand } from '../../dispatch/argv.js';
+import { splitCommand } from '../../dispatch/agent/argv.js';
 import { AGENT_PRESETS, isAgentName, type AgentChoice } from '../../dispatch/agent/presets.js';
 import { UsageError } from '../exit-codes.js';
 

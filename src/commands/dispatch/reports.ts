@@ -4,8 +4,8 @@
 import { rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { RunSummary } from '../../dispatch/lifecycle/types.js';
-import { makeDirs } from '../../dispatch/make-dirs.js';
-import { describeFsError, resolveStateDir } from '../../dispatch/state.js';
+import { makeDirs } from '../../dispatch/state/make-dirs.js';
+import { describeFsError, resolveStateDir } from '../../dispatch/state/folder.js';
 import type { Context } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 

@@ -10,7 +10,7 @@ import type { DispatchOptions } from '../../dispatch/lifecycle/types.js';
 import { usd, wholeNumber } from '../flag-values.js';
 import { dirname } from 'node:path';
 import { AgentUserError, resolveAgentUser } from '../../dispatch/agent/user.js';
-import { ensurePrivateDir } from '../../dispatch/private-dir.js';
+import { ensurePrivateDir } from '../../dispatch/state/private-dir.js';
 import { loadWorkflow, WorkflowFileError } from '../../dispatch/workflow/load.js';
 import { applyWorkflowFlags, type Workflow, type WorkflowFlags } from '../../dispatch/workflow/policy.js';
 

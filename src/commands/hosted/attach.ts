@@ -3,7 +3,7 @@
 // would execute (command, scope, agent, and each leg's item, repository and branch): it mints no
 // git token and clones nothing.
 import { targetRepositoriesOf, type HostedExecution } from '../../dispatch/hosted/index.js';
-import { branchFor } from '../../dispatch/worktree.js';
+import { branchFor } from '../../dispatch/git/worktree.js';
 import type { Context } from '../context.js';
 import { runHostedCommand, type HostedRunFlags, type HostedRunRequest } from './run.js';
 

@@ -3,7 +3,7 @@
 // git's credential helper pointing back at this very svc.
 import { isHostedEnvironment, prepareHostedExecution, type HostedExecution, type HostedExecutionOptions } from '../../dispatch/hosted/index.js';
 import { join } from 'node:path';
-import { resolveStateDir } from '../../dispatch/state.js';
+import { resolveStateDir } from '../../dispatch/state/folder.js';
 import type { Context } from '../context.js';
 import { AuthError } from '../exit-codes.js';
 import { resolveBaseUrl, resolveMaxWaitMs } from '../settings.js';

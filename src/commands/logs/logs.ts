@@ -1,8 +1,8 @@
 // `svc logs RUN [KEY]`: the local per-leg logs of a run, in run order (the close-out last).
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
-import { logsInRunOrder } from '../../dispatch/local-runs.js';
-import { logPath, resolveStateDir, runPaths } from '../../dispatch/state.js';
+import { logsInRunOrder } from '../../dispatch/state/runs.js';
+import { logPath, resolveStateDir, runPaths } from '../../dispatch/state/folder.js';
 import type { Context } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { visibleStream } from '../../ui/visible.js';

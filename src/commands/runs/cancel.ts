@@ -1,6 +1,6 @@
 // `svc runs cancel RUN`: closes a run nobody is running (interrupted, cancelled).
-import { cancelRun } from '../../dispatch/local-runs.js';
-import { resolveStateDir } from '../../dispatch/state.js';
+import { cancelRun } from '../../dispatch/state/runs.js';
+import { resolveStateDir } from '../../dispatch/state/folder.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 
@@ -10,7 +10,7 @@ export interface RunsCancelOptions {
 
 export async function runRunsCancel(opts: RunsCancelOptions, ctx: Context): Promise<void> {
   const { runId } = opts;
-  const { dispatchServiceOf } = await import('../../dispatch/api-service.js');
+  const { dispatchServiceOf } = await import('../../dispatch/wire/service.js');
   const api = connect(ctx, { interruptible: false });
   try {
     const result = await cancelRun(dispatchServiceOf(api), resolveStateDir(ctx.env), runId);

@@ -1,6 +1,6 @@
 // `svc runs list`: the runs of this machine's state folder, newest first; no request.
-import { listLocalRuns } from '../../dispatch/local-runs.js';
-import { resolveStateDir } from '../../dispatch/state.js';
+import { listLocalRuns } from '../../dispatch/state/runs.js';
+import { resolveStateDir } from '../../dispatch/state/folder.js';
 import type { Context } from '../context.js';
 
 export type RunsListOptions = Record<string, never>;

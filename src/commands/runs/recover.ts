@@ -1,5 +1,5 @@
 // `svc runs recover [RUN]`: hands the runs whose svc died to the engine's recovery.
-import { resolveStateDir } from '../../dispatch/state.js';
+import { resolveStateDir } from '../../dispatch/state/folder.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { EXIT } from '../exit-codes.js';
@@ -9,8 +9,8 @@ export interface RunsRecoverOptions {
 }
 
 export async function runRunsRecover(opts: RunsRecoverOptions, ctx: Context): Promise<void> {
-  const { recoverRuns } = await import('../../dispatch/recover.js');
-  const { dispatchServiceOf } = await import('../../dispatch/api-service.js');
+  const { recoverRuns } = await import('../../dispatch/state/recover.js');
+  const { dispatchServiceOf } = await import('../../dispatch/wire/service.js');
   const { resolveBaseUrl } = await import('../settings.js');
   const current = resolveBaseUrl(ctx);
   const clients: { close(): Promise<void> }[] = [];

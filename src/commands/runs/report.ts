@@ -4,7 +4,7 @@
 import type { ReportFormat } from '../../dispatch/report/index.js';
 import { extname } from 'node:path';
 import { parseDuration } from '../../dispatch/duration.js';
-import { listRunRecords, resolveStateDir } from '../../dispatch/state.js';
+import { listRunRecords, resolveStateDir } from '../../dispatch/state/folder.js';
 import type { Context } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 

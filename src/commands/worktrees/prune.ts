@@ -1,5 +1,5 @@
 // `svc worktrees prune`: removes clean worktrees of finished cards (the engine decides which).
-import { resolveStateDir } from '../../dispatch/state.js';
+import { resolveStateDir } from '../../dispatch/state/folder.js';
 import type { Context } from '../context.js';
 
 export interface WorktreesPruneOptions {
@@ -7,8 +7,8 @@ export interface WorktreesPruneOptions {
 }
 
 export async function runWorktreesPrune(opts: WorktreesPruneOptions, ctx: Context): Promise<void> {
-  const { pruneWorktrees } = await import('../../dispatch/worktree.js');
-  const { liveRuns } = await import('../../dispatch/run-lock.js');
+  const { pruneWorktrees } = await import('../../dispatch/git/worktree.js');
+  const { liveRuns } = await import('../../dispatch/state/run-lock.js');
   const { resolve } = await import('node:path');
   // A worktree of a run still going on this machine is its agent's workplace, clean or not.
   const inUse = new Map<string, string>();

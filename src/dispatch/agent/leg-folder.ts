@@ -8,7 +8,7 @@ import { readdirSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { chmod, lchown, mkdtemp, readdir, rmdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { selfMark } from '../run-lock.js';
+import { selfMark } from '../state/run-lock.js';
 import { KILL_ALL } from './leg-shell.js';
 
 /** How long one of svc's steps as the agent user may take (its git config could make it hang). */

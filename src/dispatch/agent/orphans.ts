@@ -7,7 +7,7 @@ import { lstatSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LEGS_OWNER_FILE, LEGS_ROOT_PREFIX, removeLegDir } from './leg-folder.js';
-import { isAlive, readMark } from '../run-lock.js';
+import { isAlive, readMark } from '../state/run-lock.js';
 import { freeStaleLeases } from './pool.js';
 
 /** How long a legs root that names no owner yet is taken for one being made. */

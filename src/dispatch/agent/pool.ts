@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { lstatSync, mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isAlive, readMark, selfMark } from '../run-lock.js';
+import { isAlive, readMark, selfMark } from '../state/run-lock.js';
 import { AgentUserError, describePool, lookupUser, type AgentPoolSpec, type AgentUser } from './user.js';
 
 /** Where leases live: root's own folder under /run, else under /tmp (a container without /run). */

@@ -3,7 +3,7 @@
 // stdin where the agent reads it there, so no prompt size limit of argv applies. docs/agents.md
 // lists the exact command lines and the sources they were checked against.
 import { SvcError } from '../../api/errors.js';
-import { expandPlaceholders, splitCommand, type PlaceholderValues } from '../argv.js';
+import { expandPlaceholders, splitCommand, type PlaceholderValues } from './argv.js';
 import { createStreamParser } from './streams/index.js';
 import type { AgentCommand, AgentName, PromptVia, StreamFormat, StreamParser } from './types.js';
 

@@ -7,7 +7,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensurePrivateDir } from '../private-dir.js';
+import { ensurePrivateDir } from '../state/private-dir.js';
 import type { CredentialQuery, GitCredentialBroker } from './broker.js';
 
 /** Names the broker's socket in git's environment (not a secret: only its owner may connect). */

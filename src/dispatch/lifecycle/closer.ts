@@ -4,11 +4,11 @@
 // its dispositions. Whatever happens, the stream, heartbeat, journal and lock are let go.
 import { EXIT, exitCodeFor } from '../../api/errors.js';
 import type { DispatchRun } from '../../contract/types.js';
-import { closeRun } from '../close.js';
-import type { EventStream } from '../event-stream.js';
+import { closeRun } from '../wire/close.js';
+import type { EventStream } from '../wire/event-stream.js';
 import { RunClosedError, isRetryable, serviceErrorOf, type LegSummary } from '../ports.js';
 import type { Selection } from '../select/types.js';
-import { describeFsError, stateFolderFault } from '../state.js';
+import { describeFsError, stateFolderFault } from '../state/folder.js';
 import type { CloseDecision } from './close-decision.js';
 import type { LocalState } from './local-state.js';
 import type { RunStops } from './run-stops.js';

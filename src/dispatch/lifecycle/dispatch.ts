@@ -10,7 +10,7 @@ import { priorWorkCheck } from '../select/prior-work.js';
 import { recentFailures } from '../select/recent.js';
 import { SelectionError, type SelectDeps, type Selection, type SelectRequest } from '../select/types.js';
 import { serviceErrorOf } from '../ports.js';
-import { readRunRecord } from '../state.js';
+import { readRunRecord } from '../state/folder.js';
 import { runOnce } from './run-once.js';
 import { cardSummaries, nothingRanNote } from './summary.js';
 import type { DispatchDeps, DispatchOptions, RunSummary } from './types.js';

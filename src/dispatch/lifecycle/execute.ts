@@ -4,13 +4,13 @@
 // closer that sends it.
 import { EXIT, exitCodeFor } from '../../api/errors.js';
 import type { DispatchRun } from '../../contract/types.js';
-import { EventStream } from '../event-stream.js';
-import { startHeartbeat } from '../heartbeat.js';
+import { EventStream } from '../wire/event-stream.js';
+import { startHeartbeat } from '../wire/heartbeat.js';
 import { RunClosedError, isRunClosed, serviceErrorOf } from '../ports.js';
-import { processStart } from '../run-lock.js';
+import { processStart } from '../state/run-lock.js';
 import type { Selection } from '../select/types.js';
 import { interruptionExitCode } from '../signals.js';
-import { stateFolderFault } from '../state.js';
+import { stateFolderFault } from '../state/folder.js';
 import { decideClose, endedByCommand } from './close-decision.js';
 import { closeAsDecided } from './closer.js';
 import { runCloseOut } from './close-out.js';

@@ -4,7 +4,7 @@ import { KEY_PATTERN, type DispatchCommand, type DispatchRun, type WorkItemDetai
 import { openBlockerKeys } from '../select/checks.js';
 import { modeOf } from '../select/index.js';
 import { counted, type SelectedCard, type Selection } from '../select/types.js';
-import { readRunRecord } from '../state.js';
+import { readRunRecord } from '../state/folder.js';
 import { checkMaxCost, noRun } from './dispatch.js';
 import { executeRun } from './execute.js';
 import { deliverEarlierAttempt } from './local-state.js';

@@ -1,17 +1,17 @@
 // A run's local state: run.json (no secrets), the lock that says the run is live here, and the
 // journal every event goes through first (DISPATCH §5). Written before anything runs: a run that
 // cannot be recorded runs nothing.
-import { EventStream } from '../event-stream.js';
-import { Journal } from '../journal.js';
+import { EventStream } from '../wire/event-stream.js';
+import { Journal } from '../wire/journal.js';
 import { serviceErrorOf } from '../ports.js';
-import { closeRun } from '../close.js';
+import { closeRun } from '../wire/close.js';
 import type { DispatchRun } from '../../contract/types.js';
 import type { Selection } from '../select/types.js';
 import {
   LocalStateError, createRunFolder, describeFsError, readRunRecord, removePendingOpen, runPaths,
   type PendingOpen, type RunPaths, type RunRecord,
-} from '../state.js';
-import { acquireRunLock, isRunLive, runLockOwner, RunLockedError, type RunLock } from '../run-lock.js';
+} from '../state/folder.js';
+import { acquireRunLock, isRunLive, runLockOwner, RunLockedError, type RunLock } from '../state/run-lock.js';
 import type { DispatchDeps, DispatchOptions } from './types.js';
 
 /** run.json's content apart from what the open answers (id, seq, run): no secrets. */

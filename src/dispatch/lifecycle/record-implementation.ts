@@ -7,7 +7,7 @@ import { basename } from 'node:path';
 import { WaitBudget } from '../../api/retry.js';
 import { serviceErrorOf, type WaitWithin } from '../ports.js';
 import type { WorkItemDetail, WorkItemUpdate } from '../../contract/types.js';
-import { splitCommand } from '../argv.js';
+import { splitCommand } from '../agent/argv.js';
 import { isDone } from '../select/checks.js';
 import { IMPLEMENTED_STATUS } from '../select/prior-work.js';
 import type { LegContext } from './leg-context.js';

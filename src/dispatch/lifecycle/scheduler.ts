@@ -8,7 +8,7 @@ import { IMPLEMENTED_STATUS } from '../select/prior-work.js';
 import type { SelectedCard, Selection } from '../select/types.js';
 import { serviceErrorOf, type LegSummary } from '../ports.js';
 import { Slots } from '../slots.js';
-import { describeFsError, stateFolderFault } from '../state.js';
+import { describeFsError, stateFolderFault } from '../state/folder.js';
 import { runCardLeg, type LegOutcome } from './leg.js';
 import type { LegContext } from './leg-context.js';
 import type { DispatchDeps, DispatchOptions } from './types.js';

@@ -3,7 +3,7 @@ import type { DispatchRun } from '../../contract/types.js';
 import type { LegSummary } from '../ports.js';
 import { readLegRecords } from '../report/record.js';
 import type { Selection } from '../select/types.js';
-import { runPaths } from '../state.js';
+import { runPaths } from '../state/folder.js';
 import type { CardSummary, RunSummary } from './types.js';
 
 export function cardSummaries(selection: Selection): CardSummary[] {

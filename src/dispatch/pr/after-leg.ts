@@ -12,7 +12,7 @@ import type { Delivery, WorkItemDetail } from '../../contract/types.js';
 import type { LegResult } from '../agent/types.js';
 import type { LegContext } from '../lifecycle/leg-context.js';
 import { createRedactor } from '../redact.js';
-import { logPath } from '../state.js';
+import { logPath } from '../state/folder.js';
 import { fixCommentBody, pullRequestBody, reviewBody } from './body.js';
 import { plainTailOfLog } from './final-message.js';
 import type { PullRequestLeg, PullRequestRef } from './types.js';

@@ -9,7 +9,7 @@ import { renderHtml } from './html.js';
 import { renderJunit } from './junit.js';
 import { renderMarkdown } from './markdown.js';
 import { REPORT_FORMATS, type ReportDocument, type ReportFormat, type RunReport } from './types.js';
-import { makeDirs } from '../make-dirs.js';
+import { makeDirs } from '../state/make-dirs.js';
 
 export { buildRunReport, RunNotFoundLocallyError } from './model.js';
 export type { ReportDocument, RunReport, LegReport, ReportFormat } from './types.js';

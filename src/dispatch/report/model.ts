@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { SvcError } from '../../api/errors.js';
-import type { JournalRecord } from '../journal.js';
+import type { JournalRecord } from '../wire/journal.js';
 import { createRedactor } from '../redact.js';
-import { logPath, readRunRecord, runPaths, type RunPaths } from '../state.js';
+import { logPath, readRunRecord, runPaths, type RunPaths } from '../state/folder.js';
 import { readLegRecords, type LegRecord } from './record.js';
 import type { LegReport, ReportCommit, RunReport } from './types.js';
 

@@ -4,9 +4,9 @@
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readHead } from '../git-refs.js';
+import { readHead } from '../git/refs.js';
 import type { LegSummary } from '../ports.js';
-import type { RunPaths } from '../state.js';
+import type { RunPaths } from '../state/folder.js';
 
 /** One line of legs.jsonl. Never holds a token: the reason was redacted by the leg. */
 export interface LegRecord extends LegSummary {

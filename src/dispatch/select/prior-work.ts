@@ -6,7 +6,7 @@
 // work, and the card is picked again (a merged card normally is done by then).
 import { execa } from 'execa';
 import type { WorkItemDetail } from '../../contract/types.js';
-import { branchFor } from '../worktree.js';
+import { branchFor } from '../git/worktree.js';
 import { recordedLegEnds } from './recent.js';
 
 /**

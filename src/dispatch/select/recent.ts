@@ -2,8 +2,8 @@
 // skips cards that failed recently (unless --retry-failed), and work advances past cards already
 // implemented (prior-work.ts).
 import { existsSync } from 'node:fs';
-import { Journal } from '../journal.js';
-import { listRunRecords, runPaths, type RunRecord } from '../state.js';
+import { Journal } from '../wire/journal.js';
+import { listRunRecords, runPaths, type RunRecord } from '../state/folder.js';
 
 /** One leg's end as a local journal recorded it. */
 export interface RecordedLegEnd {

@@ -7,7 +7,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { formatDuration } from '../../html/timeline.js';
 import { agentEnv } from '../agent/env.js';
 import type { LegResult } from '../agent/types.js';
-import { BodyChunker } from '../body-chunker.js';
+import { BodyChunker } from '../wire/body-chunker.js';
 import type { LegContext } from '../lifecycle/leg-context.js';
 import { reasonLine, repoOf, secretsNow } from '../lifecycle/leg-context.js';
 import { checkFailedPrompt } from '../prompt.js';

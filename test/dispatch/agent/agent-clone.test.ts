@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { describe, expect, it, vi } from 'vitest';
 import { prepareAgentLeg } from '../../../src/dispatch/agent-clone.js';
 import { lookupUser, type AgentUser } from '../../../src/dispatch/agent/user.js';
-import { prepareWorktree } from '../../../src/dispatch/worktree.js';
+import { prepareWorktree } from '../../../src/dispatch/git/worktree.js';
 import { hostileGitConfig } from '../../support/hostile-git.js';
 
 const isRoot = process.getuid?.() === 0;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ArgvError, expandPlaceholders, splitCommand } from '../../../src/dispatch/argv.js';
+import { ArgvError, expandPlaceholders, splitCommand } from '../../../src/dispatch/agent/argv.js';
 
 describe('splitCommand', () => {
   it.each([

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgentUserError, DEFAULT_POOL, lookupUser, resolveAgentUser } from '../../../src/dispatch/agent/user.js';
-import { ensurePrivateDir } from '../../../src/dispatch/private-dir.js';
+import { ensurePrivateDir } from '../../../src/dispatch/state/private-dir.js';
 
 const users: Record<string, { uid: number; gid: number }> = { 'svc-agent': { uid: 990, gid: 990 }, nobody: { uid: 65534, gid: 65534 }, root: { uid: 0, gid: 0 }, dev: { uid: 1000, gid: 1000 } };
 const lookup = (known: string[]) => async (name: string) => (known.includes(name) ? users[name]! : null);

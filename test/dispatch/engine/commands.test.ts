@@ -2,10 +2,10 @@
 // continue), sharing the queue on a 409, and recovery of a run whose process died.
 import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Journal } from '../../../src/dispatch/journal.js';
+import { Journal } from '../../../src/dispatch/wire/journal.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
-import { recoverRuns } from '../../../src/dispatch/recover.js';
-import { createRunFolder, runPaths } from '../../../src/dispatch/state.js';
+import { recoverRuns } from '../../../src/dispatch/state/recover.js';
+import { createRunFolder, runPaths } from '../../../src/dispatch/state/folder.js';
 import { startHarness, type Harness } from './harness.js';
 
 let h: Harness;

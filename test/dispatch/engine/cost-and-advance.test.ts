@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
-import { headRefOf } from '../../../src/dispatch/delivery-git.js';
+import { headRefOf } from '../../../src/dispatch/git/delivery.js';
 import { run } from '../../support/cli.js';
 import { startHarness, type Harness } from './harness.js';
 

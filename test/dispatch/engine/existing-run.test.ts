@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { continueFlags, runDispatchCommand } from '../../../src/commands/dispatch/run-dispatch.js';
 import type { DispatchRun, WorkItemDetail } from '../../../src/contract/types.js';
 import { runExistingRun, selectionOfRun } from '../../../src/dispatch/lifecycle/existing-run.js';
-import { logPath, readRunRecord, runPaths } from '../../../src/dispatch/state.js';
+import { logPath, readRunRecord, runPaths } from '../../../src/dispatch/state/folder.js';
 import { testContext } from '../../support/context.js';
 import { startHarness, type Harness } from './harness.js';
 

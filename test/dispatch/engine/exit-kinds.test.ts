@@ -3,16 +3,16 @@
 import { describe, expect, test } from 'vitest';
 import { EXIT, exitCodeFor, SvcError, type FailureKind } from '../../../src/api/errors.js';
 import { AgentChoiceError } from '../../../src/dispatch/agent/presets.js';
-import { ArgvError } from '../../../src/dispatch/argv.js';
+import { ArgvError } from '../../../src/dispatch/agent/argv.js';
 import { DurationError } from '../../../src/dispatch/duration.js';
-import { CancelRefusedError } from '../../../src/dispatch/local-runs.js';
+import { CancelRefusedError } from '../../../src/dispatch/state/runs.js';
 import { RunClosedError } from '../../../src/dispatch/ports.js';
 import { ReportSpecError } from '../../../src/dispatch/report/index.js';
 import { RunNotFoundLocallyError } from '../../../src/dispatch/report/model.js';
-import { RunLockedError } from '../../../src/dispatch/run-lock.js';
+import { RunLockedError } from '../../../src/dispatch/state/run-lock.js';
 import { SelectionError } from '../../../src/dispatch/select/types.js';
 import { Interrupted } from '../../../src/dispatch/signals.js';
-import { LocalStateError, UnsafeRunIdError } from '../../../src/dispatch/state.js';
+import { LocalStateError, UnsafeRunIdError } from '../../../src/dispatch/state/folder.js';
 
 // The numbers as DISPATCH.md §2 writes them, not read back from the table under test.
 const DOCUMENTED: Record<FailureKind, number> = {

@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { createApiClient } from '../../../src/api/client.js';
 import type { AdminWorkItem } from '../../../src/server/admin.js';
 import { runLeg } from '../../../src/dispatch/agent/run-leg.js';
-import { dispatchServiceOf } from '../../../src/dispatch/api-service.js';
+import { dispatchServiceOf } from '../../../src/dispatch/wire/service.js';
 import type { DispatchDeps, DispatchOptions } from '../../../src/dispatch/lifecycle/types.js';
 import { systemClock, type DispatchService, type LegSummary } from '../../../src/dispatch/ports.js';
 import { buildPrompt } from '../../../src/dispatch/prompt.js';
-import { checkoutInPlace, commitsSince, prepareWorktree } from '../../../src/dispatch/worktree.js';
+import { checkoutInPlace, commitsSince, prepareWorktree } from '../../../src/dispatch/git/worktree.js';
 import { makeRepo } from '../../support/cli.js';
 import { startTestService, type TestService } from '../../support/service.js';
 

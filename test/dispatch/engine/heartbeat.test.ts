@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { startHeartbeat } from '../../../src/dispatch/heartbeat.js';
+import { startHeartbeat } from '../../../src/dispatch/wire/heartbeat.js';
 import type { RunClosedError } from '../../../src/dispatch/ports.js';
 import { FakeRunService } from './fake-run-service.js';
 

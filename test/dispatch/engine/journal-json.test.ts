@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { DispatchEventInput } from '../../../src/contract/types.js';
-import { Journal, jsonText } from '../../../src/dispatch/journal.js';
+import { Journal, jsonText } from '../../../src/dispatch/wire/journal.js';
 
 /** Text of every kind a log holds, from a fixed seed: plain words, quotes, escapes, controls, surrogates. */
 function texts(count: number): string[] {

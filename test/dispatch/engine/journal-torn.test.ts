@@ -4,8 +4,8 @@ import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { encodeEvents } from '../../../src/dispatch/event-stream.js';
-import { Journal } from '../../../src/dispatch/journal.js';
+import { encodeEvents } from '../../../src/dispatch/wire/event-stream.js';
+import { Journal } from '../../../src/dispatch/wire/journal.js';
 
 const ev = (body: string) => ({ workItemKey: 'DEMO-1', body });
 

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { Interrupted } from '../../../src/dispatch/signals.js';
-import { runPaths } from '../../../src/dispatch/state.js';
+import { runPaths } from '../../../src/dispatch/state/folder.js';
 import { startHarness, type Harness } from './harness.js';
 
 let h: Harness;

@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import { createApiClient } from '../../../src/api/index.js';
-import { dispatchServiceOf } from '../../../src/dispatch/api-service.js';
-import { EventStream } from '../../../src/dispatch/event-stream.js';
-import { startHeartbeat } from '../../../src/dispatch/heartbeat.js';
-import { Journal } from '../../../src/dispatch/journal.js';
+import { dispatchServiceOf } from '../../../src/dispatch/wire/service.js';
+import { EventStream } from '../../../src/dispatch/wire/event-stream.js';
+import { startHeartbeat } from '../../../src/dispatch/wire/heartbeat.js';
+import { Journal } from '../../../src/dispatch/wire/journal.js';
 
 const MAX_WAIT = 60_000;
 const PAT = 'svc_pat_0123456789abcdefABCDEF0123456789';

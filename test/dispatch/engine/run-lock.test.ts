@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RunLockedError, acquireRunLock, isRunLive, processStart, runLockOwner } from '../../../src/dispatch/run-lock.js';
-import { runPaths } from '../../../src/dispatch/state.js';
+import { RunLockedError, acquireRunLock, isRunLive, processStart, runLockOwner } from '../../../src/dispatch/state/run-lock.js';
+import { runPaths } from '../../../src/dispatch/state/folder.js';
 
 const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
 afterAll(() => {

@@ -14,7 +14,7 @@ import { buildRunReport } from '../../../src/dispatch/report/model.js';
 import { renderHtml } from '../../../src/dispatch/report/html.js';
 import { renderJunit } from '../../../src/dispatch/report/junit.js';
 import { renderMarkdown } from '../../../src/dispatch/report/markdown.js';
-import { logPath, runPaths } from '../../../src/dispatch/state.js';
+import { logPath, runPaths } from '../../../src/dispatch/state/folder.js';
 import { EMPTY_WORKFLOW, type Workflow } from '../../../src/dispatch/workflow/policy.js';
 import { PORT_RANGE } from '../../../src/dispatch/workflow/ports.js';
 import { run } from '../../support/cli.js';

@@ -8,8 +8,8 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { readHead } from './git-refs.js';
-import { Slots } from './slots.js';
+import { readHead } from './refs.js';
+import { Slots } from '../slots.js';
 
 /** A git operation on a worktree that cannot be done safely; the message says why and what to do. */
 export class WorktreeError extends Error {

@@ -13,7 +13,7 @@ import {
   isDirty,
   prepareWorktree,
   pruneWorktrees,
-} from '../../../src/dispatch/worktree.js';
+} from '../../../src/dispatch/git/worktree.js';
 import { copyRepo } from '../../support/repo-template.js';
 
 let repo: string;

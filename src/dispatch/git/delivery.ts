@@ -5,8 +5,8 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import type { Delivery, WorkItemDetail } from '../contract/types.js';
-import { readHead } from './git-refs.js';
+import type { Delivery, WorkItemDetail } from '../../contract/types.js';
+import { readHead } from './refs.js';
 import { branchFor, checkOut, commitsSince, defaultWorktreeRoot, isDirty, onBranch, ownCommitArgs, prepareWorktree, WorktreeError, type PreparedWorktree } from './worktree.js';
 
 const REMOTE = 'origin';

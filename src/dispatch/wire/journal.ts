@@ -3,7 +3,7 @@
 // seq. Pending events live here rather than in memory, so a chatty agent and a slow service cost
 // disk, not heap; and after a crash `svc runs recover` finds exactly what was not acknowledged.
 import { closeSync, existsSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
-import type { CloseStatus, DispatchEventInput, StopReason } from '../contract/types.js';
+import type { CloseStatus, DispatchEventInput, StopReason } from '../../contract/types.js';
 import { JournalReader, parse, scanLines } from './journal-reader.js';
 
 export { JournalReader } from './journal-reader.js';

@@ -3,10 +3,10 @@
 // full, one append in flight at a time. The pending backlog lives in the journal, read back a batch
 // at a time, so memory stays bounded however much the agent prints and however slow the service is.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_MAX_WAIT_MS, Retrier, retry, type Pacing, type WaitBudget } from '../api/retry.js';
-import { EVENTS_PER_APPEND, type DispatchEventInput } from '../contract/types.js';
+import { DEFAULT_MAX_WAIT_MS, Retrier, retry, type Pacing, type WaitBudget } from '../../api/retry.js';
+import { EVENTS_PER_APPEND, type DispatchEventInput } from '../../contract/types.js';
 import type { EncodedEntry, Journal, JournalReader } from './journal.js';
-import { RunClosedError, isRetryable, isRunClosed, serviceErrorOf, type DispatchService } from './ports.js';
+import { RunClosedError, isRetryable, isRunClosed, serviceErrorOf, type DispatchService } from '../ports.js';
 
 export interface EventStreamOptions {
   service: Pick<DispatchService, 'appendDispatchEvents' | 'appendEncodedEvents' | 'getDispatchRun'>;

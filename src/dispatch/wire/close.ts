@@ -4,9 +4,9 @@
 // running: close again, a few times with backoff. A 409 then means it closed meanwhile (our lost
 // close, or someone else's): read it. Only a service that stays unreachable leaves the run open,
 // for `svc runs recover`.
-import { DEFAULT_MAX_WAIT_MS, Retrier, type Pacing } from '../api/retry.js';
-import type { CloseStatus, DispatchRun, StopReason } from '../contract/types.js';
-import { isRunClosed, serviceErrorOf, type DispatchService } from './ports.js';
+import { DEFAULT_MAX_WAIT_MS, Retrier, type Pacing } from '../../api/retry.js';
+import type { CloseStatus, DispatchRun, StopReason } from '../../contract/types.js';
+import { isRunClosed, serviceErrorOf, type DispatchService } from '../ports.js';
 
 export interface CloseRequest {
   stopReason: StopReason;

@@ -2,7 +2,7 @@
 // through a shell. There is no expansion of variables, globs or command substitution, so a
 // placeholder value (a title with `$(rm -rf /)` in it, say) can never become code: it is one argv
 // element, substituted after splitting.
-import { SvcError } from '../api/errors.js';
+import { SvcError } from '../../api/errors.js';
 
 /** A command line that cannot be split: a usage error (exit code 2). */
 export class ArgvError extends SvcError {

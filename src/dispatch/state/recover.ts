@@ -15,15 +15,15 @@
 // also proves the first open never landed (a repeated key is answered before any such check):
 // nothing is opened and the pending record is dropped.
 import { existsSync } from 'node:fs';
-import type { CloseStatus, StopReason } from '../contract/types.js';
-import { closeRun } from './close.js';
-import { EventStream } from './event-stream.js';
-import { Journal } from './journal.js';
+import type { CloseStatus, StopReason } from '../../contract/types.js';
+import { closeRun } from '../wire/close.js';
+import { EventStream } from '../wire/event-stream.js';
+import { Journal } from '../wire/journal.js';
 import { RunLockedError, acquireRunLock, isAlive, killLeftoverGroup, type RunLock } from './run-lock.js';
-import { serviceErrorOf, type DispatchService, type ProgressSink } from './ports.js';
+import { serviceErrorOf, type DispatchService, type ProgressSink } from '../ports.js';
 import {
   createRunFolder, describeFsError, stateFolderFault, listPendingOpens, listRunRecords, readRunRecord, removePendingOpen, runPaths, type PendingOpen, type RunRecord,
-} from './state.js';
+} from './folder.js';
 
 /** What recover asks of the service. */
 export type RecoverService = Pick<DispatchService, 'getDispatchRun' | 'appendDispatchEvents' | 'closeDispatchRun' | 'openDispatchRun'>;

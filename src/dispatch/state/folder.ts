@@ -5,8 +5,8 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { SvcError } from '../api/errors.js';
-import type { DispatchCommand, DispatchRun, DispatchRunOpen } from '../contract/types.js';
+import { SvcError } from '../../api/errors.js';
+import type { DispatchCommand, DispatchRun, DispatchRunOpen } from '../../contract/types.js';
 import { makeDirs } from './make-dirs.js';
 
 /** `SVC_STATE_DIR`, else `$XDG_STATE_HOME/svc`, else `~/.local/state/svc`. */

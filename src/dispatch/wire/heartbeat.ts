@@ -1,8 +1,8 @@
 // The heartbeat of a local run: on its own timer from open to close, so a busy agent (or a busy
 // event stream) never starves it. A failed beat is retried within seconds; a 409 means the run was
 // closed under us (the reaper, another client): beating stops for good and the run ends locally.
-import { realPacing, Retrier, retry, type Pacing } from '../api/retry.js';
-import { RunClosedError, isRunClosed, type DispatchService } from './ports.js';
+import { realPacing, Retrier, retry, type Pacing } from '../../api/retry.js';
+import { RunClosedError, isRunClosed, type DispatchService } from '../ports.js';
 
 export interface HeartbeatOptions {
   service: Pick<DispatchService, 'heartbeatDispatchRun'>;

@@ -5,7 +5,7 @@ import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readHead } from '../../../src/dispatch/git-refs.js';
+import { readHead } from '../../../src/dispatch/git/refs.js';
 
 let repo: string;
 

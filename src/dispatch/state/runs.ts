@@ -2,13 +2,13 @@
 // the run order of `svc logs`, and `svc runs cancel` for a run nobody is running.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SvcError } from '../api/errors.js';
-import type { DispatchRun } from '../contract/types.js';
-import { closeRun } from './close.js';
-import { Journal } from './journal.js';
-import type { DispatchService } from './ports.js';
+import { SvcError } from '../../api/errors.js';
+import type { DispatchRun } from '../../contract/types.js';
+import { closeRun } from '../wire/close.js';
+import { Journal } from '../wire/journal.js';
+import type { DispatchService } from '../ports.js';
 import { isRunLive } from './run-lock.js';
-import { listRunRecords, readRunRecord, runPaths, type RunRecord } from './state.js';
+import { listRunRecords, readRunRecord, runPaths, type RunRecord } from './folder.js';
 import { makeDirs } from './make-dirs.js';
 
 /** One row of `svc runs list`. */

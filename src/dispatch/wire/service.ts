@@ -1,6 +1,6 @@
 // The real API client, seen through the narrow port the engine is written against.
-import type { ApiClient } from '../api/client.js';
-import type { DispatchService } from './ports.js';
+import type { ApiClient } from '../../api/client.js';
+import type { DispatchService } from '../ports.js';
 
 export function dispatchServiceOf(api: ApiClient): DispatchService {
   return {

@@ -5,8 +5,8 @@
 // (kill -9, a lost machine) is stale and taken over.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SvcError } from '../api/errors.js';
-import { listRunRecords, runPaths } from './state.js';
+import { SvcError } from '../../api/errors.js';
+import { listRunRecords, runPaths } from './folder.js';
 
 /** Who holds a lock: enough to tell a live owner from a reused pid. */
 export interface ProcessMark {
