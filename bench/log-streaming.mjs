@@ -19,7 +19,7 @@ import { NODE, journalOf, makeRepo, mb, ms, row, runSvc, startService, summaryOf
 const MB = 1024 * 1024;
 const RATE = 20 * MB; // bytes/s: 100 MB in 5 s, far chattier than any real agent
 const EVENTS_PER_APPEND = 200;
-const MAX_BATCH_BYTES = 512 * 1024; // the event stream's cap on a batch (src/dispatch/event-stream.ts)
+const MAX_BATCH_BYTES = 512 * 1024; // the event stream's cap on a batch (src/dispatch/wire/event-stream.ts)
 const FLUSH_MS = 1000;
 const PRINT = join(import.meta.dirname, 'agents', 'print.mjs');
 
