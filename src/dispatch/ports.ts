@@ -20,10 +20,8 @@ import type {
   WorkItemUpdate,
 } from '../contract/types.js';
 import type { LegResult, LegSpec } from './agent/types.js';
-import type { PromptContext } from './prompt.js';
 import type { PullRequestRef } from './pr/types.js';
-import type { PreparedWorktree } from './git/worktree.js';
-import type { LegCheck } from './workflow/policy.js';
+import type { LegMode } from './select/types.js';
 
 /** Paging of a list call; omitted fields take the contract's defaults. */
 export interface PageQuery {
@@ -120,6 +118,16 @@ export class RunClosedError extends SvcError {
   }
 }
 
+/** A leg's check as the summary and the report show it. */
+export interface LegCheck {
+  /** passed or failed: the verify command's verdict on the last attempt; none: no check ran. */
+  status: 'passed' | 'failed' | 'none';
+  command: string | null;
+  exitCode: number | null;
+  /** The last lines of the check's output (redacted) when it failed. */
+  output: string | null;
+}
+
 /** A narrow progress sink; the CLI renders it (stderr, spinners, JSON mode silence). */
 export interface ProgressSink {
   legStarted(leg: { key: string; title: string; index: number; total: number; branch: string }): void;
@@ -155,24 +163,59 @@ export interface LegSummary {
   attempts?: number;
 }
 
-// --- The agent/worktree engineer's functions, injected so tests (and hosted runs) can swap them. ---
+// --- The engine's own functions, injected so tests (and hosted runs) can swap them. The types
+// they take and give are declared here, where the engine meets them; the implementations conform.
 
-/** `runLeg`'s own types (src/dispatch/agent): the engine builds a LegSpec per card. */
+/** `RunLeg`'s own types (src/dispatch/agent): the engine builds a LegSpec per card. */
 export type { LegResult, LegSpec } from './agent/types.js';
-export type { PreparedWorktree } from './git/worktree.js';
-export type { PromptContext } from './prompt.js';
 
-/** src/dispatch/agent/run-leg.ts `runLeg`. */
+/** Runs one leg's agent to its end (src/dispatch/agent/run-leg.ts). */
 export type RunLeg = (spec: LegSpec) => Promise<LegResult>;
 
-/** src/dispatch/worktree.ts `prepareWorktree`: the card's own worktree on `svc/<KEY>`. */
+/** A card's checkout, ready for its agent. */
+export interface PreparedWorktree {
+  /** Where the agent runs. */
+  path: string;
+  branch: string;
+  /** False when an existing worktree was reused. */
+  created: boolean;
+  /** HEAD before the agent ran: `commitsSince(path, headBefore)` counts its commits. */
+  headBefore: string;
+}
+
+/** The card's own worktree on `svc/<KEY>` (src/dispatch/git/worktree.ts). */
 export type PrepareWorktree = (opts: { repo: string; key: string; baseRef?: string; root?: string }) => Promise<PreparedWorktree>;
 
-/** src/dispatch/worktree.ts `checkoutInPlace` (`--no-worktree`). */
+/** The branch checked out in the repository itself (`--no-worktree`). */
 export type CheckoutInPlace = (opts: { repo: string; key: string; baseRef?: string }) => Promise<PreparedWorktree>;
 
-/** src/dispatch/worktree.ts `commitsSince`: commits on HEAD since `headBefore`. */
+/** Commits on HEAD since `headBefore`. */
 export type CommitsSince = (path: string, headBefore: string) => Promise<number>;
 
-/** src/dispatch/prompt.ts `buildPrompt`. */
+/** What an ancestor is known as; the detail only carries keys, the caller may know titles. */
+export interface AncestorInfo {
+  key: string;
+  title?: string;
+  kind?: string;
+}
+
+/** What the prompt of a leg says beyond its work item (src/dispatch/prompt.ts). */
+export interface PromptContext {
+  /** The branch the agent works on, `svc/<KEY>`. */
+  branch: string;
+  runId: string;
+  mode: LegMode;
+  /** From `expectsCode(item)`: whether the leg must leave a commit. */
+  expectsCode: boolean;
+  /** Details of ancestors by key, when the caller read them; otherwise keys alone are shown. */
+  ancestors?: ReadonlyMap<string, AncestorInfo> | Readonly<Record<string, AncestorInfo>>;
+  /** `run_scope`'s close-out (op 28): the service's prompt, run once in the scope's branch. */
+  closeOut?: { prompt: string; landedKeys: string[] };
+  /** Status names that count as done where the service sends no statusCategory (DISPATCH.md §4). */
+  doneStatuses?: readonly string[];
+  /** The repository's workflow (.svc/workflow.yml): its house rules, its check, its ports. */
+  workflow?: { rules: string | null; verify: string | null; ports: number };
+}
+
+/** The prompt an agent gets for a card. */
 export type BuildPrompt = (item: WorkItemDetail, ctx: PromptContext) => string;

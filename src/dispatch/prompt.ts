@@ -2,31 +2,8 @@
 // about the card, then what is expected of the agent. Plain markdown, sections in a fixed order, so
 // an agent (and a person reading the leg's log) finds the same thing in the same place every time.
 import type { Delivery, LinkItem, WorkItemDetail, WorkType } from '../contract/types.js';
+import type { AncestorInfo, PromptContext } from './ports.js';
 import type { LegMode } from './select/types.js';
-
-/** What an ancestor is known as; the detail only carries keys, the caller may know titles. */
-export interface AncestorInfo {
-  key: string;
-  title?: string;
-  kind?: string;
-}
-
-export interface PromptContext {
-  /** The branch the agent works on, `svc/<KEY>`. */
-  branch: string;
-  runId: string;
-  mode: LegMode;
-  /** From `expectsCode(item)`: whether the leg must leave a commit. */
-  expectsCode: boolean;
-  /** Details of ancestors by key, when the caller read them; otherwise keys alone are shown. */
-  ancestors?: ReadonlyMap<string, AncestorInfo> | Readonly<Record<string, AncestorInfo>>;
-  /** `run_scope`'s close-out (op 28): the service's prompt, run once in the scope's branch. */
-  closeOut?: { prompt: string; landedKeys: string[] };
-  /** Status names that count as done where the service sends no statusCategory (DISPATCH.md §4). */
-  doneStatuses?: readonly string[];
-  /** The repository's workflow (.svc/workflow.yml): its house rules, its check, its ports. */
-  workflow?: { rules: string | null; verify: string | null; ports: number };
-}
 
 export const DEFAULT_DONE_STATUSES = ['done', 'closed', 'resolved', 'cancelled', "won't do"] as const;
 

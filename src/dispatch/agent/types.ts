@@ -2,7 +2,7 @@
 // card (argv from a preset or `--agent-cmd`, env from `agentEnv`, timeouts from the flags), calls
 // `runLeg`, and maps the `LegResult` to a leg disposition; the "no changes" rule (a card that
 // expects code but left no commit) is the lifecycle's, with `commitsSince` from ../git/worktree.js.
-import type { LegCheck } from '../workflow/policy.js';
+import type { LegCheck } from '../ports.js';
 
 /** How the prompt reaches the agent. The prompt file is always written, whatever the mode. */
 export type PromptVia = 'stdin' | 'file' | 'arg';

@@ -1,7 +1,7 @@
 // The report of dispatch runs: one document built from the local state alone (run.json, the
 // journal, legs.jsonl, the logs and git), so the same run reports the same on any later day. Every
 // renderer (junit, markdown, html, json) reads only this. Documented in docs/json.md (RunReport).
-import type { LegCheck } from '../workflow/policy.js';
+import type { LegCheck } from '../ports.js';
 
 /** A commit a leg left on its branch. */
 export interface ReportCommit {

@@ -13,7 +13,8 @@ import { reasonLine, repoOf, secretsNow } from '../lifecycle/leg-context.js';
 import { checkFailedPrompt } from '../prompt.js';
 import { createRedactor, createStreamRedactor } from '../redact.js';
 import { copyFiles, exclusionEnv, filesToCopy, removeCopies, type StepPlace } from './copy.js';
-import type { LegCheck, StepName } from './policy.js';
+import type { LegCheck } from '../ports.js';
+import type { StepName } from './policy.js';
 import { reservePorts, type PortBlock } from './ports.js';
 import { runStep, stepOutcome } from './run-step.js';
 

@@ -181,16 +181,6 @@ export function applyWorkflowFlags(file: Workflow | null, flags: WorkflowFlags):
   };
 }
 
-/** A leg's check as the summary and the report show it. */
-export interface LegCheck {
-  /** passed or failed: the verify command's verdict on the last attempt; none: no check ran. */
-  status: 'passed' | 'failed' | 'none';
-  command: string | null;
-  exitCode: number | null;
-  /** The last lines of the check's output (redacted) when it failed. */
-  output: string | null;
-}
-
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** One line saying what the policy does. */
