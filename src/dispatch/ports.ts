@@ -166,11 +166,14 @@ export interface LegSummary {
 // --- The engine's own functions, injected so tests (and hosted runs) can swap them. The types
 // they take and give are declared here, where the engine meets them; the implementations conform.
 
-/** `RunLeg`'s own types (src/dispatch/agent): the engine builds a LegSpec per card. */
+/** `RunAgentProcess`'s own types (src/dispatch/agent): the engine builds a LegSpec per card. */
 export type { LegResult, LegSpec } from './agent/types.js';
 
-/** Runs one leg's agent to its end (src/dispatch/agent/run-leg.ts). */
-export type RunLeg = (spec: LegSpec) => Promise<LegResult>;
+/**
+ * Runs the agent's program once, to its end: its process group, its prompt, its output, its
+ * timeouts and its stream's verdict (src/dispatch/agent/run-leg.ts `runLeg`).
+ */
+export type RunAgentProcess = (spec: LegSpec) => Promise<LegResult>;
 
 /** A card's checkout, ready for its agent. */
 export interface PreparedWorktree {

@@ -55,7 +55,7 @@ function engine(f: HostedFixture, h: HostedExecution, over: Partial<DispatchOpti
     flushIntervalMs: 30, ...over,
   };
   const deps: DispatchDeps = {
-    service: dispatchServiceOf(h.api), runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock, stateDir,
+    service: dispatchServiceOf(h.api), runAgentProcess: runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock, stateDir,
     output: {
       legStarted: (l) => seen.lines.push(`start ${l.key}`),
       legFinished: (l) => seen.lines.push(`end ${l.key} ${l.disposition} ${l.reason ?? ''}`),

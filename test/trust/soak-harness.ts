@@ -90,7 +90,7 @@ export function soakOptions(w: SoakWorld, over: Partial<DispatchOptions> & { fai
 
 export function soakDeps(w: SoakWorld, signal = new AbortController().signal): DispatchDeps {
   return {
-    service: dispatchServiceOf(w.client), runLeg, buildPrompt, clock: systemClock, stateDir: w.stateDir,
+    service: dispatchServiceOf(w.client), runAgentProcess: runLeg, buildPrompt, clock: systemClock, stateDir: w.stateDir,
     prepareWorktree: ({ key }) => folderFor(w.repo, key),
     checkoutInPlace: ({ key }) => folderFor(w.repo, key),
     commitsSince: async () => 1,

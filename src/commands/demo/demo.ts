@@ -89,7 +89,7 @@ export async function runDemo(opts: DemoOptions, ctx: Context): Promise<void> {
         heartbeatIntervalMs: 60_000, worktree: true, dryRun: false, secrets: [seeded.token], env: ctx.env, workflow,
       },
       {
-        service: dispatchServiceOf(api), runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt,
+        service: dispatchServiceOf(api), runAgentProcess: runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt,
         clock: systemClock, stateDir, output: progress, signal: ctx.interrupts.signal,
       },
     ).finally(() => progress.stop());

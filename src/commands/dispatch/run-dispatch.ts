@@ -197,7 +197,7 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
     let summary: RunSummary;
     try {
       summary = await runDispatch(opts, {
-        service, runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock, stateDir,
+        service, runAgentProcess: runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock, stateDir,
         output: progress, signal: ctx.interrupts.signal, pushBranch: pushToOrigin,
         ...(opts.pr ? { pullRequests: createGhWriter({ env: ctx.env, redact: createRedactor(opts.secrets) }) } : {}),
       });

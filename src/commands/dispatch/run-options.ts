@@ -64,7 +64,7 @@ export function legOptions(flags: LegFlags, ctx: Context) {
       runMs: flags.timeout ? parseDuration(flags.timeout, '--timeout') : null,
     },
     maxCostUsd: usd(flags.maxCost, '--max-cost') ?? null,
-    maxWaitMs: resolveMaxWaitMs(ctx),
+    giveUpAfterMs: resolveMaxWaitMs(ctx),
   } satisfies Partial<DispatchOptions>;
 }
 

@@ -163,7 +163,7 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
         opts,
         {
           service: dispatchServiceOf(h.api),
-          runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock,
+          runAgentProcess: runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock,
           stateDir,
           output: progress,
           signal: ctx.interrupts.signal,

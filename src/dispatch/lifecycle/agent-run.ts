@@ -20,10 +20,12 @@ import { runWorkflowLeg } from '../workflow/leg-steps.js';
 const warned = new WeakSet<DispatchOptions>();
 
 /**
- * Runs an agent with `prompt` in `wt`, piping its output to `logFile` and (with send-logs) to body
- * events of `eventKey` (undefined: run-scoped). Shared by the legs and run_scope's close-out.
+ * Runs a leg's agent with `prompt` in `wt`, where it belongs: as svc's user in the worktree, or
+ * (--agent-user) as a leased uid in a clone of its own; for a card, within the workflow's steps.
+ * Its output goes to `logFile` and (with send-logs) to body events of `eventKey` (undefined:
+ * run-scoped). Shared by the legs and run_scope's close-out.
  */
-export async function runAgent(
+export async function runLegAgent(
   ctx: LegContext,
   wt: PreparedWorktree,
   key: string,
@@ -39,8 +41,8 @@ export async function runAgent(
       ctx.deps.output.warn(ctx.opts.agentUserWarning);
     }
     // Workflow (issue 30): a card's leg runs inside .svc/workflow.yml's steps; a close-out does not.
-    if (eventKey) return runWorkflowLeg({ ctx, key, branch: wt.branch, place: { cwd: wt.path, user: null, env: (e) => e }, prompt, logFile, attempt: (c, p) => runAgentIn(c, wt, key, p, logFile, eventKey, null, collect) });
-    return runAgentIn(ctx, wt, key, prompt, logFile, eventKey, null, collect);
+    if (eventKey) return runWorkflowLeg({ ctx, key, branch: wt.branch, place: { cwd: wt.path, user: null, env: (e) => e }, prompt, logFile, attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, null, collect) });
+    return runAgentOnce(ctx, wt, key, prompt, logFile, eventKey, null, collect);
   }
   // --agent-user: the agent works as a uid leased for this leg alone, in a clone of its own; its
   // branch comes back here. The uid's every process is killed before it is freed.
@@ -64,8 +66,8 @@ export async function runAgent(
     else leg.collectWithAgent();
     const place = { cwd: leg.workdir, user: leg.user, env: (e: Record<string, string>) => leg.env(e), writePrompt: (t: string) => leg.writeAsAgent(basename(leg.promptFile), t) };
     const result = await (eventKey
-      ? runWorkflowLeg({ ctx, key, branch: wt.branch, place, prompt, logFile, attempt: (c, p) => runAgentIn(c, wt, key, p, logFile, eventKey, leg, collect) })
-      : runAgentIn(ctx, wt, key, prompt, logFile, eventKey, leg, collect)
+      ? runWorkflowLeg({ ctx, key, branch: wt.branch, place, prompt, logFile, attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, leg, collect) })
+      : runAgentOnce(ctx, wt, key, prompt, logFile, eventKey, leg, collect)
     ).catch(async (error: unknown) => {
       await leg.dispose().catch(() => undefined);
       throw error;
@@ -87,7 +89,8 @@ export async function runAgent(
   }
 }
 
-async function runAgentIn(
+/** One run of the agent's program (a workflow may ask for more), its output piped and redacted. */
+async function runAgentOnce(
   ctx: LegContext,
   wt: PreparedWorktree,
   key: string,
@@ -133,7 +136,7 @@ async function runAgentIn(
     // An agent user's clone may still be to make: a shell as that user makes it in the leg's
     // folder, then runs the agent (where it starts is read before the clone counts as made).
     const cwd = leg?.startIn ?? workdir;
-    return await deps.runLeg({
+    return await deps.runAgentProcess({
       argv: leg ? leg.command(command.argv) : command.argv,
       cwd,
       ...(leg && leg.fds().length ? { extraFds: leg.fds() } : {}),

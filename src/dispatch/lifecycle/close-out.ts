@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { WorkItemDetail } from '../../contract/types.js';
 import type { LegResult } from '../agent/types.js';
 import { headOf, recordLeg } from '../report/record.js';
-import { runAgent } from './agent-run.js';
+import { runLegAgent } from './agent-run.js';
 import { worktreeFor } from './leg.js';
 import { repoOf, type LegContext } from './leg-context.js';
 import { pushLeg } from './push.js';
@@ -23,7 +23,7 @@ export async function runCloseOut(ctx: LegContext, scope: WorkItemDetail): Promi
     closeOut: { prompt: closeOut.prompt, landedKeys: closeOut.landedKeys },
   });
   const started = ctx.deps.clock.now();
-  const ran = await runAgent(ctx, wt, scope.key, prompt, join(ctx.paths.logs, `${scope.key}.close-out.log`), undefined);
+  const ran = await runLegAgent(ctx, wt, scope.key, prompt, join(ctx.paths.logs, `${scope.key}.close-out.log`), undefined);
   const refused = ran.outcome === 'succeeded' ? await pushLeg(ctx, scope.key, wt.branch) : null;
   const result: LegResult = refused ? { ...ran, outcome: 'failed', reason: refused } : ran;
   recordLeg(ctx.paths, {

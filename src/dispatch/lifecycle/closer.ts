@@ -70,7 +70,7 @@ export async function closeAsDecided(opts: DispatchOptions, deps: DispatchDeps, 
       // An ambiguous failure is settled by reading the run, and the close repeated while it is
       // still running: exit by the run's outcome, not 5, when the close landed after all.
       const closed = await closeRun(service, run.id, { stopReason, status }, {
-        warn: (m) => output.warn(m), ...(opts.maxWaitMs !== undefined ? { giveUpAfterMs: opts.maxWaitMs } : {}),
+        warn: (m) => output.warn(m), ...(opts.giveUpAfterMs !== undefined ? { giveUpAfterMs: opts.giveUpAfterMs } : {}),
       });
       if (closed.kind !== 'closed') stops.closed(new RunClosedError(run.id));
       final = closed.run;

@@ -50,7 +50,7 @@ function watch(opts: DispatchOptions, deps: DispatchDeps, run: DispatchRun, loca
     // Nothing more is sent once the service has closed the run (reads only).
     void stream.stop();
   };
-  const giveUp = opts.maxWaitMs !== undefined ? { giveUpAfterMs: opts.maxWaitMs } : {};
+  const giveUp = opts.giveUpAfterMs !== undefined ? { giveUpAfterMs: opts.giveUpAfterMs } : {};
   const stream = new EventStream({
     service, runId: run.id, journal: local.journal, baseSeq: local.record.baseSeq,
     ...(opts.flushIntervalMs ? { flushIntervalMs: opts.flushIntervalMs } : {}),

@@ -15,7 +15,7 @@ import { logPath } from '../state/folder.js';
 import { StdoutTail, tailBytes } from './review-text.js';
 import { pullRequestAfterLeg } from '../pr/after-leg.js';
 import type { PullRequestRef } from '../pr/types.js';
-import { runAgent } from './agent-run.js';
+import { runLegAgent } from './agent-run.js';
 import { NoRepositoryError, repoOf, secretsNow, type LegContext } from './leg-context.js';
 import { pushLeg } from './push.js';
 import { recordBeforeDisposition } from './record-implementation.js';
@@ -66,7 +66,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
     });
     // A review's text: its stream parser's final message, else the tail of a plain command's stdout.
     const plainTail = ctx.mode === 'review' && !streamOf(opts.agent) ? new StdoutTail() : null;
-    result = await runAgent(ctx, wt, key, prompt, logPath(ctx.paths, key), key, plainTail ? (c) => plainTail.push(c) : undefined);
+    result = await runLegAgent(ctx, wt, key, prompt, logPath(ctx.paths, key), key, plainTail ? (c) => plainTail.push(c) : undefined);
     reason = result.reason;
     let implemented = result.outcome === 'succeeded';
     if (ctx.mode === 'review') {

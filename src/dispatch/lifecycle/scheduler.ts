@@ -42,7 +42,7 @@ export class LegScheduler {
   private readonly opts: DispatchOptions;
   private readonly deps: DispatchDeps;
   private readonly signal: AbortSignal;
-  private readonly runLeg: typeof runCardLeg;
+  private readonly runCardLeg: typeof runCardLeg;
 
   constructor(input: {
     opts: DispatchOptions;
@@ -53,12 +53,12 @@ export class LegScheduler {
     /** Cards implemented before this invocation (a resumed run). */
     landed?: Iterable<string>;
     /** One leg (default runCardLeg). */
-    runLeg?: typeof runCardLeg;
+    runCardLeg?: typeof runCardLeg;
   }) {
     this.opts = input.opts;
     this.deps = input.deps;
     this.signal = input.signal;
-    this.runLeg = input.runLeg ?? runCardLeg;
+    this.runCardLeg = input.runCardLeg ?? runCardLeg;
     this.landed = new Set(input.landed);
     this.todo = input.selection.cards.filter((c) => !c.skipReason && !this.landed.has(c.key));
   }
@@ -148,7 +148,7 @@ export class LegScheduler {
     const started = this.deps.clock.now();
     // runCardLeg settles every agent failure itself; what still rejects is local (a full disk
     // refusing even the failed disposition): the card is shown failed with that cause.
-    const outcome = this.runLeg(ctx, fresh, index, this.todo.length).catch(
+    const outcome = this.runCardLeg(ctx, fresh, index, this.todo.length).catch(
       (error: unknown): LegOutcome => ({
         implemented: false,
         summary: {

@@ -4,7 +4,7 @@ import type { DispatchCommand } from '../../contract/types.js';
 import type { AgentChoice } from '../agent/presets.js';
 import type { AgentPoolSpec } from '../agent/user.js';
 import type {
-  BuildPrompt, CheckoutInPlace, Clock, CommitsSince, DispatchService, LegSummary, PrepareWorktree, ProgressSink, RunLeg,
+  BuildPrompt, CheckoutInPlace, Clock, CommitsSince, DispatchService, LegSummary, PrepareWorktree, ProgressSink, RunAgentProcess,
 } from '../ports.js';
 import type { LaneFilters, LegMode } from '../select/types.js';
 import type { PullRequestWriter } from '../pr/types.js';
@@ -53,8 +53,8 @@ export interface DispatchOptions {
   timeouts: DispatchTimeouts;
   maxCostUsd?: number | null;
   heartbeatIntervalMs: number;
-  /** `--max-wait`: the longest the run waits on an unreachable service, heartbeats included. */
-  maxWaitMs?: number;
+  /** `--max-wait`: the run gives up on an unreachable service after this long, heartbeats included. */
+  giveUpAfterMs?: number;
   /** false: `--no-worktree`, the branch is checked out in the repository itself. */
   worktree: boolean;
   dryRun: boolean;
@@ -107,7 +107,7 @@ export interface BranchPushed {
 export interface DispatchDeps {
   /** Must NOT be aborted by `signal`: after an interruption the engine still flushes and closes. */
   service: DispatchService;
-  runLeg: RunLeg;
+  runAgentProcess: RunAgentProcess;
   prepareWorktree: PrepareWorktree;
   /** Needed only with `worktree: false`. */
   checkoutInPlace?: CheckoutInPlace;

@@ -20,7 +20,7 @@ describe('auto --per-run', () => {
     const keys = Array.from({ length: 5 }, (_, i) => h.item('task', `leaf ${i + 1}`));
     const s = await runDispatch(
       h.opts({ command: 'auto', perRun: 2, allowEmpty: true }),
-      h.deps({ runLeg: instantAgent, prepareWorktree: inRepoWorktree }),
+      h.deps({ runAgentProcess: instantAgent, prepareWorktree: inRepoWorktree }),
     );
     expect(s.runs?.map((r) => [r.cards.length, r.stopReason])).toEqual([[2, 'completed'], [2, 'completed'], [1, 'drained']]);
     expect(s.legs.map((l) => l.key).sort()).toEqual([...keys].sort());
@@ -33,7 +33,7 @@ describe('auto --per-run', () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.99);
     const s = await runDispatch(
       h.opts({ command: 'auto', perRun: 1, allowEmpty: true }),
-      h.deps({ runLeg: instantAgent, prepareWorktree: inRepoWorktree }),
+      h.deps({ runAgentProcess: instantAgent, prepareWorktree: inRepoWorktree }),
     );
     expect(s.legs.map((l) => l.key)).toEqual([...keys].reverse());
     // Without --per-run, the service's order stands.
@@ -46,7 +46,7 @@ describe('auto --per-run', () => {
     for (let i = 0; i < 5; i++) h.item('task', `leaf ${i + 1}`);
     const s = await runDispatch(
       h.opts({ command: 'auto', perRun: 2, maxCards: 3, allowEmpty: true }),
-      h.deps({ runLeg: instantAgent, prepareWorktree: inRepoWorktree }),
+      h.deps({ runAgentProcess: instantAgent, prepareWorktree: inRepoWorktree }),
     );
     expect(s.runs?.map((r) => [r.cards.length, r.stopReason])).toEqual([[2, 'completed'], [1, 'max']]);
   });
@@ -58,7 +58,7 @@ describe('auto --per-run', () => {
     await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'batch', idempotencyKey: 'other', cards: held.map((k) => ({ workItemKey: k })) });
     const s = await runDispatch(
       h.opts({ command: 'auto', perRun: 1, allowEmpty: true }),
-      h.deps({ runLeg: instantAgent, prepareWorktree: inRepoWorktree }),
+      h.deps({ runAgentProcess: instantAgent, prepareWorktree: inRepoWorktree }),
     );
     expect(s.exitCode).toBe(0);
     expect(s.legs.map((l) => [l.key, l.disposition])).toEqual([[free, 'implemented']]);

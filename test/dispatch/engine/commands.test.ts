@@ -124,9 +124,9 @@ describe('auto', () => {
     h.svc.admin.addLink(a, b, 'blocks');
     h.svc.admin.addLink(b, c, 'blocks');
     const deps = h.deps();
-    const realRunLeg = deps.runLeg;
-    deps.runLeg = async (spec) => {
-      const r = await realRunLeg(spec);
+    const realAgentProcess = deps.runAgentProcess;
+    deps.runAgentProcess = async (spec) => {
+      const r = await realAgentProcess(spec);
       h.svc.admin.setStatus(spec.env.SVC_CARD_KEY!, 'done');
       return r;
     };
@@ -139,9 +139,9 @@ describe('auto', () => {
     const a = h.item('task', 'A');
     const deps = h.deps();
     let legsRan = false;
-    const realRunLeg = deps.runLeg;
-    deps.runLeg = async (spec) => {
-      const r = await realRunLeg(spec);
+    const realAgentProcess = deps.runAgentProcess;
+    deps.runAgentProcess = async (spec) => {
+      const r = await realAgentProcess(spec);
       legsRan = true;
       return r;
     };
@@ -163,10 +163,10 @@ describe('continue', () => {
     const [a, b, c] = [h.item('task', 'A'), h.item('task', 'B'), h.item('task', 'C')];
     const halted = await runDispatch(h.opts({ keys: [a, b, c] }), {
       ...h.deps(),
-      runLeg: (() => {
+      runAgentProcess: (() => {
         let n = 0;
         const deps = h.deps();
-        return (spec) => (n++ === 1 ? deps.runLeg({ ...spec, argv: ['false'] }) : deps.runLeg(spec));
+        return (spec) => (n++ === 1 ? deps.runAgentProcess({ ...spec, argv: ['false'] }) : deps.runAgentProcess(spec));
       })(),
     });
     expect(halted.stopReason).toBe('halted');

@@ -85,8 +85,8 @@ describe('runExistingRun', () => {
     const agent = `sh -c "echo token=${later}; git -c user.name=a -c user.email=a@example.invalid commit -q --allow-empty -m \\"$SVC_CARD_KEY: x\\""`;
     const deps = h.deps();
     // Minted as the agent starts: after the leg's stream redactors were built (no timer racing a sleep).
-    const startAgent = deps.runLeg;
-    deps.runLeg = (spec) => {
+    const startAgent = deps.runAgentProcess;
+    deps.runAgentProcess = (spec) => {
       live.push(later);
       return startAgent(spec);
     };

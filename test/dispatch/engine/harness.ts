@@ -58,7 +58,7 @@ export async function startHarness(over: { repo?: string } = {}): Promise<Harnes
       flushIntervalMs: 30, ...over,
     }),
     deps: (over = {}) => ({
-      service, runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock, stateDir,
+      service, runAgentProcess: runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock, stateDir,
       output: {
         legStarted: (l) => seen.push(`start ${l.key}`),
         legFinished: (l) => {

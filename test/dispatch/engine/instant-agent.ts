@@ -1,4 +1,4 @@
-// Doubles behind the engine's runLeg and prepareWorktree ports, for tests whose point is the
+// Doubles behind the engine's runAgentProcess and prepareWorktree ports, for tests whose point is the
 // engine's scheduling against the real service (which cards run, in which run, how runs close),
 // not the agent process or git: a leg then spawns nothing. Pair them with `allowEmpty: true` (no
 // commit is made, so the "no changes" rule would fail the leg). Real agents committing in real

@@ -91,9 +91,9 @@ describe('run KEY...', () => {
     const b = h.item('task', 'B');
     const blocker = h.item('task', 'new blocker');
     const deps = h.deps();
-    const realRunLeg = deps.runLeg;
-    deps.runLeg = async (spec) => {
-      const r = await realRunLeg(spec);
+    const realAgentProcess = deps.runAgentProcess;
+    deps.runAgentProcess = async (spec) => {
+      const r = await realAgentProcess(spec);
       h.svc.admin.addLink(blocker, b, 'blocks');
       return r;
     };
@@ -110,9 +110,9 @@ describe('run KEY...', () => {
     const a = h.item('task', 'A');
     const b = h.item('subtask', 'B', { parentKey: h.item('story', 'old parent') });
     const deps = h.deps();
-    const realRunLeg = deps.runLeg;
-    deps.runLeg = async (spec) => {
-      const r = await realRunLeg(spec);
+    const realAgentProcess = deps.runAgentProcess;
+    deps.runAgentProcess = async (spec) => {
+      const r = await realAgentProcess(spec);
       change(b);
       return r;
     };

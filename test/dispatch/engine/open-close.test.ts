@@ -73,7 +73,7 @@ describe('an ambiguous failure of the close', () => {
     // The legs are not under test here: in-process doubles (./instant-agent.ts) spawn nothing.
     const s = await runDispatch(
       h.opts({ keys: [a, b], allowEmpty: true }),
-      h.deps({ service: viaProxy(), runLeg: instantAgent, prepareWorktree: inRepoWorktree }),
+      h.deps({ service: viaProxy(), runAgentProcess: instantAgent, prepareWorktree: inRepoWorktree }),
     );
     expect(s, h.seen.join('\n')).toMatchObject({ stopReason: 'completed', status: 'succeeded', exitCode: 0 });
     expect(rows()).toEqual([{ id: s.runId, status: 'succeeded', stopReason: 'completed' }]);

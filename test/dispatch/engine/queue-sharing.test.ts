@@ -63,11 +63,11 @@ describe('two auto over one queue', () => {
     const b = machine('b');
     // A's legs wait until B has opened its run (B met A's run on open) and started its first leg;
     // B's legs wait until A has closed: A's three cards are then ready again for B to see.
-    a.deps.runLeg = async (spec) => {
+    a.deps.runAgentProcess = async (spec) => {
       await bLegStarted.promise;
       return instantAgent(spec);
     };
-    b.deps.runLeg = async (spec) => {
+    b.deps.runAgentProcess = async (spec) => {
       bLegStarted.resolve();
       await aDone.promise;
       return instantAgent(spec);
@@ -107,11 +107,11 @@ describe('two auto over one queue', () => {
     const aDone = deferred();
     const a = machine('a');
     const b = machine('b');
-    a.deps.runLeg = async (spec) => {
+    a.deps.runAgentProcess = async (spec) => {
       await bLegStarted.promise;
       return instantAgent(spec);
     };
-    b.deps.runLeg = async (spec) => {
+    b.deps.runAgentProcess = async (spec) => {
       bLegStarted.resolve();
       await aDone.promise;
       const r = await instantAgent(spec);

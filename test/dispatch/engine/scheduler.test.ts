@@ -49,7 +49,7 @@ function setup(cards: SelectedCard[], over: Partial<DispatchOptions> = {}, items
   const opts = { parallel: 1, onFailure: 'halt', maxCostUsd: null, ...over } as DispatchOptions;
   const legs: LegScheduler = new LegScheduler({
     opts, deps, selection: selection(cards), signal: controller.signal,
-    runLeg: (_ctx, fresh) =>
+    runCardLeg: (_ctx, fresh) =>
       new Promise<LegOutcome>((resolve) => {
         started.push(fresh.key);
         ends.set(fresh.key, (implemented, costUsd = 0) =>
