@@ -9,18 +9,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/index.js';
 import { runDispatchCommand } from '../../src/commands/dispatch/run-dispatch.js';
-import { runLeg } from '../../src/dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../../src/dispatch/wire/service.js';
 import { prepareHostedExecution, type HostedExecution } from '../../src/dispatch/hosted/index.js';
 import { Journal } from '../../src/dispatch/wire/journal.js';
 import { Interrupted } from '../../src/dispatch/signals.js';
+import { dispatchDeps } from '../../src/dispatch/lifecycle/deps.js';
 import { runExistingRun } from '../../src/dispatch/lifecycle/existing-run.js';
 import type { DispatchDeps, DispatchOptions } from '../../src/dispatch/lifecycle/types.js';
-import { systemClock } from '../../src/dispatch/ports.js';
-import { buildPrompt } from '../../src/dispatch/prompt.js';
 import { recoverRuns } from '../../src/dispatch/state/recover.js';
 import { createRunFolder, readRunRecord, runPaths } from '../../src/dispatch/state/folder.js';
-import { checkoutInPlace, commitsSince, prepareWorktree } from '../../src/dispatch/git/worktree.js';
 import { repositoryPath } from '../../src/server/git/index.js';
 import { testContext } from '../support/context.js';
 import { bareRef, filesUnder, git, hostedFixture, leaks, type HostedFixture } from './support.js';
@@ -54,8 +51,8 @@ function engine(f: HostedFixture, h: HostedExecution, over: Partial<DispatchOpti
     secrets: [f.runToken], liveSecrets: () => h.secrets(), env: { PATH: process.env.PATH, GIT_TERMINAL_PROMPT: '0' },
     flushIntervalMs: 30, ...over,
   };
-  const deps: DispatchDeps = {
-    service: dispatchServiceOf(h.api), runAgentProcess: runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock, stateDir,
+  const deps = dispatchDeps({
+    service: dispatchServiceOf(h.api), stateDir,
     output: {
       legStarted: (l) => seen.lines.push(`start ${l.key}`),
       legFinished: (l) => seen.lines.push(`end ${l.key} ${l.disposition} ${l.reason ?? ''}`),
@@ -65,7 +62,7 @@ function engine(f: HostedFixture, h: HostedExecution, over: Partial<DispatchOpti
     signal: new AbortController().signal,
     repoFor: (key) => h.repoDirFor(key) ?? only,
     pushBranch: (repo, branch) => h.pushBranch(repo, branch),
-  };
+  });
   return { opts, deps, seen };
 }
 

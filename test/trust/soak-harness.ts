@@ -7,12 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { createApiClient, type ApiClient } from '../../src/api/client.js';
-import { runLeg } from '../../src/dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../../src/dispatch/wire/service.js';
+import { dispatchDeps } from '../../src/dispatch/lifecycle/deps.js';
 import { runDispatch } from '../../src/dispatch/lifecycle/dispatch.js';
 import type { DispatchDeps, DispatchOptions, RunSummary } from '../../src/dispatch/lifecycle/types.js';
-import { systemClock, type PreparedWorktree } from '../../src/dispatch/ports.js';
-import { buildPrompt } from '../../src/dispatch/prompt.js';
+import type { PreparedWorktree } from '../../src/dispatch/ports.js';
 import { recoverRuns, type RecoverResult } from '../../src/dispatch/state/recover.js';
 import type { RunRecord } from '../../src/dispatch/state/folder.js';
 import { startFaultProxy, type FaultProxy, type FaultRule } from '../support/fault-proxy.js';
@@ -89,8 +88,8 @@ export function soakOptions(w: SoakWorld, over: Partial<DispatchOptions> & { fai
 }
 
 export function soakDeps(w: SoakWorld, signal = new AbortController().signal): DispatchDeps {
-  return {
-    service: dispatchServiceOf(w.client), runAgentProcess: runLeg, buildPrompt, clock: systemClock, stateDir: w.stateDir,
+  return dispatchDeps({
+    service: dispatchServiceOf(w.client), stateDir: w.stateDir,
     prepareWorktree: ({ key }) => folderFor(w.repo, key),
     checkoutInPlace: ({ key }) => folderFor(w.repo, key),
     commitsSince: async () => 1,
@@ -101,7 +100,7 @@ export function soakDeps(w: SoakWorld, signal = new AbortController().signal): D
       warn: (m) => w.warnings.push(m),
     },
     signal,
-  };
+  });
 }
 
 export const runSoak = (w: SoakWorld, opts: DispatchOptions, signal?: AbortSignal): Promise<RunSummary> => runDispatch(opts, soakDeps(w, signal));

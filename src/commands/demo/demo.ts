@@ -7,12 +7,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { createApiClient } from '../../api/client.js';
-import { runLeg } from '../../dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../../dispatch/wire/service.js';
+import { dispatchDeps } from '../../dispatch/lifecycle/deps.js';
 import { runDispatch } from '../../dispatch/lifecycle/dispatch.js';
-import { systemClock } from '../../dispatch/ports.js';
-import { buildPrompt } from '../../dispatch/prompt.js';
-import { checkoutInPlace, commitsSince, ownCommitArgs, prepareWorktree } from '../../dispatch/git/worktree.js';
+import { ownCommitArgs } from '../../dispatch/git/worktree.js';
 import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';
 import { gitMissing } from '../dispatch/preflight.js';
@@ -88,10 +86,7 @@ export async function runDemo(opts: DemoOptions, ctx: Context): Promise<void> {
         timeouts: { idleMs: 60_000, cardMs: 120_000, killGraceMs: 2_000, runMs: null },
         heartbeatIntervalMs: 60_000, worktree: true, dryRun: false, secrets: [seeded.token], env: ctx.env, workflow,
       },
-      {
-        service: dispatchServiceOf(api), runAgentProcess: runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt,
-        clock: systemClock, stateDir, output: progress, signal: ctx.interrupts.signal,
-      },
+      dispatchDeps({ service: dispatchServiceOf(api), stateDir, output: progress, signal: ctx.interrupts.signal }),
     ).finally(() => progress.stop());
     ctx.exitCode = summary.exitCode;
 

@@ -3,19 +3,16 @@
 // code the engine decided.
 import { resolve } from 'node:path';
 import type { DispatchCommand } from '../../contract/types.js';
-import { runLeg } from '../../dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../../dispatch/wire/service.js';
 import { parseDuration } from '../../dispatch/duration.js';
 import { checkMaxCost, runDispatch } from '../../dispatch/lifecycle/dispatch.js';
+import { dispatchDeps } from '../../dispatch/lifecycle/deps.js';
 import type { DispatchOptions, RunSummary } from '../../dispatch/lifecycle/types.js';
 import { AGENT_FORMATS } from '../../dispatch/agent/spend.js';
 import { pushToOrigin } from '../../dispatch/git/delivery.js';
 import { noteHostedOpen } from '../../dispatch/state/runs.js';
-import { systemClock } from '../../dispatch/ports.js';
-import { buildPrompt } from '../../dispatch/prompt.js';
 import { isHostedEnvironment } from '../../dispatch/hosted/execution.js';
 import { readRunRecord, resolveStateDir } from '../../dispatch/state/folder.js';
-import { checkoutInPlace, commitsSince, prepareWorktree } from '../../dispatch/git/worktree.js';
 import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
@@ -196,11 +193,10 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
     progress = createRunProgress(ctx.out);
     let summary: RunSummary;
     try {
-      summary = await runDispatch(opts, {
-        service, runAgentProcess: runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock, stateDir,
-        output: progress, signal: ctx.interrupts.signal, pushBranch: pushToOrigin,
+      summary = await runDispatch(opts, dispatchDeps({
+        service, stateDir, output: progress, signal: ctx.interrupts.signal, pushBranch: pushToOrigin,
         ...(opts.pr ? { pullRequests: createGhWriter({ env: ctx.env, redact: createRedactor(opts.secrets) }) } : {}),
-      });
+      }));
     } finally {
       progress.stop();
     }

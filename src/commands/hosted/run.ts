@@ -7,15 +7,12 @@
 import { resolve } from 'node:path';
 import type { DispatchCommand } from '../../contract/types.js';
 import type { AgentChoice } from '../../dispatch/agent/presets.js';
-import { runLeg } from '../../dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../../dispatch/wire/service.js';
 import { RUN_TOKEN_ENV, type HostedExecution } from '../../dispatch/hosted/index.js';
+import { dispatchDeps } from '../../dispatch/lifecycle/deps.js';
 import { runExistingRun } from '../../dispatch/lifecycle/existing-run.js';
 import type { DispatchOptions, RunSummary } from '../../dispatch/lifecycle/types.js';
-import { systemClock } from '../../dispatch/ports.js';
-import { buildPrompt } from '../../dispatch/prompt.js';
 import { resolveStateDir } from '../../dispatch/state/folder.js';
-import { checkoutInPlace, commitsSince, prepareWorktree } from '../../dispatch/git/worktree.js';
 import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';
 import { resolveBaseUrl, resolveMaxWaitMs } from '../settings.js';
@@ -161,9 +158,8 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
     try {
       summary = await runExistingRun(
         opts,
-        {
+        dispatchDeps({
           service: dispatchServiceOf(h.api),
-          runAgentProcess: runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock,
           stateDir,
           output: progress,
           signal: ctx.interrupts.signal,
@@ -173,7 +169,7 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
           pushBranch: (repo, branch) => h.pushBranch(repo, branch),
           // GitHub's REST API with the run's installation token (op 30), asked of the broker per call.
           ...(opts.pr ? { pullRequests: hostedPullRequests(ctx, flags, h, opts) } : {}),
-        },
+        }),
         { run, items: h.cards.map((c) => c.item) },
       );
     } finally {

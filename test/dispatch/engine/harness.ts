@@ -5,12 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApiClient } from '../../../src/api/client.js';
 import type { AdminWorkItem } from '../../../src/server/admin.js';
-import { runLeg } from '../../../src/dispatch/agent/run-leg.js';
 import { dispatchServiceOf } from '../../../src/dispatch/wire/service.js';
+import { dispatchDeps } from '../../../src/dispatch/lifecycle/deps.js';
 import type { DispatchDeps, DispatchOptions } from '../../../src/dispatch/lifecycle/types.js';
-import { systemClock, type DispatchService, type LegSummary } from '../../../src/dispatch/ports.js';
-import { buildPrompt } from '../../../src/dispatch/prompt.js';
-import { checkoutInPlace, commitsSince, prepareWorktree } from '../../../src/dispatch/git/worktree.js';
+import type { DispatchService, LegSummary } from '../../../src/dispatch/ports.js';
 import { makeRepo } from '../../support/cli.js';
 import { startTestService, type TestService } from '../../support/service.js';
 
@@ -57,8 +55,8 @@ export async function startHarness(over: { repo?: string } = {}): Promise<Harnes
       heartbeatIntervalMs: 60_000, worktree: true, dryRun: false, secrets: [svc.token], env: { PATH: process.env.PATH },
       flushIntervalMs: 30, ...over,
     }),
-    deps: (over = {}) => ({
-      service, runAgentProcess: runLeg, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock, stateDir,
+    deps: (over = {}) => dispatchDeps({
+      service, stateDir,
       output: {
         legStarted: (l) => seen.push(`start ${l.key}`),
         legFinished: (l) => {
