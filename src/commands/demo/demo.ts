@@ -11,8 +11,9 @@ import { dispatchServiceOf } from '../../dispatch/wire/service.js';
 import { dispatchDeps } from '../../dispatch/lifecycle/deps.js';
 import { runDispatch } from '../../dispatch/lifecycle/dispatch.js';
 import { ownCommitArgs } from '../../dispatch/git/worktree.js';
-import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
+import { printRunSummary } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';
+import { runUnderProgress } from '../dispatch/engine-tail.js';
 import { gitMissing } from '../dispatch/preflight.js';
 import { EXIT } from '../exit-codes.js';
 import { loadWorkflow } from '../../dispatch/workflow/load.js';
@@ -77,8 +78,7 @@ export async function runDemo(opts: DemoOptions, ctx: Context): Promise<void> {
     out.info(`Its .svc/workflow.yml: ${workflow ? describeWorkflow(workflow) : 'none'} (each leg's log shows the steps).\n`);
 
     ctx.interrupts.handle?.('dispatch');
-    const progress = createRunProgress(out);
-    const summary = await runDispatch(
+    const summary = await runUnderProgress(ctx, (progress) => runDispatch(
       {
         command: 'next', keys: [], projectKey: seeded.projectKey, baseUrl: service.url, repo,
         agent: { agentCmd: `"${ctx.self.execPath}" "${agent}" {prompt_file}` },
@@ -87,8 +87,7 @@ export async function runDemo(opts: DemoOptions, ctx: Context): Promise<void> {
         heartbeatIntervalMs: 60_000, worktree: true, dryRun: false, secrets: [seeded.token], env: ctx.env, workflow,
       },
       dispatchDeps({ service: dispatchServiceOf(api), stateDir, output: progress, signal: ctx.interrupts.signal }),
-    ).finally(() => progress.stop());
-    ctx.exitCode = summary.exitCode;
+    ));
 
     if (ctx.out.json) {
       const run = summary.runId ? await api.getDispatchRun(summary.runId) : null;

@@ -7,13 +7,13 @@ import { dispatchServiceOf } from '../../dispatch/wire/service.js';
 import { parseDuration } from '../../dispatch/duration.js';
 import { checkMaxCost, runDispatch } from '../../dispatch/lifecycle/dispatch.js';
 import { dispatchDeps } from '../../dispatch/lifecycle/deps.js';
-import type { DispatchOptions, RunSummary } from '../../dispatch/lifecycle/types.js';
+import type { DispatchOptions } from '../../dispatch/lifecycle/types.js';
 import { AGENT_FORMATS } from '../../dispatch/agent/spend.js';
 import { pushToOrigin } from '../../dispatch/git/delivery.js';
 import { noteHostedOpen } from '../../dispatch/state/runs.js';
 import { isHostedEnvironment } from '../../dispatch/hosted/execution.js';
 import { readRunRecord, resolveStateDir } from '../../dispatch/state/folder.js';
-import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
+import type { RunProgress } from '../../ui/run-progress.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
@@ -25,6 +25,7 @@ import { agentChoice, agentUserFor, legOptions, workflowFor } from './run-option
 import { openHosted } from './hosted-open.js';
 import { wholeNumber } from '../flag-values.js';
 import { planReports, writeRunReports } from './reports.js';
+import { printSummary, runUnderProgress } from './engine-tail.js';
 import { createGhWriter } from '../../dispatch/pr/gh.js';
 import { createRedactor } from '../../dispatch/redact.js';
 import { pullRequestOptions } from './pr-options.js';
@@ -170,7 +171,7 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
     }
   }
   // A retry line must not cut through the spinner: once the progress view runs, it prints it.
-  let progress: ReturnType<typeof createRunProgress> | undefined;
+  let progress: RunProgress | undefined;
   const api = connect(ctx, { interruptible: false, notice: (line) => (progress ? progress.warn(line) : ctx.out.info(ctx.out.style.dim(line))) });
   try {
     if (command === 'continue') opts.projectKey = projectOfRun(await api.getDispatchRun(keys[0]!), flags.project, ctx);
@@ -190,29 +191,16 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
     if (!opts.dryRun) Object.assign(opts, await agentUserFor(flags, ctx, { stateDir, hosted: false }));
     // From here a signal winds the run down (agents stopped, the run closed) instead of cutting it.
     ctx.interrupts.handle?.('dispatch');
-    progress = createRunProgress(ctx.out);
-    let summary: RunSummary;
-    try {
-      summary = await runDispatch(opts, dispatchDeps({
-        service, stateDir, output: progress, signal: ctx.interrupts.signal, pushBranch: pushToOrigin,
+    const summary = await runUnderProgress(ctx, (view) => {
+      progress = view;
+      return runDispatch(opts, dispatchDeps({
+        service, stateDir, output: view, signal: ctx.interrupts.signal, pushBranch: pushToOrigin,
         ...(opts.pr ? { pullRequests: createGhWriter({ env: ctx.env, redact: createRedactor(opts.secrets) }) } : {}),
       }));
-    } finally {
-      progress.stop();
-    }
-    ctx.exitCode = summary.exitCode;
+    });
     await writeRunReports(ctx, reports, summary, opts.secrets);
-    if (ctx.out.json) return ctx.out.document(summary);
-    if (summary.dryRun) return printDryRun(ctx, summary);
-    // No run opened and no success (no card of the named set could run): one line saying why.
-    if (!summary.runId && summary.exitCode !== 0) return ctx.out.error(`svc: ${summary.note}`);
-    printRunSummary(ctx.out, summary);
+    printSummary(ctx, summary);
   } finally {
     await api.close();
   }
-}
-
-function printDryRun(ctx: Context, summary: RunSummary): void {
-  ctx.out.info(summary.note);
-  ctx.out.table(['CARD', 'TITLE', 'SKIP REASON'], summary.cards.map((c) => [c.key, c.title, c.skipReason ?? (c.gatedBy ? `gated by ${c.gatedBy}` : '')]));
 }

@@ -13,7 +13,6 @@ import { dispatchDeps } from '../../dispatch/lifecycle/deps.js';
 import { runExistingRun } from '../../dispatch/lifecycle/existing-run.js';
 import type { DispatchOptions, RunSummary } from '../../dispatch/lifecycle/types.js';
 import { resolveStateDir } from '../../dispatch/state/folder.js';
-import { createRunProgress, printRunSummary } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';
 import { resolveBaseUrl, resolveMaxWaitMs } from '../settings.js';
 import { createGitHubWriter } from '../../dispatch/pr/github.js';
@@ -22,6 +21,7 @@ import { pullRequestOptions } from '../dispatch/pr-options.js';
 import { prepareHostedForCommand, type HostedCommandOptions } from './execution.js';
 import { agentChoice, agentUserFor, legOptions } from '../dispatch/run-options.js';
 import { projectOfKey } from '../dispatch/project.js';
+import { printSummary, runUnderProgress } from '../dispatch/engine-tail.js';
 
 /** Pull requests of a hosted run: REST, the broker's token, every wait within --max-wait. */
 function hostedPullRequests(ctx: Context, flags: HostedRunFlags, h: HostedExecution, opts: DispatchOptions) {
@@ -153,10 +153,8 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
     const stateDir = resolveStateDir(ctx.env);
     const opts = { ...hostedDispatchOptions(flags, ctx, h, workspaceDir, agent!), ...(await agentUserFor(flags, ctx, { stateDir, hosted: true })) };
     const only = h.repositories.length === 1 ? h.repositories[0]!.dir : null;
-    const progress = createRunProgress(ctx.out);
-    let summary: RunSummary;
-    try {
-      summary = await runExistingRun(
+    const summary = await runUnderProgress(ctx, (progress) =>
+      runExistingRun(
         opts,
         dispatchDeps({
           service: dispatchServiceOf(h.api),
@@ -171,13 +169,9 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
           ...(opts.pr ? { pullRequests: hostedPullRequests(ctx, flags, h, opts) } : {}),
         }),
         { run, items: h.cards.map((c) => c.item) },
-      );
-    } finally {
-      progress.stop();
-    }
-    ctx.exitCode = summary.exitCode;
-    if (ctx.out.json) ctx.out.document(summary);
-    else printRunSummary(ctx.out, summary);
+      ),
+    );
+    printSummary(ctx, summary);
     return summary;
   } finally {
     await h.dispose();

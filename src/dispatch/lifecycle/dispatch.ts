@@ -62,7 +62,10 @@ function nothingToRun(selection: Selection): RunSummary {
   return noRun(selection, nothingRanNote(selection), false, EXIT.failed);
 }
 
-/** `--max-cost` over an agent that reports no spend would never stop the run: refused (exit 2). */
+/**
+ * `--max-cost` over an agent that reports no spend would never stop the run: refused (exit 2).
+ * Checked once per run: by the command before it contacts anything, by runExistingRun on a hosted run.
+ */
 export function checkMaxCost(opts: Pick<DispatchOptions, 'agent' | 'maxCostUsd'>): void {
   if (opts.maxCostUsd == null || reportsSpend(opts.agent)) return;
   const who = opts.agent.agentCmd !== undefined ? (opts.agent.stream ? `--agent-cmd with --agent-format ${Object.entries(AGENT_FORMATS).find(([, f]) => f === opts.agent.stream)?.[0] ?? opts.agent.stream}` : '--agent-cmd without --agent-format') : `--agent ${opts.agent.agent ?? '(none)'}`;
@@ -70,7 +73,6 @@ export function checkMaxCost(opts: Pick<DispatchOptions, 'agent' | 'maxCostUsd'>
 }
 
 export async function runDispatch(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSummary> {
-  checkMaxCost(opts);
   if (opts.command === 'auto') return runAuto(opts, deps);
   const sdeps = selectDeps(deps, opts);
   const selection = await selectCards(request(opts), sdeps);

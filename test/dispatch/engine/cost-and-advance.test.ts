@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
+import { checkMaxCost, runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { headRefOf } from '../../../src/dispatch/git/delivery.js';
 import { run } from '../../support/cli.js';
 import { startHarness, type Harness } from './harness.js';
@@ -24,12 +24,18 @@ describe('--max-cost', () => {
     ['codex (tokens, no price)', { agent: 'codex' }],
     ['--agent-cmd without --agent-format', { agentCmd: 'true' }],
     ['--agent-cmd with a format that has no price', { agentCmd: 'true', stream: 'gemini-stream-json' as const }],
-  ])('is refused (exit 2) for %s, before anything opens', async (_name, agent) => {
-    const key = h.item('task', 'A');
-    const err = await runDispatch(h.opts({ keys: [key], agent, maxCostUsd: 1 }), h.deps()).catch((e: unknown) => e);
+  ])('is refused (exit 2) for %s', (_name, agent) => {
+    // The command checks it before anything is contacted (test/cli/dispatch-flags.test.ts: nothing opens).
+    const err = (() => {
+      try {
+        checkMaxCost({ agent, maxCostUsd: 1 });
+      } catch (error) {
+        return error;
+      }
+    })();
     expect(err).toMatchObject({ exitCode: 2 });
     expect((err as Error).message).toMatch(/^--max-cost needs an agent that reports its spend/);
-    expect(h.seen.filter((l) => l.startsWith('info run '))).toEqual([]);
+    expect(() => checkMaxCost({ agent, maxCostUsd: null })).not.toThrow();
   });
 
   it('is checked while a leg runs: crossed mid-leg, no new leg starts and the running one finishes', async () => {
