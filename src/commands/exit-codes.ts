@@ -2,6 +2,7 @@
 // lowest layer that raises them); this module adds what only the CLI knows: usage errors and the
 // help text of `svc help exit-codes`.
 import { EXIT, exitCodeFor, SvcError } from '../api/errors.js';
+import { Interrupted } from '../dispatch/signals.js';
 
 export { EXIT };
 
@@ -27,9 +28,26 @@ export class AuthError extends SvcError {
   readonly kind = 'auth';
 }
 
-/** The one place an error becomes an exit code: commander's usage errors, then the API's table. */
-export function exitCodeOf(error: unknown): number {
+/** How a command ended: by a signal, by an error it let escape, or with the code it set (or none). */
+export type CommandEnd = { signal: 'SIGINT' | 'SIGTERM' } | { error: unknown } | { exitCode: number | undefined };
+
+/**
+ * The one place a command's end becomes svc's exit code (DISPATCH.md §2): a signal's 130/143;
+ * commander's help and version are successes and its other errors usage errors; any other error
+ * through the API layer's table (`exitCodeFor`); else the code the command set, 0 by default.
+ */
+export function exitCodeOf(end: CommandEnd): number {
+  if ('signal' in end) return exitCodeFor(new Interrupted(end.signal));
+  if ('exitCode' in end) return end.exitCode ?? EXIT.ok;
+  if (isCommanderEnd(end.error)) {
+    const e = end.error as { code: string; exitCode?: number };
+    return e.exitCode === 0 || e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? EXIT.ok : EXIT.usage;
+  }
+  return exitCodeFor(end.error);
+}
+
+/** commander's own ends (usage errors, help, version): it has said what it had to say. */
+export function isCommanderEnd(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && code.startsWith('commander.')) return EXIT.usage;
-  return exitCodeFor(error);
+  return typeof code === 'string' && code.startsWith('commander.');
 }

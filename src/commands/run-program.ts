@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import type { OutStream } from '../ui/output.js';
 import type { Context } from './context.js';
 import { errorLine } from './error-line.js';
-import { EXIT, exitCodeOf } from './exit-codes.js';
+import { exitCodeOf, isCommanderEnd } from './exit-codes.js';
 import { visible } from '../ui/visible.js';
 
 export interface ProgramIO {
@@ -22,26 +22,21 @@ export async function runProgram(program: Command, argv: readonly string[], io: 
     // `--jq` writes the document once jq has run; its error is the command's.
     await ctx?.out.settle();
     const signal = ctx?.interrupts.reason();
-    if (signal) return signal === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint;
-    return ctx?.exitCode ?? EXIT.ok;
+    return exitCodeOf(signal ? { signal } : { exitCode: ctx?.exitCode });
   } catch (error) {
     return report(error, io);
   }
 }
 
 function report(error: unknown, io: ProgramIO): number {
-  const e = error as { code?: string; exitCode?: number; message?: string };
-  if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
-    // Help and version end "with an error" in commander's exitOverride; they are successes.
-    if (e.exitCode === 0 || e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return EXIT.ok;
-    return EXIT.usage;
-  }
+  // Help and version end "with an error" in commander's exitOverride; commander printed its own.
+  if (isCommanderEnd(error)) return exitCodeOf({ error });
   // A message may quote the service (an error's text, a title): its control characters are shown.
   io.stderr.write(`svc: ${visible(errorLine(error, io.context()))}\n`);
   if (io.context()?.globals.verbose && error instanceof Error && error.stack && !isUserFacing(error)) {
     io.stderr.write(`${error.stack}\n`);
   }
-  return exitCodeOf(error);
+  return exitCodeOf({ error });
 }
 
 function isUserFacing(error: unknown) {

@@ -15,7 +15,6 @@ import { printRunSummary } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';
 import { runUnderProgress } from '../dispatch/engine-tail.js';
 import { gitMissing } from '../dispatch/preflight.js';
-import { EXIT } from '../exit-codes.js';
 import { loadWorkflow } from '../../dispatch/workflow/load.js';
 import { describeWorkflow } from '../../dispatch/workflow/policy.js';
 
@@ -110,5 +109,4 @@ export async function runDemo(opts: DemoOptions, ctx: Context): Promise<void> {
     await service.close();
     if (!opts.keep) for (const dir of made) rmSync(dir, { recursive: true, force: true, maxRetries: 2 });
   }
-  if (ctx.interrupts.reason()) ctx.exitCode = ctx.interrupts.reason() === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint;
 }

@@ -1,6 +1,8 @@
-// How a run closes (DISPATCH §4): its stop reason and the status sent with it, from what happened.
-// Pure, so every row of §4's table is checked without running anything.
+// How a run closes (DISPATCH §4): its stop reason and the status sent with it, from what happened;
+// and the exit code it ends with (§2). Pure, so every row is checked without running anything.
+import { EXIT, exitCodeFor } from '../../api/errors.js';
 import type { CloseStatus, DispatchCommand, StopReason } from '../../contract/types.js';
+import { interruptionExitCode } from '../signals.js';
 
 export interface CloseState {
   /** The command whose semantics the legs followed (`continue` runs as the original). */
@@ -48,4 +50,26 @@ export function decideClose(s: CloseState): CloseDecision {
   if (s.failed) return { stopReason: 'halted', status: 'failed' };
   const stopReason = s.stop ?? commandStop(s);
   return { stopReason, status: stopReason === 'halted' || s.failedLegs > 0 ? 'failed' : 'succeeded' };
+}
+
+/** How a run ended, as its exit code sees it. */
+export interface RunEnd {
+  /** The close status decided (or, for a run found closed, the service's); null: never opened. */
+  status: CloseStatus | string | null;
+  timedOut?: boolean;
+  /** The user's signal stopped it: the signal's abort reason (an `Interrupted` names the signal). */
+  interrupted?: { reason: unknown };
+  /** The fault that stopped it: the service past every retry, the state folder. */
+  failure?: unknown;
+}
+
+/**
+ * The one place a run's end becomes its exit code (DISPATCH §2): 1 when it timed out, 130/143 when
+ * a signal stopped it, a fault's own code, else 1 for a failed run and 0 for any other.
+ */
+export function runExitCode(end: RunEnd): number {
+  if (end.timedOut) return EXIT.failed;
+  if (end.interrupted) return interruptionExitCode(end.interrupted.reason) ?? EXIT.sigint;
+  const code = end.failure ? exitCodeFor(end.failure) : EXIT.ok;
+  return code === EXIT.ok && end.status === 'failed' ? EXIT.failed : code;
 }

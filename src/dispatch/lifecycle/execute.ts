@@ -2,16 +2,14 @@
 // first, then the run's watchers (event stream, heartbeat, signal, timeout: RunStops), the legs
 // (LegScheduler), the close-out, a pure decision of the close (decideClose, DISPATCH §4), and the
 // closer that sends it.
-import { EXIT, exitCodeFor } from '../../api/errors.js';
 import type { DispatchRun } from '../../contract/types.js';
 import { EventStream } from '../wire/event-stream.js';
 import { startHeartbeat } from '../wire/heartbeat.js';
 import { RunClosedError, isRunClosed, serviceErrorOf } from '../ports.js';
 import { processStart } from '../state/run-lock.js';
 import type { Selection } from '../select/types.js';
-import { interruptionExitCode } from '../signals.js';
 import { stateFolderFault } from '../state/folder.js';
-import { decideClose, endedByCommand } from './close-decision.js';
+import { decideClose, endedByCommand, runExitCode } from './close-decision.js';
 import { closeAsDecided } from './closer.js';
 import { runCloseOut } from './close-out.js';
 import type { LegContext } from './leg-context.js';
@@ -145,11 +143,9 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
     command: selection.originalCommand, capped: selection.capped, ...(moreReady !== undefined ? { moreReady } : {}),
     ...stopped, failed: Boolean(stops.failure), failedLegs: legs.failed.size,
   });
-  let exitCode: number = EXIT.ok;
-  if (stops.timedOut) exitCode = EXIT.failed;
-  else if (interrupted) exitCode = interruptionExitCode(deps.signal.reason) ?? EXIT.sigint;
-  else if (stops.failure) exitCode = exitCodeFor(stops.failure);
-  if (decision.status === 'failed' && exitCode === EXIT.ok) exitCode = EXIT.failed;
+  const exitCode = runExitCode({
+    status: decision.status, timedOut: stops.timedOut, failure: stops.failure, ...(interrupted ? { interrupted: { reason: deps.signal.reason } } : {}),
+  });
 
   // The cards stay held by this run until their records are in (no other run may open over them).
   await Promise.all(ctx.records ?? []);

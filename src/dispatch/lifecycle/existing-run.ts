@@ -5,6 +5,7 @@ import { openBlockerKeys } from '../select/checks.js';
 import { modeOf } from '../select/index.js';
 import { counted, type SelectedCard, type Selection } from '../select/types.js';
 import { readRunRecord } from '../state/folder.js';
+import { runExitCode } from './close-decision.js';
 import { checkMaxCost, noRun } from './dispatch.js';
 import { executeRun } from './execute.js';
 import { deliverEarlierAttempt } from './local-state.js';
@@ -74,7 +75,7 @@ export async function runExistingRun(
   });
   if (run.status !== 'running') {
     deps.output.info(`run ${run.id} is already ${run.status}${run.stopReason ? ` (${run.stopReason})` : ''}: nothing to run`);
-    return emptySummary('existing run, already closed', run.status === 'failed' ? 1 : 0);
+    return emptySummary('existing run, already closed', runExitCode({ status: run.status }));
   }
   checkMaxCost(opts);
   if (!opts.dryRun) run = await deliverEarlierAttempt(deps, run);

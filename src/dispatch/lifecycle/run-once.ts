@@ -5,9 +5,9 @@ import { EXIT } from '../../api/errors.js';
 import { randomUUID } from 'node:crypto';
 import { isRetryable, serviceErrorOf } from '../ports.js';
 import type { Selection } from '../select/types.js';
-import { interruptionExitCode } from '../signals.js';
 import { removePendingOpen, writePendingOpen } from '../state/folder.js';
 import { selfMark } from '../state/run-lock.js';
+import { runExitCode } from './close-decision.js';
 import { executeRun, type ExecuteInput } from './execute.js';
 import { recordBase } from './local-state.js';
 import { openBody, openWithReselect } from './open.js';
@@ -29,7 +29,7 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
   const { service, output } = deps;
   if (deps.signal.aborted) {
     // Interrupted before anything was opened: nothing to close.
-    return summaryOf(input.selection, null, interruptionExitCode(deps.signal.reason) ?? EXIT.sigint, 'interrupted before the run opened');
+    return summaryOf(input.selection, null, runExitCode({ status: null, interrupted: { reason: deps.signal.reason } }), 'interrupted before the run opened');
   }
   const idempotencyKey = input.idempotencyKey ?? opts.idempotencyKey ?? randomUUID();
   const agentName = opts.agent.agent ?? 'custom';

@@ -1,7 +1,9 @@
 // decideClose against DISPATCH.md §4, row by row: the "stops with" column of the command table,
 // then "Status sent at close" and the stops that cut a run short. Pure: nothing runs.
 import { describe, expect, it } from 'vitest';
-import { decideClose, endedByCommand, type CloseState } from '../../../src/dispatch/lifecycle/close-decision.js';
+import { ApiError } from '../../../src/api/errors.js';
+import { decideClose, endedByCommand, runExitCode, type CloseState, type RunEnd } from '../../../src/dispatch/lifecycle/close-decision.js';
+import { Interrupted } from '../../../src/dispatch/signals.js';
 
 const ranOut: CloseState = { command: 'run', capped: false, timedOut: false, interrupted: false, failed: false, stop: null, failedLegs: 0 };
 const state = (over: Partial<CloseState>): CloseState => ({ ...ranOut, ...over });
@@ -69,5 +71,25 @@ describe('endedByCommand: when the command is asked for its own stop', () => {
     ['a fault', { failed: true }, false],
   ])('%s → %s', (_row, over, expected) => {
     expect(endedByCommand(state(over))).toBe(expected);
+  });
+});
+
+describe('runExitCode: how a run ended → its exit code (DISPATCH §2)', () => {
+  const unavailable = new ApiError({ status: 503, code: 'unavailable', message: 'down', requestId: 'r', operationId: 'getDispatchRun', method: 'GET', path: '/x', ambiguous: false });
+  it.each<[string, RunEnd, number]>([
+    ['succeeded', { status: 'succeeded' }, 0],
+    ['failed (a leg failed)', { status: 'failed' }, 1],
+    ['found already closed, failed', { status: 'failed' }, 1],
+    ['found already closed, cancelled', { status: 'cancelled' }, 0],
+    ['timed out', { status: 'timed_out', timedOut: true }, 1],
+    ['SIGINT', { status: 'cancelled', interrupted: { reason: new Interrupted('SIGINT') } }, 130],
+    ['SIGTERM', { status: 'cancelled', interrupted: { reason: new Interrupted('SIGTERM') } }, 143],
+    ['aborted for another reason (a test)', { status: 'cancelled', interrupted: { reason: new Error('x') } }, 130],
+    ['interrupted before the run opened', { status: null, interrupted: { reason: new Interrupted('SIGTERM') } }, 143],
+    ['the timeout wins over the signal', { status: 'timed_out', timedOut: true, interrupted: { reason: new Interrupted('SIGINT') } }, 1],
+    ['the service gone past every retry', { status: 'failed', failure: unavailable }, 5],
+    ['a signal wins over a fault', { status: 'cancelled', failure: unavailable, interrupted: { reason: new Interrupted('SIGINT') } }, 130],
+  ])('%s → %i', (_row, end, code) => {
+    expect(runExitCode(end)).toBe(code);
   });
 });
