@@ -6,22 +6,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { trackAgentGroup } from '../signals.js';
+import { followGroup, terminateGroup, type GroupExit } from './process-group.js';
 import type { LegResult, LegSpec } from './types.js';
 
-/** How long stdout/stderr may stay open after the agent exited before the leg ends anyway. */
-const DRAIN_AFTER_EXIT_MS = 1_000;
-
 type Stop = 'idle timeout' | 'card timeout' | 'interrupted';
-
-/** Signals a process group, ignoring a group that is already gone. Returns whether it existed. */
-function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(-pid, signal);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Synchronous: a prompt is a few KiB, and the four thread-pool round trips of the promise API
@@ -62,8 +50,7 @@ export async function runLeg(spec: LegSpec): Promise<LegResult> {
     let lastOutput = Date.now();
     const timers: NodeJS.Timeout[] = [];
     let killTimer: NodeJS.Timeout | undefined;
-    const open = { stdout: true, stderr: true };
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+    let exit: GroupExit | null = null;
 
     let untrack: (() => void) | null = null;
     const finish = (result: Omit<LegResult, 'durationMs'>): void => {
@@ -82,9 +69,7 @@ export async function runLeg(spec: LegSpec): Promise<LegResult> {
     const terminate = (reason: Stop): void => {
       if (stop || exit || child.pid === undefined) return;
       stop = reason;
-      const pid = child.pid;
-      signalGroup(pid, 'SIGTERM');
-      killTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), spec.killGraceMs);
+      killTimer = terminateGroup(child.pid, spec.killGraceMs);
     };
 
     const onAbort = (): void => terminate('interrupted');
@@ -146,44 +131,19 @@ export async function runLeg(spec: LegSpec): Promise<LegResult> {
     if (spec.promptVia === 'stdin') child.stdin?.end(spec.prompt);
     else child.stdin?.end();
 
-    for (const name of ['stdout', 'stderr'] as const) {
-      const stream = child[name];
-      if (!stream) continue;
-      stream.on('data', (chunk: Buffer) => {
+    // A log that cannot be written (disk full) must not crash the CLI with agents still running:
+    // followGroup swallows the throw, the leg goes on, and its outcome is still decided and reported.
+    followGroup(child, {
+      onOutput: (chunk, name) => {
         lastOutput = Date.now();
         if (name === 'stdout') spec.parser?.push(chunk);
-        try {
-          spec.onOutput(chunk, name);
-        } catch {
-          // A log that cannot be written (disk full) must not crash the CLI with agents still
-          // running: the leg goes on, and its outcome is still decided and reported.
-        }
-      });
-      stream.on('error', () => {});
-      stream.on('close', () => {
-        open[name] = false;
-        if (!open.stdout && !open.stderr) conclude();
-      });
-    }
-
-    child.on('exit', (code, signal) => {
-      exit = { code, signal };
-      if (killTimer) clearTimeout(killTimer);
-      const pid = child.pid!;
-      if (!open.stdout && !open.stderr) {
-        signalGroup(pid, 'SIGKILL');
-        return conclude();
-      }
-      // Something in the group still holds stdout/stderr: give it a moment to flush, then end the
-      // group so no orphan of this agent outlives its leg.
-      timers.push(
-        setTimeout(() => {
-          signalGroup(pid, 'SIGKILL');
-          child.stdout?.destroy();
-          child.stderr?.destroy();
-          conclude();
-        }, DRAIN_AFTER_EXIT_MS),
-      );
+        spec.onOutput(chunk, name);
+      },
+      onExit: (exited) => {
+        exit = exited;
+        if (killTimer) clearTimeout(killTimer);
+      },
+      onEnd: conclude,
     });
 
     if (spec.signal) spec.signal.addEventListener('abort', onAbort, { once: true });

@@ -3,10 +3,8 @@
 // `svc runs recover` kill it), with a time limit. Its output goes to the caller (the leg's log);
 // when the command exits, whatever it left running in its group goes with it.
 import { spawn } from 'node:child_process';
+import { followGroup, terminateGroup, type GroupExit } from '../agent/process-group.js';
 import { trackAgentGroup } from '../signals.js';
-
-/** How long stdout/stderr may stay open after the command exited (a background child holding them). */
-const DRAIN_AFTER_EXIT_MS = 1_000;
 
 export interface StepSpec {
   /** Run with `sh -c`: the repository's own policy, written as in a CI file. */
@@ -36,14 +34,6 @@ export interface StepResult {
   durationMs: number;
 }
 
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // Gone already.
-  }
-}
-
 /** Runs one step to its end. Never rejects. */
 export function runStep(spec: StepSpec): Promise<StepResult> {
   const started = Date.now();
@@ -52,8 +42,7 @@ export function runStep(spec: StepSpec): Promise<StepResult> {
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
     let untrack: (() => void) | null = null;
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
-    const open = { stdout: true, stderr: true };
+    let exit: GroupExit | null = null;
     let child: ReturnType<typeof spawn>;
     try {
       child = spawn('sh', ['-c', spec.command], {
@@ -74,8 +63,6 @@ export function runStep(spec: StepSpec): Promise<StepResult> {
       settled = true;
       for (const t of timers) clearTimeout(t);
       spec.signal?.removeEventListener('abort', onAbort);
-      // Whatever the step left running in its group (a server sent to the background) ends with it.
-      if (exit && pid !== undefined) signalGroup(pid, 'SIGKILL');
       if (untrack && pid !== undefined) {
         untrack();
         spec.onGroup?.('end', pid);
@@ -85,8 +72,7 @@ export function runStep(spec: StepSpec): Promise<StepResult> {
     const stop = (why: 'timeout' | 'interrupted') => {
       if (stopped || exit || pid === undefined) return;
       stopped = why;
-      signalGroup(pid, 'SIGTERM');
-      timers.push(setTimeout(() => signalGroup(pid, 'SIGKILL'), spec.killGraceMs));
+      timers.push(terminateGroup(pid, spec.killGraceMs));
     };
     const onAbort = () => stop('interrupted');
     const conclude = () => {
@@ -99,35 +85,14 @@ export function runStep(spec: StepSpec): Promise<StepResult> {
     child.on('error', (error) => {
       if (!exit) finish({ exitCode: null, signal: null, error: `could not start sh: ${error.message}` });
     });
-    for (const name of ['stdout', 'stderr'] as const) {
-      const stream = child[name]!;
-      stream.on('data', (chunk: Buffer) => {
-        try {
-          spec.onOutput(chunk);
-        } catch {
-          // A log that cannot be written must not stop the step.
-        }
-      });
-      stream.on('error', () => {});
-      stream.on('close', () => {
-        open[name] = false;
-        if (!open.stdout && !open.stderr) conclude();
-      });
-    }
-    child.on('exit', (code, signal) => {
-      exit = { code, signal };
-      if (pid === undefined) return conclude();
-      if (!open.stdout && !open.stderr) {
-        signalGroup(pid, 'SIGKILL');
-        return conclude();
-      }
-      // A background child (a dev server) still holds the pipes: it goes with its step.
-      timers.push(setTimeout(() => {
-        signalGroup(pid, 'SIGKILL');
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        conclude();
-      }, DRAIN_AFTER_EXIT_MS));
+    // A log that cannot be written must not stop the step (followGroup swallows the throw); a
+    // background child (a dev server) still holding the pipes goes with its step.
+    followGroup(child, {
+      onOutput: (chunk) => spec.onOutput(chunk),
+      onExit: (exited) => {
+        exit = exited;
+      },
+      onEnd: conclude,
     });
     if (spec.signal?.aborted) onAbort();
     else spec.signal?.addEventListener('abort', onAbort, { once: true });
