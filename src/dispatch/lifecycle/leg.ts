@@ -27,7 +27,7 @@ export interface LegOutcome {
 
 export async function worktreeFor(ctx: LegContext, key: string, item?: WorkItemDetail): Promise<PreparedWorktree> {
   const { opts, deps } = ctx;
-  // fix and review work on the pull request's own head, fetched from origin (delivery-git.ts).
+  // fix and review work on the pull request's own head, fetched from origin (git/delivery.ts).
   if (item && (ctx.mode === 'fix' || ctx.mode === 'review')) {
     const repo = repoOf(ctx, key);
     const head = await fetchDeliveryHead(repo, item, ctx.mode);
