@@ -2,19 +2,25 @@
 // (run-step.ts): output per stream, one end after the leader's exit, and nothing of the group
 // left running after it, whether it held the pipes or let go of them.
 import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { followGroup, type GroupExit } from '../../../src/dispatch/agent/process-group.js';
 
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'svc-group-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Still running: its /proc entry is there and not a zombie (which has ended, and waits for its reaper). */
 function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  const stat = existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, 'utf8') : '';
+  return stat !== '' && !/\) Z /.test(stat);
 }
 
 /** Runs `sh -c script` as followGroup does for its callers; resolves with what it heard. */
@@ -49,34 +55,18 @@ describe('followGroup', () => {
     expect(r).toEqual({ exits: [{ code: 3, signal: null }], end: { code: 3, signal: null }, ends: 1 });
   });
 
-  it('ends a group member that let go of the pipes after the leader exited but kept running', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'svc-group-'));
-    const pidFile = join(dir, 'bg.pid');
-    try {
-      // The background member holds the pipes a moment past the leader's exit, then lets go of
-      // them (inside the drain time) and goes on running.
-      const r = await follow(`(sleep 0.3; exec >/dev/null 2>&1; exec sleep 30) & echo $! > ${pidFile}; exit 0`);
-      expect(r.end).toEqual({ code: 0, signal: null });
-      const bg = Number(await readFile(pidFile, 'utf8'));
-      await vi.waitFor(() => expect(alive(bg)).toBe(false), { timeout: 5_000, interval: 50 });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
-
-  it('cuts pipes a group member still holds after the drain time, and ends that member', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'svc-group-'));
-    const pidFile = join(dir, 'bg.pid');
-    try {
-      const started = Date.now();
-      const r = await follow(`sleep 30 & echo $! > ${pidFile}; exit 0`);
-      expect(r.end).toEqual({ code: 0, signal: null });
-      // Ended by the drain time (1 s), not by the member's 30 s.
-      expect(Date.now() - started).toBeLessThan(10_000);
-      const bg = Number(await readFile(pidFile, 'utf8'));
-      await vi.waitFor(() => expect(alive(bg)).toBe(false), { timeout: 5_000, interval: 50 });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+  it.each([
+    // Holds the pipes a moment past the leader's exit, lets go of them (within the drain time) and runs on.
+    ['let go of the pipes after the leader exited but kept running', '(sleep 0.3; exec >/dev/null 2>&1; exec sleep 30)'],
+    // Holds them for good: they are cut after the drain time (1 s), not after its 30 s.
+    ['still held the pipes after the drain time', 'sleep 30'],
+  ])('ends a group member that %s', async (_row, member) => {
+    const pidFile = join(dir, `${member.length}.pid`);
+    const started = Date.now();
+    const r = await follow(`${member} & echo $! > ${pidFile}; exit 0`);
+    expect(r.end).toEqual({ code: 0, signal: null });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const pid = Number(await readFile(pidFile, 'utf8'));
+    await vi.waitFor(() => expect(alive(pid)).toBe(false), { timeout: 5_000, interval: 50 });
   });
 });
