@@ -171,7 +171,7 @@ export type { LegResult, LegSpec } from './agent/types.js';
 
 /**
  * Runs the agent's program once, to its end: its process group, its prompt, its output, its
- * timeouts and its stream's verdict (src/dispatch/agent/run-leg.ts `runLeg`).
+ * timeouts and its stream's verdict (src/dispatch/agent/run-process.ts `runAgentProcess`).
  */
 export type RunAgentProcess = (spec: LegSpec) => Promise<LegResult>;
 

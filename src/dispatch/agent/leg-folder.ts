@@ -1,4 +1,4 @@
-// A leg's folder for an agent user (../agent-clone.ts, docs/trust.md): one root per svc process in
+// A leg's folder for an agent user (./clone.ts, docs/trust.md): one root per svc process in
 // the temp folder, root-owned 0711 and naming its owner, and in it a folder per leg with a random
 // name; how svc hands a folder over and removes it as the uid that owns it; and the one way svc
 // starts the small programs of a leg. Root never walks a tree an agent made: the removal runs as

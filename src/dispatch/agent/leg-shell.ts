@@ -1,4 +1,4 @@
-// The shell scripts a leg of an agent user runs as that user (../agent-clone.ts). Each start of a
+// The shell scripts a leg of an agent user runs as that user (./clone.ts). Each start of a
 // process from node costs a fork of node itself, so the steps that belong together run as one
 // shell; every value reaches a script as a positional parameter, never spliced into its text.
 

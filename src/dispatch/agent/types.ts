@@ -1,6 +1,6 @@
 // The types the run lifecycle and the agent runner agree on. The lifecycle builds a `LegSpec` per
 // card (argv from a preset or `--agent-cmd`, env from `agentEnv`, timeouts from the flags), calls
-// `runLeg`, and maps the `LegResult` to a leg disposition; the "no changes" rule (a card that
+// `runAgentProcess`, and maps the `LegResult` to a leg disposition; the "no changes" rule (a card that
 // expects code but left no commit) is the lifecycle's, with `commitsSince` from ../git/worktree.js.
 import type { LegCheck } from '../ports.js';
 

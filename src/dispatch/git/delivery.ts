@@ -6,8 +6,9 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import type { Delivery, WorkItemDetail } from '../../contract/types.js';
+import type { PreparedWorktree } from '../ports.js';
 import { readHead } from './refs.js';
-import { branchFor, checkOut, commitsSince, defaultWorktreeRoot, isDirty, onBranch, ownCommitArgs, prepareWorktree, WorktreeError, type PreparedWorktree } from './worktree.js';
+import { branchFor, checkOut, commitsSince, defaultWorktreeRoot, isDirty, onBranch, ownCommitArgs, prepareWorktree, WorktreeError } from './worktree.js';
 
 const REMOTE = 'origin';
 

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { readHead } from './refs.js';
+import type { PreparedWorktree } from '../ports.js';
 import { Slots } from '../slots.js';
 
 /** A git operation on a worktree that cannot be done safely; the message says why and what to do. */
@@ -20,16 +21,6 @@ export const BRANCH_PREFIX = 'svc/';
 
 export function branchFor(key: string): string {
   return `${BRANCH_PREFIX}${key}`;
-}
-
-export interface PreparedWorktree {
-  /** Where the agent runs. */
-  path: string;
-  branch: string;
-  /** False when an existing worktree was reused. */
-  created: boolean;
-  /** HEAD before the agent ran: `commitsSince(path, headBefore)` counts its commits. */
-  headBefore: string;
 }
 
 /** The in-process mutex around worktree changes: each runs after every earlier one has settled. */

@@ -3,7 +3,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { agentEnv } from '../agent/env.js';
-import { prepareAgentLeg, type AgentLeg } from '../agent-clone.js';
+import { prepareAgentLeg, type AgentLeg } from '../agent/clone.js';
 import { CLONE_FAILED } from '../agent/leg-shell.js';
 import { acquireAgentUser } from '../agent/pool.js';
 import { isDirty, stashLeftovers } from '../git/worktree.js';
@@ -155,7 +155,7 @@ async function runAgentOnce(
       onOutput: (chunk, name) => {
         if (name === 'stdout') {
           collect?.(chunk);
-          // run-leg fed the parser first: the spend it reports now is the leg's so far.
+          // runAgentProcess fed the parser first: the spend it reports now is the leg's so far.
           const cost = parser?.usage().costUsd;
           if (cost !== undefined) ctx.onSpend?.(key, cost);
         }

@@ -1,4 +1,4 @@
-// followGroup, the process-group runner under both the agent (run-leg.ts) and a workflow step
+// followGroup, the process-group runner under both the agent (run-process.ts) and a workflow step
 // (run-step.ts): output per stream, one end after the leader's exit, and nothing of the group
 // left running after it, whether it held the pipes or let go of them.
 import { spawn } from 'node:child_process';

@@ -2,7 +2,7 @@
 // engine's scheduling against the real service (which cards run, in which run, how runs close),
 // not the agent process or git: a leg then spawns nothing. Pair them with `allowEmpty: true` (no
 // commit is made, so the "no changes" rule would fail the leg). Real agents committing in real
-// worktrees are covered by lifecycle.test.ts, ../agent/run-leg.test.ts and ../worktree/.
+// worktrees are covered by lifecycle.test.ts, ../agent/run-process.test.ts and ../git/.
 import type { LegResult, LegSpec } from '../../../src/dispatch/agent/types.js';
 import type { PreparedWorktree } from '../../../src/dispatch/ports.js';
 import { branchFor } from '../../../src/dispatch/git/worktree.js';

@@ -34,10 +34,10 @@ function writePromptFile(spec: LegSpec): void {
  * timeouts and the abort signal, and report how the leg ended. Never rejects for anything the
  * agent does; only a prompt file that cannot be written rejects (a broken state dir, not a leg).
  */
-export async function runLeg(spec: LegSpec): Promise<LegResult> {
+export async function runAgentProcess(spec: LegSpec): Promise<LegResult> {
   const started = Date.now();
   const [command, ...args] = spec.argv;
-  if (!command) throw new TypeError('runLeg: argv is empty');
+  if (!command) throw new TypeError('runAgentProcess: argv is empty');
   writePromptFile(spec);
   if (spec.signal?.aborted) {
     return { exitCode: null, signal: null, outcome: 'failed', reason: 'interrupted', durationMs: Date.now() - started };

@@ -1,4 +1,4 @@
-// runLeg against real processes: the fake agents in test/fixtures/agents.
+// runAgentProcess against real processes: the fake agents in test/fixtures/agents.
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { agentEnv } from '../../../src/dispatch/agent/env.js';
-import { runLeg } from '../../../src/dispatch/agent/run-leg.js';
+import { runAgentProcess } from '../../../src/dispatch/agent/run-process.js';
 import { createStreamParser } from '../../../src/dispatch/agent/streams/index.js';
 import type { LegSpec } from '../../../src/dispatch/agent/types.js';
 
@@ -61,10 +61,10 @@ async function waitFor(predicate: () => boolean, ms = 3_000): Promise<boolean> {
   return predicate();
 }
 
-describe('runLeg', () => {
+describe('runAgentProcess', () => {
   it('delivers the prompt on stdin, writes the prompt file, and succeeds on exit 0', async () => {
     let out = '';
-    const result = await runLeg(
+    const result = await runAgentProcess(
       spec({
         argv: [node, join(AGENTS, 'print-env.mjs'), 'a b', '$(echo no)'],
         onOutput: (chunk, stream) => {
@@ -82,7 +82,7 @@ describe('runLeg', () => {
 
   it('closes stdin at once when the prompt goes by file', async () => {
     let out = '';
-    const result = await runLeg(
+    const result = await runAgentProcess(
       spec({
         argv: [node, join(AGENTS, 'print-env.mjs')],
         promptVia: 'file',
@@ -99,7 +99,7 @@ describe('runLeg', () => {
       { ...process.env, SVC_TOKEN: 'svc_pat_secret', SVC_RUN_TOKEN: 'svc_run_secret', GITHUB_TOKEN: 'ghs_x', GH_TOKEN: 'y', KEEP_ME: '1' },
       { SVC_CARD_KEY: 'SVC-9', SVC_RUN_ID: 'run-9', SVC_PROMPT_FILE: '/p', SVC_WORKDIR: dir, SVC_BRANCH: 'svc/SVC-9' },
     );
-    await runLeg(spec({ argv: [node, join(AGENTS, 'print-env.mjs')], env, onOutput: (c) => (out += c.toString()) }));
+    await runAgentProcess(spec({ argv: [node, join(AGENTS, 'print-env.mjs')], env, onOutput: (c) => (out += c.toString()) }));
     const seen = (JSON.parse(out) as { env: Record<string, string> }).env;
     expect(seen).not.toHaveProperty('SVC_TOKEN');
     expect(seen).not.toHaveProperty('SVC_RUN_TOKEN');
@@ -112,13 +112,13 @@ describe('runLeg', () => {
     // opencode 1.18 took its project folder from an inherited PWD and committed outside the worktree.
     let out = '';
     const env = agentEnv({ ...process.env, PWD: '/somewhere/else' }, { SVC_CARD_KEY: 'SVC-9', SVC_RUN_ID: 'r', SVC_PROMPT_FILE: '/p', SVC_WORKDIR: dir, SVC_BRANCH: 'b' });
-    await runLeg(spec({ argv: [node, join(AGENTS, 'print-env.mjs')], env, onOutput: (c) => (out += c.toString()) }));
+    await runAgentProcess(spec({ argv: [node, join(AGENTS, 'print-env.mjs')], env, onOutput: (c) => (out += c.toString()) }));
     expect((JSON.parse(out) as { env: Record<string, string> }).env.PWD).toBe(dir);
   });
 
   it('consumes a lot of output on both streams without blocking the agent', async () => {
     const sizes = { stdout: 0, stderr: 0 };
-    const result = await runLeg(
+    const result = await runAgentProcess(
       spec({ argv: [node, join(AGENTS, 'chatty.mjs'), '8192'], onOutput: (c, s) => (sizes[s] += c.length) }),
     );
     expect(result.outcome).toBe('succeeded');
@@ -127,18 +127,18 @@ describe('runLeg', () => {
   });
 
   it('fails with the exit code', async () => {
-    const result = await runLeg(spec({ argv: [node, '-e', 'process.exit(3)'] }));
+    const result = await runAgentProcess(spec({ argv: [node, '-e', 'process.exit(3)'] }));
     expect(result).toMatchObject({ exitCode: 3, outcome: 'failed', reason: 'exit 3' });
   });
 
   it('reports a missing executable as exit 127, not a crash', async () => {
-    const result = await runLeg(spec({ argv: ['svc-no-such-agent-xyz', '--flag'] }));
+    const result = await runAgentProcess(spec({ argv: ['svc-no-such-agent-xyz', '--flag'] }));
     expect(result).toMatchObject({ exitCode: 127, outcome: 'failed', reason: 'agent not found: svc-no-such-agent-xyz' });
   });
 
   it('kills the whole process group, grandchild included, on idle timeout', async () => {
     const pids = join(dir, 'pids.json');
-    const result = await runLeg(spec({ argv: [node, join(AGENTS, 'hang.mjs'), pids], idleTimeoutMs: 600 }));
+    const result = await runAgentProcess(spec({ argv: [node, join(AGENTS, 'hang.mjs'), pids], idleTimeoutMs: 600 }));
     expect(result).toMatchObject({ outcome: 'failed', reason: 'idle timeout', exitCode: null, signal: 'SIGTERM' });
     const { child, grandchild } = JSON.parse(await readFile(pids, 'utf8')) as { child: number; grandchild: number };
     expect(await waitFor(() => !alive(child) && !alive(grandchild))).toBe(true);
@@ -146,7 +146,7 @@ describe('runLeg', () => {
 
   it('sends SIGKILL after the grace period to an agent that ignores SIGTERM', async () => {
     const started = Date.now();
-    const result = await runLeg(
+    const result = await runAgentProcess(
       spec({ argv: [node, join(AGENTS, 'ignore-term.mjs')], idleTimeoutMs: 10_000, cardTimeoutMs: 700, killGraceMs: 400 }),
     );
     expect(result).toMatchObject({ outcome: 'failed', reason: 'card timeout', signal: 'SIGKILL' });
@@ -156,7 +156,7 @@ describe('runLeg', () => {
   it('stops the agent with reason interrupted when the signal aborts', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);
-    const result = await runLeg(spec({ argv: [node, join(AGENTS, 'hang.mjs'), join(dir, 'p.json')], signal: controller.signal }));
+    const result = await runAgentProcess(spec({ argv: [node, join(AGENTS, 'hang.mjs'), join(dir, 'p.json')], signal: controller.signal }));
     expect(result).toMatchObject({ outcome: 'failed', reason: 'interrupted' });
   });
 
@@ -164,7 +164,7 @@ describe('runLeg', () => {
     const controller = new AbortController();
     controller.abort();
     const marker = join(dir, 'ran');
-    const result = await runLeg(
+    const result = await runAgentProcess(
       spec({ argv: [node, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, '')`], signal: controller.signal }),
     );
     expect(result).toMatchObject({ outcome: 'failed', reason: 'interrupted', exitCode: null });
@@ -172,7 +172,7 @@ describe('runLeg', () => {
   });
 
   it('fails a leg whose stream reports a failed result even though it exits 0', async () => {
-    const result = await runLeg(
+    const result = await runAgentProcess(
       spec({
         argv: [node, join(AGENTS, 'emit.mjs'), join(STREAMS, 'claude-error.jsonl'), '0'],
         parser: createStreamParser('claude-stream-json'),
@@ -183,7 +183,7 @@ describe('runLeg', () => {
   });
 
   it('reports tokens and cost from a successful stream', async () => {
-    const result = await runLeg(
+    const result = await runAgentProcess(
       spec({
         argv: [node, join(AGENTS, 'emit.mjs'), join(STREAMS, 'claude-success.jsonl')],
         parser: createStreamParser('claude-stream-json'),
@@ -195,7 +195,7 @@ describe('runLeg', () => {
   it('lets the exit code decide when the stream has no terminal event', async () => {
     const empty = join(dir, 'empty.jsonl');
     await writeFile(empty, '{"type":"system","subtype":"init"}\n');
-    const result = await runLeg(
+    const result = await runAgentProcess(
       spec({ argv: [node, join(AGENTS, 'emit.mjs'), empty, '2'], parser: createStreamParser('claude-stream-json') }),
     );
     expect(result).toMatchObject({ outcome: 'failed', reason: 'exit 2' });
@@ -205,17 +205,17 @@ describe('runLeg', () => {
     const gitEnv = { ...process.env, GIT_CONFIG_NOSYSTEM: '1' };
     execFileSync('git', ['init', '-q', '-b', 'main', dir], { env: gitEnv });
     execFileSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'root']);
-    const result = await runLeg(spec({ argv: [node, join(AGENTS, 'commit.mjs')] }));
+    const result = await runAgentProcess(spec({ argv: [node, join(AGENTS, 'commit.mjs')] }));
     expect(result.outcome).toBe('succeeded');
     expect(execFileSync('git', ['-C', dir, 'log', '-1', '--format=%s'], { encoding: 'utf8' }).trim()).toBe('SVC-1: add SVC-1.txt');
   });
 });
 
-describe('runLeg robustness', () => {
+describe('runAgentProcess robustness', () => {
   it('survives an output callback that throws', async () => {
     const dir2 = await mkdtemp(join(tmpdir(), 'svc-leg-'));
     try {
-      const result = await runLeg({
+      const result = await runAgentProcess({
         argv: [node, '-e', 'console.log("hi")'],
         cwd: dir2,
         env: { PATH: process.env.PATH ?? '' },
@@ -242,7 +242,7 @@ describe('runLeg robustness', () => {
       // The agent starts a background process that keeps stdout open, then exits at once.
       const script = `const c = require('child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: ['ignore', 'inherit', 'inherit'] }); c.unref(); require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(c.pid));`;
       const started = Date.now();
-      const result = await runLeg({
+      const result = await runAgentProcess({
         argv: [node, '-e', script],
         cwd: dir2,
         env: { PATH: process.env.PATH ?? '' },

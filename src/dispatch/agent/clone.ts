@@ -1,24 +1,25 @@
 // A leg of an agent that runs as another user (--agent-user, docs/trust.md): the agent gets a clone
 // of its own on `svc/<KEY>`, a home and a temp folder of its own, and the prompt file beside them,
-// in a folder owned by the leg's uid (leased for this leg alone, ./agent/pool.ts). It never gets
+// in a folder owned by the leg's uid (leased for this leg alone, ./pool.ts). It never gets
 // write access to the main repository, svc's state, or the broker's socket. After the agent, svc
 // brings the branch back into the card's worktree.
 //
 // Root never follows a path the agent could have changed. Everything svc writes into the leg's
 // folder (prompt, git identity, settings, the clone when the agent user cannot read the
 // repository) is written while the folder is still root's and before any process of the leg's uid
-// exists; after the hand-over every act inside it runs as the leg's uid (./agent/leg-shell.ts).
+// exists; after the hand-over every act inside it runs as the leg's uid (./leg-shell.ts).
 // svc (root) never runs git in the agent's clone either: its .git/config is the agent's, and a
 // `core.fsmonitor`, hook or alias there would run as root (the reason git has safe.directory). The
 // commits cross over as a bundle (plain data, fsck-checked on fetch) that svc fetches into the worktree.
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { handOver, lastLine, legEnded, legStarted, legsRoot, removeLegDir, run, svcGit, svcSh, type Run } from './agent/leg-folder.js';
-import { CLONE, COLLECT_AND_CLEAR, LEG } from './agent/leg-shell.js';
-import { copyAgentSettings } from './agent/settings.js';
-import type { AgentUser } from './agent/user.js';
-import { checkOut, onBranch, type PreparedWorktree } from './git/worktree.js';
+import { handOver, lastLine, legEnded, legStarted, legsRoot, removeLegDir, run, svcGit, svcSh, type Run } from './leg-folder.js';
+import { CLONE, COLLECT_AND_CLEAR, LEG } from './leg-shell.js';
+import { copyAgentSettings } from './settings.js';
+import type { AgentUser } from './user.js';
+import { checkOut, onBranch } from '../git/worktree.js';
+import type { PreparedWorktree } from '../ports.js';
 
 export interface AgentLeg {
   user: AgentUser;
