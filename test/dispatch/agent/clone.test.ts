@@ -28,6 +28,16 @@ async function repo(open: boolean): Promise<string> {
   return dir;
 }
 
+/** A card's worktree in a fresh repository and the agent's leg prepared for it (its clone made), as `nobody`. */
+async function cloneLeg(key: string, open: boolean) {
+  const user = await nobody();
+  const dir = await repo(open);
+  const wt = await prepareWorktree({ repo: dir, key });
+  const leg = await prepareAgentLeg({ user, repo: dir, key, wt, privateDir: mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-')) });
+  await leg.ensureClone();
+  return { user, dir, wt, leg };
+}
+
 /** A shell command as the agent user, in its clone, with its environment. */
 function asAgent(user: AgentUser, cwd: string, home: string, script: string) {
   return execa('sh', ['-c', script], { cwd, uid: user.uid, gid: user.gid, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home }, extendEnv: false, reject: false });
@@ -38,12 +48,7 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     ['a repository the agent can read: shared objects', true, true],
     ['a private repository: the objects are copied', false, false],
   ])('%s', async (_name, open, shared) => {
-    const user = await nobody();
-    const dir = await repo(open);
-    const wt = await prepareWorktree({ repo: dir, key: 'CLN-1' });
-    const state = mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-'));
-    const leg = await prepareAgentLeg({ user, repo: dir, key: 'CLN-1', wt, privateDir: state });
-    await leg.ensureClone();
+    const { user, dir, wt, leg } = await cloneLeg('CLN-1', open);
     expect(statSync(leg.workdir).uid).toBe(user.uid);
     expect(statSync(leg.home).uid).toBe(user.uid);
     expect(existsSync(join(leg.workdir, '.git', 'objects', 'info', 'alternates'))).toBe(shared);
@@ -93,12 +98,7 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
   }, 60_000);
 
   it('brings back a rewritten branch and uncommitted work, and never runs the clone\'s config as root', async () => {
-    const user = await nobody();
-    const dir = await repo(true);
-    const wt = await prepareWorktree({ repo: dir, key: 'CLN-2' });
-    const state = mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-'));
-    const leg = await prepareAgentLeg({ user, repo: dir, key: 'CLN-2', wt, privateDir: state });
-    await leg.ensureClone();
+    const { user, dir, wt, leg } = await cloneLeg('CLN-2', true);
     // The agent plants a command in its own .git/config that any git status/diff would run.
     // Outside the leg's folder, which collect empties: a folder the agent user may write.
     const outside = mkdtempSync(join(tmpdir(), 'svc-agent-clone-marker-'));
