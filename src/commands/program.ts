@@ -115,8 +115,3 @@ export function buildProgram(version: string, context: (cmd: Command) => Context
   }
   return program;
 }
-
-/** Adds an example section to a command's help: every command shows at least one. */
-export function withExamples(cmd: Command, ...examples: string[]): Command {
-  return cmd.addHelpText('after', `\nExamples:\n${examples.map((e) => `  $ ${e}`).join('\n')}\n`);
-}

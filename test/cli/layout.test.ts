@@ -1,8 +1,9 @@
 // How src/commands is laid out, checked so it stays that way: each group registers itself and
-// loads its handlers only inside `.action()` (so `svc --help` and `--version` load none), and only
-// the commands whose work a signal must wind down install the signal trap.
+// loads its handlers only inside `.action()` (so `svc --help` and `--version` load none), no module
+// imports one that imports it back, and only the commands whose work a signal must wind down
+// install the signal trap.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../../src/commands');
@@ -26,5 +27,30 @@ describe('src/commands', () => {
       .map((file) => relative(ROOT, file))
       .sort();
     expect(trapping).toEqual(['demo/demo.ts', 'dispatch/run-dispatch.ts', 'hosted/run.ts', 'server/serve.ts']);
+  });
+
+  test('no import cycle: program.ts builds the tree from the register files, which never import it back', () => {
+    // Static value imports (types are erased); a cycle would make a group's module order matter.
+    const files = filesUnder(ROOT).filter((file) => file.endsWith('.ts'));
+    const imports = new Map(
+      files.map((file) => [
+        file,
+        [...readFileSync(file, 'utf8').matchAll(/^(?:import|export) (?!type )[^;]*?from '(\.[^']+)';$/gm)]
+          .map((m) => resolve(dirname(file), m[1]!).replace(/\.js$/, '.ts'))
+          .filter((target) => target.startsWith(ROOT)),
+      ]),
+    );
+    const cycles: string[] = [];
+    const seen = new Set<string>();
+    const visit = (file: string, path: string[]): void => {
+      if (path.includes(file)) return void cycles.push([...path.slice(path.indexOf(file)), file].map((f) => relative(ROOT, f)).join(' → '));
+      if (seen.has(file)) return;
+      for (const target of imports.get(file) ?? []) visit(target, [...path, file]);
+      seen.add(file);
+    };
+    for (const file of files) visit(file, []);
+    expect(cycles).toEqual([]);
+    // The check sees the imports it should: program.ts reaches every group's register file.
+    expect(imports.get(join(ROOT, 'program.ts'))).toContain(join(ROOT, 'dispatch', 'register.ts'));
   });
 });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 import type { ApiOptions } from './api.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];

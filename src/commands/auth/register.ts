@@ -1,7 +1,7 @@
 // `svc auth login|status|logout`: the personal access token svc sends.
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 import type { AuthLoginOptions } from './login.js';
 
 export function registerAuth(program: Command, context: (cmd: Command) => Context): void {

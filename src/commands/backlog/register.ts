@@ -2,7 +2,7 @@
 // items out of their sprint (operations 10–11).
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 
 export function registerBacklog(program: Command, context: (cmd: Command) => Context): void {
   const backlog = program.command('backlog').description('the backlog in rank order, and moving items out of their sprint');

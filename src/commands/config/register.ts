@@ -1,7 +1,7 @@
 // `svc config get|set|unset|list`: the stored settings (config/store.ts).
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 
 export function registerConfig(program: Command, context: (cmd: Command) => Context): void {
   const group = program.command('config').description('read and change the stored settings');

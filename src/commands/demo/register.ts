@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 
 export function registerDemo(program: Command, context: (cmd: Command) => Context): void {
   withExamples(

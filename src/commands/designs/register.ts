@@ -1,7 +1,7 @@
 // `svc designs`: the project's approved designs, newest first (operation 12).
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 
 export function registerDesigns(program: Command, context: (cmd: Command) => Context): void {
   withExamples(

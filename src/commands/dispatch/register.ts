@@ -3,7 +3,7 @@
 import { type Command, Option } from 'commander';
 import type { DispatchCommand } from '../../contract/types.js';
 import type { Context } from '../context.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 
 /** Flags as commander parses them; run-dispatch.ts turns them into the engine's typed options. */
 export interface DispatchFlags {

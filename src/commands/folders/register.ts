@@ -3,7 +3,7 @@
 import { type Command, Option } from 'commander';
 import type { Context } from '../context.js';
 import type { FoldersMoveOptions } from './move.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 
 export function registerFolders(program: Command, context: (cmd: Command) => Context): void {
   const folders = program.command('folders').description('list, create, rename, move and remove folders');

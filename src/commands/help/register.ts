@@ -1,7 +1,7 @@
 // `svc help [topic...]` and `svc completion bash|zsh|fish`.
 import { Argument, type Command } from 'commander';
 import type { Context } from '../context.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 
 export function registerHelpTopics(program: Command, context: (cmd: Command) => Context): void {
   program.addHelpCommand(false);

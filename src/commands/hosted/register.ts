@@ -3,7 +3,7 @@
 // never type it).
 import { Option, type Command } from 'commander';
 import type { Context } from '../context.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 import { addPullRequestFlags } from '../dispatch/register.js';
 import type { HostedRunFlags } from './run.js';
 

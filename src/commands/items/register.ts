@@ -1,7 +1,7 @@
 // `svc items list|show|count|create|edit`: work items (operations 5–9).
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 import type { ItemsCountOptions } from './count.js';
 import type { ItemsCreateOptions } from './create.js';
 import type { ItemsEditOptions } from './edit.js';

@@ -3,7 +3,7 @@
 // a submission sends them all as one job that produces a plan of proposals.
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 
 /** `--target` may repeat and take comma lists: `--target A --target B` or `--target A,B`. */
 const targets = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((k) => k.trim()).filter(Boolean)];

@@ -1,7 +1,7 @@
 // `svc projects [list]` and `svc projects show KEY` (operations 3–4).
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 
 export function registerProjects(program: Command, context: (cmd: Command) => Context): void {
   const projects = program.command('projects').description('list projects, or show one');

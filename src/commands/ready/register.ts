@@ -1,7 +1,7 @@
 // `svc ready bugs|containers`: the ready lanes (operations 23–24).
 import { Option, type Command } from 'commander';
 import type { Context } from '../context.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 import type { ReadyBugsOptions } from './bugs.js';
 import type { ReadyContainersOptions } from './containers.js';
 

@@ -2,7 +2,7 @@
 // watch, cancel) and in this machine's state folder (list, recover, report).
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 import type { RunsReportOptions } from './report.js';
 
 export function registerRuns(program: Command, context: (cmd: Command) => Context): void {

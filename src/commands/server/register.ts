@@ -3,7 +3,7 @@
 import { type Command, Option } from 'commander';
 import type { Context } from '../context.js';
 import { EXIT } from '../exit-codes.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 import type { ServeFlags } from './serve.js';
 import type { TokenCreateOptions } from './token-create.js';
 

@@ -1,7 +1,7 @@
 // `svc workflow check`: the repository's own workflow (.svc/workflow.yml, docs/workflow.md).
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 import type { WorkflowCheckOptions } from './check.js';
 
 export function registerWorkflow(program: Command, context: (cmd: Command) => Context): void {

@@ -1,7 +1,7 @@
 // `svc worktrees prune`: the per-card git worktrees.
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { withExamples } from '../program.js';
+import { withExamples } from '../examples.js';
 import type { WorktreesPruneOptions } from './prune.js';
 
 export function registerWorktrees(program: Command, context: (cmd: Command) => Context): void {
