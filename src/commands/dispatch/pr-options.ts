@@ -3,13 +3,10 @@
 // environment > stored > default.
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
+import type { DispatchFlags } from './register.js';
 
-export interface PullRequestFlags {
-  /** Undefined: the default; false: `--no-pr`. */
-  pr?: boolean;
-  draft?: boolean;
-  githubApiUrl?: string;
-}
+/** `pr` undefined: the default; false: `--no-pr`. */
+export type PullRequestFlags = Pick<DispatchFlags, 'pr' | 'draft' | 'githubApiUrl'>;
 
 export interface PullRequestOptions {
   pr: boolean;

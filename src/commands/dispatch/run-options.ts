@@ -12,14 +12,11 @@ import { dirname } from 'node:path';
 import { AgentUserError, resolveAgentUser } from '../../dispatch/agent/user.js';
 import { ensurePrivateDir } from '../../dispatch/state/private-dir.js';
 import { loadWorkflow, WorkflowFileError } from '../../dispatch/workflow/load.js';
-import { applyWorkflowFlags, type Workflow, type WorkflowFlags } from '../../dispatch/workflow/policy.js';
+import { applyWorkflowFlags, type Workflow } from '../../dispatch/workflow/policy.js';
+import type { DispatchFlags } from './register.js';
 
-export interface AgentFlags {
-  agent?: string;
-  agentCmd?: string;
-  agentFormat?: string;
-  model?: string;
-}
+/** The flags that choose the agent (a hosted run's `svc attach` has no --agent-format). */
+export type AgentFlags = Pick<DispatchFlags, 'agent' | 'agentCmd' | 'agentFormat' | 'model'>;
 
 /**
  * `opened` is a hosted run's own choice: its agent counts when it names a preset (`custom` means
@@ -38,17 +35,7 @@ export function agentChoice(flags: AgentFlags, ctx: Context, required: boolean, 
 }
 
 /** The flags of how legs run, shared by local and hosted runs. */
-export interface LegFlags {
-  onFailure?: 'halt' | 'continue';
-  parallel?: string;
-  sendLogs?: boolean;
-  allowEmpty?: boolean;
-  timeout?: string;
-  idleTimeout?: string;
-  cardTimeout?: string;
-  killGrace?: string;
-  maxCost?: string;
-}
+export type LegFlags = Pick<DispatchFlags, 'onFailure' | 'parallel' | 'sendLogs' | 'allowEmpty' | 'timeout' | 'idleTimeout' | 'cardTimeout' | 'killGrace' | 'maxCost'>;
 
 /** How legs run: failures, parallelism, logs, timeouts and spend, with their defaults. */
 export function legOptions(flags: LegFlags, ctx: Context) {
@@ -75,7 +62,7 @@ export function legOptions(flags: LegFlags, ctx: Context) {
  * a warning (shown when the first agent starts) where svc is root or the run is hosted.
  */
 export async function agentUserFor(
-  flags: { agentUser?: string },
+  flags: Pick<DispatchFlags, 'agentUser'>,
   ctx: Context,
   where: { stateDir: string; hosted: boolean; uid?: number },
 ): Promise<Pick<DispatchOptions, 'agentUser' | 'agentUserWarning'>> {
@@ -106,7 +93,7 @@ export async function agentUserFor(
  * `--no-verify` and `--setup` over it. A mistake in the file is one line and exit 2, before any
  * run opens; a working-tree file that differs from the committed one is said in `hint`.
  */
-export async function workflowFor(flags: WorkflowFlags, repo: string, baseRef = 'HEAD'): Promise<{ workflow: Workflow | null; hint: string | null }> {
+export async function workflowFor(flags: Pick<DispatchFlags, 'verify' | 'setup'>, repo: string, baseRef = 'HEAD'): Promise<{ workflow: Workflow | null; hint: string | null }> {
   if (flags.verify !== undefined && flags.verify !== false && !flags.verify.trim()) throw new UsageError('--verify needs a command (or --no-verify for none)');
   if (flags.setup !== undefined && !flags.setup.trim()) throw new UsageError('--setup needs a command');
   try {

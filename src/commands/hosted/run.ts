@@ -22,6 +22,8 @@ import { prepareHostedForCommand, type HostedCommandOptions } from './execution.
 import { agentChoice, agentUserFor, legOptions } from '../dispatch/run-options.js';
 import { projectOfKey } from '../dispatch/project.js';
 import { printSummary, runUnderProgress } from '../dispatch/engine-tail.js';
+import type { DispatchFlags } from '../dispatch/register.js';
+import type { AttachFlags } from './register.js';
 
 /** Pull requests of a hosted run: REST, the broker's token, every wait within --max-wait. */
 function hostedPullRequests(ctx: Context, flags: HostedRunFlags, h: HostedExecution, opts: DispatchOptions) {
@@ -35,32 +37,11 @@ function hostedPullRequests(ctx: Context, flags: HostedRunFlags, h: HostedExecut
   });
 }
 
-/** The flags a hosted execution honours (a subset of the dispatch flags; `svc attach` takes them too). */
-export interface HostedRunFlags {
-  project?: string;
-  repo?: string;
-  agent?: string;
-  agentCmd?: string;
-  model?: string;
-  agentUser?: string;
-  dryRun?: boolean;
-  onFailure?: 'halt' | 'continue';
-  parallel?: string;
-  timeout?: string;
-  idleTimeout?: string;
-  cardTimeout?: string;
-  killGrace?: string;
-  sendLogs?: boolean;
-  allowEmpty?: boolean;
-  maxCost?: string;
-  worktree?: boolean;
-  /** Undefined: push (the default of hosted runs); false: `--no-push`. */
-  push?: boolean;
-  /** Undefined: pull requests (the default of hosted runs); false: `--no-pr`. */
-  pr?: boolean;
-  draft?: boolean;
-  githubApiUrl?: string;
-}
+/**
+ * The flags a hosted execution honours: `svc attach`'s, and a dispatch command's --project.
+ * `push` and `pr` undefined: the default of hosted runs (on); false: `--no-push`, `--no-pr`.
+ */
+export type HostedRunFlags = AttachFlags & Pick<DispatchFlags, 'project'>;
 
 /** The project of a hosted run: its cards' (a key names its project), else the flag or SVC_PROJECT. */
 function projectOf(flags: HostedRunFlags, ctx: Context, h: HostedExecution): string {
