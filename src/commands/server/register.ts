@@ -1,17 +1,80 @@
 // `svc server`: the local service. The commands module only parses flags; the service's own
 // runServerCommand does the work (the server depends on the contract alone, never on the CLI).
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { withExamples } from '../examples.js';
-import type { ServeFlags } from './serve.js';
-import type { TokenCreateOptions } from './token-create.js';
+import { addFlags, flag, type FlagsOf, flagsOf, rephrase } from '../flag-table.js';
 
 const port = (v: string) => {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw Object.assign(new Error(`--port takes 0-65535, got '${v}'`), { code: 'commander.invalidArgument', exitCode: EXIT.usage });
   return n;
 };
+
+const SERVE_FLAGS = [
+  flag('--port <port>', 'port to listen on (0 picks a free one)', { parse: port, default: 8787 }),
+  flag('--host <host>', 'address to listen on', { default: '127.0.0.1' }),
+  flag('--db <file>', 'SQLite database file (default: in memory)'),
+  flag('--seed <name>', 'seed a demo workspace, project and token', { choices: ['demo'] }),
+  flag('--rate-limit <n/seconds>', 'per-token rate limit, e.g. 600/60'),
+  flag('--git-root <dir>', 'folder of bare repositories (<dir>/<owner>/<name>.git) served to hosted runs over smart HTTP'),
+  flag('--hosted-executor <engine>', 'start a runner container for each hosted run opened (default: none)', { choices: ['podman', 'docker', 'kubernetes'] }),
+  flag('--hosted-image <ref>', 'the runner image (default localhost/svc:<version of svc>, built by npm run image)'),
+  flag('--hosted-agent-cmd <cmd>', 'the agent command runners use for runs that name no agent preset'),
+  flag('--hosted-base-url <url>', "SVC_BASE_URL as runners reach this service (default: the service's own URL)"),
+  flag('--hosted-timeout <duration>', "a hosted run's deadline: its runner is stopped and the run closed timed_out (default 60m)"),
+  flag('--hosted-logs <dir>', "where runners' logs are kept (default: a fresh folder in the temp folder)"),
+  flag('--hosted-network <name>', 'podman/docker: the network runners join (default host, so they reach a loopback service)'),
+  flag('--hosted-as-root', "podman/docker: the runner runs as root in its container, so svc runs each agent as a uid of its own (default: the image's non-root user)"),
+  flag('--kubeconfig <file>', 'kubernetes: the kubeconfig to use (default KUBECONFIG or ~/.kube/config)'),
+  flag('--hosted-namespace <ns>', "kubernetes: the Jobs' namespace (default the context's, else default)"),
+  flag('--hosted-requests <list>', 'kubernetes: resource requests of the runner, e.g. cpu=500m,memory=512Mi'),
+  flag('--hosted-limits <list>', 'kubernetes: resource limits of the runner, e.g. cpu=2,memory=2Gi'),
+  flag('--hosted-poll <duration>', "kubernetes: how often a running Job's status is read (default 5s)"),
+  flag('--dry-run', 'with --hosted-executor: print what each hosted run would start (a command line, or YAML manifests) and start nothing'),
+];
+/** `svc server`'s flags as commander parses them; serve.ts turns them into the service's options. */
+export type ServeFlags = FlagsOf<typeof SERVE_FLAGS>;
+
+/** The subcommands' `--db`: required, but checked by dbOf (see there). */
+const DB = flag('--db <file>', 'the SQLite database of the service (required)');
+
+const TOKEN_CREATE_FLAGS = [
+  DB,
+  flag('--workspace <id-or-slug>', 'the workspace the token is bound to', { required: true }),
+  flag('--project <key>', 'narrow the token to one project'),
+  flag('--scopes <list>', 'comma-separated: project:browse,work_item:edit,sprint:manage,ai:plan (default all)'),
+  flag('--user <id-or-email>', 'the member the token acts as (default the first member)'),
+  flag('--expires-at <date-time>', 'expiry, UTC ending in Z'),
+];
+/** `svc server token create`'s flags; token-create.ts takes them with the `--db` found. */
+export type TokenCreateFlags = FlagsOf<typeof TOKEN_CREATE_FLAGS>;
+
+const RUN_TOKEN_FLAGS = [DB, flag('--contract-prefix', 'mint it as svc_pat_… (the contract\'s one bearer prefix) instead of svc_run_…')];
+
+const DONE_FLAGS = [DB, flag('--status <status>', 'the done status to set: done or cancelled', { default: 'done' })];
+
+const INIT_FLAGS = [
+  rephrase(DB, 'the SQLite database of the service (required; made if missing)'),
+  flag('--workspace <slug>', 'the workspace, by its slug (made if missing)', { required: true }),
+  flag('--project <key>', 'the project key, e.g. PROJ (made if missing)', { required: true }),
+  flag('--name <name>', 'the name of a project made now (default: its key)'),
+  flag('--repo <url>', 'a target repository of the project\'s items (repeatable): owner/name, https:// or ssh URL', { parse: (v: string, all: string[] = []) => [...all, v] }),
+];
+
+const pullRequestNumber = (v: string) => {
+  if (!/^[1-9][0-9]*$/.test(v)) throw Object.assign(new Error(`--number takes a pull request number (1 or more), got '${v}'`), { code: 'commander.invalidArgument', exitCode: EXIT.usage });
+  return Number(v);
+};
+
+const DELIVERY_FLAGS = [
+  DB,
+  flag('--number <n>', 'the pull request number', { parse: pullRequestNumber, required: true }),
+  flag('--state <state>', 'the pull request state', { choices: ['open', 'merged', 'closed'], default: 'open' }),
+  flag('--ci <ci>', 'its checks', { choices: ['passing', 'failing', 'running'] }),
+  flag('--url <url>', 'its web address (default: the repository\'s /pull/N)'),
+];
 
 /**
  * `--db` of a subcommand. The root parses all options before dispatching, so `svc server run-token
@@ -28,33 +91,13 @@ function dbOf(opts: { db?: string }, cmd: Command): string {
 }
 
 export function registerServer(program: Command, context: (cmd: Command) => Context): void {
-  const server = program
-    .command('server')
-    .description('run the local service: the whole contract on SQLite (prints its URL, and a token with --seed demo)')
-    .option('--port <port>', 'port to listen on (0 picks a free one)', port, 8787)
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--db <file>', 'SQLite database file (default: in memory)')
-    .addOption(new Option('--seed <name>', 'seed a demo workspace, project and token').choices(['demo']))
-    .option('--rate-limit <n/seconds>', 'per-token rate limit, e.g. 600/60')
-    .option('--git-root <dir>', 'folder of bare repositories (<dir>/<owner>/<name>.git) served to hosted runs over smart HTTP')
-    .addOption(new Option('--hosted-executor <engine>', 'start a runner container for each hosted run opened (default: none)').choices(['podman', 'docker', 'kubernetes']))
-    .option('--hosted-image <ref>', 'the runner image (default localhost/svc:<version of svc>, built by npm run image)')
-    .option('--hosted-agent-cmd <cmd>', 'the agent command runners use for runs that name no agent preset')
-    .option('--hosted-base-url <url>', "SVC_BASE_URL as runners reach this service (default: the service's own URL)")
-    .option('--hosted-timeout <duration>', "a hosted run's deadline: its runner is stopped and the run closed timed_out (default 60m)")
-    .option('--hosted-logs <dir>', "where runners' logs are kept (default: a fresh folder in the temp folder)")
-    .option('--hosted-network <name>', 'podman/docker: the network runners join (default host, so they reach a loopback service)')
-    .option('--hosted-as-root', "podman/docker: the runner runs as root in its container, so svc runs each agent as a uid of its own (default: the image's non-root user)")
-    .option('--kubeconfig <file>', 'kubernetes: the kubeconfig to use (default KUBECONFIG or ~/.kube/config)')
-    .option('--hosted-namespace <ns>', "kubernetes: the Jobs' namespace (default the context's, else default)")
-    .option('--hosted-requests <list>', 'kubernetes: resource requests of the runner, e.g. cpu=500m,memory=512Mi')
-    .option('--hosted-limits <list>', 'kubernetes: resource limits of the runner, e.g. cpu=2,memory=2Gi')
-    .option('--hosted-poll <duration>', "kubernetes: how often a running Job's status is read (default 5s)")
-    .option('--dry-run', 'with --hosted-executor: print what each hosted run would start (a command line, or YAML manifests) and start nothing')
-    .action(async (raw: ServeFlags, cmd: Command) => {
-      const { runServe, serveOptions } = await import('./serve.js');
-      await runServe(serveOptions(raw, program.version() ?? '0.0.0-dev'), context(cmd));
-    });
+  const server = addFlags(
+    program.command('server').description('run the local service: the whole contract on SQLite (prints its URL, and a token with --seed demo)'),
+    SERVE_FLAGS,
+  ).action(async (_o: unknown, cmd: Command) => {
+    const { runServe, serveOptions } = await import('./serve.js');
+    await runServe(serveOptions(flagsOf(cmd, SERVE_FLAGS), program.version() ?? '0.0.0-dev'), context(cmd));
+  });
   withExamples(
     server,
     'svc server --db svc.db --seed demo',
@@ -64,16 +107,9 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
   );
 
   const token = server.command('token').description('manage personal access tokens of the local service');
-  const create = token
-    .command('create')
-    .description('create a token and print it once')
-    .option('--db <file>', 'the SQLite database of the service (required)')
-    .requiredOption('--workspace <id-or-slug>', 'the workspace the token is bound to')
-    .option('--project <key>', 'narrow the token to one project')
-    .option('--scopes <list>', 'comma-separated: project:browse,work_item:edit,sprint:manage,ai:plan (default all)')
-    .option('--user <id-or-email>', 'the member the token acts as (default the first member)')
-    .option('--expires-at <date-time>', 'expiry, UTC ending in Z')
-    .action(async (raw: Omit<TokenCreateOptions, 'db'> & { db?: string }, cmd: Command) => {
+  const create = addFlags(token.command('create').description('create a token and print it once'), TOKEN_CREATE_FLAGS)
+    .action(async (_o: unknown, cmd: Command) => {
+      const raw = flagsOf(cmd, TOKEN_CREATE_FLAGS);
       const opts = { ...raw, db: dbOf(raw, cmd) };
       const ctx = context(cmd);
       const { runTokenCreate } = await import('./token-create.js');
@@ -81,10 +117,10 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
     });
   const runToken = server
     .command('run-token <run-id>')
-    .description('mint the credential a hosted runner of this run is started with (SVC_RUN_TOKEN); printed once')
-    .option('--db <file>', 'the SQLite database of the service (required)')
-    .option('--contract-prefix', 'mint it as svc_pat_… (the contract\'s one bearer prefix) instead of svc_run_…')
-    .action(async (runId: string, raw: { db?: string; contractPrefix?: boolean }, cmd: Command) => {
+    .description('mint the credential a hosted runner of this run is started with (SVC_RUN_TOKEN); printed once');
+  addFlags(runToken, RUN_TOKEN_FLAGS)
+    .action(async (runId: string, _o: unknown, cmd: Command) => {
+      const raw = flagsOf(cmd, RUN_TOKEN_FLAGS);
       const opts = { db: dbOf(raw, cmd), runId, contractPrefix: Boolean(raw.contractPrefix) };
       const ctx = context(cmd);
       const { runRunToken } = await import('./run-token.js');
@@ -92,10 +128,10 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
     });
   const done = server
     .command('done <keys...>')
-    .description('mark work items done in the local service (local only: writes the database, not /api/v1); blocked cards become ready')
-    .option('--db <file>', 'the SQLite database of the service (required)')
-    .option('--status <status>', 'the done status to set: done or cancelled', 'done')
-    .action(async (keys: string[], raw: { db?: string; status: string }, cmd: Command) => {
+    .description('mark work items done in the local service (local only: writes the database, not /api/v1); blocked cards become ready');
+  addFlags(done, DONE_FLAGS)
+    .action(async (keys: string[], _o: unknown, cmd: Command) => {
+      const raw = flagsOf(cmd, DONE_FLAGS);
       const opts = { db: dbOf(raw, cmd), keys, status: raw.status };
       const ctx = context(cmd);
       const { runServerDone } = await import('./done.js');
@@ -103,13 +139,10 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
     });
   const init = server
     .command('init')
-    .description('make (or find) a workspace and a project in the local service and print a token for them (offline use without --seed demo)')
-    .option('--db <file>', 'the SQLite database of the service (required; made if missing)')
-    .requiredOption('--workspace <slug>', 'the workspace, by its slug (made if missing)')
-    .requiredOption('--project <key>', 'the project key, e.g. PROJ (made if missing)')
-    .option('--name <name>', 'the name of a project made now (default: its key)')
-    .option('--repo <url>', 'a target repository of the project\'s items (repeatable): owner/name, https:// or ssh URL', (v: string, all: string[] = []) => [...all, v])
-    .action(async (raw: { db?: string; workspace: string; project: string; name?: string; repo?: string[] }, cmd: Command) => {
+    .description('make (or find) a workspace and a project in the local service and print a token for them (offline use without --seed demo)');
+  addFlags(init, INIT_FLAGS)
+    .action(async (_o: unknown, cmd: Command) => {
+      const raw = flagsOf(cmd, INIT_FLAGS);
       const opts = { db: dbOf(raw, cmd), workspace: raw.workspace, project: raw.project, ...(raw.name ? { name: raw.name } : {}), repos: raw.repo ?? [] };
       const ctx = context(cmd);
       const { runServerInit } = await import('./init.js');
@@ -118,16 +151,10 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
   withExamples(init, 'TOKEN=$(svc server init --db svc.db --workspace acme --project PROJ)', 'svc server init --db svc.db --workspace acme --project PROJ --repo acme/shop');
   const delivery = server
     .command('delivery <key>')
-    .description('record a pull request on a work item in the local service, so `svc review` and `svc fix` select it')
-    .option('--db <file>', 'the SQLite database of the service (required)')
-    .requiredOption('--number <n>', 'the pull request number', (v: string) => {
-      if (!/^[1-9][0-9]*$/.test(v)) throw Object.assign(new Error(`--number takes a pull request number (1 or more), got '${v}'`), { code: 'commander.invalidArgument', exitCode: EXIT.usage });
-      return Number(v);
-    })
-    .addOption(new Option('--state <state>', 'the pull request state').choices(['open', 'merged', 'closed']).default('open'))
-    .addOption(new Option('--ci <ci>', 'its checks').choices(['passing', 'failing', 'running']))
-    .option('--url <url>', 'its web address (default: the repository\'s /pull/N)')
-    .action(async (key: string, raw: { db?: string; number: number; state: string; ci?: string; url?: string }, cmd: Command) => {
+    .description('record a pull request on a work item in the local service, so `svc review` and `svc fix` select it');
+  addFlags(delivery, DELIVERY_FLAGS)
+    .action(async (key: string, _o: unknown, cmd: Command) => {
+      const raw = flagsOf(cmd, DELIVERY_FLAGS);
       const opts = { db: dbOf(raw, cmd), key, number: raw.number, state: raw.state, ...(raw.ci ? { ci: raw.ci } : {}), ...(raw.url ? { url: raw.url } : {}) };
       const ctx = context(cmd);
       const { runServerDelivery } = await import('./init.js');

@@ -3,30 +3,7 @@ import { parseDuration } from '../../dispatch/duration.js';
 import type { HostedExecutorOptions } from '../../server/hosted-executor/index.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
-
-/** The flags as commander hands them over. */
-export interface ServeFlags {
-  port: number;
-  host: string;
-  db?: string;
-  seed?: 'demo';
-  rateLimit?: string;
-  gitRoot?: string;
-  hostedExecutor?: HostedExecutorOptions['engine'];
-  hostedImage?: string;
-  hostedAgentCmd?: string;
-  hostedBaseUrl?: string;
-  hostedTimeout?: string;
-  hostedLogs?: string;
-  hostedNetwork?: string;
-  hostedAsRoot?: boolean;
-  kubeconfig?: string;
-  hostedNamespace?: string;
-  hostedRequests?: string;
-  hostedLimits?: string;
-  hostedPoll?: string;
-  dryRun?: boolean;
-}
+import type { ServeFlags } from './register.js';
 
 /** What the service is started with: the plain flags, and the hosted executor's options built from the rest. */
 export type ServeOptions = Pick<ServeFlags, 'port' | 'host' | 'db' | 'seed' | 'rateLimit' | 'gitRoot'> & { hosted?: HostedExecutorOptions };

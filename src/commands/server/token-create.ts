@@ -1,15 +1,9 @@
 // `svc server token create`: a personal access token of the local service, printed once.
 import type { Context } from '../context.js';
+import type { TokenCreateFlags } from './register.js';
 
-export interface TokenCreateOptions {
-  db: string;
-  workspace: string;
-  project?: string;
-  /** Comma-separated, as typed. */
-  scopes?: string;
-  user?: string;
-  expiresAt?: string;
-}
+/** The flags of `svc server token create`, with the `--db` of whichever command got it. */
+export type TokenCreateOptions = Omit<TokenCreateFlags, 'db'> & { db: string };
 
 export async function runTokenCreate(opts: TokenCreateOptions, ctx: Context): Promise<void> {
   const { runServerCommand } = await import('../../server/index.js');
