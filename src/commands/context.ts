@@ -4,17 +4,10 @@
 import type { Readable } from 'node:stream';
 import type { Output, OutStream } from '../ui/output.js';
 import type { ConfigStore } from './config/store.js';
+import type { GlobalFlags } from './global-flags.js';
 
-export interface GlobalOptions {
-  baseUrl?: string;
-  json?: boolean;
-  /** `--jq EXPR` (implies --json). */
-  jq?: string;
-  verbose?: boolean;
-  color?: boolean;
-  insecure?: boolean;
-  maxWait?: string;
-}
+/** The options every command takes (`--jq EXPR` implies --json), as global-flags.ts declares them. */
+export type GlobalOptions = GlobalFlags;
 
 /** Which signal interrupted the command, once one did. */
 export interface Interrupts {

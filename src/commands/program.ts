@@ -1,12 +1,14 @@
 // The commander tree. Each group registers itself; handlers are imported inside `.action()` so
 // `svc --version` and `svc --help` load none of them.
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { registerApi } from './api/register.js';
 import { registerAuth } from './auth/register.js';
 import { registerBacklog } from './backlog/register.js';
 import { registerConfig } from './config/register.js';
 import type { OutStream } from '../ui/output.js';
 import type { Context } from './context.js';
+import { addFlags } from './flag-table.js';
+import { GLOBAL_FLAGS } from './global-flags.js';
 import { registerDemo } from './demo/register.js';
 import { registerDesigns } from './designs/register.js';
 import { registerDispatch } from './dispatch/register.js';
@@ -84,17 +86,13 @@ export interface ProgramStreams {
  * `args` (the words the program will parse), only the group of the invoked command is registered.
  */
 export function buildProgram(version: string, context: (cmd: Command) => Context, streams?: ProgramStreams, args?: readonly string[]): Command {
-  const program = new Command('svc')
-    .description('Dispatch coding agents over a work-tracking backlog, and run the service locally')
-    .version(version, '-V, --version', 'print the version')
-    .helpOption('-h, --help', 'show help')
-    .addOption(new Option('--base-url <url>', 'service base address (SVC_BASE_URL)'))
-    .addOption(new Option('--json', 'print exactly one JSON document on stdout'))
-    .addOption(new Option('--jq <expression>', 'filter the JSON document with a jq expression, as gh does (implies --json)'))
-    .addOption(new Option('--verbose', 'print request ids and timings on stderr'))
-    .addOption(new Option('--no-color', 'no colour, no spinner'))
-    .addOption(new Option('--insecure', 'allow sending a token over plain http to a non-loopback host'))
-    .addOption(new Option('--max-wait <duration>', 'longest wait for a rate limit or an unavailable service (SVC_MAX_WAIT)'))
+  const program = addFlags(
+    new Command('svc')
+      .description('Dispatch coding agents over a work-tracking backlog, and run the service locally')
+      .version(version, '-V, --version', 'print the version')
+      .helpOption('-h, --help', 'show help'),
+    GLOBAL_FLAGS,
+  )
     .showSuggestionAfterError(true)
     .configureHelp({ sortSubcommands: false, showGlobalOptions: true })
     // Set before the subcommands exist so they inherit it: usage errors throw (cli.ts maps them

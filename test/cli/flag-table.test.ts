@@ -3,7 +3,7 @@
 // the expected errors below are the promise that a renamed flag no longer compiles where it is read.
 import { Command } from 'commander';
 import { describe, expect, expectTypeOf, test } from 'vitest';
-import type { DispatchFlags } from '../../src/commands/dispatch/register.js';
+import type { DispatchFlags } from '../../src/commands/dispatch/flags.js';
 import { addFlags, type AttributeOf, flag, type FlagsOf, flagsOf } from '../../src/commands/flag-table.js';
 import type { HostedRunFlags } from '../../src/commands/hosted/run.js';
 import { buildProgram } from '../../src/commands/program.js';

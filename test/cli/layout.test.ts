@@ -14,10 +14,11 @@ function filesUnder(dir: string): string[] {
 }
 
 describe('src/commands', () => {
-  test.each(groups)('%s/ has a register.ts that imports its handlers only lazily', (group) => {
+  test.each(groups)('%s/ has a register.ts that imports its handlers only lazily (its flags.ts eagerly)', (group) => {
     const source = readFileSync(join(ROOT, group, 'register.ts'), 'utf8');
-    // A value import of a sibling would load the handler with the tree; types are erased.
-    const eager = [...source.matchAll(/^import (?!type )[^;]*from '\.\/([^']+)';$/gm)].map((m) => m[1]);
+    // A value import of a sibling would load the handler with the tree; types are erased. The
+    // group's flag table (flags.ts) is the one sibling the tree needs.
+    const eager = [...source.matchAll(/^import (?!type )[^;]*from '\.\/([^']+)';$/gm)].map((m) => m[1]).filter((file) => file !== 'flags.js');
     expect(eager).toEqual([]);
   });
 

@@ -10,6 +10,7 @@ import type { Page } from '../../contract/types.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 import { resolveConnection } from '../settings.js';
+import type { ApiFlags } from './flags.js';
 
 function matchOperation(method: string, path: string): { op: Operation; params: Record<string, string>; query: URLSearchParams } {
   const url = new URL(path.replace(/^\/?(api\/v1)?\/?/, '/'), 'http://x');
@@ -42,13 +43,8 @@ function parseFields(fields: string[]): Record<string, unknown> {
   return out;
 }
 
-export interface ApiOptions {
-  method: string;
-  path: string;
-  field?: string[];
-  input?: string;
-  paginate?: boolean;
-}
+/** The flags of `svc api` (and the method and path), as its table in register.ts declares them. */
+export type ApiOptions = ApiFlags & { method: string; path: string };
 
 export async function runApi(opts: ApiOptions, ctx: Context): Promise<void> {
   const { op, params, query } = matchOperation(opts.method, opts.path);

@@ -1,22 +1,17 @@
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { withExamples } from '../examples.js';
-import type { ApiOptions } from './api.js';
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
+import { addFlags, flagsOf } from '../flag-table.js';
+import { API_FLAGS } from './flags.js';
 
 export function registerApi(program: Command, context: (cmd: Command) => Context): void {
   withExamples(
-    program
-      .command('api <method> <path>')
-      .description('call any operation of the contract, like `gh api`')
-      .option('-f, --field <key=value>', 'a body field (or a query parameter on GET; repeatable)', collect)
-      .option('--input <file>', 'the request body from a file (- for stdin)')
-      .option('--paginate', 'follow nextCursor and print every row')
-      .action(async (method: string, path: string, opts: Omit<ApiOptions, 'method' | 'path'>, cmd: Command) => {
+    addFlags(program.command('api <method> <path>').description('call any operation of the contract, like `gh api`'), API_FLAGS).action(
+      async (method: string, path: string, _o: unknown, cmd: Command) => {
         const { runApi } = await import('./api.js');
-        await runApi({ ...opts, method, path }, context(cmd));
-      }),
+        await runApi({ ...flagsOf(cmd, API_FLAGS), method, path }, context(cmd));
+      },
+    ),
     'svc api GET /me',
     'svc api GET /projects/PROJ/work-items --paginate -f filter="kind:bug"',
     'svc api PATCH /work-items/PROJ-12 -f priority=high',

@@ -6,10 +6,10 @@ import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { AuthError, UsageError } from '../exit-codes.js';
 import { resolveBaseUrl } from '../settings.js';
+import type { AuthLoginFlags } from './flags.js';
 
-export interface AuthLoginOptions {
-  withToken?: boolean;
-}
+/** The flags of `svc auth login`, as its table in register.ts declares them. */
+export type AuthLoginOptions = AuthLoginFlags;
 
 export async function runAuthLogin(opts: AuthLoginOptions, ctx: Context): Promise<void> {
   if (!opts.withToken) {

@@ -2,19 +2,18 @@
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { withExamples } from '../examples.js';
-import type { AuthLoginOptions } from './login.js';
+import { addFlags, flagsOf } from '../flag-table.js';
+import { LOGIN_FLAGS } from './flags.js';
 
 export function registerAuth(program: Command, context: (cmd: Command) => Context): void {
   const auth = program.command('auth').description('log in, check and log out');
   withExamples(
-    auth
-      .command('login')
-      .description('store a personal access token read from stdin (checked against the service first)')
-      .option('--with-token', 'read the token from standard input')
-      .action(async (opts: AuthLoginOptions, cmd: Command) => {
+    addFlags(auth.command('login').description('store a personal access token read from stdin (checked against the service first)'), LOGIN_FLAGS).action(
+      async (_o: unknown, cmd: Command) => {
         const { runAuthLogin } = await import('./login.js');
-        await runAuthLogin(opts, context(cmd));
-      }),
+        await runAuthLogin(flagsOf(cmd, LOGIN_FLAGS), context(cmd));
+      },
+    ),
     'svc auth login --with-token < token.txt',
     'echo "$SVC_PAT" | svc auth login --with-token --base-url https://svc.example.com',
   );

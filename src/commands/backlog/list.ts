@@ -6,12 +6,10 @@ import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { requireProject } from '../settings.js';
 import { wholeNumber } from '../flag-values.js';
+import type { BacklogListFlags } from './flags.js';
 
-export interface BacklogListOptions {
-  project?: string;
-  filter?: string;
-  limit?: string;
-}
+/** The flags of `svc backlog list`, as its table in register.ts declares them. */
+export type BacklogListOptions = BacklogListFlags;
 
 /** What `--json` prints: the rows and the service's count of the whole backlog. */
 export interface BacklogListing {

@@ -5,11 +5,10 @@ import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 import { requireProject } from '../settings.js';
+import type { BacklogMoveFlags } from './flags.js';
 
-export interface BacklogMoveOptions {
-  project?: string;
-  keys: string[];
-}
+/** The flags of `svc backlog move` (and the keys), as its table in register.ts declares them. */
+export type BacklogMoveOptions = BacklogMoveFlags & { keys: string[] };
 
 export async function runBacklogMove(opts: BacklogMoveOptions, ctx: Context): Promise<void> {
   const project = requireProject(ctx, opts.project);

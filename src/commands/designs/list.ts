@@ -6,13 +6,10 @@ import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { requireProject } from '../settings.js';
 import { wholeNumber } from '../flag-values.js';
+import type { DesignsFlags } from './flags.js';
 
-export interface DesignsListOptions {
-  project?: string;
-  pathPrefix?: string;
-  query?: string;
-  limit?: string;
-}
+/** The flags of `svc designs`, as its table in register.ts declares them. */
+export type DesignsListOptions = DesignsFlags;
 
 export async function runDesignsList(opts: DesignsListOptions, ctx: Context): Promise<void> {
   const project = requireProject(ctx, opts.project);

@@ -3,7 +3,7 @@
 // environment > stored > default.
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
-import type { DispatchFlags } from './register.js';
+import type { DispatchFlags } from './flags.js';
 
 /** `pr` undefined: the default; false: `--no-pr`. */
 export type PullRequestFlags = Pick<DispatchFlags, 'pr' | 'draft' | 'githubApiUrl'>;

@@ -4,74 +4,8 @@ import type { Command } from 'commander';
 import type { DispatchCommand } from '../../contract/types.js';
 import type { Context } from '../context.js';
 import { withExamples } from '../examples.js';
-import { addFlags, flag, type FlagsOf, flagsOf } from '../flag-table.js';
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
-
-/**
- * The flags every dispatch command takes, in help order; by name, for `svc attach`, which takes
- * some of them (hosted/register.ts).
- */
-export const DISPATCH_FLAG = {
-  project: flag('-p, --project <key>', 'project of next, batch and auto (SVC_PROJECT); a work item key names its own'),
-  repo: flag('--repo <dir>', 'the git repository the agents work on (SVC_REPO; default: the current directory)'),
-  agent: flag('--agent <name>', 'agent preset: claude, codex, aider, gemini, opencode'),
-  agentCmd: flag('--agent-cmd <command>', 'any agent command; placeholders {prompt_file} {key} {workdir} {branch} {run_id}'),
-  agentFormat: flag('--agent-format <name>', 'parse an --agent-cmd\'s output as this preset\'s stream (outcome, spend, review text): claude, codex, gemini, opencode'),
-  model: flag('--model <model>', 'model passed to the agent preset'),
-  agentUser: flag('--agent-user <name>', 'who agents run as when svc is root (SVC_AGENT_USER): a user, a uid range FIRST-LAST, or none (svc\'s own); default svc-agent-1, -2, …, a uid per leg'),
-  dryRun: flag('--dry-run', 'print the card set with skip reasons and open nothing'),
-  max: flag('--max <n>', 'most cards to run'),
-  onFailure: flag('--on-failure <mode>', 'what a failed leg does to the run (default halt; continue follows the original run)', { choices: ['halt', 'continue'] }),
-  parallel: flag('--parallel <n>', 'legs run at once, each in its own worktree'),
-  idempotencyKey: flag('--idempotency-key <key>', 'find the same run again when a CI job is retried whole'),
-  hosted: flag('--hosted', 'open the run for a hosted runner and print it instead of running it here'),
-  timeout: flag('--timeout <duration>', 'whole-run time limit; the run closes timed_out'),
-  idleTimeout: flag('--idle-timeout <duration>', 'stop an agent silent this long (default 15m)'),
-  cardTimeout: flag('--card-timeout <duration>', 'stop an agent running this long (default 60m)'),
-  killGrace: flag('--kill-grace <duration>', 'wait between SIGTERM and SIGKILL (default 10s)'),
-  heartbeatInterval: flag('--heartbeat-interval <duration>', 'heartbeat interval (SVC_HEARTBEAT_INTERVAL; default 60s)'),
-  sendLogs: flag('--send-logs', 'send agent output to the service as event bodies (redacted)'),
-  allowEmpty: flag('--allow-empty', 'a leg that leaves no commit is not failed'),
-  maxCost: flag('--max-cost <usd>', 'start no new leg once the agents\' streams report this much spend, then stop max (claude, opencode, or --agent-format claude|opencode)'),
-  noWorktree: flag('--no-worktree', 'run in place on the branch instead of a worktree per card'),
-  push: flag('--push', 'push an implemented leg\'s branch to origin with your git credentials (fix: fast-forward only; review never pushes; default on for hosted runs)'),
-  noPush: flag('--no-push', 'do not push implemented branches of a hosted run'),
-  report: flag('--report <format:file>', 'write a report when the run ends: junit, markdown, html or json (repeatable)', { parse: collect }),
-  verify: flag('--verify <command>', 'the check a leg must pass to count as implemented, over .svc/workflow.yml\'s verify'),
-  noVerify: flag('--no-verify', 'run no check (.svc/workflow.yml\'s verify is skipped)'),
-  setup: flag('--setup <command>', 'run this in each worktree before the agent, instead of .svc/workflow.yml\'s setup'),
-};
-
-/** next, batch and auto. */
-const RERUN_FLAGS = [flag('--rerun', 'also pick cards an earlier local run implemented whose svc/KEY branch still holds that work, or that have an open delivery')];
-
-/** `--pr`, `--no-pr`, `--draft`, `--github-api-url` (docs/pull-requests.md); `svc attach` takes them too. */
-export const PULL_REQUEST_FLAGS = [
-  flag('--pr', 'open or update a pull request from svc/KEY after a pushed leg; review posts, fix comments (default on for hosted runs; implies --push)'),
-  flag('--no-pr', 'write no pull request, review or comment'),
-  flag('--draft', 'open pull requests as drafts'),
-  flag('--github-api-url <url>', "GitHub's REST API base (SVC_GITHUB_API_URL; default from the repository host)"),
-];
-
-const AUTO_FLAGS = [
-  flag('--retry-failed', 'do not skip cards that failed in recent local runs'),
-  flag('--per-run <n>', 'most cards in each of its runs: a fleet worker takes a few at a time and comes back for more'),
-];
-
-/** batch and auto: the ready lanes' filters. */
-const LANE_FLAGS = [
-  flag('--priority <p>', 'only this priority (repeatable)', { parse: collect }),
-  flag('--assignee <id>', 'only this assignee; `none` for unassigned'),
-  flag('--sprint <id>', 'only this sprint, or `active`'),
-  flag('--ancestor <key>', 'only leaves beneath this item (repeatable)', { parse: collect }),
-  flag('--kind <kind>', 'only this kind (repeatable)', { parse: collect }),
-];
-
-const DISPATCH_FLAGS = [...Object.values(DISPATCH_FLAG), ...RERUN_FLAGS, ...PULL_REQUEST_FLAGS, ...AUTO_FLAGS, ...LANE_FLAGS];
-
-/** Flags as commander parses them; run-dispatch.ts turns them into the engine's typed options. */
-export type DispatchFlags = FlagsOf<typeof DISPATCH_FLAGS>;
+import { addFlags, flagsOf } from '../flag-table.js';
+import { DISPATCH_FLAG, RERUN_FLAGS, PULL_REQUEST_FLAGS, AUTO_FLAGS, LANE_FLAGS, DISPATCH_FLAGS } from './flags.js';
 
 interface Spec {
   name: DispatchCommand;

@@ -20,7 +20,7 @@ import { UsageError } from '../exit-codes.js';
 import { resolveBaseUrl, resolveToken } from '../settings.js';
 import { checkAgentProgram, checkProject, checkRepository, checkWorkingTree } from './preflight.js';
 import { dispatchProject, projectOfRun } from './project.js';
-import type { DispatchFlags } from './register.js';
+import type { DispatchFlags } from './flags.js';
 import { agentChoice, agentUserFor, legOptions, workflowFor } from './run-options.js';
 import { openHosted } from './hosted-open.js';
 import { wholeNumber } from '../flag-values.js';

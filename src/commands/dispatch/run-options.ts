@@ -13,7 +13,7 @@ import { AgentUserError, resolveAgentUser } from '../../dispatch/agent/user.js';
 import { ensurePrivateDir } from '../../dispatch/state/private-dir.js';
 import { loadWorkflow, WorkflowFileError } from '../../dispatch/workflow/load.js';
 import { applyWorkflowFlags, type Workflow } from '../../dispatch/workflow/policy.js';
-import type { DispatchFlags } from './register.js';
+import type { DispatchFlags } from './flags.js';
 
 /** The flags that choose the agent (a hosted run's `svc attach` has no --agent-format). */
 export type AgentFlags = Pick<DispatchFlags, 'agent' | 'agentCmd' | 'agentFormat' | 'model'>;

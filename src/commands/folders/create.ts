@@ -4,12 +4,10 @@ import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { requireProject } from '../settings.js';
 import { folderPath } from './list.js';
+import type { FoldersCreateFlags } from './flags.js';
 
-export interface FoldersCreateOptions {
-  project?: string;
-  name: string;
-  parent?: string;
-}
+/** The flags of `svc folders create` (and the name), as its table in register.ts declares them. */
+export type FoldersCreateOptions = FoldersCreateFlags & { name: string };
 
 export async function runFoldersCreate(opts: FoldersCreateOptions, ctx: Context): Promise<void> {
   const project = requireProject(ctx, opts.project);

@@ -6,12 +6,10 @@ import type { Folder } from '../../contract/types.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { requireProject } from '../settings.js';
+import type { FoldersListFlags } from './flags.js';
 
-export interface FoldersListOptions {
-  project?: string;
-  parent?: string;
-  recursive?: boolean;
-}
+/** The flags of `svc folders list`, as its table in register.ts declares them. */
+export type FoldersListOptions = FoldersListFlags;
 
 export async function runFoldersList(opts: FoldersListOptions, ctx: Context): Promise<void> {
   const project = requireProject(ctx, opts.project);

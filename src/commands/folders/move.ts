@@ -9,17 +9,10 @@ import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 import { folderPath } from './list.js';
+import type { FoldersMoveFlags } from './flags.js';
 
 /** The flags of `folders move`, with the folder's id. */
-export interface FoldersMoveOptions {
-  id: string;
-  parent?: string;
-  root?: boolean;
-  after?: string;
-  before?: string;
-  first?: boolean;
-  last?: boolean;
-}
+export type FoldersMoveOptions = FoldersMoveFlags & { id: string };
 
 /** The body of op 16 for these flags, or a usage error naming the clash. */
 export function placementOf(opts: FoldersMoveOptions): FolderUpdate {

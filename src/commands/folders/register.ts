@@ -1,39 +1,34 @@
 // `svc folders list|create|rename|move|rm`: the project's folder tree (operations 13–17). A folder
 // has no key; its id is its name on the command line.
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import type { FoldersMoveOptions } from './move.js';
 import { withExamples } from '../examples.js';
+import { addFlags, flagsOf } from '../flag-table.js';
+import { LIST_FLAGS, CREATE_FLAGS, MOVE_FLAGS } from './flags.js';
 
 export function registerFolders(program: Command, context: (cmd: Command) => Context): void {
   const folders = program.command('folders').description('list, create, rename, move and remove folders');
 
   withExamples(
-    folders
-      .command('list', { isDefault: true })
-      .description('list the folders at the root (or beneath --parent), in tree order, with their paths')
-      .option('-p, --project <key>', 'project key (SVC_PROJECT)')
-      .option('--parent <id>', 'list the children of this folder instead of the root')
-      .option('-r, --recursive', 'walk the whole subtree, depth first, in tree order')
-      .action(async (opts: { project?: string; parent?: string; recursive?: boolean }, cmd: Command) => {
-        const { runFoldersList } = await import('./list.js');
-        await runFoldersList(opts, context(cmd));
-      }),
+    addFlags(
+      folders.command('list', { isDefault: true }).description('list the folders at the root (or beneath --parent), in tree order, with their paths'),
+      LIST_FLAGS,
+    ).action(async (_o: unknown, cmd: Command) => {
+      const { runFoldersList } = await import('./list.js');
+      await runFoldersList(flagsOf(cmd, LIST_FLAGS), context(cmd));
+    }),
     'svc folders',
     'svc folders list --recursive',
     'svc folders list --parent fld_01J9ZK3 --json',
   );
 
   withExamples(
-    folders
-      .command('create <name>')
-      .description('create a folder, last among its siblings; prints its id')
-      .option('-p, --project <key>', 'project key (SVC_PROJECT)')
-      .option('--parent <id>', 'create it inside this folder (default: the project root)')
-      .action(async (name: string, opts: { project?: string; parent?: string }, cmd: Command) => {
+    addFlags(folders.command('create <name>').description('create a folder, last among its siblings; prints its id'), CREATE_FLAGS).action(
+      async (name: string, _o: unknown, cmd: Command) => {
         const { runFoldersCreate } = await import('./create.js');
-        await runFoldersCreate({ ...opts, name }, context(cmd));
-      }),
+        await runFoldersCreate({ ...flagsOf(cmd, CREATE_FLAGS), name }, context(cmd));
+      },
+    ),
     'svc folders create "Design"',
     'svc folders create Specs --parent fld_01J9ZK3',
   );
@@ -50,24 +45,16 @@ export function registerFolders(program: Command, context: (cmd: Command) => Con
   );
 
   withExamples(
-    folders
-      .command('move <id>')
-      .description('move a folder to another parent, or reorder it among its siblings')
-      .option('--parent <id>', 'move it into this folder')
-      .option('--root', 'move it to the project root')
-      .option('--after <id>', 'place it right after this sibling')
-      .option('--before <id>', 'place it right before this sibling')
-      .addOption(new Option('--first', 'place it first among its siblings'))
-      .addOption(new Option('--last', 'place it last among its siblings'))
+    addFlags(folders.command('move <id>').description('move a folder to another parent, or reorder it among its siblings'), MOVE_FLAGS)
       .addHelpText(
         'after',
         '\nWith --parent or --root alone the folder goes last at the destination. --after and --before\n' +
           'together name two adjacent siblings to place it between. Anchors are siblings at the\n' +
           'destination.',
       )
-      .action(async (id: string, opts: Omit<FoldersMoveOptions, 'id'>, cmd: Command) => {
+      .action(async (id: string, _o: unknown, cmd: Command) => {
         const { runFoldersMove } = await import('./move.js');
-        await runFoldersMove({ ...opts, id }, context(cmd));
+        await runFoldersMove({ ...flagsOf(cmd, MOVE_FLAGS), id }, context(cmd));
       }),
     'svc folders move fld_B --after fld_A',
     'svc folders move fld_B --parent fld_P --first',

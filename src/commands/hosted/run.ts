@@ -22,8 +22,8 @@ import { prepareHostedForCommand, type HostedCommandOptions } from './execution.
 import { agentChoice, agentUserFor, legOptions } from '../dispatch/run-options.js';
 import { projectOfKey } from '../dispatch/project.js';
 import { printSummary, runUnderProgress } from '../dispatch/engine-tail.js';
-import type { DispatchFlags } from '../dispatch/register.js';
-import type { AttachFlags } from './register.js';
+import type { DispatchFlags } from '../dispatch/flags.js';
+import type { AttachFlags } from './flags.js';
 
 /** Pull requests of a hosted run: REST, the broker's token, every wait within --max-wait. */
 function hostedPullRequests(ctx: Context, flags: HostedRunFlags, h: HostedExecution, opts: DispatchOptions) {

@@ -2,11 +2,10 @@
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { requireProject } from '../settings.js';
+import type { ItemsCountFlags } from './flags.js';
 
-export interface ItemsCountOptions {
-  project?: string;
-  filter?: string;
-}
+/** The flags of `svc items count`, as its table in register.ts declares them. */
+export type ItemsCountOptions = ItemsCountFlags;
 
 export async function runItemsCount(opts: ItemsCountOptions, ctx: Context): Promise<void> {
   const project = requireProject(ctx, opts.project);

@@ -4,16 +4,10 @@ import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { requireProject } from '../settings.js';
 import { checkKey } from './key.js';
+import type { ItemsCreateFlags } from './flags.js';
 
-export interface ItemsCreateOptions {
-  project?: string;
-  kind: string;
-  title: string;
-  parent?: string;
-  description?: string;
-  priority?: string;
-  type?: string;
-}
+/** The flags of `svc items create`, as its table in register.ts declares them. */
+export type ItemsCreateOptions = ItemsCreateFlags;
 
 export async function runItemsCreate(opts: ItemsCreateOptions, ctx: Context): Promise<void> {
   const project = requireProject(ctx, opts.project);

@@ -5,15 +5,10 @@ import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { checkKey } from './key.js';
+import type { ItemsEditFlags } from './flags.js';
 
-export interface ItemsEditOptions {
-  key: string;
-  title?: string;
-  description?: string;
-  priority?: string;
-  assignee?: string;
-  explanation?: string;
-}
+/** The flags of `svc items edit`, as its table in register.ts declares them (and the key). */
+export type ItemsEditOptions = ItemsEditFlags & { key: string };
 
 export async function runItemsEdit(opts: ItemsEditOptions, ctx: Context): Promise<void> {
   const { key } = opts;

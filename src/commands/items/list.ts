@@ -5,12 +5,10 @@ import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { wholeNumber } from '../flag-values.js';
 import { requireProject } from '../settings.js';
+import type { ItemsListFlags } from './flags.js';
 
-export interface ItemsListOptions {
-  project?: string;
-  filter?: string;
-  limit?: string;
-}
+/** The flags of `svc items list`, as its table in register.ts declares them. */
+export type ItemsListOptions = ItemsListFlags;
 
 const summaryRow = (i: WorkItemSummary) => [i.key, i.kind, i.status, i.priority, i.title];
 

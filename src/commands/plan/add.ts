@@ -5,12 +5,10 @@ import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 import { requireProject } from '../settings.js';
+import type { PlanAddFlags } from './flags.js';
 
-export interface PlanAddOptions {
-  project?: string;
-  target?: string[];
-  text: string;
-}
+/** The flags of `svc plan add` (and the text), as its table in register.ts declares them. */
+export type PlanAddOptions = PlanAddFlags & { text: string };
 
 export async function runPlanAdd(opts: PlanAddOptions, ctx: Context): Promise<void> {
   const project = requireProject(ctx, opts.project);

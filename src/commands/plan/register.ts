@@ -4,40 +4,32 @@
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { withExamples } from '../examples.js';
-
-/** `--target` may repeat and take comma lists: `--target A --target B` or `--target A,B`. */
-const targets = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((k) => k.trim()).filter(Boolean)];
-const TARGET_HELP = 'a work item the thread is about (repeatable, or comma-separated); none: the project-wide thread';
+import { addFlags, flagsOf } from '../flag-table.js';
+import { THREAD_FLAGS, SUBMIT_FLAGS } from './flags.js';
 
 export function registerPlan(program: Command, context: (cmd: Command) => Context): void {
   const plan = program.command('plan').description('talk to the planner: add turns to a thread, submit it, show the plan');
 
   withExamples(
-    plan
-      .command('add <text>', { isDefault: true })
-      .description('add a turn to the planning thread (no job, nothing spent); `-` reads it from stdin')
-      .option('-p, --project <key>', 'project key (SVC_PROJECT)')
-      .option('--target <key>', TARGET_HELP, targets)
-      .action(async (text: string, opts: { project?: string; target?: string[] }, cmd: Command) => {
-        const { runPlanAdd } = await import('./add.js');
-        await runPlanAdd({ ...opts, text }, context(cmd));
-      }),
+    addFlags(
+      plan.command('add <text>', { isDefault: true }).description('add a turn to the planning thread (no job, nothing spent); `-` reads it from stdin'),
+      THREAD_FLAGS,
+    ).action(async (text: string, _o: unknown, cmd: Command) => {
+      const { runPlanAdd } = await import('./add.js');
+      await runPlanAdd({ ...flagsOf(cmd, THREAD_FLAGS), text }, context(cmd));
+    }),
     'svc plan "Split checkout into a guest and a member flow" --target PROJ-3',
     'svc plan - --target PROJ-3 < notes.md',
   );
 
   withExamples(
-    plan
-      .command('submit')
-      .description('send every turn of the thread as one planning job (spends an AI credit); prints the plan id')
-      .option('-p, --project <key>', 'project key (SVC_PROJECT)')
-      .option('--target <key>', TARGET_HELP, targets)
-      .option('--wait', 'wait until the plan is no longer generating, then print its proposals')
-      .option('--timeout <duration>', 'longest wait with --wait', '10m')
-      .action(async (opts: { project?: string; target?: string[]; wait?: boolean; timeout: string }, cmd: Command) => {
-        const { runPlanSubmit } = await import('./submit.js');
-        await runPlanSubmit(opts, context(cmd));
-      }),
+    addFlags(
+      plan.command('submit').description('send every turn of the thread as one planning job (spends an AI credit); prints the plan id'),
+      SUBMIT_FLAGS,
+    ).action(async (_o: unknown, cmd: Command) => {
+      const { runPlanSubmit } = await import('./submit.js');
+      await runPlanSubmit(flagsOf(cmd, SUBMIT_FLAGS), context(cmd));
+    }),
     'svc plan submit --target PROJ-3 --wait',
     'svc plan show "$(svc plan submit)"',
   );

@@ -10,14 +10,10 @@ import { EXIT } from '../exit-codes.js';
 import { requireProject } from '../settings.js';
 import { threadAddress } from './add.js';
 import { printPlan } from './show.js';
+import type { PlanSubmitFlags } from './flags.js';
 
-export interface PlanSubmitOptions {
-  project?: string;
-  target?: string[];
-  wait?: boolean;
-  /** Only with --wait; commander supplies the default. */
-  timeout?: string;
-}
+/** The flags of `svc plan submit`; --timeout, which commander defaults, may be left out (only --wait reads it). */
+export type PlanSubmitOptions = Partial<PlanSubmitFlags>;
 
 /** First poll after half a second, then doubling up to this: a plan takes seconds to minutes. */
 const MAX_POLL_MS = 4_000;

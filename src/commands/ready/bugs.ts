@@ -3,13 +3,11 @@ import { paginate } from '../../api/paginate.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { requireProject } from '../settings.js';
-import { laneFilters, type LaneOptions } from './lane-filters.js';
+import { laneFilters } from './lane-filters.js';
+import type { ReadyBugsFlags } from './flags.js';
 
-export interface ReadyBugsOptions extends LaneOptions {
-  kind?: string[];
-  ancestor?: string[];
-  allowSoftBlock?: boolean;
-}
+/** The flags of `svc ready bugs`, as its table in register.ts declares them. */
+export type ReadyBugsOptions = ReadyBugsFlags;
 
 export async function runReadyBugs(opts: ReadyBugsOptions, ctx: Context): Promise<void> {
   const project = requireProject(ctx, opts.project);

@@ -1,11 +1,8 @@
 // The lane filters both ready lanes take (`--priority`, `--assignee`, `--sprint`), as query fields.
+import type { LaneFlags } from './flags.js';
 
-export interface LaneOptions {
-  project?: string;
-  priority?: string[];
-  assignee?: string;
-  sprint?: string;
-}
+/** The filters both ready lanes take, as their table in register.ts declares them. */
+export type LaneOptions = LaneFlags;
 
 export function laneFilters(opts: LaneOptions) {
   return {

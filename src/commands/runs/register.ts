@@ -3,7 +3,8 @@
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { withExamples } from '../examples.js';
-import type { RunsReportOptions } from './report.js';
+import { addFlags, flagsOf } from '../flag-table.js';
+import { WATCH_FLAGS, REPORT_FLAGS } from './flags.js';
 
 export function registerRuns(program: Command, context: (cmd: Command) => Context): void {
   const runs = program.command('runs').description('dispatch run records');
@@ -18,14 +19,10 @@ export function registerRuns(program: Command, context: (cmd: Command) => Contex
     'svc runs show 01J9ZK3RUN',
   );
   withExamples(
-    runs
-      .command('watch <id>')
-      .description('follow a run until it closes')
-      .option('--interval <duration>', 'poll interval', '2s')
-      .action(async (id: string, opts: { interval: string }, cmd: Command) => {
-        const { runRunsWatch } = await import('./watch.js');
-        await runRunsWatch({ ...opts, id }, context(cmd));
-      }),
+    addFlags(runs.command('watch <id>').description('follow a run until it closes'), WATCH_FLAGS).action(async (id: string, _o: unknown, cmd: Command) => {
+      const { runRunsWatch } = await import('./watch.js');
+      await runRunsWatch({ ...flagsOf(cmd, WATCH_FLAGS), id }, context(cmd));
+    }),
     'svc runs watch 01J9ZK3RUN',
   );
   withExamples(
@@ -59,16 +56,12 @@ export function registerRuns(program: Command, context: (cmd: Command) => Contex
     'svc runs recover',
   );
   withExamples(
-    runs
-      .command('report [run-ids...]')
-      .description('write a junit, markdown, html or json report of runs from the local state')
-      .option('--since <duration>', 'also every local run opened this recently (e.g. 12h)')
-      .option('--format <format>', 'junit, markdown, html or json (default: from --output\'s extension)')
-      .option('-o, --output <file>', 'where to write it (default: stdout)')
-      .action(async (runIds: string[], opts: Omit<RunsReportOptions, 'runIds'>, cmd: Command) => {
+    addFlags(runs.command('report [run-ids...]').description('write a junit, markdown, html or json report of runs from the local state'), REPORT_FLAGS).action(
+      async (runIds: string[], _o: unknown, cmd: Command) => {
         const { runRunsReport } = await import('./report.js');
-        await runRunsReport({ ...opts, runIds }, context(cmd));
-      }),
+        await runRunsReport({ ...flagsOf(cmd, REPORT_FLAGS), runIds }, context(cmd));
+      },
+    ),
     'svc runs report 01J9ZK3RUN --format html --output report.html',
     'svc runs report --since 12h --output svc-junit.xml',
   );

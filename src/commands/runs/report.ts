@@ -7,13 +7,10 @@ import { parseDuration } from '../../dispatch/duration.js';
 import { listRunRecords, resolveStateDir } from '../../dispatch/state/folder.js';
 import type { Context } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
+import type { RunsReportFlags } from './flags.js';
 
-export interface RunsReportOptions {
-  runIds: string[];
-  since?: string;
-  format?: string;
-  output?: string;
-}
+/** The flags of `svc runs report` (and the run ids), as its table in register.ts declares them. */
+export type RunsReportOptions = RunsReportFlags & { runIds: string[] };
 
 const BY_EXTENSION: Record<string, string> = { '.xml': 'junit', '.md': 'markdown', '.html': 'html', '.htm': 'html', '.json': 'json' };
 

@@ -6,11 +6,10 @@ import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { runLines } from './run-lines.js';
+import type { RunsWatchFlags } from './flags.js';
 
-export interface RunsWatchOptions {
-  id: string;
-  interval: string;
-}
+/** The flags of `svc runs watch` (and the run id), as its table in register.ts declares them. */
+export type RunsWatchOptions = RunsWatchFlags & { id: string };
 
 export async function runRunsWatch(opts: RunsWatchOptions, ctx: Context): Promise<void> {
   const every = parseDuration(opts.interval, '--interval');

@@ -3,7 +3,7 @@ import { parseDuration } from '../../dispatch/duration.js';
 import type { HostedExecutorOptions } from '../../server/hosted-executor/index.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
-import type { ServeFlags } from './register.js';
+import type { ServeFlags } from './flags.js';
 
 /** What the service is started with: the plain flags, and the hosted executor's options built from the rest. */
 export type ServeOptions = Pick<ServeFlags, 'port' | 'host' | 'db' | 'seed' | 'rateLimit' | 'gitRoot'> & { hosted?: HostedExecutorOptions };

@@ -1,6 +1,6 @@
 // `svc server token create`: a personal access token of the local service, printed once.
 import type { Context } from '../context.js';
-import type { TokenCreateFlags } from './register.js';
+import type { TokenCreateFlags } from './flags.js';
 
 /** The flags of `svc server token create`, with the `--db` of whichever command got it. */
 export type TokenCreateOptions = Omit<TokenCreateFlags, 'db'> & { db: string };

@@ -7,11 +7,10 @@ import { describeWorkflow, parseWorkflow, WORKFLOW_FILE } from '../../dispatch/w
 import type { Context } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { NotFoundError, checkRepository } from '../dispatch/preflight.js';
+import type { WorkflowCheckFlags } from './flags.js';
 
-export interface WorkflowCheckOptions {
-  repo?: string;
-  ref?: string;
-}
+/** The flags of `svc workflow check`, as its table in register.ts declares them. */
+export type WorkflowCheckOptions = WorkflowCheckFlags;
 
 export async function runWorkflowCheck(opts: WorkflowCheckOptions, ctx: Context): Promise<void> {
   const repo = resolve(ctx.cwd, opts.repo ?? ctx.env.SVC_REPO ?? '.');

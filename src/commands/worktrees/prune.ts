@@ -1,10 +1,10 @@
 // `svc worktrees prune`: removes clean worktrees of finished cards (the engine decides which).
 import { resolveStateDir } from '../../dispatch/state/folder.js';
 import type { Context } from '../context.js';
+import type { WorktreesPruneFlags } from './flags.js';
 
-export interface WorktreesPruneOptions {
-  repo?: string;
-}
+/** The flags of `svc worktrees prune`, as its table in register.ts declares them. */
+export type WorktreesPruneOptions = WorktreesPruneFlags;
 
 export async function runWorktreesPrune(opts: WorktreesPruneOptions, ctx: Context): Promise<void> {
   const { pruneWorktrees } = await import('../../dispatch/git/worktree.js');

@@ -2,19 +2,19 @@
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { withExamples } from '../examples.js';
-import type { WorktreesPruneOptions } from './prune.js';
+import { addFlags, flagsOf } from '../flag-table.js';
+import { PRUNE_FLAGS } from './flags.js';
 
 export function registerWorktrees(program: Command, context: (cmd: Command) => Context): void {
   const worktrees = program.command('worktrees').description('the per-card git worktrees');
   withExamples(
-    worktrees
-      .command('prune')
-      .description('remove clean worktrees of finished cards; never one with uncommitted work or of a run still live on this machine')
-      .option('--repo <dir>', 'the repository (SVC_REPO)')
-      .action(async (opts: WorktreesPruneOptions, cmd: Command) => {
-        const { runWorktreesPrune } = await import('./prune.js');
-        await runWorktreesPrune(opts, context(cmd));
-      }),
+    addFlags(
+      worktrees.command('prune').description('remove clean worktrees of finished cards; never one with uncommitted work or of a run still live on this machine'),
+      PRUNE_FLAGS,
+    ).action(async (_o: unknown, cmd: Command) => {
+      const { runWorktreesPrune } = await import('./prune.js');
+      await runWorktreesPrune(flagsOf(cmd, PRUNE_FLAGS), context(cmd));
+    }),
     'svc worktrees prune',
   );
 }
