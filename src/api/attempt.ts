@@ -29,8 +29,8 @@ export interface AttemptInit {
   body: string | Uint8Array | undefined;
 }
 
-const REFUSED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const REFUSED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const TIMEOUT_CODES = new Set(['ETIMEDOUT']);
 
 /**
  * The one place a request leaves the process: node:http with a keep-alive agent, not fetch, which

@@ -54,7 +54,7 @@ export function createApiClient(opts: ClientOptions) {
   return {
     /** The normalised base URL (no `/api/v1`). */
     baseUrl: transport.baseUrl,
-    /** Releases keep-alive connections; call once when the command ends. */
+    /** Ends the client; call once when the command ends (Transport.close: nothing is held today). */
     close: () => transport.close(),
 
     // 1-4: identity, workspaces, projects

@@ -6,7 +6,7 @@ import { BEARER_VALUE, TOKEN_PREFIXES, TOKEN_SHAPES, tokenShapePattern } from '.
 
 /**
  * What went wrong on the wire when the service gave no usable HTTP answer.
- * - `refused`: nothing listened (ECONNREFUSED, DNS failure, connect timeout); never reached the service.
+ * - `refused`: nothing listened (ECONNREFUSED, a DNS failure, an unreachable host); never reached the service.
  * - `reset`: the connection broke after the request was sent (ECONNRESET, socket hang up).
  * - `timeout`: no complete answer within the per-request timeout.
  * - `truncated`: the answer's status arrived but its body was cut short.

@@ -86,7 +86,10 @@ export interface Transport {
   /** The normalised base URL (no trailing slash, no `/api/v1`). */
   readonly baseUrl: string;
   call<T>(spec: CallSpec): Promise<Reply<T>>;
-  /** Closes the keep-alive connections the client owns. */
+  /**
+   * Ends the client. Nothing is held to release: the keep-alive agents (node-http.ts) are shared by
+   * every client of the process, and their idle sockets never hold it open.
+   */
   close(): Promise<void>;
 }
 
@@ -227,9 +230,7 @@ export function createTransport(opts: ClientOptions): Transport {
   return {
     baseUrl,
     call,
-    async close() {
-      // Idle keep-alive connections of fetch's global dispatcher never hold the process open.
-    },
+    async close() {},
   };
 }
 

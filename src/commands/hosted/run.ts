@@ -86,7 +86,7 @@ export interface HostedRunRequest {
   hosted?: Pick<HostedCommandOptions, 'helperArgv' | 'refreshAheadMs'>;
 }
 
-/** `--dry-run` (and `svc attach --dry-run`): the plan, as `svc attach` printed it before. */
+/** Prints the plan of `svc attach --dry-run`, or of a dispatch command's `--dry-run` in a hosted container. */
 export type DryRunPrinter = (ctx: Context, h: HostedExecution) => void;
 
 /**
