@@ -1,5 +1,6 @@
-// The flags of `svc attach`, each declared once (flag-table.ts): register.ts adds them to the
-// commands, and the handlers take the types derived from them.
+// The flags of `svc attach`: rows of the dispatch commands' table (dispatch/flags.ts), a few with
+// the help a hosted run reads them by, so each flag is still declared once. register.ts adds them;
+// run.ts takes the type derived from them.
 import { DISPATCH_FLAG as D, PULL_REQUEST_FLAGS } from '../dispatch/flags.js';
 import { type FlagsOf, rephrase } from '../flag-table.js';
 
