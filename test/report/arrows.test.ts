@@ -1,6 +1,7 @@
 // The report and the live page share the timeline renderer without bending the layers: src/html is
 // a leaf (it imports nothing outside itself), the server imports only the contract, src/html and
-// itself, and the dispatch engine never imports the server.
+// itself, and the dispatch engine never imports the server. The arrows of the rest of the picture
+// (commands → dispatch → api → contract) are checked here too.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -38,5 +39,17 @@ describe('layers', () => {
     expect(layers.get('server')).toBeUndefined();
     expect(layers.get('commands')).toBeUndefined();
     expect(layers.get('html')).toBeDefined();
+  });
+
+  test('src/api imports only src/contract and itself, and src/contract only itself', () => {
+    expect([...importedLayers('api').keys()].sort()).toEqual(['api', 'contract']);
+    expect([...importedLayers('contract').keys()]).toEqual(['contract']);
+  });
+
+  test("src/ui imports none of the commands or the server, and only the engine's types (the summaries it prints)", () => {
+    const layers = importedLayers('ui');
+    for (const upper of ['commands', 'server']) expect(layers.get(upper)).toBeUndefined();
+    const values = files(join(SRC, 'ui')).flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/^import (?!type )[^;]*from '(\.[^']+)';$/gm)].map((m) => relative(SRC, resolve(dirname(file), m[1]!))));
+    expect(values.filter((target) => !target.startsWith('ui/'))).toEqual([]);
   });
 });
