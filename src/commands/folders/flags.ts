@@ -1,8 +1,7 @@
 // The flags of `svc folders list|create|move`, each declared once (flag-table.ts): register.ts adds
 // them to the commands, and the handlers take the types derived from them.
 import { flag, type FlagsOf } from '../flag-table.js';
-
-const PROJECT = flag('-p, --project <key>', 'project key (SVC_PROJECT)');
+import { PROJECT } from '../common-flags.js';
 
 export const LIST_FLAGS = [
   PROJECT,

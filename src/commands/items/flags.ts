@@ -1,13 +1,14 @@
 // The flags of `svc items list|count|create|edit`, each declared once (flag-table.ts): register.ts
 // adds them to the commands, and the handlers take the types derived from them.
 import { flag, type FlagsOf, rephrase } from '../flag-table.js';
+import { LIMIT, PROJECT as PROJECT_ROW } from '../common-flags.js';
 
-const PROJECT = flag('-p, --project <key>', 'project key');
+const PROJECT = rephrase(PROJECT_ROW, 'project key');
 
 export const LIST_FLAGS = [
-  rephrase(PROJECT, 'project key (SVC_PROJECT)'),
+  PROJECT_ROW,
   flag('--filter <expr>', 'a filter expression, e.g. "status:todo priority:high,highest"'),
-  flag('--limit <n>', 'most rows to print'),
+  LIMIT,
 ];
 export type ItemsListFlags = FlagsOf<typeof LIST_FLAGS>;
 

@@ -1,12 +1,13 @@
 // The flags of `svc plan add|submit`, each declared once (flag-table.ts): register.ts adds them to
 // the commands, and the handlers take the types derived from them.
 import { flag, type FlagsOf } from '../flag-table.js';
+import { PROJECT } from '../common-flags.js';
 
 /** `--target` may repeat and take comma lists: `--target A --target B` or `--target A,B`. */
 const targets = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((k) => k.trim()).filter(Boolean)];
 
 export const THREAD_FLAGS = [
-  flag('-p, --project <key>', 'project key (SVC_PROJECT)'),
+  PROJECT,
   flag('--target <key>', 'a work item the thread is about (repeatable, or comma-separated); none: the project-wide thread', { parse: targets }),
 ];
 export type PlanAddFlags = FlagsOf<typeof THREAD_FLAGS>;

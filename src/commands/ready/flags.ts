@@ -1,12 +1,13 @@
 // The flags of `svc ready bugs|containers`, each declared once (flag-table.ts): register.ts adds
 // them to the commands, and the handlers take the types derived from them.
-import { flag, type FlagsOf } from '../flag-table.js';
+import { flag, type FlagsOf, rephrase } from '../flag-table.js';
+import { PROJECT } from '../common-flags.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** The filters both lanes take. */
 export const LANE_FLAGS = [
-  flag('-p, --project <key>', 'project key'),
+  rephrase(PROJECT, 'project key'),
   flag('--priority <p>', 'priority (repeatable)', { parse: collect }),
   flag('--assignee <id>', 'assignee id or `none`'),
   flag('--sprint <id>', 'sprint id or `active`'),
