@@ -1,6 +1,5 @@
-// Running an agent: its command resolved, its output piped to the local log (always) and to `body`
-// events (only with --send-logs), redacted on the way; with --agent-user, in a clone of its own.
-import { closeSync, openSync, writeSync } from 'node:fs';
+// Running an agent: its command resolved, its output through its pipe (agent-output.ts: the local
+// log always, `body` events with --send-logs, redacted on the way); with --agent-user, in a clone of its own.
 import { basename, join } from 'node:path';
 import { agentEnv } from '../agent/env.js';
 import { prepareAgentLeg, type AgentLeg } from '../agent/clone.js';
@@ -9,10 +8,9 @@ import { acquireAgentUser } from '../agent/pool.js';
 import { isDirty, stashLeftovers } from '../git/worktree.js';
 import { parserFor, resolveAgentCommand } from '../agent/presets.js';
 import type { LegResult } from '../agent/types.js';
-import { BodyChunker } from '../wire/body-chunker.js';
 import type { PreparedWorktree } from '../ports.js';
-import { createRedactor, createStreamRedactor } from '../redact.js';
 import type { DispatchOptions } from './types.js';
+import { AgentOutput } from './agent-output.js';
 import { reasonLine, repoOf, secretsNow, type LegContext } from './leg-context.js';
 import { runWorkflowLeg } from '../workflow/leg-steps.js';
 
@@ -106,32 +104,19 @@ async function runAgentOnce(
   const command = resolveAgentCommand(opts.agent, {
     prompt_file: promptFile, key, workdir, branch: wt.branch, run_id: ctx.runId, prompt,
   });
-  // One redactor per stream: interleaved stdout and stderr must not cut a token in either (a
-  // newline on stderr would otherwise end the line holding half of a token from stdout).
-  const redactors = { stdout: createStreamRedactor(secretsNow(opts)), stderr: createStreamRedactor(secretsNow(opts)) };
-  // A secret minted after the stream redactor was built (a refreshed git token) is caught by a
-  // second pass over every emitted piece; rebuilt only when the list grows.
-  let late: { count: number; redact: (text: string) => string } | null = null;
-  const lateRedact = (text: string): string => {
-    if (!opts.liveSecrets || text.length === 0) return text;
-    const now = secretsNow(opts);
-    if (!late || late.count !== now.length) late = { count: now.length, redact: createRedactor(now) };
-    return late.redact(text);
-  };
-  const log = openSync(logFile, 'a', 0o600);
-  const chunker = opts.sendLogs
-    ? new BodyChunker((body) => ctx.stream.push({ ...(eventKey ? { workItemKey: eventKey } : {}), body }))
-    : null;
-  // Gathered output goes out about as often as the stream flushes, not per agent write.
-  const ticker = chunker ? setInterval(() => chunker.flush(), opts.flushIntervalMs ?? 1000) : null;
-  // Output that needed no redaction arrives as the agent's own bytes (redact.ts pushBytes).
-  const sink = (raw: string | Buffer): void => {
-    const text = typeof raw === 'string' || opts.liveSecrets ? lateRedact(raw.toString()) : raw;
-    if (text.length === 0) return;
-    typeof text === 'string' ? writeSync(log, text) : writeSync(log, text);
-    chunker?.write(text.toString());
-  };
   const parser = parserFor(command);
+  const output = new AgentOutput({
+    logFile,
+    secrets: () => secretsNow(opts),
+    live: opts.liveSecrets !== undefined,
+    bodies: opts.sendLogs ? { push: (body) => ctx.stream.push({ ...(eventKey ? { workItemKey: eventKey } : {}), body }), gather: (flush) => ctx.stream.gather(flush) } : undefined,
+    onStdout: (chunk) => {
+      collect?.(chunk);
+      // runAgentProcess fed the parser first: the spend it reports now is the leg's so far.
+      const cost = parser?.usage().costUsd;
+      if (cost !== undefined) ctx.onSpend?.(key, cost);
+    },
+  });
   try {
     // An agent user's clone may still be to make: a shell as that user makes it in the leg's
     // folder, then runs the agent (where it starts is read before the clone counts as made).
@@ -152,23 +137,11 @@ async function runAgentOnce(
       cardTimeoutMs: opts.timeouts.cardMs,
       killGraceMs: opts.timeouts.killGraceMs,
       ...(parser ? { parser } : {}),
-      onOutput: (chunk, name) => {
-        if (name === 'stdout') {
-          collect?.(chunk);
-          // runAgentProcess fed the parser first: the spend it reports now is the leg's so far.
-          const cost = parser?.usage().costUsd;
-          if (cost !== undefined) ctx.onSpend?.(key, cost);
-        }
-        sink(redactors[name].pushBytes(chunk));
-      },
+      onOutput: (chunk, name) => output.write(chunk, name),
       ...(ctx.onAgentGroup ? { onGroup: (event: 'start' | 'end', pgid: number) => ctx.onAgentGroup!(key, event, pgid) } : {}),
       signal: ctx.signal,
     });
   } finally {
-    if (ticker) clearInterval(ticker);
-    sink(redactors.stdout.flush());
-    sink(redactors.stderr.flush());
-    chunker?.flush();
-    closeSync(log);
+    output.close();
   }
 }

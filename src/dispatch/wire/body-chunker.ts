@@ -1,5 +1,6 @@
-// Agent output as `body` events of at most 16 KiB of UTF-8 (DISPATCH.md §3, §5): text is gathered
-// and cut on character boundaries, never through a character or a surrogate pair.
+// Agent output as `body` events of at most 16 KiB of UTF-8 (DISPATCH.md §3, §5): output is gathered
+// as bytes and cut on character boundaries, never through a character or a surrogate pair.
+import { isUtf8 } from 'node:buffer';
 
 /** Largest prefix of `buf` (≤ max bytes) that ends on a UTF-8 character boundary. */
 export function utf8Cut(buf: Buffer, max: number): number {
@@ -11,61 +12,56 @@ export function utf8Cut(buf: Buffer, max: number): number {
 }
 
 /**
- * Turns an agent's output into `body` events of at most `maxBytes` UTF-8 bytes: text is gathered
- * and emitted when a chunk is full or on `flush()` (the caller flushes on an interval and at the
- * end of a leg). The text it receives is already redacted.
+ * Turns an agent's output into `body` events of at most `maxBytes` UTF-8 bytes: output is gathered
+ * and emitted when a chunk is full or on `flush()` (at the stream's tick and at the end of a leg).
+ * It takes the redacted output as it comes: the agent's own bytes when nothing needed redacting
+ * (decoded once, a body at a time), text when something did.
  */
 export class BodyChunker {
-  private parts: string[] = [];
+  private parts: Buffer[] = [];
   private bytes = 0;
+  /** A text's last unit when it is the first half of a surrogate pair: it waits for its pair. */
+  private highSurrogate = '';
 
   constructor(private readonly emit: (body: string) => void, private readonly maxBytes = 16_384) {}
 
-  write(text: string): void {
-    if (text.length === 0) return;
-    this.parts.push(text);
-    this.bytes += Buffer.byteLength(text);
+  write(output: string | Buffer): void {
+    const bytes = typeof output === 'string' ? this.encode(output) : output;
+    if (bytes.length === 0) return;
+    this.parts.push(bytes);
+    this.bytes += bytes.length;
     if (this.bytes >= this.maxBytes) this.drain(false);
   }
 
   flush(): void {
+    // A lone high surrogate at a flush stays lone: encoded as U+FFFD, as the encoder does.
+    if (this.highSurrogate) this.write(this.encode(''));
     this.drain(true);
+  }
+
+  private encode(text: string): Buffer {
+    let whole = this.highSurrogate + text;
+    this.highSurrogate = '';
+    const last = whole.charCodeAt(whole.length - 1);
+    if (text.length > 0 && last >= 0xd800 && last <= 0xdbff) {
+      this.highSurrogate = whole.slice(-1);
+      whole = whole.slice(0, -1);
+    }
+    return Buffer.from(whole, 'utf8');
   }
 
   private drain(all: boolean): void {
     if (this.bytes === 0) return;
-    let text = this.parts.join('');
+    let buf = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.bytes);
     this.parts = [];
-    // As many bytes as characters: ASCII only, so the cuts fall by index, with no trip through a
-    // Buffer and back (two passes over every byte of a chatty agent's output).
-    if (this.bytes === text.length) return this.drainAscii(text, all);
-    // A high surrogate at the end waits for its pair, or the encoder would turn it into U+FFFD.
-    let held = '';
-    const last = text.charCodeAt(text.length - 1);
-    if (!all && last >= 0xd800 && last <= 0xdbff) {
-      held = text.slice(-1);
-      text = text.slice(0, -1);
-    }
-    let buf = Buffer.from(text, 'utf8');
+    // Bytes that are not UTF-8 become U+FFFD, three bytes each, in the body: cut what it will be.
+    if (!isUtf8(buf)) buf = Buffer.from(buf.toString('utf8'), 'utf8');
     while (buf.length >= this.maxBytes || (all && buf.length > 0)) {
       const cut = utf8Cut(buf, this.maxBytes);
       this.emit(buf.toString('utf8', 0, cut));
       buf = buf.subarray(cut);
     }
-    const rest = buf.toString('utf8') + held;
-    this.bytes = Buffer.byteLength(rest);
-    if (rest.length > 0) this.parts.push(rest);
-  }
-
-  private drainAscii(text: string, all: boolean): void {
-    let at = 0;
-    while (text.length - at >= this.maxBytes || (all && at < text.length)) {
-      const end = Math.min(at + this.maxBytes, text.length);
-      this.emit(text.slice(at, end));
-      at = end;
-    }
-    const rest = text.slice(at);
-    this.bytes = rest.length;
-    if (rest.length > 0) this.parts.push(rest);
+    this.bytes = buf.length;
+    if (buf.length > 0) this.parts.push(buf);
   }
 }

@@ -60,6 +60,8 @@ export class EventStream {
   /** The buffer appends are encoded into, grown to the largest batch. */
   private body: Buffer = Buffer.alloc(0);
   private wake: (() => void) | null = null;
+  /** Producers that gather events between ticks (an agent's output pipe): see `gather`. */
+  private readonly gatherers = new Set<() => void>();
   private flushWanted = false;
   /** A disposition is pending: the next batch goes without waiting for the interval (once). */
   private urgent = false;
@@ -125,6 +127,21 @@ export class EventStream {
     return n;
   }
 
+  /**
+   * A producer that gathers output into events (an agent's output pipe) is asked to hand over what
+   * it holds at each of the stream's ticks, just before a batch is read: its text waits one
+   * interval in all, not one of its own and then the stream's. Returns the way to leave.
+   */
+  gather(flush: () => void): () => void {
+    this.gatherers.add(flush);
+    return () => this.gatherers.delete(flush);
+  }
+
+  /** The interval passed: what the producers gathered becomes events now (pushed, journalled). */
+  private tick(): void {
+    for (const flush of this.gatherers) flush();
+  }
+
   /** Sends everything pending; resolves true once all is acknowledged, false on timeout or failure. */
   async flush(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
@@ -151,16 +168,16 @@ export class EventStream {
     wake?.();
   }
 
-  /** Waits for a poke or `ms`, whichever comes first. */
-  private nap(ms: number): Promise<void> {
+  /** Waits for a poke or `ms`, whichever comes first; true when the time ran out (a tick). */
+  private nap(ms: number): Promise<boolean> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.wake = null;
-        resolve();
+        resolve(true);
       }, ms);
       this.wake = () => {
         clearTimeout(timer);
-        resolve();
+        resolve(false);
       };
     });
   }
@@ -169,15 +186,18 @@ export class EventStream {
     while (this.state === 'running') {
       if (this.pending === 0) {
         this.flushWanted = false;
-        await this.nap(this.o.flushIntervalMs);
-        continue;
-      }
-      // Let a partial batch gather for one interval unless a flush was asked for or it is full.
-      if (this.pending < this.o.maxBatch && !this.flushWanted) {
+        const ticked = await this.nap(this.o.flushIntervalMs);
+        if (this.state !== 'running') break;
+        if (ticked) this.tick();
+        // What the producers handed over has waited its interval: it goes now.
+        if (this.pending === 0 || !ticked) continue;
+      } else if (this.pending < this.o.maxBatch && !this.flushWanted) {
+        // Let a partial batch gather for one interval unless a flush was asked for or it is full.
         const wait = this.urgent ? this.lastSendAt + URGENT_GAP_MS - Date.now() : this.o.flushIntervalMs;
         if (wait > 0) {
-          await this.nap(wait);
+          const ticked = await this.nap(wait);
           if (this.state !== 'running') break;
+          if (ticked) this.tick();
           // A poke (another disposition, a full batch, a flush) asks again what to wait for.
           if (this.urgent && this.pending < this.o.maxBatch && !this.flushWanted && this.lastSendAt + URGENT_GAP_MS > Date.now()) continue;
         }
