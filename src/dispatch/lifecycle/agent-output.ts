@@ -8,7 +8,8 @@ import { createRedactor, createStreamRedactor, type StreamRedactor } from '../re
 
 /** Where body events go: the run's event stream. */
 export interface BodySink {
-  push(body: string): void;
+  /** The bodies cut from one piece of output, in order: journalled in one write. */
+  push(bodies: string[]): void;
   /** Registers `flush` with the stream's tick; returns the way to leave. */
   gather(flush: () => void): () => void;
 }
@@ -30,6 +31,8 @@ export class AgentOutput {
   /** One redactor per stream: interleaved stdout and stderr must not cut a token in either. */
   private readonly redactors: Record<'stdout' | 'stderr', StreamRedactor>;
   private readonly chunker: BodyChunker | null;
+  /** Bodies cut since the last hand-over: a piece of output's bodies go to the stream together. */
+  private cut: string[] = [];
   private readonly leave: () => void;
   /** The second pass for secrets minted after the redactors were built; rebuilt when the list grows. */
   private late: { count: number; redact: (text: string) => string } | null = null;
@@ -40,7 +43,7 @@ export class AgentOutput {
     this.redactors = { stdout: createStreamRedactor(secrets), stderr: createStreamRedactor(secrets) };
     this.log = openSync(o.logFile, 'a', 0o600);
     const bodies = o.bodies;
-    this.chunker = bodies ? new BodyChunker((body) => bodies.push(body)) : null;
+    this.chunker = bodies ? new BodyChunker((body) => void this.cut.push(body)) : null;
     this.leave = bodies ? bodies.gather(() => this.flush()) : () => undefined;
   }
 
@@ -53,6 +56,14 @@ export class AgentOutput {
   /** Body text gathered so far goes to the stream as events (a part-filled chunk too). */
   flush(): void {
     this.chunker?.flush();
+    this.handOver();
+  }
+
+  private handOver(): void {
+    if (this.cut.length === 0) return;
+    const bodies = this.cut;
+    this.cut = [];
+    this.o.bodies!.push(bodies);
   }
 
   /** What the redactors held back, the last body, then the log is closed. Idempotent. */
@@ -79,6 +90,7 @@ export class AgentOutput {
     if (typeof out === 'string') writeSync(this.log, out);
     else writeSync(this.log, out);
     this.chunker?.write(out);
+    this.handOver();
   }
 
   private lateRedact(text: string): string {

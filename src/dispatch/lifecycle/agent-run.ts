@@ -109,7 +109,7 @@ async function runAgentOnce(
     logFile,
     secrets: () => secretsNow(opts),
     live: opts.liveSecrets !== undefined,
-    bodies: opts.sendLogs ? { push: (body) => ctx.stream.push({ ...(eventKey ? { workItemKey: eventKey } : {}), body }), gather: (flush) => ctx.stream.gather(flush) } : undefined,
+    bodies: opts.sendLogs ? { push: (bodies) => ctx.stream.pushAll(bodies.map((body) => (eventKey ? { workItemKey: eventKey, body } : { body }))), gather: (flush) => ctx.stream.gather(flush) } : undefined,
     onStdout: (chunk) => {
       collect?.(chunk);
       // runAgentProcess fed the parser first: the spend it reports now is the leg's so far.

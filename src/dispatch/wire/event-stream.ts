@@ -109,9 +109,14 @@ export class EventStream {
    * After the run was closed the event is still journalled for the local record, never sent.
    */
   push(ev: DispatchEventInput): number {
+    return this.pushAll([ev]);
+  }
+
+  /** `push` of several events in one journal write; returns the local number of the last. */
+  pushAll(evs: readonly DispatchEventInput[]): number {
     let n: number;
     try {
-      n = this.o.journal.append(ev);
+      n = this.o.journal.appendAll(evs);
     } catch (error) {
       // An event that cannot be journalled cannot be sent (the journal comes first): the run must
       // stop. What the journal already holds is still delivered.
@@ -120,7 +125,7 @@ export class EventStream {
     }
     // A disposition goes out soon (see URGENT_GAP_MS): the service times legs by when it hears of
     // them (the live page's durations).
-    if (ev.disposition !== undefined) {
+    if (evs.some((ev) => ev.disposition !== undefined)) {
       this.urgent = true;
       this.poke();
     } else if (this.pending >= this.o.maxBatch) this.poke();

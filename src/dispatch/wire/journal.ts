@@ -145,9 +145,17 @@ export class Journal {
     }
   }
 
-  /** Room for `chars` UTF-16 units of text (at most 3 bytes of UTF-8 each) and two newlines. */
-  private room(chars: number): Buffer {
-    if (this.line.length < chars * 3 + 2) this.line = Buffer.allocUnsafeSlow(chars * 3 + 2);
+  /**
+   * Room after `at` for `chars` UTF-16 units of text (at most 3 bytes of UTF-8 each) and two
+   * newlines; the bytes before `at` (earlier records of the same write) are kept.
+   */
+  private room(at: number, chars: number): Buffer {
+    const need = at + chars * 3 + 2;
+    if (this.line.length < need) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(need, this.line.length * 2));
+      this.line.copy(grown, 0, 0, at);
+      this.line = grown;
+    }
     return this.line;
   }
 
@@ -162,9 +170,9 @@ export class Journal {
     const head = quick === null || record.t !== 'ev' ? '' : JSON.stringify({ ...record, ev: { ...record.ev, body: '' } });
     if (quick === null || !head.endsWith(EMPTY_BODY_END)) {
       const json = JSON.stringify(record);
-      return at + this.room(json.length).write(json, at, 'utf8');
+      return at + this.room(at, json.length).write(json, at, 'utf8');
     }
-    const line = this.room(head.length + quick.length);
+    const line = this.room(at, head.length + quick.length);
     // The head up to `"body":"`, the escaped body, then `"}}`.
     let end = at + line.write(head, at, 'utf8') - EMPTY_BODY_END.length + '"body":"'.length;
     end += line.write(quick, end, 'utf8');
@@ -172,9 +180,23 @@ export class Journal {
   }
 
   private write(record: JournalRecord): void {
-    let size = this.encode(record, this.torn ? 1 : 0);
+    this.writeAll([record]);
+  }
+
+  /**
+   * The records' lines in one write (a burst of agent output is one system call, not one per
+   * 16 KiB body). A write that fails part-way throws, saying in the error's `whole` how many of
+   * the lines are complete in the file.
+   */
+  private writeAll(records: readonly JournalRecord[]): void {
+    let size = this.torn ? 1 : 0;
+    const ends: number[] = [];
+    for (const record of records) {
+      size = this.encode(record, size);
+      this.line[size++] = 0x0a;
+      ends.push(size);
+    }
     if (this.torn) this.line[0] = 0x0a;
-    this.line[size++] = 0x0a;
     let written: number;
     try {
       written = writeSync(this.fd, this.line, 0, size);
@@ -184,17 +206,34 @@ export class Journal {
     }
     if (written < size) {
       this.noteTorn();
-      throw Object.assign(new Error(`ENOSPC: no space left on device, write '${this.path}'`), { code: 'ENOSPC' });
+      const whole = ends.filter((end) => end <= written).length;
+      throw Object.assign(new Error(`ENOSPC: no space left on device, write '${this.path}'`), { code: 'ENOSPC', whole });
     }
     this.torn = false;
   }
 
   /** Writes an event and returns its local number. Synchronous: order is the call order. */
   append(ev: DispatchEventInput, at: Date = new Date()): number {
-    const n = this.lastN + 1;
-    this.write({ t: 'ev', n, at: at.toISOString(), ev });
-    this.lastN = n;
-    return n;
+    return this.appendAll([ev], at);
+  }
+
+  /**
+   * Writes events in one write and returns the local number of the last. When the write fails
+   * part-way, the events whose lines are whole in the file keep their numbers (the next event is
+   * numbered after them) and the error is thrown.
+   */
+  appendAll(evs: readonly DispatchEventInput[], at: Date = new Date()): number {
+    const stamp = at.toISOString();
+    const first = this.lastN + 1;
+    try {
+      this.writeAll(evs.map((ev, i) => ({ t: 'ev', n: first + i, at: stamp, ev })));
+    } catch (error) {
+      const whole = (error as { whole?: number }).whole;
+      if (whole) this.lastN += whole;
+      throw error;
+    }
+    this.lastN += evs.length;
+    return this.lastN;
   }
 
   /** Records that events up to local `n` are stored, the service answering `seq`. */

@@ -1,5 +1,6 @@
 // A crash or a full disk can cut the journal's last line short. What is written after it must
 // start on a line of its own: merged into the torn line it would be lost with it.
+import { spawnSync } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,6 +118,53 @@ describe('events read as the journal holds them (what an append sends)', () => {
       const sent = j.reader(0).readEncoded(10, 1 << 20).map((e) => JSON.parse(e.json.toString('utf8')).body);
       expect(sent).toEqual(['one', 'two']);
       j.close();
+    }
+  });
+});
+
+describe('several events in one write (appendAll)', () => {
+  it('numbers them in order and reads them back as separate events', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'svc-journal-')), 'journal.jsonl');
+    const j = Journal.open(path);
+    j.append(ev('zero'));
+    expect(j.appendAll([ev('one'), ev('two'), ev('x'.repeat(70_000))])).toBe(4);
+    j.close();
+    const again = Journal.open(path);
+    expect(again.lastN).toBe(4);
+    expect(again.reader(0).read(10, 1 << 20).map((e) => [e.n, e.ev.body!.slice(0, 4)])).toEqual([[1, 'zero'], [2, 'one'], [3, 'two'], [4, 'xxxx']]);
+    again.close();
+  });
+
+  it('a write cut short by a full disk keeps the numbers of the lines that made it whole', (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-journal-full-'));
+    const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', dir], { encoding: 'utf8' });
+    if (mount.status !== 0) {
+      console.warn(`skipped: cannot mount a tmpfs here (${(mount.error?.message ?? mount.stderr).trim()}); this test needs root`);
+      t.skip();
+      return;
+    }
+    try {
+      const path = join(dir, 'journal.jsonl');
+      const j = Journal.open(path);
+      // 8 lines of ~1 KB a write: the write that meets the end of the 64 KiB holds whole lines.
+      const body = 'y'.repeat(1_000);
+      let failure: unknown = null;
+      for (let i = 0; i < 100 && failure === null; i++) {
+        try {
+          j.appendAll(Array.from({ length: 8 }, () => ev(body)));
+        } catch (error) {
+          failure = error;
+        }
+      }
+      expect((failure as NodeJS.ErrnoException).code).toBe('ENOSPC');
+      expect(j.lastN % 8).not.toBe(0);
+      const whole = readFileSync(path, 'utf8').split('\n').filter((l) => l.endsWith('}}')).length;
+      // The events whole in the file are numbered 1..lastN: the next one is not given a taken number.
+      expect(j.lastN).toBe(whole);
+      j.close();
+      expect(Journal.open(path).lastN).toBe(whole);
+    } finally {
+      spawnSync('umount', [dir]);
     }
   });
 });
