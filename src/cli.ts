@@ -45,11 +45,10 @@ for (const stream of [process.stdout, process.stderr]) {
 
 // The config store and the output (chalk) are loaded just before a command runs, so `svc --help`
 // loads neither.
-let lazy: { openConfig: typeof import('./commands/config/store.js').openConfig; createOutput: typeof import('./ui/output.js').createOutput } | undefined;
+let lazy: typeof import('./commands/lazy-core.js') | undefined;
 async function loadLazy(): Promise<void> {
   if (lazy) return;
-  const [{ openConfig }, { createOutput }] = await Promise.all([import('./commands/config/store.js'), import('./ui/output.js')]);
-  lazy = { openConfig, createOutput };
+  lazy = await import('./commands/lazy-core.js');
   dropForeignSignalHandlers();
 }
 
