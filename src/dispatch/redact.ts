@@ -35,6 +35,8 @@ interface Matcher {
   longestSecret: number;
   /** The same in UTF-8 bytes. */
   longestSecretBytes: number;
+  /** The longest text `maybeInBytes` looks for: a match across two pieces lies within this of their seam. */
+  longestTrigger: number;
   /** Whether a secret spans lines (a PEM key): then line boundaries are no safe cut on their own. */
   multiline: boolean;
 }
@@ -67,6 +69,7 @@ function buildMatcher(secrets: readonly string[]): Matcher {
     maybeInBytes: (view) => TOKEN_PREFIXES.test(view) || words.test(view) || unshapedBytes.some((l) => view.includes(l)),
     longestSecret: literals[0]?.length ?? 0,
     longestSecretBytes: Math.max(0, ...literals.map((l) => Buffer.byteLength(l))),
+    longestTrigger: Math.max('authorization'.length, ...TOKEN_SHAPES.flatMap((s) => s.prefixes.map((p) => p.length)), ...unshapedBytes.map((l) => l.length)),
     multiline: literals.some((s) => s.includes('\n')),
     redact(text) {
       if (!maybe(text)) return text;
@@ -100,9 +103,10 @@ export interface StreamRedactor {
   push(chunk: string | Buffer): string;
   /**
    * `push` for bytes, without decoding what needs no redaction: when nothing in the bytes safe to
-   * emit can be a secret, they come back as they are (a view of them), else as redacted text.
+   * emit can be a secret, they come back as they are (views of them: what was held back from the
+   * last chunk, then this one's part, never copied together), else as redacted text.
    */
-  pushBytes(chunk: Buffer): Buffer | string;
+  pushBytes(chunk: Buffer): Buffer[] | string;
   flush(): string;
 }
 
@@ -176,14 +180,36 @@ export function createStreamRedactor(secrets: readonly string[]): StreamRedactor
     return cut;
   }
 
-  function pushBytes(chunk: Buffer): Buffer | string {
+  function pushBytes(chunk: Buffer): Buffer[] | string {
+    return pushLines(chunk) ?? pushJoined(chunk);
+  }
+
+  /**
+   * The common case without copying the held bytes and the chunk together (a copy of every byte,
+   * and garbage, at 64 KiB a read): the chunk ends its last line within 4 KiB and nothing in it,
+   * in what was held or across their seam can be a secret. Then the cut is after that newline, as
+   * `pushJoined` would cut; otherwise null, and it decides.
+   */
+  function pushLines(chunk: Buffer): Buffer[] | null {
+    if (matcher.multiline) return null;
+    const view = chunk.toString('latin1');
+    const end = view.lastIndexOf('\n') + 1;
+    if (end === 0 || view.length - end > MAX_HELD_LINE || (end < chunk.length && isContinuation(chunk[end]!))) return null;
+    if (matcher.maybeInBytes(view)) return null;
+    if (held.length > 0 && matcher.maybeInBytes(held.toString('latin1') + view.slice(0, matcher.longestTrigger))) return null;
+    const out = held.length > 0 ? [held, chunk.subarray(0, end)] : [chunk.subarray(0, end)];
+    held = end < chunk.length ? Buffer.from(chunk.subarray(end)) : NO_BYTES;
+    return out;
+  }
+
+  function pushJoined(chunk: Buffer): Buffer[] | string {
     const data = held.length > 0 ? Buffer.concat([held, chunk]) : chunk;
     // Most output holds nothing to redact: it is judged and cut as bytes, never decoded here.
     const view = data.toString('latin1');
     if (!matcher.maybeInBytes(view)) {
       const cut = characterCut(data, safeCut(view, true, matcher.longestSecretBytes));
       held = cut < data.length ? Buffer.from(data.subarray(cut)) : NO_BYTES;
-      return data.subarray(0, cut);
+      return [data.subarray(0, cut)];
     }
     const end = completeEnd(data);
     const text = data.toString('utf8', 0, end);
@@ -207,7 +233,8 @@ export function createStreamRedactor(secrets: readonly string[]): StreamRedactor
         bytes = Buffer.from(text);
       }
       const out = pushBytes(bytes as Buffer);
-      return typeof out === 'string' ? out : out.toString('utf8');
+      // Joined before decoding: the held bytes may end inside a character the chunk finishes.
+      return typeof out === 'string' ? out : Buffer.concat(out).toString('utf8');
     },
     flush() {
       const rest = held.toString('utf8') + highSurrogate;

@@ -2,7 +2,7 @@
 // local log and, with --send-logs, to `body` events of at most 16 KiB. One object per agent run:
 // `write` takes each chunk as the agent's pipes deliver it, `flush` hands the gathered body text to
 // the event stream (called at the stream's own tick: no timer here), `close` ends it all.
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync, writevSync } from 'node:fs';
 import { BodyChunker } from '../wire/body-chunker.js';
 import { createRedactor, createStreamRedactor, type StreamRedactor } from '../redact.js';
 
@@ -82,14 +82,20 @@ export class AgentOutput {
 
   /**
    * Redacted output to the log and the chunker. Output that needed no redaction arrives as the
-   * agent's own bytes (redact.ts pushBytes) and stays bytes: written as it is, decoded once per body.
+   * agent's own bytes (redact.ts pushBytes, in pieces) and stays bytes: written as it is in one
+   * system call, decoded once per body.
    */
-  private emit(piece: string | Buffer): void {
-    const out = typeof piece === 'string' || this.o.live ? this.lateRedact(piece.toString()) : piece;
-    if (out.length === 0) return;
-    if (typeof out === 'string') writeSync(this.log, out);
-    else writeSync(this.log, out);
-    this.chunker?.write(out);
+  private emit(piece: string | Buffer[]): void {
+    if (typeof piece === 'string' || this.o.live) {
+      const text = this.lateRedact(typeof piece === 'string' ? piece : Buffer.concat(piece).toString('utf8'));
+      if (text.length === 0) return;
+      writeSync(this.log, text);
+      this.chunker?.write(text);
+    } else {
+      if (piece.length === 0) return;
+      writevSync(this.log, piece);
+      for (const part of piece) this.chunker?.write(part);
+    }
     this.handOver();
   }
 
