@@ -1,6 +1,7 @@
 // Bundles the CLI into dist/ with esbuild, nothing more:
 // - dist/cli.js is src/cli.ts with commander inlined; everything a command handler imports sits in
-//   lazy chunks (code splitting), so `svc --help` loads no handler and `svc config get` no HTTP.
+//   lazy chunks (code splitting), so `svc --help` loads no handler and `svc config get` no HTTP;
+//   the chunks cli.js itself imports are one module, startup.js (merge-startup.mjs).
 // - dist/server.js is the local service (src/server), for `svc server` and the tests.
 // - Dependencies are bundled as they ship (their public entry points, untouched), so the package
 //   installs none of them (package.json: they are devDependencies).
@@ -14,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { mergeStartupChunks } from './merge-startup.mjs';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 const root = new URL('..', import.meta.url).pathname;
@@ -75,6 +77,13 @@ try {
     sourcemap: 'linked',
     logLevel: 'warning',
     define: { __SVC_VERSION__: JSON.stringify(pkg.version) },
+  });
+  // The chunks every start loads become one module (merge-startup.mjs).
+  await mergeStartupChunks(fresh, {
+    entry: 'cli.js',
+    keepApart: 'server.js',
+    banner: BANNER,
+    options: { absWorkingDir: root, format: 'esm', platform: 'node', target: 'node22', minifyWhitespace: true, minifySyntax: true, sourcemap: 'linked', logLevel: 'warning' },
   });
   for (const file of readdirSync(fresh)) {
     if (file.endsWith('.js')) writeFileSync(join(fresh, file), takeBuiltinsDirectly(readFileSync(join(fresh, file), 'utf8'), file));

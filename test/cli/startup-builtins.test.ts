@@ -1,8 +1,8 @@
-// What `svc config get` loads (issue 27): a command that reads a setting spawns nothing, so Node's
+// What svc loads as it starts (issue 27): a command that reads a setting spawns nothing, so Node's
 // child_process (and the net and dgram internals it pulls in) stays unloaded. Held here because the
 // config store reads its user syntax from dispatch/agent/user.ts, which does spawn (`id`), later.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
@@ -25,4 +25,23 @@ test('svc config get and svc items list --help load no node:child_process', asyn
   expect(configGet).toContain('fs');
   expect(configGet).not.toContain('child_process');
   expect(await loaded(['items', 'list', '--help'])).not.toContain('child_process');
+});
+
+test('the chunks every start loads are one module: cli.js imports only startup.js and chunks the service shares', () => {
+  const dist = join(import.meta.dirname, '../../dist');
+  const imports = (file: string) => [...readFileSync(join(dist, file), 'utf8').matchAll(/(?:\bfrom|\bimport)\s*"\.\/([\w.-]+\.js)"/g)].map((m) => m[1]!);
+  const reach = (file: string, seen = new Set<string>()): Set<string> => {
+    if (!seen.has(file)) {
+      seen.add(file);
+      for (const dep of imports(file)) reach(dep, seen);
+    }
+    return seen;
+  };
+  const server = reach('server.js');
+  const atStart = [...reach('cli.js')].filter((f) => f !== 'cli.js');
+  expect(atStart).toContain('startup.js');
+  expect(atStart.filter((f) => f !== 'startup.js' && !server.has(f))).toEqual([]);
+  expect(existsSync(join(dist, 'startup.js.map'))).toBe(true);
+  // Its map reaches the sources (stack positions still map to src/).
+  expect(JSON.parse(readFileSync(join(dist, 'startup.js.map'), 'utf8')).sources).toContain('../src/dispatch/signals.ts');
 });
