@@ -81,6 +81,7 @@ try {
   // The chunks every start loads become one module (merge-startup.mjs).
   await mergeStartupChunks(fresh, {
     entry: 'cli.js',
+    lazyEntry: 'lazy-core',
     keepApart: 'server.js',
     banner: BANNER,
     options: { absWorkingDir: root, format: 'esm', platform: 'node', target: 'node22', minifyWhitespace: true, minifySyntax: true, sourcemap: 'linked', logLevel: 'warning' },

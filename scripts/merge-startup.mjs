@@ -5,11 +5,12 @@
 // bundled again here into one module, startup.js, and every import of them in the build is pointed
 // at it: the same code, one instance, fewer modules. Chunks the service (server.js) reaches stay as
 // they are, so loading the service alone never loads the CLI's start-up code.
-import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
 const MERGED = 'startup.js';
+const LAZY_MERGED = 'command.js';
 /** `from"./x.js"` and `import"./x.js"`: the static imports of a chunk (dynamic ones are `import("`). */
 const STATIC = /(?:\bfrom|\bimport)\s*"\.\/([\w.-]+\.js)"/g;
 const DYNAMIC = /\bimport\("\.\/([\w.-]+\.js)"\)/g;
@@ -32,26 +33,31 @@ function exportsOf(code, file) {
 }
 
 /**
- * Merges the chunks `entry` imports statically (minus those `keepApart` reaches) into startup.js in
- * `dir`, written by esbuild from the chunks (their source maps chained, so stack positions still
- * map to src/). `banner` is each chunk's first line, given to startup.js once.
+ * Merges the modules `from` imports statically (minus `exclude` and what `keepApart` reaches) into
+ * `into` in `dir`, written by esbuild from them (their source maps chained, so stack positions still
+ * map to src/), and points every import of them there. With `withFrom`, `from` is merged too (a
+ * lazily imported entry: its import then loads the one module). `banner` is each chunk's first
+ * line, given to `into` once. Returns the files merged.
  */
-export async function mergeStartupChunks(dir, { entry, keepApart, banner, options }) {
+async function mergeGroup(dir, { from, withFrom = false, into, keepApart, exclude = new Set(), banner, options }) {
   const apart = reach(dir, keepApart, [STATIC, DYNAMIC]);
-  const chunks = [...reach(dir, entry, [STATIC])].filter((f) => f !== entry && !apart.has(f));
-  if (chunks.length < 2) return;
+  const chunks = [...reach(dir, from, [STATIC])].filter((f) => (f !== from || withFrom) && !apart.has(f) && !exclude.has(f));
+  if (chunks.length < 2) return [];
   const seen = new Map();
   for (const file of chunks) {
     for (const name of exportsOf(readFileSync(join(dir, file), 'utf8'), file)) {
-      if (seen.has(name)) throw new Error(`${file} and ${seen.get(name)} both export ${name}: they cannot be merged into ${MERGED}`);
+      // A merged entry re-exports its chunks' names: the same bindings, no clash.
+      if (seen.has(name) && !(withFrom && (file === from || seen.get(name) === from))) throw new Error(`${file} and ${seen.get(name)} both export ${name}: they cannot be merged into ${into}`);
       seen.set(name, file);
     }
   }
   const merged = new Set(chunks);
+  if (readdirSync(dir).includes(into)) throw new Error(`${into} exists in the build already`);
+  const out = join(dir, `${into}.merging`);
   await build({
     ...options,
-    stdin: { contents: chunks.map((f) => `export * from "./${f}";`).join('\n'), resolveDir: dir, sourcefile: 'startup-entry.js', loader: 'js' },
-    outfile: join(dir, MERGED),
+    stdin: { contents: chunks.map((f) => `export * from "./${f}";`).join('\n'), resolveDir: dir, sourcefile: `${into}-entry.js`, loader: 'js' },
+    outfile: out,
     bundle: true,
     splitting: false,
     banner: { js: banner },
@@ -65,18 +71,39 @@ export async function mergeStartupChunks(dir, { entry, keepApart, banner, option
             if (path.startsWith('./') && merged.has(path.slice(2))) return { path: join(dir, path.slice(2)) };
             return { path, external: true };
           });
-          // Each chunk's banner goes (startup.js has its own), blanked in place so its map still fits.
+          // Each chunk's banner goes (the merged module has its own), blanked so its map still fits.
           b.onLoad({ filter: /\.js$/ }, ({ path }) => ({ contents: readFileSync(path, 'utf8').replace(banner, ' '.repeat(banner.length)), loader: 'js', resolveDir: dir }));
         },
       },
     ],
   });
   for (const file of chunks) rmSync(join(dir, file)), rmSync(join(dir, `${file}.map`), { force: true });
-  // Imports of the merged chunks now name startup.js, padded to the same length (the maps hold).
+  const code = readFileSync(out, 'utf8').replace(`sourceMappingURL=${into}.merging.map`, `sourceMappingURL=${into}.map`);
+  writeFileSync(join(dir, into), code);
+  renameSync(`${out}.map`, join(dir, `${into}.map`));
+  rmSync(out);
+  // Imports of the merged chunks now name `into`, padded to the same length (the maps hold).
   for (const file of readdirSync(dir)) {
-    if (!file.endsWith('.js') || file === MERGED) continue;
-    const code = readFileSync(join(dir, file), 'utf8');
-    const out = code.replace(/"\.\/([\w.-]+\.js)"/g, (whole, name) => (merged.has(name) ? `"./${MERGED}"${' '.repeat(whole.length - MERGED.length - 4)}` : whole));
-    if (out !== code) writeFileSync(join(dir, file), out);
+    if (!file.endsWith('.js') || file === into) continue;
+    const text = readFileSync(join(dir, file), 'utf8');
+    const next = text.replace(/"\.\/([\w.-]+\.js)"/g, (whole, name) => {
+      if (!merged.has(name)) return whole;
+      if (whole.length < into.length + 4) throw new Error(`${file}: "./${name}" is shorter than "./${into}"`);
+      return `"./${into}"${' '.repeat(whole.length - into.length - 4)}`;
+    });
+    if (next !== text) writeFileSync(join(dir, file), next);
   }
+  return chunks;
+}
+
+/**
+ * Two groups: the chunks cli.js imports (every start: startup.js), and its one lazy import with
+ * the modules it imports, the config store and the output that every command loads before it runs
+ * (`lazyEntry`: command.js, so `svc --help` still loads none of it).
+ */
+export async function mergeStartupChunks(dir, { entry, lazyEntry, keepApart, banner, options }) {
+  const first = await mergeGroup(dir, { from: entry, into: MERGED, keepApart, banner, options });
+  const lazy = readdirSync(dir).find((f) => f.startsWith(`${lazyEntry}-`) && f.endsWith('.js'));
+  if (!lazy) throw new Error(`no ${lazyEntry}-*.js in the build`);
+  await mergeGroup(dir, { from: lazy, withFrom: true, into: LAZY_MERGED, keepApart, exclude: new Set([MERGED, ...first]), banner, options });
 }

@@ -27,7 +27,7 @@ test('svc config get and svc items list --help load no node:child_process', asyn
   expect(await loaded(['items', 'list', '--help'])).not.toContain('child_process');
 });
 
-test('the chunks every start loads are one module: cli.js imports only startup.js and chunks the service shares', () => {
+test('the chunks every start loads are one module, and those every command loads another: startup.js and command.js', () => {
   const dist = join(import.meta.dirname, '../../dist');
   const imports = (file: string) => [...readFileSync(join(dist, file), 'utf8').matchAll(/(?:\bfrom|\bimport)\s*"\.\/([\w.-]+\.js)"/g)].map((m) => m[1]!);
   const reach = (file: string, seen = new Set<string>()): Set<string> => {
@@ -41,6 +41,11 @@ test('the chunks every start loads are one module: cli.js imports only startup.j
   const atStart = [...reach('cli.js')].filter((f) => f !== 'cli.js');
   expect(atStart).toContain('startup.js');
   expect(atStart.filter((f) => f !== 'startup.js' && !server.has(f))).toEqual([]);
+  // What every command loads before it runs (the config store, the output) is command.js, which brings nothing more of its own.
+  const lazy = [...readFileSync(join(dist, 'cli.js'), 'utf8').matchAll(/\bimport\("\.\/([\w.-]+\.js)"\s*\)/g)].map((m) => m[1]);
+  expect(lazy).toContain('command.js');
+  expect(lazy.filter((f) => f.startsWith('lazy-core'))).toEqual([]);
+  expect([...reach('command.js')].filter((f) => f !== 'command.js' && !atStart.includes(f) && !server.has(f))).toEqual([]);
   expect(existsSync(join(dist, 'startup.js.map'))).toBe(true);
   // Its map reaches the sources (stack positions still map to src/).
   expect(JSON.parse(readFileSync(join(dist, 'startup.js.map'), 'utf8')).sources).toContain('../src/dispatch/signals.ts');
