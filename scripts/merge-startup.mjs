@@ -41,7 +41,11 @@ function exportsOf(code, file) {
  */
 async function mergeGroup(dir, { from, withFrom = false, into, keepApart, exclude = new Set(), banner, options }) {
   const apart = reach(dir, keepApart, [STATIC, DYNAMIC]);
-  const chunks = [...reach(dir, from, [STATIC])].filter((f) => (f !== from || withFrom) && !apart.has(f) && !exclude.has(f));
+  // esbuild's runtime helpers (`__commonJS`, `__toESM`, … and nothing else) hold no state: the
+  // service keeps its chunk of them, and the CLI's side gets its own copy in the merged module.
+  const helpers = (f) => exportsOf(readFileSync(join(dir, f), 'utf8'), f).every((name) => name.startsWith('__'));
+  const chunks = [...reach(dir, from, [STATIC])].filter((f) => (f !== from || withFrom) && !exclude.has(f) && (!apart.has(f) || helpers(f)));
+  const copied = new Set(chunks.filter((f) => apart.has(f)));
   if (chunks.length < 2) return [];
   const seen = new Map();
   for (const file of chunks) {
@@ -77,7 +81,7 @@ async function mergeGroup(dir, { from, withFrom = false, into, keepApart, exclud
       },
     ],
   });
-  for (const file of chunks) rmSync(join(dir, file)), rmSync(join(dir, `${file}.map`), { force: true });
+  for (const file of chunks) if (!copied.has(file)) rmSync(join(dir, file)), rmSync(join(dir, `${file}.map`), { force: true });
   const code = readFileSync(out, 'utf8').replace(`sourceMappingURL=${into}.merging.map`, `sourceMappingURL=${into}.map`);
   writeFileSync(join(dir, into), code);
   renameSync(`${out}.map`, join(dir, `${into}.map`));
@@ -87,7 +91,7 @@ async function mergeGroup(dir, { from, withFrom = false, into, keepApart, exclud
     if (!file.endsWith('.js') || file === into) continue;
     const text = readFileSync(join(dir, file), 'utf8');
     const next = text.replace(/"\.\/([\w.-]+\.js)"/g, (whole, name) => {
-      if (!merged.has(name)) return whole;
+      if (!merged.has(name) || (copied.has(name) && apart.has(file))) return whole;
       if (whole.length < into.length + 4) throw new Error(`${file}: "./${name}" is shorter than "./${into}"`);
       return `"./${into}"${' '.repeat(whole.length - into.length - 4)}`;
     });
