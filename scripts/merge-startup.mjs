@@ -3,8 +3,10 @@
 // modules shared by a different set of entry points a chunk of its own: `svc --help` loaded cli.js
 // and five small chunks it imports. The chunks cli.js imports (and so loads on every start) are
 // bundled again here into one module, startup.js, and every import of them in the build is pointed
-// at it: the same code, one instance, fewer modules. Chunks the service (server.js) reaches stay as
-// they are, so loading the service alone never loads the CLI's start-up code.
+// at it: the same code, one instance, fewer modules. So is cli.js's one lazy import (the config
+// store and the output, which every command loads before it runs), into command.js. Chunks the
+// service (server.js) reaches stay as they are, so loading the service alone never loads the CLI's
+// start-up code; only esbuild's runtime helpers, which hold no state, are copied for the CLI's side.
 import { readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
