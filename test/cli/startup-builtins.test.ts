@@ -42,7 +42,7 @@ test('the chunks every start loads are one module, and those every command loads
   expect(atStart).toContain('startup.js');
   expect(atStart.filter((f) => f !== 'startup.js' && !server.has(f))).toEqual([]);
   // What every command loads before it runs (the config store, the output) is command.js, which brings nothing more of its own.
-  const lazy = [...readFileSync(join(dist, 'cli.js'), 'utf8').matchAll(/\bimport\("\.\/([\w.-]+\.js)"\s*\)/g)].map((m) => m[1]);
+  const lazy = [...readFileSync(join(dist, 'cli.js'), 'utf8').matchAll(/\bimport\("\.\/([\w.-]+\.js)"\s*\)/g)].map((m) => m[1]!);
   expect(lazy).toContain('command.js');
   expect(lazy.filter((f) => f.startsWith('lazy-core'))).toEqual([]);
   expect([...reach('command.js')].filter((f) => f !== 'command.js' && !atStart.includes(f) && !server.has(f))).toEqual([]);

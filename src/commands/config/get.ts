@@ -1,6 +1,6 @@
 // `svc config get KEY`: one stored setting (nothing printed when it is not set).
+import { checkKey } from './store.js';
 import type { Context } from '../context.js';
-import { checkKey } from './setting-key.js';
 
 export interface ConfigGetOptions {
   key: string;

@@ -4,8 +4,7 @@ import { AGENT_NAMES, isAgentName } from '../../dispatch/agent/presets.js';
 import { parseDuration } from '../../dispatch/duration.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
-import { checkKey } from './setting-key.js';
-import { CONFIG_KEYS } from './store.js';
+import { CONFIG_KEYS, checkKey } from './store.js';
 
 export interface ConfigSetOptions {
   key: string;

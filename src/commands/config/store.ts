@@ -116,6 +116,17 @@ export function isConfigKey(key: string): key is ConfigKey {
   return Object.hasOwn(CONFIG_KEYS, key);
 }
 
+/**
+ * A setting named on the command line (`config get|set|unset KEY`): one of the stored settings.
+ * Kept here, not in a module of its own: a module that small still cost its own chunk at start-up.
+ */
+export function checkKey(key: string): ConfigKey {
+  if (!isConfigKey(key)) {
+    throw new UsageError(`unknown setting '${key}'; settings: ${Object.keys(CONFIG_KEYS).join(', ')}`);
+  }
+  return key;
+}
+
 function parsePositiveInt(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1) throw new UsageError(`expected a whole number of at least 1, got '${v}'`);

@@ -1,6 +1,6 @@
 // `svc config unset KEY`: removes a stored setting.
+import { checkKey } from './store.js';
 import type { Context } from '../context.js';
-import { checkKey } from './setting-key.js';
 
 export interface ConfigUnsetOptions {
   key: string;
