@@ -144,7 +144,14 @@ export class EventStream {
 
   /** The interval passed: what the producers gathered becomes events now (pushed, journalled). */
   private tick(): void {
-    for (const flush of this.gatherers) flush();
+    for (const flush of this.gatherers) {
+      try {
+        flush();
+      } catch {
+        // An event that could not be journalled was reported by push (onFailed); the loop goes
+        // on delivering what the journal holds, as after a failed push from the agent's output.
+      }
+    }
   }
 
   /** Sends everything pending; resolves true once all is acknowledged, false on timeout or failure. */

@@ -136,3 +136,19 @@ describe('BodyChunker on bytes that are not UTF-8', () => {
     expect(bodies.join('')).toBe(`${'\uFFFD'.repeat(40_000)}tail\n`);
   });
 });
+
+describe('a tick whose producer cannot journal', () => {
+  it('leaves the stream delivering what the journal holds, with no unhandled rejection', async () => {
+    const { service, stream: s } = stream(20);
+    s.push({ workItemKey: 'A-1', body: 'before' });
+    let ticks = 0;
+    s.gather(() => {
+      ticks++;
+      throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    });
+    s.push({ workItemKey: 'A-1', body: 'after' });
+    await vi.waitUntil(() => ticks >= 2 && service.stored.length === 2, { timeout: 5_000, interval: 5 });
+    expect(service.stored.map((e) => e.body)).toEqual(['before', 'after']);
+    await s.stop();
+  });
+});
