@@ -64,9 +64,17 @@ async function fleetOf(n) {
     const svcCpu = results.reduce((a, r) => a + r.cpuMs, 0);
     const childCpu = after.children - before.children;
     // Start-up: from the workers' start to each one's first open (node, the bundle, selection).
-    const firstOpens = machines.map((m) => firstOpen(m.env)).filter((t) => t !== null).map((t) => t - started);
+    const firstOpens = machines
+      .map((m) => firstOpen(m.env))
+      .filter((t) => t !== null)
+      .map((t) => t - started);
     return {
-      n, wallMs, done, duplicates, conflicts, firstOpenMs: { median: median(firstOpens), last: Math.max(...firstOpens) },
+      n,
+      wallMs,
+      done,
+      duplicates,
+      conflicts,
+      firstOpenMs: { median: median(firstOpens), last: Math.max(...firstOpens) },
       perCard: { service: (after.self - before.self) / CARDS, svc: svcCpu / CARDS, rest: Math.max(0, childCpu - svcCpu) / CARDS },
     };
   } finally {
@@ -98,7 +106,14 @@ export async function fleet() {
         profile,
       ),
     );
-    rows.push(row(`N=${r.n}: cards implemented / duplicates / 409s on open`, `${r.done} / ${r.duplicates} / ${r.conflicts}`, `${CARDS} / 0 / counted`, r.done === CARDS && r.duplicates === 0));
+    rows.push(
+      row(
+        `N=${r.n}: cards implemented / duplicates / 409s on open`,
+        `${r.done} / ${r.duplicates} / ${r.conflicts}`,
+        `${CARDS} / 0 / counted`,
+        r.done === CARDS && r.duplicates === 0,
+      ),
+    );
   }
   return rows;
 }

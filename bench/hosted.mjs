@@ -31,7 +31,8 @@ export async function hosted() {
   const env = { ...process.env };
   env.CONTAINERS_CONF ??= join(ROOT, 'containers.conf');
   const inspect = spawnSync('podman', ['image', 'inspect', '--format', '{{.Id}}', IMAGE], { env, encoding: 'utf8' });
-  if (inspect.error || inspect.status !== 0) throw new Error(`podman or the image ${IMAGE} is missing (npm run image): ${inspect.error?.message ?? inspect.stderr.trim()}`);
+  if (inspect.error || inspect.status !== 0)
+    throw new Error(`podman or the image ${IMAGE} is missing (npm run image): ${inspect.error?.message ?? inspect.stderr.trim()}`);
 
   // The service's git remote: acme/bench, one commit on main.
   const gitRoot = tempDir('hosted-git');
@@ -55,11 +56,22 @@ export async function hosted() {
   try {
     const keys = [];
     for (let i = 0; i <= RUNS; i++) {
-      const made = await api(service, 'POST', '/projects/DEMO/work-items', { kind: 'task', type: 'chore', title: `Bench chore ${i}`, targetRepositories: ['acme/bench'] });
+      const made = await api(service, 'POST', '/projects/DEMO/work-items', {
+        kind: 'task',
+        type: 'chore',
+        title: `Bench chore ${i}`,
+        targetRepositories: ['acme/bench'],
+      });
       keys.push((made.item ?? made).key);
     }
     const open = async (key) => {
-      const r = await api(service, 'POST', '/dispatch-runs', { projectKey: 'DEMO', command: 'run', origin: 'hosted', agent: 'custom', cards: [{ workItemKey: key }] });
+      const r = await api(service, 'POST', '/dispatch-runs', {
+        projectKey: 'DEMO',
+        command: 'run',
+        origin: 'hosted',
+        agent: 'custom',
+        cards: [{ workItemKey: key }],
+      });
       return { id: r.run.id, openedAt: performance.now() };
     };
     // One run alone first (nothing else starting), then the burst.
@@ -91,10 +103,27 @@ export async function hosted() {
     const all = good === RUNS && waits.length === RUNS;
     const note = `${RUNS} runs opened at once; ${good} of ${RUNS} ended succeeded with the runner's exit 0`;
     return [
-      row('open → runner\'s first event, one run alone', `${(soloWait / 1000).toFixed(1)} s`, `≤ ${GOAL_FIRST_EVENT_MS / 1000} s`, soloOk && soloWait <= GOAL_FIRST_EVENT_MS),
-      row('open → runner\'s first event, median of the burst', `${(median(waits) / 1000).toFixed(1)} s`, `≤ ${GOAL_FIRST_EVENT_MS / 1000} s`, all && median(waits) <= GOAL_FIRST_EVENT_MS, note),
-      row('open → runner\'s first event, slowest of the burst', `${(Math.max(...waits) / 1000).toFixed(1)} s`, '(shown)', null),
-      row('hosted runs started per minute (burst)', perMinute.toFixed(0), `≥ ${GOAL_PER_MINUTE}`, all && perMinute >= GOAL_PER_MINUTE, 'RUNS over first open → last first event, Podman (runc) on this machine'),
+      row(
+        "open → runner's first event, one run alone",
+        `${(soloWait / 1000).toFixed(1)} s`,
+        `≤ ${GOAL_FIRST_EVENT_MS / 1000} s`,
+        soloOk && soloWait <= GOAL_FIRST_EVENT_MS,
+      ),
+      row(
+        "open → runner's first event, median of the burst",
+        `${(median(waits) / 1000).toFixed(1)} s`,
+        `≤ ${GOAL_FIRST_EVENT_MS / 1000} s`,
+        all && median(waits) <= GOAL_FIRST_EVENT_MS,
+        note,
+      ),
+      row("open → runner's first event, slowest of the burst", `${(Math.max(...waits) / 1000).toFixed(1)} s`, '(shown)', null),
+      row(
+        'hosted runs started per minute (burst)',
+        perMinute.toFixed(0),
+        `≥ ${GOAL_PER_MINUTE}`,
+        all && perMinute >= GOAL_PER_MINUTE,
+        'RUNS over first open → last first event, Podman (runc) on this machine',
+      ),
     ];
   } finally {
     await service.close();

@@ -160,5 +160,8 @@ export async function startService(opts = {}) {
 /** Reads a run's journal (SVC_STATE_DIR/runs/<id>/journal.jsonl) as records. */
 export function journalOf(env, runId) {
   const text = readFileSync(join(env.SVC_STATE_DIR, 'runs', runId, 'journal.jsonl'), 'utf8');
-  return text.split('\n').filter(Boolean).map((line) => ({ line, r: JSON.parse(line) }));
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => ({ line, r: JSON.parse(line) }));
 }

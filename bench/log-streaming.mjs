@@ -32,10 +32,13 @@ async function slowProxy(target, factor) {
       const parts = [];
       ans.on('data', (d) => parts.push(d));
       ans.on('end', () => {
-        setTimeout(() => {
-          res.writeHead(ans.statusCode, ans.headers);
-          res.end(Buffer.concat(parts));
-        }, (performance.now() - t0) * (factor - 1));
+        setTimeout(
+          () => {
+            res.writeHead(ans.statusCode, ans.headers);
+            res.end(Buffer.concat(parts));
+          },
+          (performance.now() - t0) * (factor - 1),
+        );
       });
     });
     up.on('error', () => res.destroy());
@@ -68,11 +71,25 @@ async function underSvc(service, counter, bytes, rate, baseUrl, sendLogs = true)
   const env = svcEnv(service, baseUrl ? { SVC_BASE_URL: baseUrl } : {});
   counter.n = 0;
   const agentCmd = `"${NODE}" "${PRINT}" ${bytes} ${rate} "${file}"`;
-  const r = await runSvc(['run', key, '--agent-cmd', agentCmd, '--allow-empty', ...(sendLogs ? ['--send-logs'] : []), '--repo', makeRepo(), '--json'], { env, timeoutMs: 600_000 });
+  const r = await runSvc(['run', key, '--agent-cmd', agentCmd, '--allow-empty', ...(sendLogs ? ['--send-logs'] : []), '--repo', makeRepo(), '--json'], {
+    env,
+    timeoutMs: 600_000,
+  });
   const summary = summaryOf(r);
   if (summary.status !== 'succeeded') throw new Error(`svc run ended ${summary.status}: ${r.stderr.slice(-1000)}`);
-  const stored = service.db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(length(CAST(body AS BLOB))), 0) AS bytes FROM dispatch_events WHERE run_id = ? AND body IS NOT NULL').get(summary.runId);
-  return { agentMs: Number(readFileSync(file, 'utf8')), peakRss: r.peakRss, cpuMs: r.cpuMs, wallMs: r.wallMs, appends: counter.n, stored, batches: batchesOf(env, summary.runId), summary };
+  const stored = service.db
+    .prepare('SELECT COUNT(*) AS n, COALESCE(SUM(length(CAST(body AS BLOB))), 0) AS bytes FROM dispatch_events WHERE run_id = ? AND body IS NOT NULL')
+    .get(summary.runId);
+  return {
+    agentMs: Number(readFileSync(file, 'utf8')),
+    peakRss: r.peakRss,
+    cpuMs: r.cpuMs,
+    wallMs: r.wallMs,
+    appends: counter.n,
+    stored,
+    batches: batchesOf(env, summary.runId),
+    summary,
+  };
 }
 
 /**
@@ -163,7 +180,13 @@ export async function logStreaming() {
       row('svc peak RSS, an agent that prints nothing', mb(floor.peakRss), 'context', null, 'the floor: Node and the modules a run loads'),
       row('svc peak RSS, 100 MB ÷ 10 MB of output', `${x(flat)} (${mb(big.peakRss)} vs ${mb(small.peakRss)})`, '≤ 1.2× (flat)', flat <= 1.2),
       row('service 10× slower: agent wall ÷ into /dev/null', `${x(slowWall)} (${ms(slow.agentMs)})`, '≤ 1.1×', slowWall <= 1.1),
-      row('service 10× slower: svc peak RSS ÷ normal service', `${x(slowFlat)} (${mb(slow.peakRss)})`, '≤ 1.2× (flat)', slowFlat <= 1.2, `svc ran ${(slow.wallMs / 1000).toFixed(1)} s to deliver every event`),
+      row(
+        'service 10× slower: svc peak RSS ÷ normal service',
+        `${x(slowFlat)} (${mb(slow.peakRss)})`,
+        '≤ 1.2× (flat)',
+        slowFlat <= 1.2,
+        `svc ran ${(slow.wallMs / 1000).toFixed(1)} s to deliver every event`,
+      ),
       row(
         'agent printing 100 MB as fast as it can, svc run without --send-logs',
         `${rate(unpacedLocal).toFixed(0)} MB/s (${ms(unpacedLocal.agentMs)}; into /dev/null ${ms(unpacedAlone)})`,

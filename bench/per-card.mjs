@@ -40,7 +40,10 @@ done
   const trueBin = ['/usr/bin/true', '/bin/true'].find((p) => existsSync(p));
   const r = timed('bash', [script], { cwd: repo, env: { ...process.env, TRUE_BIN: trueBin } });
   if (r.status !== 0) throw new Error(`shell loop failed: ${r.stderr}`);
-  const stamps = r.stdout.trim().split('\n').map((s) => Number(s.replace(',', '.')) * 1000);
+  const stamps = r.stdout
+    .trim()
+    .split('\n')
+    .map((s) => Number(s.replace(',', '.')) * 1000);
   return { cycles: stamps.slice(1).map((t, i) => t - stamps[i]), wallMs: r.wallMs };
 }
 
@@ -86,21 +89,28 @@ export async function perCard() {
       ),
       ...(boundary === null
         ? []
-        : [row(
-            `per-leg cost as root through the agent-user boundary vs --agent-user none (medians of ${boundary.n} each, alternating runs)`,
-            `${(boundary.through / boundary.none).toFixed(2)}× (${ms(boundary.through)} vs ${ms(boundary.none)} per leg)`,
-            '≤ 1.5×',
-            boundary.through / boundary.none <= 1.5,
-            'a uid leased per leg, its own clone, its branch fetched back, its processes killed (docs/trust.md)',
-          ),
-          row(
-            'the floor of that design: its git steps alone (worktree add, then clone --shared, agent, status, folder emptied) in a shell loop vs worktree add + agent',
-            `${(boundary.floorThrough / boundary.floorNone).toFixed(2)}× (${ms(boundary.floorThrough)} vs ${ms(boundary.floorNone)} per leg)`,
-            'context',
-            null,
-            'no svc code in either loop: what a worktree plus a private clone per leg costs at least',
-          )]),
-      row('worktrees and legs implemented', `${worktrees} / ${summary.legs.filter((l) => l.disposition === 'implemented').length}`, `${CARDS} / ${CARDS}`, worktrees === CARDS && summary.legs.every((l) => l.disposition === 'implemented')),
+        : [
+            row(
+              `per-leg cost as root through the agent-user boundary vs --agent-user none (medians of ${boundary.n} each, alternating runs)`,
+              `${(boundary.through / boundary.none).toFixed(2)}× (${ms(boundary.through)} vs ${ms(boundary.none)} per leg)`,
+              '≤ 1.5×',
+              boundary.through / boundary.none <= 1.5,
+              'a uid leased per leg, its own clone, its branch fetched back, its processes killed (docs/trust.md)',
+            ),
+            row(
+              'the floor of that design: its git steps alone (worktree add, then clone --shared, agent, status, folder emptied) in a shell loop vs worktree add + agent',
+              `${(boundary.floorThrough / boundary.floorNone).toFixed(2)}× (${ms(boundary.floorThrough)} vs ${ms(boundary.floorNone)} per leg)`,
+              'context',
+              null,
+              'no svc code in either loop: what a worktree plus a private clone per leg costs at least',
+            ),
+          ]),
+      row(
+        'worktrees and legs implemented',
+        `${worktrees} / ${summary.legs.filter((l) => l.disposition === 'implemented').length}`,
+        `${CARDS} / ${CARDS}`,
+        worktrees === CARDS && summary.legs.every((l) => l.disposition === 'implemented'),
+      ),
     ];
   } finally {
     await service.close();
@@ -117,7 +127,8 @@ async function boundaryCycle(service) {
   for (let round = 0; round < 4; round++) {
     const through = round % 2 === 1;
     const keys = [];
-    for (let i = 1; i <= 20; i++) keys.push(service.admin.createWorkItem({ projectKey: service.projectKey, kind: 'task', type: 'code', title: `Boundary ${round}.${i}` }).key);
+    for (let i = 1; i <= 20; i++)
+      keys.push(service.admin.createWorkItem({ projectKey: service.projectKey, kind: 'task', type: 'code', title: `Boundary ${round}.${i}` }).key);
     const env = svcEnv(service);
     if (through) delete env.SVC_AGENT_USER;
     else env.SVC_AGENT_USER = 'none';
@@ -126,7 +137,8 @@ async function boundaryCycle(service) {
     chmodSync(repo, 0o755);
     const r = await runSvc(['run', ...keys, '--agent-cmd', trueBin, '--allow-empty', '--repo', repo, '--json'], { env });
     const summary = summaryOf(r);
-    if (summary.status !== 'succeeded') throw new Error(`svc run ${through ? 'through the boundary' : 'with --agent-user none'} ended ${summary.status}: ${r.stderr.slice(-1000)}`);
+    if (summary.status !== 'succeeded')
+      throw new Error(`svc run ${through ? 'through the boundary' : 'with --agent-user none'} ended ${summary.status}: ${r.stderr.slice(-1000)}`);
     const running = journalOf(env, summary.runId)
       .filter(({ r: rec }) => rec.t === 'ev' && rec.ev.disposition === 'running')
       .map(({ r: rec }) => Date.parse(rec.at));
@@ -140,7 +152,10 @@ async function boundaryCycle(service) {
     floor[through ? 'through' : 'none'].push(...shellLoop(keys, { boundary: through }).cycles);
   }
   return {
-    through: median(cycles.through), none: median(cycles.none), n: cycles.through.length,
-    floorThrough: median(floor.through), floorNone: median(floor.none),
+    through: median(cycles.through),
+    none: median(cycles.none),
+    n: cycles.through.length,
+    floorThrough: median(floor.through),
+    floorNone: median(floor.none),
   };
 }

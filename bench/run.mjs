@@ -70,7 +70,8 @@ if (markdown) {
   console.log('| figure | measured | goal | |\n|---|---|---|---|');
   for (const s of sections) {
     console.log(`| **${cell(s.title)}** | | | |`);
-    for (const r of s.rows) console.log(`| ${cell(r.figure)}${r.note ? ` <br><sub>${cell(r.note)}</sub>` : ''} | ${cell(r.measured)} | ${cell(r.goal)} | ${verdict(r.pass)} |`);
+    for (const r of s.rows)
+      console.log(`| ${cell(r.figure)}${r.note ? ` <br><sub>${cell(r.note)}</sub>` : ''} | ${cell(r.measured)} | ${cell(r.goal)} | ${verdict(r.pass)} |`);
   }
 } else {
   const width = (k) => Math.max(...all.map((r) => String(r[k]).length), k.length);
@@ -85,5 +86,7 @@ if (markdown) {
     }
   }
 }
-console.log(`\n${all.filter((r) => r.pass === true).length} PASS, ${failed.length} FAIL, ${all.filter((r) => r.pass === null).length} reported without a goal (${all.length} figures; ${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, load ${os.loadavg()[0].toFixed(1)} at the end)`);
+console.log(
+  `\n${all.filter((r) => r.pass === true).length} PASS, ${failed.length} FAIL, ${all.filter((r) => r.pass === null).length} reported without a goal (${all.length} figures; ${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, load ${os.loadavg()[0].toFixed(1)} at the end)`,
+);
 process.exitCode = failed.length ? 1 : 0;

@@ -93,7 +93,10 @@ export async function serviceScale() {
     // The lanes with a write before every request, turn by turn to an item (a status that moves
     // it in or out of the ready set), a blocks link (added, then removed) and a sprint (its state).
     const { admin, projectKey } = service;
-    const bugKeys = db().prepare(`SELECT key FROM work_items WHERE kind = 'bug' AND status <> 'done' ORDER BY rowid LIMIT 40`).all().map((r) => r.key);
+    const bugKeys = db()
+      .prepare(`SELECT key FROM work_items WHERE kind = 'bug' AND status <> 'done' ORDER BY rowid LIMIT 40`)
+      .all()
+      .map((r) => r.key);
     const sprint = admin.createSprint({ projectKey, name: 'bench sprint', state: 'future' }).id;
     let w = 0;
     const write = () => {
@@ -131,7 +134,13 @@ export async function serviceScale() {
     return [
       row('work items created (admin API)', `${total} in ${(seedMs / 1000).toFixed(1)} s`, `${ITEMS}`, total === ITEMS),
       ...Object.entries(afterWrite).map(([lane, t]) =>
-        row(`${lane}, a write before each request, median round trip`, ms(median(t)), '≤ 20 ms', median(t) <= 20, 'writes in turn: an item\'s status, a blocks link, a sprint\'s state'),
+        row(
+          `${lane}, a write before each request, median round trip`,
+          ms(median(t)),
+          '≤ 20 ms',
+          median(t) <= 20,
+          "writes in turn: an item's status, a blocks link, a sprint's state",
+        ),
       ),
       ...Object.entries(times).map(([name, t]) => row(`${name}, median round trip`, ms(median(t)), '≤ 20 ms', median(t) <= 20)),
       ...Object.entries(throughput).map(([name, t]) =>
@@ -164,7 +173,14 @@ async function concurrentAppenders(service) {
   const runs = [];
   for (let i = 0; i < APPENDERS; i++) {
     const key = service.admin.createWorkItem({ projectKey: service.projectKey, kind: 'task', type: 'code', title: `Appender ${i}` }).key;
-    const res = await post('/dispatch-runs', { projectKey: service.projectKey, command: 'run', origin: 'local', agent: 'bench', idempotencyKey: `bench-${i}`, cards: [{ workItemKey: key }] });
+    const res = await post('/dispatch-runs', {
+      projectKey: service.projectKey,
+      command: 'run',
+      origin: 'local',
+      agent: 'bench',
+      idempotencyKey: `bench-${i}`,
+      cards: [{ workItemKey: key }],
+    });
     if (res.status !== 201 && res.status !== 200) throw new Error(`open run: ${res.status} ${await res.text()}`);
     runs.push({ id: (await res.json()).run.id, key });
   }

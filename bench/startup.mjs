@@ -68,20 +68,32 @@ export async function startup() {
       for (const [name, [cmd, args]] of Object.entries(cases)) {
         const r = timed(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
         if (r.status !== 0) throw new Error(`${[cmd, ...args].join(' ')} exited ${r.status}: ${r.stderr}${r.stdout.slice(0, 500)}`);
-        if ((name === 'itemsList' || name === 'bareGet') && i === 0 && [JSON.parse(r.stdout)].flat().flatMap((d) => d.items ?? [d]).length !== 50) throw new Error(`svc items list --json did not list 50 items: ${r.stdout.slice(0, 300)}`);
+        if ((name === 'itemsList' || name === 'bareGet') && i === 0 && [JSON.parse(r.stdout)].flat().flatMap((d) => d.items ?? [d]).length !== 50)
+          throw new Error(`svc items list --json did not list 50 items: ${r.stdout.slice(0, 300)}`);
         if (i >= WARMUP) times[name].push(r.wallMs);
       }
     }
     const m = Object.fromEntries(Object.entries(times).map(([k, t]) => [k, median(t)]));
-    const noGh = 'gh is not installed: apt-get install -y gh (Debian\'s package), then run again';
+    const noGh = "gh is not installed: apt-get install -y gh (Debian's package), then run again";
     const vsGh = (label, mine, theirs, how) =>
       gh && m[theirs] !== undefined && m[mine] !== undefined
         ? row(`${label} ÷ gh config get editor (${how})`, `${x(m[mine] / m[theirs])} (${ms(m[mine])} vs ${ms(m[theirs])})`, '≤ 1.00×', m[mine] <= m[theirs])
-        : row(`${label} ÷ gh config get editor (${how})`, m[mine] === undefined ? 'script(1) missing' : 'gh missing', '≤ 1.00×', false, gh ? 'script(1) is in util-linux' : noGh);
+        : row(
+            `${label} ÷ gh config get editor (${how})`,
+            m[mine] === undefined ? 'script(1) missing' : 'gh missing',
+            '≤ 1.00×',
+            false,
+            gh ? 'script(1) is in util-linux' : noGh,
+          );
     // The machine may be shared: the load beside each figure says how quiet the run was.
     const load = `load average ${os.loadavg()[0].toFixed(1)} after the rounds (${os.cpus().length} CPUs)`;
     const rows = [
-      row('svc config get project ÷ node -e 0 (median wall)', `${x(m.configGet / m.node)} (${ms(m.configGet)} vs ${ms(m.node)})`, '≤ 1.50×', m.configGet <= 1.5 * m.node),
+      row(
+        'svc config get project ÷ node -e 0 (median wall)',
+        `${x(m.configGet / m.node)} (${ms(m.configGet)} vs ${ms(m.node)})`,
+        '≤ 1.50×',
+        m.configGet <= 1.5 * m.node,
+      ),
       vsGh('svc config get project', 'configGet', 'gh', 'pipe'),
       row(
         'svc items list --json (local service, 50 items) ÷ a bare Node script making the same GET',

@@ -24,8 +24,7 @@ const fresh = `${root}.dist-${tag}`;
 // Bundled CommonJS dependencies (ajv, semver, …) call require() for Node's own modules; $b takes a
 // builtin for the static imports (takeBuiltinsDirectly). globalThis: a chunk may declare its own
 // `process` (`import process from 'node:process'` becomes a const), not initialised yet here.
-const BANNER =
-  "const $b = (id) => globalThis.process.getBuiltinModule(id), require = $b('node:module').createRequire(import.meta.url);";
+const BANNER = "const $b = (id) => globalThis.process.getBuiltinModule(id), require = $b('node:module').createRequire(import.meta.url);";
 
 /**
  * `import{a as b}from"node:fs"` → `const{a:b}=$b("node:fs")`, `import fs from"node:fs"` →
@@ -84,7 +83,16 @@ try {
     lazyEntry: 'lazy-core',
     keepApart: 'server.js',
     banner: BANNER,
-    options: { absWorkingDir: root, format: 'esm', platform: 'node', target: 'node22', minifyWhitespace: true, minifySyntax: true, sourcemap: 'linked', logLevel: 'warning' },
+    options: {
+      absWorkingDir: root,
+      format: 'esm',
+      platform: 'node',
+      target: 'node22',
+      minifyWhitespace: true,
+      minifySyntax: true,
+      sourcemap: 'linked',
+      logLevel: 'warning',
+    },
   });
   for (const file of readdirSync(fresh)) {
     if (file.endsWith('.js')) writeFileSync(join(fresh, file), takeBuiltinsDirectly(readFileSync(join(fresh, file), 'utf8'), file));

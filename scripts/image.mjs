@@ -67,10 +67,21 @@ function offlineBase() {
       const p = join(rootfs, sub);
       if (existsSync(p)) for (const f of readdirSync(p)) if (f !== 'partial' && f !== 'lock') rmSync(join(p, f), { recursive: true, force: true });
     }
-    const tar = spawnSync('sh', ['-c', `tar -C "$1" -c . | "$2" import --change "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" - "$3"`, 'sh', rootfs, engine, tag], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env,
-    });
+    const tar = spawnSync(
+      'sh',
+      [
+        '-c',
+        `tar -C "$1" -c . | "$2" import --change "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" - "$3"`,
+        'sh',
+        rootfs,
+        engine,
+        tag,
+      ],
+      {
+        stdio: ['ignore', 'ignore', 'inherit'],
+        env,
+      },
+    );
     if (tar.status !== 0) fail(`${engine} import failed (exit ${tar.status})`);
     return tag;
   } finally {

@@ -44,7 +44,11 @@ export function installAgents({ log = (line) => process.stderr.write(`${line}\n`
   chmodSync(staging, 0o755);
   const deps = Object.fromEntries(Object.entries(AGENT_PINS));
   writeFileSync(join(staging, 'package.json'), `${JSON.stringify({ name: 'svc-agents-cache', private: true, dependencies: deps }, null, 2)}\n`);
-  log(`installing agent CLIs into ${dir}: ${Object.entries(AGENT_PINS).map(([n, v]) => `${n}@${v}`).join(' ')}`);
+  log(
+    `installing agent CLIs into ${dir}: ${Object.entries(AGENT_PINS)
+      .map(([n, v]) => `${n}@${v}`)
+      .join(' ')}`,
+  );
   // Each CLI's platform binary ships as an optional dependency inside the registry; install
   // scripts stay on, since opencode's postinstall links its binary and refuses to run without it.
   // npm's own report goes to stderr: this script's stdout is the cache folder, one line, which

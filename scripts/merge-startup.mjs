@@ -30,8 +30,17 @@ function reach(dir, from, patterns, seen = new Set()) {
 /** The names a chunk exports, from esbuild's one `export{a,b as c}` at its end. */
 function exportsOf(code, file) {
   const lists = [...code.matchAll(/\bexport\s*\{([^}]*)\}\s*;?/g)];
-  if (lists.length !== 1 || /\bexport\s+(?:default|\*|const|let|var|function|class)\b/.test(code)) throw new Error(`${file}: exports not in esbuild's one export list`);
-  return lists[0][1].split(',').map((s) => s.trim().split(/\s+as\s+/).pop()).filter(Boolean);
+  if (lists.length !== 1 || /\bexport\s+(?:default|\*|const|let|var|function|class)\b/.test(code))
+    throw new Error(`${file}: exports not in esbuild's one export list`);
+  return lists[0][1]
+    .split(',')
+    .map((s) =>
+      s
+        .trim()
+        .split(/\s+as\s+/)
+        .pop(),
+    )
+    .filter(Boolean);
 }
 
 /**
@@ -53,7 +62,8 @@ async function mergeGroup(dir, { from, withFrom = false, into, keepApart, exclud
   for (const file of chunks) {
     for (const name of exportsOf(readFileSync(join(dir, file), 'utf8'), file)) {
       // A merged entry re-exports its chunks' names: the same bindings, no clash.
-      if (seen.has(name) && !(withFrom && (file === from || seen.get(name) === from))) throw new Error(`${file} and ${seen.get(name)} both export ${name}: they cannot be merged into ${into}`);
+      if (seen.has(name) && !(withFrom && (file === from || seen.get(name) === from)))
+        throw new Error(`${file} and ${seen.get(name)} both export ${name}: they cannot be merged into ${into}`);
       seen.set(name, file);
     }
   }
@@ -78,7 +88,11 @@ async function mergeGroup(dir, { from, withFrom = false, into, keepApart, exclud
             return { path, external: true };
           });
           // Each chunk's banner goes (the merged module has its own), blanked so its map still fits.
-          b.onLoad({ filter: /\.js$/ }, ({ path }) => ({ contents: readFileSync(path, 'utf8').replace(banner, ' '.repeat(banner.length)), loader: 'js', resolveDir: dir }));
+          b.onLoad({ filter: /\.js$/ }, ({ path }) => ({
+            contents: readFileSync(path, 'utf8').replace(banner, ' '.repeat(banner.length)),
+            loader: 'js',
+            resolveDir: dir,
+          }));
         },
       },
     ],

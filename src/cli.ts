@@ -15,7 +15,11 @@ const version = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-d
 // A command that holds nothing open exits at once on SIGINT/SIGTERM (130/143). A dispatch run says
 // so first: then the first signal aborts (no new leg, agents signalled, the run closed) and a
 // second one exits at once, agents killed, the run left to `svc runs recover` or the reaper.
-const trap = trapSignals(process, (code) => process.exit(code), (message) => process.stderr.write(`svc: ${message}\n`));
+const trap = trapSignals(
+  process,
+  (code) => process.exit(code),
+  (message) => process.stderr.write(`svc: ${message}\n`),
+);
 const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 const ownHandlers = new Map(SIGNALS.map((sig) => [sig, new Set(process.listeners(sig))]));
 
@@ -70,7 +74,15 @@ function context(cmd: Command): Context {
     env,
     cwd: process.cwd(),
     globals,
-    out: createOutput({ stdout: process.stdout, stderr: process.stderr, env, json: globals.json, jq: globals.jq, color: globals.color, verbose: globals.verbose }),
+    out: createOutput({
+      stdout: process.stdout,
+      stderr: process.stderr,
+      env,
+      json: globals.json,
+      jq: globals.jq,
+      color: globals.color,
+      verbose: globals.verbose,
+    }),
     config: () => (config ??= openConfig(env)),
     interrupts: { signal: trap.signal, reason: received, handle: (mode) => trap.handle(mode) },
     exitCode: EXIT.ok,

@@ -69,7 +69,8 @@ export async function attemptOnce<T>(
       const fault = classifyFault(error, timeout.signal.aborted);
       return fail(0, fault, describeFault(fault, meta, timeoutMs, error), {
         // Refused means the service never saw it; a reset or timeout may have come after it acted.
-        ambiguous: fault !== 'refused' && init.method !== 'GET', cause: error,
+        ambiguous: fault !== 'refused' && init.method !== 'GET',
+        cause: error,
       });
     }
     const headers = flattenHeaders(res.headers);
@@ -85,7 +86,10 @@ export async function attemptOnce<T>(
       if (signal?.aborted) throw signal.reason;
       const fault: WireFault = timeout.signal.aborted || isTimeout(error) ? 'timeout' : 'truncated';
       return fail(status, fault, `${describeFault(fault, meta, timeoutMs, error)} (HTTP ${status}, body cut short)`, {
-        requestId, ambiguous: mayHaveApplied, rateLimitReset, cause: error,
+        requestId,
+        ambiguous: mayHaveApplied,
+        rateLimitReset,
+        cause: error,
       });
     }
     if (status === 204) {
@@ -104,18 +108,26 @@ export async function attemptOnce<T>(
       if (json && typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return { status, body: parsed as T, headers, requestId };
       const what = json ? 'JSON that is not an object' : `a body that is not JSON (${contentType(headers)})`;
       return fail(status, 'bad_body', `${meta.method} ${meta.path} answered HTTP ${status} with ${what}`, {
-        requestId, ambiguous: mayHaveApplied,
+        requestId,
+        ambiguous: mayHaveApplied,
       });
     }
     const errorBody = json && typeof parsed === 'object' && parsed !== null ? (redactDeep(parsed) as Record<string, unknown>) : null;
     const code = typeof errorBody?.code === 'string' ? errorBody.code : null;
     const sentence = typeof errorBody?.error === 'string' && errorBody.error.length > 0 ? errorBody.error : null;
-    const message = sentence
-      ?? (json
+    const message =
+      sentence ??
+      (json
         ? `${meta.method} ${meta.path} failed with HTTP ${status}`
         : `${meta.method} ${meta.path} failed with HTTP ${status} and a body that is not JSON (${contentType(headers)})`);
     return new ApiError({
-      ...meta, requestId, status, code, message, ambiguous: mayHaveApplied, rateLimitReset,
+      ...meta,
+      requestId,
+      status,
+      code,
+      message,
+      ambiguous: mayHaveApplied,
+      rateLimitReset,
       body: errorBody ?? undefined,
     });
   } finally {
@@ -154,10 +166,14 @@ function classifyFault(error: unknown, timedOut: boolean): WireFault {
 function describeFault(fault: WireFault, meta: { method: string; path: string }, timeoutMs: number, error: unknown): string {
   const detail = errorCode(error) ?? (error instanceof Error ? redactTokens(error.message) : 'unknown error');
   switch (fault) {
-    case 'refused': return `could not reach the service for ${meta.method} ${meta.path} (${detail})`;
-    case 'timeout': return `${meta.method} ${meta.path} got no complete answer within ${timeoutMs} ms`;
-    case 'truncated': return `${meta.method} ${meta.path}: the answer was cut off (${detail})`;
-    default: return `connection lost during ${meta.method} ${meta.path} (${detail})`;
+    case 'refused':
+      return `could not reach the service for ${meta.method} ${meta.path} (${detail})`;
+    case 'timeout':
+      return `${meta.method} ${meta.path} got no complete answer within ${timeoutMs} ms`;
+    case 'truncated':
+      return `${meta.method} ${meta.path}: the answer was cut off (${detail})`;
+    default:
+      return `connection lost during ${meta.method} ${meta.path} (${detail})`;
   }
 }
 

@@ -4,11 +4,39 @@
 import { randomUUID } from 'node:crypto';
 import type { OperationId } from '../contract/operations.js';
 import type {
-  BacklogMove, BacklogMoved, CloseOutPrompt, DispatchEventsAppend, DispatchEventsAppended, DispatchRun,
-  DispatchRunClose, DispatchRunOpen, DispatchRunOpened, Folder, FolderCreate, FolderDeleted, FolderUpdate,
-  GitCredentials, Identity, Page, Plan, PlanSessionAddress, PlanStatusView, PlanSubmitted, PlanTurnInput,
-  PlanningThread, Project, RankedPage, ReadyBugGroup, ReadyContainer, ReadyLaneFilters, WorkItemCount,
-  WorkItemCreate, WorkItemDetail, WorkItemSummary, WorkItemUpdate, Workspace,
+  BacklogMove,
+  BacklogMoved,
+  CloseOutPrompt,
+  DispatchEventsAppend,
+  DispatchEventsAppended,
+  DispatchRun,
+  DispatchRunClose,
+  DispatchRunOpen,
+  DispatchRunOpened,
+  Folder,
+  FolderCreate,
+  FolderDeleted,
+  FolderUpdate,
+  GitCredentials,
+  Identity,
+  Page,
+  Plan,
+  PlanSessionAddress,
+  PlanStatusView,
+  PlanSubmitted,
+  PlanTurnInput,
+  PlanningThread,
+  Project,
+  RankedPage,
+  ReadyBugGroup,
+  ReadyContainer,
+  ReadyLaneFilters,
+  WorkItemCount,
+  WorkItemCreate,
+  WorkItemDetail,
+  WorkItemSummary,
+  WorkItemUpdate,
+  Workspace,
 } from '../contract/types.js';
 import { createTransport, type CallSpec, type ClientOptions, type Reply } from './request.js';
 import type { WaitBudget } from './retry.js';
@@ -66,40 +94,43 @@ export function createApiClient(opts: ClientOptions) {
     // 5-9: work items
     listWorkItems: (projectKey: string, q: PageQuery & { filter?: string } = {}, o?: CallOptions) =>
       json<Page<WorkItemSummary>>('listWorkItems', { params: { projectKey }, query: { ...q } }, o),
-    createWorkItem: (projectKey: string, body: WorkItemCreate, o?: CallOptions) =>
-      json<WorkItemDetail>('createWorkItem', { params: { projectKey }, body }, o),
+    createWorkItem: (projectKey: string, body: WorkItemCreate, o?: CallOptions) => json<WorkItemDetail>('createWorkItem', { params: { projectKey }, body }, o),
     countWorkItems: (projectKey: string, q: { filter?: string } = {}, o?: CallOptions) =>
       json<WorkItemCount>('countWorkItems', { params: { projectKey }, query: { ...q } }, o),
     getWorkItem: async (key: string, o?: CallOptions) => withEtag(await send<WorkItemDetail>('getWorkItem', { params: { key } }, o)),
     /** With `ifMatch`, a 412 ApiError (code PRECONDITION_FAILED) means the item moved since the read. */
     updateWorkItem: async (key: string, body: WorkItemUpdate, opt: CallOptions & { ifMatch?: string } = {}) =>
-      withEtag(await send<WorkItemDetail>('updateWorkItem', {
-        params: { key }, body, ...(opt.ifMatch !== undefined ? { headers: { 'if-match': opt.ifMatch } } : {}),
-      }, opt)),
+      withEtag(
+        await send<WorkItemDetail>(
+          'updateWorkItem',
+          {
+            params: { key },
+            body,
+            ...(opt.ifMatch !== undefined ? { headers: { 'if-match': opt.ifMatch } } : {}),
+          },
+          opt,
+        ),
+      ),
 
     // 10-11: backlog
     listBacklog: (projectKey: string, q: PageQuery & { filter?: string } = {}, o?: CallOptions) =>
       json<RankedPage<WorkItemSummary>>('listBacklog', { params: { projectKey }, query: { ...q } }, o),
-    moveToBacklog: (projectKey: string, body: BacklogMove, o?: CallOptions) =>
-      json<BacklogMoved>('moveToBacklog', { params: { projectKey }, body }, o),
+    moveToBacklog: (projectKey: string, body: BacklogMove, o?: CallOptions) => json<BacklogMoved>('moveToBacklog', { params: { projectKey }, body }, o),
 
     // 12-17: designs and folders
     listDesigns: (projectKey: string, q: PageQuery & { pathPrefix?: string; query?: string } = {}, o?: CallOptions) =>
       json<Page<DesignRow>>('listDesigns', { params: { projectKey }, query: { ...q } }, o),
     listFolders: (projectKey: string, q: PageQuery & { parentFolderId?: string } = {}, o?: CallOptions) =>
       json<Page<Folder>>('listFolders', { params: { projectKey }, query: { ...q } }, o),
-    createFolder: (projectKey: string, body: FolderCreate, o?: CallOptions) =>
-      json<Folder>('createFolder', { params: { projectKey }, body }, o),
+    createFolder: (projectKey: string, body: FolderCreate, o?: CallOptions) => json<Folder>('createFolder', { params: { projectKey }, body }, o),
     getFolder: (folderId: string, o?: CallOptions) => json<Folder>('getFolder', { params: { folderId } }, o),
-    updateFolder: (folderId: string, body: FolderUpdate, o?: CallOptions) =>
-      json<Folder>('updateFolder', { params: { folderId }, body }, o),
+    updateFolder: (folderId: string, body: FolderUpdate, o?: CallOptions) => json<Folder>('updateFolder', { params: { folderId }, body }, o),
     deleteFolder: (folderId: string, o?: CallOptions) => json<FolderDeleted>('deleteFolder', { params: { folderId } }, o),
 
     // 18-22: planning
     openPlanSession: (projectKey: string, body: PlanSessionAddress = {}, o?: CallOptions) =>
       json<PlanningThread>('openPlanSession', { params: { projectKey }, body }, o),
-    addPlanTurn: (projectKey: string, body: PlanTurnInput, o?: CallOptions) =>
-      json<PlanningThread>('addPlanTurn', { params: { projectKey }, body }, o),
+    addPlanTurn: (projectKey: string, body: PlanTurnInput, o?: CallOptions) => json<PlanningThread>('addPlanTurn', { params: { projectKey }, body }, o),
     submitPlanSession: (projectKey: string, body: PlanSessionAddress = {}, o?: CallOptions) =>
       json<PlanSubmitted>('submitPlanSession', { params: { projectKey }, body }, o),
     getPlan: (planId: string, o?: CallOptions) => json<Plan>('getPlan', { params: { planId } }, o),
@@ -108,11 +139,8 @@ export function createApiClient(opts: ClientOptions) {
     // 23-24: ready lanes (array filters become repeated query parameters)
     listReadyBugs: (projectKey: string, q: PageQuery & ReadyLaneFilters = {}, o?: CallOptions) =>
       json<Page<ReadyBugGroup>>('listReadyBugs', { params: { projectKey }, query: { ...q } }, o),
-    listReadyContainers: (
-      projectKey: string,
-      q: PageQuery & Pick<ReadyLaneFilters, 'priority' | 'assigneeId' | 'sprintId'> = {},
-      o?: CallOptions,
-    ) => json<Page<ReadyContainer>>('listReadyContainers', { params: { projectKey }, query: { ...q } }, o),
+    listReadyContainers: (projectKey: string, q: PageQuery & Pick<ReadyLaneFilters, 'priority' | 'assigneeId' | 'sprintId'> = {}, o?: CallOptions) =>
+      json<Page<ReadyContainer>>('listReadyContainers', { params: { projectKey }, query: { ...q } }, o),
 
     // 25-31: dispatch runs
     /**
@@ -122,8 +150,7 @@ export function createApiClient(opts: ClientOptions) {
     openDispatchRun: (body: DispatchRunOpen, o?: CallOptions) =>
       json<DispatchRunOpened>('openDispatchRun', { body: { ...body, idempotencyKey: body.idempotencyKey ?? randomUUID() } }, o),
     getDispatchRun: (id: string, o?: CallOptions) => json<DispatchRun>('getDispatchRun', { params: { id } }, o),
-    closeDispatchRun: (id: string, body: DispatchRunClose, o?: CallOptions) =>
-      json<DispatchRun>('closeDispatchRun', { params: { id }, body }, o),
+    closeDispatchRun: (id: string, body: DispatchRunClose, o?: CallOptions) => json<DispatchRun>('closeDispatchRun', { params: { id }, body }, o),
     getCloseOutPrompt: (id: string, o?: CallOptions) => json<CloseOutPrompt>('getCloseOutPrompt', { params: { id } }, o),
     /**
      * Not retried after a failure that may have been applied: the ApiError then has

@@ -135,10 +135,7 @@ export function validateClientOptions(opts: Pick<ClientOptions, 'baseUrl' | 'tok
     throw new ClientConfigError('base_url', 'base URL must not carry a query or fragment');
   }
   if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname) && !opts.insecure) {
-    throw new ClientConfigError(
-      'insecure',
-      `refusing plain http to ${url.hostname}: the token would travel unencrypted (use https, or --insecure)`,
-    );
+    throw new ClientConfigError('insecure', `refusing plain http to ${url.hostname}: the token would travel unencrypted (use https, or --insecure)`);
   }
   return url;
 }
@@ -200,15 +197,29 @@ export function createTransport(opts: ClientOptions): Transport {
         return outcome;
       }
       const { waitedMs, leftMs } = retrier.budget;
-      const decision = decideRetry(outcome, {
-        attempt, waitedMs, serverErrorRetries, nowMs: now(), repeatable, method: op.method,
-      }, { ...tuning, maxWaitMs: waitedMs + leftMs });
+      const decision = decideRetry(
+        outcome,
+        {
+          attempt,
+          waitedMs,
+          serverErrorRetries,
+          nowMs: now(),
+          repeatable,
+          method: op.method,
+        },
+        { ...tuning, maxWaitMs: waitedMs + leftMs },
+      );
       firstAttemptAt ??= startedAt;
-      const neverReached = outcome.fault === 'refused' && !answered
-        && (!decision.retry || now() - firstAttemptAt + decision.delayMs > firstContactMs);
+      const neverReached = outcome.fault === 'refused' && !answered && (!decision.retry || now() - firstAttemptAt + decision.delayMs > firstContactMs);
       opts.onRequest?.({
-        ...meta, path: path + search, status: outcome.status, requestId: outcome.requestId, attempt, ms,
-        fault: outcome.fault, retryInMs: decision.retry && !neverReached ? decision.delayMs : null,
+        ...meta,
+        path: path + search,
+        status: outcome.status,
+        requestId: outcome.requestId,
+        attempt,
+        ms,
+        fault: outcome.fault,
+        retryInMs: decision.retry && !neverReached ? decision.delayMs : null,
       });
       if (neverReached) throw unreachable(outcome);
       if (!decision.retry) throw outcome;
@@ -221,8 +232,16 @@ export function createTransport(opts: ClientOptions): Transport {
   function unreachable(outcome: ApiError): ApiError {
     const hint = LOOPBACK.test(url.hostname) ? 'is `svc server` running?' : 'check --base-url / SVC_BASE_URL and the network';
     return new ApiError({
-      status: 0, code: null, fault: 'refused', requestId: outcome.requestId, operationId: outcome.operationId, method: outcome.method,
-      path: outcome.path, ambiguous: false, attempts: outcome.attempts, cause: outcome,
+      status: 0,
+      code: null,
+      fault: 'refused',
+      requestId: outcome.requestId,
+      operationId: outcome.operationId,
+      method: outcome.method,
+      path: outcome.path,
+      ambiguous: false,
+      attempts: outcome.attempts,
+      cause: outcome,
       message: `could not reach the service at ${baseUrl} — ${hint}`,
     });
   }

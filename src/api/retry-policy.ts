@@ -46,8 +46,7 @@ export type RetryDecision = { retry: true; delayMs: number; reason: string } | {
 /** Decides what to do after a failed attempt. Never waits past `maxWaitMs` in total. */
 export function decideRetry(error: ApiError, state: AttemptState, tuning: RetryTuning): RetryDecision {
   const budget = tuning.maxWaitMs - state.waitedMs;
-  const within = (delayMs: number, reason: string): RetryDecision =>
-    delayMs <= budget ? { retry: true, delayMs, reason } : { retry: false };
+  const within = (delayMs: number, reason: string): RetryDecision => (delayMs <= budget ? { retry: true, delayMs, reason } : { retry: false });
 
   if (error.status === 429) {
     // Wait until the window resets. A reset already past (clock skew, second granularity) still

@@ -32,7 +32,11 @@ export function tokenShapePattern(shape: TokenShape, flags = 'g'): RegExp {
 }
 
 /** Every prefix of the table: text holding none of them holds no token shape. */
-export const TOKEN_PREFIXES = new RegExp(TOKEN_SHAPES.flatMap((s) => s.prefixes).map(escapeRegExp).join('|'));
+export const TOKEN_PREFIXES = new RegExp(
+  TOKEN_SHAPES.flatMap((s) => s.prefixes)
+    .map(escapeRegExp)
+    .join('|'),
+);
 
 /** A bare `Bearer <value>`: the value goes, the scheme stays (a word such as "a Bearer of news" stays). */
 export const BEARER_VALUE = /(\bbearer\s+)[A-Za-z0-9._~+/=-]{4,}/gi;

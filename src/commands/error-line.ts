@@ -24,7 +24,9 @@ export function errorLine(error: unknown, ctx: Context | undefined): string {
 
 /** Which token the service refused, and what to do about it. */
 function refusedToken(ctx: Context): string {
-  if (ctx.env.SVC_RUN_ID && ctx.env.SVC_RUN_TOKEN) return 'the service refused the run credential in SVC_RUN_TOKEN (the run may have ended, or the credential expired)';
-  if (ctx.env.SVC_TOKEN) return 'the service refused the token in SVC_TOKEN: set SVC_TOKEN to a valid token, or unset it to use the one `svc auth login` stored';
+  if (ctx.env.SVC_RUN_ID && ctx.env.SVC_RUN_TOKEN)
+    return 'the service refused the run credential in SVC_RUN_TOKEN (the run may have ended, or the credential expired)';
+  if (ctx.env.SVC_TOKEN)
+    return 'the service refused the token in SVC_TOKEN: set SVC_TOKEN to a valid token, or unset it to use the one `svc auth login` stored';
   return 'the service refused the token `svc auth login` stored: log in again with a valid one (`svc auth login --with-token`)';
 }

@@ -34,17 +34,18 @@ type Camel<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capita
 export type AttributeOf<S extends string> = LongOf<S> extends `no-${infer R}` ? Camel<R> : Camel<LongOf<S>>;
 
 type ModeOf<S extends string, M> = M extends { required: true } | { default: unknown } ? 'always' : LongOf<S> extends `no-${string}` ? 'negation' : 'optional';
-type ValueOf<S extends string, M> = LongOf<S> extends `no-${string}`
-  ? false
-  : M extends { choices: readonly (infer C)[] }
-    ? C
-    : M extends { parse: (...args: never[]) => infer R }
-      ? R
-      : S extends `${string}<${string}`
-        ? string
-        : S extends `${string}[${string}`
-          ? string | true
-          : boolean;
+type ValueOf<S extends string, M> =
+  LongOf<S> extends `no-${string}`
+    ? false
+    : M extends { choices: readonly (infer C)[] }
+      ? C
+      : M extends { parse: (...args: never[]) => infer R }
+        ? R
+        : S extends `${string}<${string}`
+          ? string
+          : S extends `${string}[${string}`
+            ? string | true
+            : boolean;
 
 /** A row of a flag table; its type carries the property it fills. */
 export function flag<const S extends string, const M extends FlagMore = {}>(flags: S, help: string, more?: M): Flag<S, ValueOf<S, M>, ModeOf<S, M>> {

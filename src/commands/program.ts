@@ -37,20 +37,52 @@ type Register = (program: Command, context: (cmd: Command) => Context) => void;
  * whole tree, so `svc help` and `svc completion` build all of it, as does any other first word.
  */
 const GROUPS: [heading: string, registers: [Register, names: string[]][]][] = [
-  ['Dispatch commands:', [
-    [registerDispatch, ['next', 'run', 'run_scope', 'run-scope', 'batch', 'auto', 'fix', 'continue', 'review']],
-    [registerHosted, ['attach', 'git-credential']],
-  ]],
-  ['Work item commands:', [
-    [registerItems, ['items']], [registerReady, ['ready']], [registerBacklog, ['backlog']], [registerFolders, ['folders']],
-    [registerDesigns, ['designs']], [registerPlan, ['plan']],
-  ]],
-  ['Run commands:', [[registerRuns, ['runs']], [registerLogs, ['logs']], [registerWorktrees, ['worktrees']], [registerWorkflow, ['workflow']]]],
-  ['Service commands:', [
-    [registerWhoami, ['whoami']], [registerWorkspaces, ['workspaces']], [registerProjects, ['projects']], [registerApi, ['api']],
-    [registerServer, ['server']],
-  ]],
-  ['Setup commands:', [[registerAuth, ['auth']], [registerConfig, ['config']], [registerDemo, ['demo']], [registerHelpTopics, []]]],
+  [
+    'Dispatch commands:',
+    [
+      [registerDispatch, ['next', 'run', 'run_scope', 'run-scope', 'batch', 'auto', 'fix', 'continue', 'review']],
+      [registerHosted, ['attach', 'git-credential']],
+    ],
+  ],
+  [
+    'Work item commands:',
+    [
+      [registerItems, ['items']],
+      [registerReady, ['ready']],
+      [registerBacklog, ['backlog']],
+      [registerFolders, ['folders']],
+      [registerDesigns, ['designs']],
+      [registerPlan, ['plan']],
+    ],
+  ],
+  [
+    'Run commands:',
+    [
+      [registerRuns, ['runs']],
+      [registerLogs, ['logs']],
+      [registerWorktrees, ['worktrees']],
+      [registerWorkflow, ['workflow']],
+    ],
+  ],
+  [
+    'Service commands:',
+    [
+      [registerWhoami, ['whoami']],
+      [registerWorkspaces, ['workspaces']],
+      [registerProjects, ['projects']],
+      [registerApi, ['api']],
+      [registerServer, ['server']],
+    ],
+  ],
+  [
+    'Setup commands:',
+    [
+      [registerAuth, ['auth']],
+      [registerConfig, ['config']],
+      [registerDemo, ['demo']],
+      [registerHelpTopics, []],
+    ],
+  ],
 ];
 const REGISTER_OF = new Map(GROUPS.flatMap(([, registers]) => registers.flatMap(([register, names]) => names.map((name) => [name, register] as const))));
 
@@ -102,7 +134,16 @@ export function buildProgram(version: string, context: (cmd: Command) => Context
       ...(streams ? { writeOut: (text: string) => void streams.stdout.write(text), writeErr: (text: string) => void streams.stderr.write(text) } : {}),
       // commander puts its suggestion on a second line ("(Did you mean run?)"): it is kept, on the
       // same line, so the error stays one line.
-      outputError: (text, write) => write(`svc: ${text.replace(/^error: /, '').trim().split('\n').map((l) => l.trim()).filter(Boolean).join(' ')} (see --help)\n`),
+      outputError: (text, write) =>
+        write(
+          `svc: ${text
+            .replace(/^error: /, '')
+            .trim()
+            .split('\n')
+            .map((l) => l.trim())
+            .filter(Boolean)
+            .join(' ')} (see --help)\n`,
+        ),
     });
 
   const only = args ? invokedRegister(program, args) : undefined;

@@ -86,9 +86,7 @@ const SHAPES: Record<OperationId, OperationShape> = {
   closeDispatchRun: shape('Close a run and settle its legs', 200, 'DispatchRun', [404, 409, 422]),
   // NO_RUN_TARGET is a 422 in the local service (docs/service.md).
   getCloseOutPrompt: shape('The close-out prompt of a scoped run', 200, 'CloseOutPrompt', [404, 422]),
-  appendDispatchEvents: shape(`Append up to ${EVENTS_PER_APPEND} events in order`, 200, 'DispatchEventsAppended', [
-    404, 409, 413, 422,
-  ]),
+  appendDispatchEvents: shape(`Append up to ${EVENTS_PER_APPEND} events in order`, 200, 'DispatchEventsAppended', [404, 409, 413, 422]),
   getGitCredential: shape('Trade a hosted run credential for git credentials', 200, 'GitCredentials', [404, 409, 503]),
   heartbeatDispatchRun: shape('Keep a local run alive', 204, undefined, [404, 409]),
 };
@@ -97,7 +95,7 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'Authentication required: no, malformed, unknown, revoked or expired token',
   402: 'A plan entitlement is exhausted; retrying does not help until it is lifted',
   403: 'Valid token, missing permission',
-  404: 'Does not exist, or outside the token\'s workspace (the same answer)',
+  404: "Does not exist, or outside the token's workspace (the same answer)",
   409: 'Conflicts with existing state',
   412: '`If-Match` no longer matches the work item',
   413: 'Larger than the per-file plan limit',
@@ -128,52 +126,37 @@ const headers = {
 };
 
 /** The section-8 headers every response carries. */
-export const SECTION_8_HEADERS = [
-  'X-Request-Id', 'X-Svc-Api-Version', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset',
-] as const;
+export const SECTION_8_HEADERS = ['X-Request-Id', 'X-Svc-Api-Version', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] as const;
 
-const headerRefs = (names: readonly string[]) =>
-  Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+const headerRefs = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 
 const query = (name: string, schema: object, description: string, extra: JsonSchema = {}) => ({
-  name, in: 'query', required: false, description, schema, ...extra,
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+  ...extra,
 });
 const repeatable = { style: 'form', explode: true };
 const emptyMeansOmitted = 'Empty means omitted.';
 
 const parameters: Record<string, JsonSchema> = {
-  cursor: query(
-    'cursor',
-    { type: 'string' },
-    "Opaque `nextCursor` of a previous page of the same collection; another collection's is a 422.",
-  ),
-  limit: query(
-    'limit',
-    { type: 'integer', minimum: 1, default: PAGE_DEFAULT },
-    `Page size; above ${PAGE_MAX} is clamped to ${PAGE_MAX}, not rejected.`,
-  ),
-  filter: query(
-    'filter',
-    { type: 'string', minLength: 1 },
-    'A filter expression; an unknown field, operator or value is a 422 naming which.',
-  ),
+  cursor: query('cursor', { type: 'string' }, "Opaque `nextCursor` of a previous page of the same collection; another collection's is a 422."),
+  limit: query('limit', { type: 'integer', minimum: 1, default: PAGE_DEFAULT }, `Page size; above ${PAGE_MAX} is clamped to ${PAGE_MAX}, not rejected.`),
+  filter: query('filter', { type: 'string', minLength: 1 }, 'A filter expression; an unknown field, operator or value is a 422 naming which.'),
   pathPrefix: query('pathPrefix', str, 'Only designs holding an asset whose repository `sourcePath` starts with it.'),
   designQuery: query('query', str, "Case-insensitive substring of the design card's title."),
   parentFolderId: query('parentFolderId', str, 'Omit or empty for the project root.'),
   readyKind: query('kind', Type.Array(enumOf(KINDS)), 'Repeatable; an unknown kind is a 422.', repeatable),
   readyPriority: query('priority', Type.Array(enumOf(PRIORITIES)), 'Repeatable; unknown priority is a 422.', repeatable),
   assigneeId: query('assigneeId', str, `A user id, or \`none\` for unassigned. ${emptyMeansOmitted}`),
-  ancestor: query(
-    'ancestor',
-    Type.Array(key),
-    'Repeatable container keys: only ready leaves strictly beneath them; the container itself never.',
-    repeatable,
-  ),
+  ancestor: query('ancestor', Type.Array(key), 'Repeatable container keys: only ready leaves strictly beneath them; the container itself never.', repeatable),
   sprintId: query('sprintId', str, `A sprint id or \`active\`; direct membership only. ${emptyMeansOmitted}`),
   allowSoftBlock: query(
     'allowSoftBlock',
     { type: 'string', enum: ['true', 'false', ''] },
-    '`true` drops the parent-ready cascade (a leaf\'s own blockers must still be done); other values are a 422.',
+    "`true` drops the parent-ready cascade (a leaf's own blockers must still be done); other values are a 422.",
   ),
   ifMatch: {
     name: 'If-Match',
@@ -195,9 +178,7 @@ const pathParameter = (name: string): JsonSchema => ({
 
 function errorResponse(status: number): JsonSchema {
   const codes = errorCodesFor(status);
-  const schema = status === 500
-    ? schemaRef('InternalErrorBody')
-    : { allOf: [schemaRef('ErrorBody'), { properties: { code: { enum: codes } } }] };
+  const schema = status === 500 ? schemaRef('InternalErrorBody') : { allOf: [schemaRef('ErrorBody'), { properties: { code: { enum: codes } } }] };
   const responseHeaders: Record<string, unknown> = headerRefs(SECTION_8_HEADERS);
   // The budget is spent before a 429 is answered (api-v1 §8).
   if (status === 429) responseHeaders['X-RateLimit-Remaining'] = header('0 on a 429.', { type: 'string', const: '0' });
@@ -222,10 +203,7 @@ function operationObject(op: (typeof OPERATIONS)[number]): JsonSchema {
     'x-operation-number': op.n,
     'x-permission': op.permission,
     security: [{ bearer: [] }],
-    parameters: [
-      ...pathNames.map(pathParameter),
-      ...(shape.parameters ?? []).map((name) => ({ $ref: `#/components/parameters/${name}` })),
-    ],
+    parameters: [...pathNames.map(pathParameter), ...(shape.parameters ?? []).map((name) => ({ $ref: `#/components/parameters/${name}` }))],
     responses,
   };
   const body = REQUEST_BODIES[op.id];
@@ -267,7 +245,7 @@ export const openapiDocument = {
       bearer: {
         type: 'http',
         scheme: 'bearer',
-        description: 'A personal access token (`svc_pat_…`), or a hosted run\'s own credential.',
+        description: "A personal access token (`svc_pat_…`), or a hosted run's own credential.",
       },
     },
     schemas: { ...resourceSchemas, ...requestSchemas },

@@ -56,5 +56,9 @@ export const OPENAPI_PATH = '/api/openapi/v1.json';
 
 /** Operations a hosted run's own credential may call (DISPATCH.md §6), on its own run only. */
 export const RUN_CREDENTIAL_OPERATIONS: readonly OperationId[] = [
-  'getDispatchRun', 'getWorkItem', 'appendDispatchEvents', 'closeDispatchRun', 'getGitCredential',
+  'getDispatchRun',
+  'getWorkItem',
+  'appendDispatchEvents',
+  'closeDispatchRun',
+  'getGitCredential',
 ];

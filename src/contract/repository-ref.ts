@@ -44,7 +44,11 @@ export function parseRepositoryRef(text: string): RepositoryRef | null {
       path = t;
     }
   }
-  const segments = path.replace(/^\/+/, '').replace(/\/+$/, '').replace(/\.git$/i, '').split('/');
+  const segments = path
+    .replace(/^\/+/, '')
+    .replace(/\/+$/, '')
+    .replace(/\.git$/i, '')
+    .split('/');
   // Each segment becomes a folder name: nothing empty, nothing that climbs, no separators.
   if (segments.length < 2 || segments.some((s) => !s || s === '.' || s === '..' || /[\s\\:]/.test(s))) return null;
   return { host, path: segments.join('/') };

@@ -3,8 +3,20 @@
 import * as Type from 'typebox/type';
 import { DISPATCH_COMMANDS, DISPOSITIONS, RUN_ORIGINS, RUN_STATUSES, STOP_REASONS } from './types.js';
 import {
-  anyObjectOrNull, bool, closed, count, dateTime, dateTimeOrNull, intOrNull, key, keyArray, openEnumOf,
-  openEnumOrNull, ref, str, strOrNull,
+  anyObjectOrNull,
+  bool,
+  closed,
+  count,
+  dateTime,
+  dateTimeOrNull,
+  intOrNull,
+  key,
+  keyArray,
+  openEnumOf,
+  openEnumOrNull,
+  ref,
+  str,
+  strOrNull,
 } from './schemas-shared.js';
 
 /** A card of a run as the local service records it (the contract leaves the shape open). */
@@ -47,10 +59,7 @@ export const DispatchRun = Type.Object(
 
 export const DispatchRunOpened = Type.Object({ run: ref({ DispatchRun }), created: bool }, closed());
 
-export const DispatchEventsAppended = Type.Object(
-  { runId: str, appended: count, seq: count, cards: Type.Array(ref({ DispatchCard })) },
-  closed(),
-);
+export const DispatchEventsAppended = Type.Object({ runId: str, appended: count, seq: count, cards: Type.Array(ref({ DispatchCard })) }, closed());
 
 export const CloseOutPrompt = Type.Object({ runId: str, targetKey: key, prompt: str, landedKeys: keyArray }, closed());
 
@@ -68,7 +77,4 @@ export const GitCredential = Type.Object(
   closed('The contract leaves the entry open; this is the local service shape.'),
 );
 
-export const GitCredentials = Type.Object(
-  { credentials: Type.Array(ref({ GitCredential })), dispatchedBy: strOrNull },
-  closed(),
-);
+export const GitCredentials = Type.Object({ credentials: Type.Array(ref({ GitCredential })), dispatchedBy: strOrNull }, closed());

@@ -4,13 +4,35 @@
 import * as Type from 'typebox/type';
 import type { TSchema } from 'typebox';
 import {
-  CLOSE_STATUSES, DISPATCH_COMMANDS, DISPOSITIONS, EVENT_BODY_MAX_BYTES, EVENTS_PER_APPEND, EXECUTORS, IMPLEMENTATION_SOURCES,
-  KINDS, OPEN_ORIGINS, PRIORITIES, STOP_REASONS, WORK_TYPES,
+  CLOSE_STATUSES,
+  DISPATCH_COMMANDS,
+  DISPOSITIONS,
+  EVENT_BODY_MAX_BYTES,
+  EVENTS_PER_APPEND,
+  EXECUTORS,
+  IMPLEMENTATION_SOURCES,
+  KINDS,
+  OPEN_ORIGINS,
+  PRIORITIES,
+  STOP_REASONS,
+  WORK_TYPES,
 } from './types.js';
 import type { OperationId } from './operations.js';
 import {
-  DATE_TIME_PATTERN, enumOf, enumOrNull, int, key, keyArray, keyOrNull, nonEmpty, orNull, ref, STRICT, str,
-  strArray, strOrNull,
+  DATE_TIME_PATTERN,
+  enumOf,
+  enumOrNull,
+  int,
+  key,
+  keyArray,
+  keyOrNull,
+  nonEmpty,
+  orNull,
+  ref,
+  STRICT,
+  str,
+  strArray,
+  strOrNull,
 } from './schemas-shared.js';
 
 /** 1 to 120 characters once trimmed (api-v1 §8). JS `\s` is exactly the set `trim()` removes. */
@@ -126,10 +148,7 @@ export const DispatchRunOpen = Type.Object(
   STRICT,
 );
 
-export const DispatchRunClose = Type.Object(
-  { stopReason: enumOf(STOP_REASONS), status: Type.Optional(enumOf(CLOSE_STATUSES)) },
-  STRICT,
-);
+export const DispatchRunClose = Type.Object({ stopReason: enumOf(STOP_REASONS), status: Type.Optional(enumOf(CLOSE_STATUSES)) }, STRICT);
 
 /** An event as appended: only the fields the contract names. */
 export const DispatchEventInput = Type.Object(
@@ -152,10 +171,7 @@ export const DispatchEventInput = Type.Object(
   STRICT,
 );
 
-export const DispatchEventsAppend = Type.Object(
-  { events: Type.Array(ref({ DispatchEventInput }), { maxItems: EVENTS_PER_APPEND }) },
-  STRICT,
-);
+export const DispatchEventsAppend = Type.Object({ events: Type.Array(ref({ DispatchEventInput }), { maxItems: EVENTS_PER_APPEND }) }, STRICT);
 
 /** The request schemas, in the document's order. */
 export const requestSchemas: Record<string, TSchema> = {

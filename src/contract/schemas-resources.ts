@@ -3,20 +3,41 @@
 // response schema in the document's order. Enum types stay open, as there.
 import * as Type from 'typebox/type';
 import type { TSchema } from 'typebox';
+import { ACCESS_LEVELS, ACCESS_MODES, ERROR_CODES, PLAN_ORIGINS, PLAN_STATUSES, PROPOSAL_OPS, SCOPES, type ErrorCode } from './types.js';
 import {
-  ACCESS_LEVELS, ACCESS_MODES, ERROR_CODES, PLAN_ORIGINS, PLAN_STATUSES, PROPOSAL_OPS, SCOPES, type ErrorCode,
-} from './types.js';
-import {
-  anyObject, anyObjectOrNull, bool, closed, count, dateTime, dateTimeOrNull, keyArray, keyOrNull, nonEmpty,
-  openEnumOf, openObject, ref, str, strArray, strOrNull,
+  anyObject,
+  anyObjectOrNull,
+  bool,
+  closed,
+  count,
+  dateTime,
+  dateTimeOrNull,
+  keyArray,
+  keyOrNull,
+  nonEmpty,
+  openEnumOf,
+  openObject,
+  ref,
+  str,
+  strArray,
+  strOrNull,
 } from './schemas-shared.js';
 import {
-  ChildItem, Delivery, Dependencies, DependencyRef, LinkItem, Links, Readiness, ReadyBugGroup, ReadyContainer,
-  TargetRepository, WorkItemCount, WorkItemDetail, WorkItemSummary,
+  ChildItem,
+  Delivery,
+  Dependencies,
+  DependencyRef,
+  LinkItem,
+  Links,
+  Readiness,
+  ReadyBugGroup,
+  ReadyContainer,
+  TargetRepository,
+  WorkItemCount,
+  WorkItemDetail,
+  WorkItemSummary,
 } from './schemas-work-items.js';
-import {
-  CloseOutPrompt, DispatchCard, DispatchEventsAppended, DispatchRun, DispatchRunOpened, GitCredential, GitCredentials,
-} from './schemas-dispatch.js';
+import { CloseOutPrompt, DispatchCard, DispatchEventsAppended, DispatchRun, DispatchRunOpened, GitCredential, GitCredentials } from './schemas-dispatch.js';
 
 /** `accessLevel` is derived from `accessMode`; `limited` is never emitted (api-v1 §2). */
 export const ACCESS_LEVEL_OF_MODE = { workspace: 'open', members: 'private', public: 'public' } as const;
@@ -44,10 +65,13 @@ export const Project = Type.Object(
     key: str,
     name: str,
     accessMode: openEnumOf(ACCESS_MODES),
-    accessLevel: openEnumOf(ACCESS_LEVELS.filter((level) => level !== 'limited'), {
-      deprecated: true,
-      description: 'Deprecated: derived from accessMode. `limited` is never emitted.',
-    }),
+    accessLevel: openEnumOf(
+      ACCESS_LEVELS.filter((level) => level !== 'limited'),
+      {
+        deprecated: true,
+        description: 'Deprecated: derived from accessMode. `limited` is never emitted.',
+      },
+    ),
     archived: bool,
   },
   {
@@ -147,8 +171,7 @@ export const PlanStatusView = Type.Object(
   closed(),
 );
 
-const page = <T extends TSchema>(row: T, description: string) =>
-  Type.Object({ items: Type.Array(row), nextCursor: strOrNull }, closed(description));
+const page = <T extends TSchema>(row: T, description: string) => Type.Object({ items: Type.Array(row), nextCursor: strOrNull }, closed(description));
 
 /** A ranked page (backlog) also reports a total. */
 export const BacklogPage = Type.Object(

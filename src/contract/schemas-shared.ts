@@ -14,8 +14,7 @@ export type JsonSchema = { [keyword: string]: unknown };
 export const CLOSED_KEYWORD = 'x-svc-closed';
 
 /** api-v1 §2: UTC, ending in `Z`, seconds optional, fractional seconds allowed. */
-export const DATE_TIME_PATTERN =
-  '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]+)?)?Z$';
+export const DATE_TIME_PATTERN = '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]+)?)?Z$';
 
 export const KEY_PATTERN_SOURCE = KEY_PATTERN.source;
 
@@ -25,8 +24,7 @@ export const KEY_PATTERN_SOURCE = KEY_PATTERN.source;
  * rejects extra properties through this vendor keyword. That catches internal columns or
  * misspelt fields leaking out of the server, which `required` alone would not.
  */
-export const closed = (description?: string): JsonSchema =>
-  description ? { description, [CLOSED_KEYWORD]: true } : { [CLOSED_KEYWORD]: true };
+export const closed = (description?: string): JsonSchema => (description ? { description, [CLOSED_KEYWORD]: true } : { [CLOSED_KEYWORD]: true });
 
 /** Request bodies: unknown properties are rejected (api-v1 §2, docs/service.md). */
 export const STRICT = { additionalProperties: false } as const;

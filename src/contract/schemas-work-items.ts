@@ -4,12 +4,35 @@
 // tolerantly (DISPATCH.md §1).
 import * as Type from 'typebox/type';
 import {
-  DELIVERY_CI, DELIVERY_STATES, EXECUTORS, IMPLEMENTATION_SOURCES, KINDS, PLANNING_SOURCES, PRIORITIES,
-  STATUS_CATEGORIES, WORK_TYPES,
+  DELIVERY_CI,
+  DELIVERY_STATES,
+  EXECUTORS,
+  IMPLEMENTATION_SOURCES,
+  KINDS,
+  PLANNING_SOURCES,
+  PRIORITIES,
+  STATUS_CATEGORIES,
+  WORK_TYPES,
 } from './types.js';
 import {
-  bool, closed, count, dateTime, dateTimeOrNull, int, intOrNull, key, keyArray, keyOrNull, numOrNull,
-  openEnumOf, openEnumOrNull, ref, refOrNull, str, strArray, strOrNull,
+  bool,
+  closed,
+  count,
+  dateTime,
+  dateTimeOrNull,
+  int,
+  intOrNull,
+  key,
+  keyArray,
+  keyOrNull,
+  numOrNull,
+  openEnumOf,
+  openEnumOrNull,
+  ref,
+  refOrNull,
+  str,
+  strArray,
+  strOrNull,
 } from './schemas-shared.js';
 
 // statusCategory is additive (docs/service.md): optional in the document, always sent locally.
@@ -17,10 +40,7 @@ const statusCategory = Type.Optional(openEnumOf(STATUS_CATEGORIES));
 
 export const DependencyRef = Type.Object({ key, title: str, status: str }, closed());
 
-export const Dependencies = Type.Object(
-  { blockedBy: Type.Array(ref({ DependencyRef })), blocks: Type.Array(ref({ DependencyRef })) },
-  closed(),
-);
+export const Dependencies = Type.Object({ blockedBy: Type.Array(ref({ DependencyRef })), blocks: Type.Array(ref({ DependencyRef })) }, closed());
 
 const linkItemProperties = {
   key,
@@ -61,10 +81,7 @@ export const Readiness = Type.Object(
   closed(),
 );
 
-export const TargetRepository = Type.Object(
-  { ref: str, name: str, role: str, label: strOrNull, state: str, primary: bool },
-  closed(),
-);
+export const TargetRepository = Type.Object({ ref: str, name: str, role: str, label: strOrNull, state: str, primary: bool }, closed());
 
 export const Delivery = Type.Object(
   {
@@ -131,10 +148,7 @@ export const WorkItemDetail = Type.Object(
   closed(),
 );
 
-export const WorkItemCount = Type.Object(
-  { count },
-  closed('The contract does not show the field; the local service answers `{count}`.'),
-);
+export const WorkItemCount = Type.Object({ count }, closed('The contract does not show the field; the local service answers `{count}`.'));
 
 /** A row of ready/bugs: one group. */
 export const ReadyBugGroup = Type.Object(
@@ -143,7 +157,4 @@ export const ReadyBugGroup = Type.Object(
 );
 
 /** A row of ready/containers. */
-export const ReadyContainer = Type.Object(
-  { ...linkItemProperties, readyLeafCount: count, childCount: count },
-  closed(),
-);
+export const ReadyContainer = Type.Object({ ...linkItemProperties, readyLeafCount: count, childCount: count }, closed());

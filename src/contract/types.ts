@@ -21,8 +21,20 @@ export const PRIORITIES = ['lowest', 'low', 'medium', 'high', 'highest'] as cons
 export type Priority = (typeof PRIORITIES)[number];
 
 export const WORK_TYPES = [
-  'code', 'design', 'test', 'content', 'copy', 'translate', 'research', 'review',
-  'verification', 'decision', 'deploy', 'manual', 'legal', 'chore',
+  'code',
+  'design',
+  'test',
+  'content',
+  'copy',
+  'translate',
+  'research',
+  'review',
+  'verification',
+  'decision',
+  'deploy',
+  'manual',
+  'legal',
+  'chore',
 ] as const;
 export type WorkType = (typeof WORK_TYPES)[number];
 
@@ -41,9 +53,7 @@ export type DeliveryCi = (typeof DELIVERY_CI)[number];
 export const DISPATCH_COMMANDS = ['next', 'run', 'run_scope', 'batch', 'auto', 'fix', 'continue', 'review'] as const;
 export type DispatchCommand = (typeof DISPATCH_COMMANDS)[number];
 
-export const STOP_REASONS = [
-  'drained', 'completed', 'max', 'halted', 'interrupted', 'replanned', 'gated', 'abandoned',
-] as const;
+export const STOP_REASONS = ['drained', 'completed', 'max', 'halted', 'interrupted', 'replanned', 'gated', 'abandoned'] as const;
 export type StopReason = (typeof STOP_REASONS)[number];
 
 export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'cancelled', 'timed_out'] as const;

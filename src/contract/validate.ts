@@ -156,11 +156,7 @@ export function validateResponse(operationId: OperationId, status: number, body:
   return validate(body) ? [] : toIssues(validate.errors);
 }
 
-export function validateResponseHeaders(
-  operationId: OperationId,
-  status: number,
-  headers: Record<string, string | string[] | undefined>,
-): SchemaIssue[] {
+export function validateResponseHeaders(operationId: OperationId, status: number, headers: Record<string, string | string[] | undefined>): SchemaIssue[] {
   const found = responseOf(operationId, status);
   if (!found) return [{ path: '', message: `status ${status} is not documented for ${operationId}` }];
   const byLowerName = new Map(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
@@ -192,7 +188,10 @@ export function validateResponseHeaders(
 
 /** Turns `/events/0/body` into `events[0].body`. */
 function dotted(instancePath: string, child?: string): string {
-  const segments = instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments = instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) segments.push(child);
   return segments.reduce((out, segment) => {
     if (/^[0-9]+$/.test(segment)) return `${out}[${segment}]`;

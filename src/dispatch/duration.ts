@@ -6,11 +6,11 @@ import { SvcError } from '../api/errors.js';
 export class DurationError extends SvcError {
   override readonly name = 'DurationError';
   readonly kind = 'usage';
-  constructor(readonly input: string, readonly option?: string) {
-    super(
-      `invalid duration ${JSON.stringify(input)}${option ? ` for ${option}` : ''}: ` +
-        'use 500ms, 5s, 2m, 1h, 2d or a number of seconds',
-    );
+  constructor(
+    readonly input: string,
+    readonly option?: string,
+  ) {
+    super(`invalid duration ${JSON.stringify(input)}${option ? ` for ${option}` : ''}: ` + 'use 500ms, 5s, 2m, 1h, 2d or a number of seconds');
   }
 }
 

@@ -64,10 +64,7 @@ export interface DispatchService {
   /** Op 23. */
   listReadyBugs(projectKey: string, query: PageQuery & ReadyLaneFilters): Promise<Page<ReadyBugGroup>>;
   /** Op 24. */
-  listReadyContainers(
-    projectKey: string,
-    query: PageQuery & Pick<ReadyLaneFilters, 'priority' | 'assigneeId' | 'sprintId'>,
-  ): Promise<Page<ReadyContainer>>;
+  listReadyContainers(projectKey: string, query: PageQuery & Pick<ReadyLaneFilters, 'priority' | 'assigneeId' | 'sprintId'>): Promise<Page<ReadyContainer>>;
 }
 
 /**
@@ -112,7 +109,10 @@ export function isRetryable(error: unknown): boolean {
 /** The run was closed under us: every loop stops, nothing more is sent but reads; exit 1. */
 export class RunClosedError extends SvcError {
   readonly kind = 'failed';
-  constructor(readonly runId: string, cause?: unknown) {
+  constructor(
+    readonly runId: string,
+    cause?: unknown,
+  ) {
     super(`run ${runId} was closed by the service (another client or the reaper)`, { cause });
     this.name = 'RunClosedError';
   }

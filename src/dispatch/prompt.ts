@@ -96,15 +96,10 @@ export function buildPrompt(item: WorkItemDetail, ctx: PromptContext): string {
   const blockers = item.links.blockedBy;
   const openKeys = new Set(item.readiness.openBlockers.map((b) => b.key));
   const done = blockers.filter((b) => !openKeys.has(b.key) && isDone(b, doneStatuses));
-  const open = [
-    ...item.readiness.openBlockers,
-    ...blockers.filter((b) => !openKeys.has(b.key) && !isDone(b, doneStatuses)),
-  ];
+  const open = [...item.readiness.openBlockers, ...blockers.filter((b) => !openKeys.has(b.key) && !isDone(b, doneStatuses))];
   const repos =
     item.targetRepositories.length > 0
-      ? item.targetRepositories.map(
-          (r) => `${r.name} (${r.ref}${r.role ? `, ${r.role}` : ''}${r.primary ? ', primary' : ''})${r.label ? ` — ${r.label}` : ''}`,
-        )
+      ? item.targetRepositories.map((r) => `${r.name} (${r.ref}${r.role ? `, ${r.role}` : ''}${r.primary ? ', primary' : ''})${r.label ? ` — ${r.label}` : ''}`)
       : item.targetRepos.length > 0
         ? item.targetRepos
         : item.targetRepo
@@ -128,7 +123,9 @@ export function buildPrompt(item: WorkItemDetail, ctx: PromptContext): string {
     '## Ancestors (root first)',
     list(ancestors, 'none: this is a top-level item'),
     ...(item.readiness.blockedByAncestorKey
-      ? [`- Blocked through ancestor ${item.readiness.blockedByAncestorKey}${item.readiness.blockedByAncestorTitle ? `: ${item.readiness.blockedByAncestorTitle}` : ''}`]
+      ? [
+          `- Blocked through ancestor ${item.readiness.blockedByAncestorKey}${item.readiness.blockedByAncestorTitle ? `: ${item.readiness.blockedByAncestorTitle}` : ''}`,
+        ]
       : []),
     '',
     '## Blockers',
@@ -168,10 +165,18 @@ export function buildPrompt(item: WorkItemDetail, ctx: PromptContext): string {
 function workflowLines(wf: NonNullable<PromptContext['workflow']>, mode: LegMode): string[] {
   const out: string[] = [];
   if (wf.verify && mode !== 'review') {
-    out.push('', '## The check', `When you are done, svc runs \`${wf.verify}\` in this directory; the card counts as done only when it exits 0. Run it yourself before you finish.`);
+    out.push(
+      '',
+      '## The check',
+      `When you are done, svc runs \`${wf.verify}\` in this directory; the card counts as done only when it exits 0. Run it yourself before you finish.`,
+    );
   }
   if (wf.ports) {
-    out.push('', '## Ports', `Use only the port in \`$SVC_PORT\`${wf.ports > 1 ? ` and the ${wf.ports - 1} after it` : ''} for servers you start: other agents work beside you.`);
+    out.push(
+      '',
+      '## Ports',
+      `Use only the port in \`$SVC_PORT\`${wf.ports > 1 ? ` and the ${wf.ports - 1} after it` : ''} for servers you start: other agents work beside you.`,
+    );
   }
   if (wf.rules) out.push('', '## House rules (from the repository)', wf.rules.trim());
   return out;

@@ -158,12 +158,7 @@ export function createStreamRedactor(secrets: readonly string[]): StreamRedactor
     // Never cut inside a run of token characters: it may be the front half of a token shape.
     let back = 0;
     // At the very end the next character is unknown yet, so a trailing run counts as unfinished.
-    while (
-      cut > 0 &&
-      back < MAX_TOKEN_RUN &&
-      TOKEN_CHAR.test(text[cut - 1]!) &&
-      (cut === text.length || TOKEN_CHAR.test(text[cut]!))
-    ) {
+    while (cut > 0 && back < MAX_TOKEN_RUN && TOKEN_CHAR.test(text[cut - 1]!) && (cut === text.length || TOKEN_CHAR.test(text[cut]!))) {
       cut--;
       back++;
     }

@@ -80,7 +80,12 @@ export function createAdmin(db: Database, now: () => Date = () => new Date()) {
       if (!/^[A-Z][A-Z0-9]*$/.test(opts.key)) throw new Error(`admin: bad project key ${opts.key}`);
       const id = newId('prj');
       db.prepare('INSERT INTO projects (id, workspace_id, key, name, access_mode, archived) VALUES (?, ?, ?, ?, ?, ?)').run(
-        id, opts.workspaceId, opts.key, opts.name, opts.accessMode ?? 'workspace', opts.archived ? 1 : 0,
+        id,
+        opts.workspaceId,
+        opts.key,
+        opts.name,
+        opts.accessMode ?? 'workspace',
+        opts.archived ? 1 : 0,
       );
       return { id, key: opts.key };
     },
@@ -89,13 +94,23 @@ export function createAdmin(db: Database, now: () => Date = () => new Date()) {
       db.prepare('INSERT OR IGNORE INTO project_members (project_id, user_id) VALUES (?, ?)').run(projectId(projectKey, workspaceId), userId);
     },
     /** Issues a personal access token and returns it raw (only its hash is stored). */
-    createToken(opts: { workspaceId: string; userId: string; projectKey?: string; scopes?: readonly Scope[]; expiresAt?: string }): { id: string; token: string } {
+    createToken(opts: { workspaceId: string; userId: string; projectKey?: string; scopes?: readonly Scope[]; expiresAt?: string }): {
+      id: string;
+      token: string;
+    } {
       const token = mintSecret('svc_pat_');
       const id = newId('tok');
       const project = opts.projectKey ? projectId(opts.projectKey, opts.workspaceId) : null;
-      db.prepare(
-        'INSERT INTO tokens (id, hash, user_id, workspace_id, project_id, scopes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      ).run(id, sha256(token), opts.userId, opts.workspaceId, project, JSON.stringify(opts.scopes ?? SCOPES), iso(now()), opts.expiresAt ?? null);
+      db.prepare('INSERT INTO tokens (id, hash, user_id, workspace_id, project_id, scopes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+        id,
+        sha256(token),
+        opts.userId,
+        opts.workspaceId,
+        project,
+        JSON.stringify(opts.scopes ?? SCOPES),
+        iso(now()),
+        opts.expiresAt ?? null,
+      );
       return { id, token };
     },
     revokeToken(idOrToken: string): void {
@@ -104,7 +119,10 @@ export function createAdmin(db: Database, now: () => Date = () => new Date()) {
     createSprint(opts: { projectKey: string; name: string; state?: 'future' | 'active' | 'closed'; workspaceId?: string }): { id: string } {
       const id = newId('spr');
       db.prepare('INSERT INTO sprints (id, project_id, name, state) VALUES (?, ?, ?, ?)').run(
-        id, projectId(opts.projectKey, opts.workspaceId), opts.name, opts.state ?? 'future',
+        id,
+        projectId(opts.projectKey, opts.workspaceId),
+        opts.name,
+        opts.state ?? 'future',
       );
       return { id };
     },

@@ -266,7 +266,9 @@ function lowerKeys(h: Record<string, string>): Record<string, string> {
 export function fieldWithNul(value: unknown, path = ''): string | undefined {
   if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
   if (typeof value !== 'object' || value === null) return undefined;
-  const entries = Array.isArray(value) ? value.map((v, i) => [`${path}[${i}]`, v] as const) : Object.entries(value).map(([k, v]) => [path ? `${path}.${k}` : k, v] as const);
+  const entries = Array.isArray(value)
+    ? value.map((v, i) => [`${path}[${i}]`, v] as const)
+    : Object.entries(value).map(([k, v]) => [path ? `${path}.${k}` : k, v] as const);
   for (const [where, v] of entries) {
     const found = fieldWithNul(v, where);
     if (found !== undefined) return found;

@@ -67,9 +67,7 @@ function patPrincipal(db: Database, raw: string, now: Date): Principal | null {
 
 function runPrincipal(db: Database, raw: string): Principal | null {
   try {
-    const row = db
-      .prepare('SELECT run_id, workspace_id, project_id, revoked_at FROM run_credentials WHERE hash = ?')
-      .get(sha256(raw)) as
+    const row = db.prepare('SELECT run_id, workspace_id, project_id, revoked_at FROM run_credentials WHERE hash = ?').get(sha256(raw)) as
       | { run_id: string; workspace_id: string; project_id: string; revoked_at: string | null }
       | undefined;
     if (!row || row.revoked_at) return null;

@@ -259,15 +259,25 @@ function tokenCreate(cmd: Extract<ServerCommand, { command: 'token-create' }>, i
       io.stderr.write(`svc: no workspace '${cmd.workspace}' in ${cmd.db} (\`svc server init --db ${cmd.db} --workspace SLUG --project KEY\` makes one)\n`);
       return 4;
     }
-    const scopes = typeof cmd.scopes === 'string' ? cmd.scopes.split(',').map((x) => x.trim()).filter(Boolean) : cmd.scopes ?? [...SCOPES];
+    const scopes =
+      typeof cmd.scopes === 'string'
+        ? cmd.scopes
+            .split(',')
+            .map((x) => x.trim())
+            .filter(Boolean)
+        : (cmd.scopes ?? [...SCOPES]);
     const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
     if (unknown.length) {
       io.stderr.write(`svc: unknown scope ${unknown.join(', ')} (known: ${SCOPES.join(', ')})\n`);
       return 2;
     }
-    const user = (cmd.user
-      ? db.prepare('SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id AND m.workspace_id = ? WHERE u.id = ? OR u.email = ?').get(ws.id, cmd.user, cmd.user)
-      : db.prepare('SELECT user_id AS id FROM memberships WHERE workspace_id = ? ORDER BY rowid LIMIT 1').get(ws.id)) as { id: string } | undefined;
+    const user = (
+      cmd.user
+        ? db
+            .prepare('SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id AND m.workspace_id = ? WHERE u.id = ? OR u.email = ?')
+            .get(ws.id, cmd.user, cmd.user)
+        : db.prepare('SELECT user_id AS id FROM memberships WHERE workspace_id = ? ORDER BY rowid LIMIT 1').get(ws.id)
+    ) as { id: string } | undefined;
     if (!user) {
       io.stderr.write(`svc: no member ${cmd.user ?? ''} in workspace '${cmd.workspace}'\n`);
       return 4;
@@ -332,7 +342,11 @@ function initOrDelivery(cmd: Extract<ServerCommand, { command: 'init' | 'deliver
   try {
     if (cmd.command === 'init') {
       const { token, created } = initProject(db, cmd);
-      io.stderr.write(created.length ? `made ${created.join(' and ')} in ${cmd.db}\n` : `found workspace ${cmd.workspace} and project ${cmd.project} in ${cmd.db}: a fresh token\n`);
+      io.stderr.write(
+        created.length
+          ? `made ${created.join(' and ')} in ${cmd.db}\n`
+          : `found workspace ${cmd.workspace} and project ${cmd.project} in ${cmd.db}: a fresh token\n`,
+      );
       io.stdout.write(`${token}\n`);
     } else {
       const d = recordDelivery(db, cmd);

@@ -47,7 +47,9 @@ export function initProject(db: Database, req: InitRequest, now: () => Date = ()
     let user = db.prepare('SELECT user_id AS id FROM memberships WHERE workspace_id = ? ORDER BY rowid LIMIT 1').get(ws.id) as { id: string } | undefined;
     if (!user) {
       const email = `owner@${req.workspace}.svc.local`;
-      user = (db.prepare('SELECT id FROM users WHERE email = ?').get(email) as { id: string } | undefined) ?? admin.createUser({ name: `${req.workspace} owner`, email });
+      user =
+        (db.prepare('SELECT id FROM users WHERE email = ?').get(email) as { id: string } | undefined) ??
+        admin.createUser({ name: `${req.workspace} owner`, email });
       admin.addMember(ws.id, user.id);
     }
     let project = db.prepare('SELECT id FROM projects WHERE key = ? AND workspace_id = ?').get(req.project, ws.id) as { id: string } | undefined;
@@ -62,7 +64,10 @@ export function initProject(db: Database, req: InitRequest, now: () => Date = ()
 }
 
 function setProjectRepositories(db: Database, projectId: string, repos: string[], now: Date): void {
-  db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value').run(projectReposMeta(projectId), JSON.stringify(repos));
+  db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value').run(
+    projectReposMeta(projectId),
+    JSON.stringify(repos),
+  );
   const bare = db
     .prepare(`SELECT id FROM work_items WHERE project_id = ? AND target_repo IS NULL AND target_repos = '[]' AND target_repositories = '[]'`)
     .all(projectId) as { id: string }[];
@@ -88,14 +93,23 @@ export function recordDelivery(db: Database, req: DeliveryRequest, now: () => Da
   if (!Number.isInteger(req.number) || req.number < 1) throw new InitError(`--number takes a pull request number (1 or more), got '${req.number}'`, 2);
   const state = req.state ?? 'open';
   if (!(DELIVERY_STATES as readonly string[]).includes(state)) throw new InitError(`--state takes ${DELIVERY_STATES.join(', ')}, got '${state}'`, 2);
-  if (req.ci !== undefined && !(DELIVERY_CI as readonly string[]).includes(req.ci)) throw new InitError(`--ci takes ${DELIVERY_CI.join(', ')}, got '${req.ci}'`, 2);
+  if (req.ci !== undefined && !(DELIVERY_CI as readonly string[]).includes(req.ci))
+    throw new InitError(`--ci takes ${DELIVERY_CI.join(', ')}, got '${req.ci}'`, 2);
   if (req.url !== undefined && !/^https?:\/\/\S+$/.test(req.url)) throw new InitError(`--url takes an http(s) address, got '${req.url}'`, 2);
   return transaction(db, () => {
     const row = rowByKey(db, req.key);
     if (!row) throw new InitError(`no work item ${req.key} in this database`, 4);
-    const targets = [...(JSON.parse(row.target_repositories) as string[]), ...(JSON.parse(row.target_repos) as string[]), ...(row.target_repo ? [row.target_repo] : [])];
+    const targets = [
+      ...(JSON.parse(row.target_repositories) as string[]),
+      ...(JSON.parse(row.target_repos) as string[]),
+      ...(row.target_repo ? [row.target_repo] : []),
+    ];
     const repo = targets[0] ?? 'local';
-    const web = /^[\w.-]+\/[\w.-]+$/.test(repo) ? `https://github.com/${repo}` : /^https?:\/\//.test(repo) ? repo.replace(/\.git$/, '') : `https://github.com/local/${row.key.split('-')[0]!.toLowerCase()}`;
+    const web = /^[\w.-]+\/[\w.-]+$/.test(repo)
+      ? `https://github.com/${repo}`
+      : /^https?:\/\//.test(repo)
+        ? repo.replace(/\.git$/, '')
+        : `https://github.com/local/${row.key.split('-')[0]!.toLowerCase()}`;
     const delivery: Delivery = {
       repo,
       number: req.number,

@@ -40,8 +40,7 @@ export class NewerDatabaseError extends Error {
   }
 }
 
-const userVersion = (db: DatabaseSync): number =>
-  (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+const userVersion = (db: DatabaseSync): number => (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
 
 /**
  * Brings `db` to the newest migration. A store made before migrations existed has user_version 0
@@ -55,9 +54,7 @@ export function migrate(db: DatabaseSync, file: string, list: readonly Migration
   try {
     const from = userVersion(db);
     if (from > known) throw new NewerDatabaseError(file, from, known);
-    const adopted =
-      from === 0 &&
-      db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name IN ('meta', 'work_items') LIMIT 1").get() !== undefined;
+    const adopted = from === 0 && db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name IN ('meta', 'work_items') LIMIT 1").get() !== undefined;
     for (const m of list) {
       if (m.version <= from) continue;
       db.exec(m.sql);

@@ -44,7 +44,9 @@ export function createRunProgress(out: Output, now: () => number = Date.now): Ru
       legFinished: (leg) => {
         running.delete(leg.key);
         const facts = [...(leg.exitCode !== null ? [`exit ${leg.exitCode}`] : []), ...(checkNote(leg) ? [checkNote(leg)] : [])];
-        line(`${leg.key} ${leg.disposition} in ${seconds(leg.durationMs)}${facts.length ? ` (${facts.join(', ')})` : ''}${leg.reason ? `: ${leg.reason}` : ''}`);
+        line(
+          `${leg.key} ${leg.disposition} in ${seconds(leg.durationMs)}${facts.length ? ` (${facts.join(', ')})` : ''}${leg.reason ? `: ${leg.reason}` : ''}`,
+        );
       },
       info: (m) => line(m),
       warn: (m) => line(`warning: ${m}`),
@@ -56,7 +58,9 @@ export function createRunProgress(out: Output, now: () => number = Date.now): Ru
   let spinner: import('ora').Ora | undefined;
   let ticker: NodeJS.Timeout | undefined;
   const text = () =>
-    [...running.values()].map((r) => `${s.bold(r.key)} ${visible(r.title).slice(0, Math.max(10, out.columns - 30))} ${s.dim(seconds(now() - r.startedAt))}`).join(s.dim(' · '));
+    [...running.values()]
+      .map((r) => `${s.bold(r.key)} ${visible(r.title).slice(0, Math.max(10, out.columns - 30))} ${s.dim(seconds(now() - r.startedAt))}`)
+      .join(s.dim(' · '));
   // ora loads asynchronously: legs started in the same tick share one load (two loads made two
   // spinners, one of them never stopped), and a leg that ended, or a command that stopped, while it
   // loaded starts none.
@@ -97,7 +101,10 @@ export function createRunProgress(out: Output, now: () => number = Date.now): Ru
       running.delete(leg.key);
       const ok = leg.disposition === 'implemented';
       const symbol = ok ? s.green('✔') : leg.disposition === 'skipped' || leg.disposition === 'not_reached' ? s.yellow('–') : s.red('✖');
-      persist(symbol, `${s.bold(leg.key)} ${visible(leg.title)} ${s.dim(seconds(leg.durationMs))} ${ok ? s.green(leg.disposition) : s.red(leg.disposition)}${leg.reason ? s.dim(` (${visible(leg.reason)})`) : ''}`);
+      persist(
+        symbol,
+        `${s.bold(leg.key)} ${visible(leg.title)} ${s.dim(seconds(leg.durationMs))} ${ok ? s.green(leg.disposition) : s.red(leg.disposition)}${leg.reason ? s.dim(` (${visible(leg.reason)})`) : ''}`,
+      );
     },
     info: (m) => persist(s.cyan('ℹ'), m),
     warn: (m) => persist(s.yellow('⚠'), visible(m)),
@@ -137,7 +144,12 @@ export function printRunSummary(out: Output, summary: RunSummary): void {
     const cost = run.legs.reduce((sum, l) => sum + (l.costUsd ?? 0), 0);
     out.info('');
     out.info(out.style.bold(`run ${run.runId} · ${run.command} · ${run.stopReason ?? '-'} · ${run.status ?? '-'}${cost > 0 ? ` · $${cost.toFixed(2)}` : ''}`));
-    const table = formatTable(['CARD', 'DISPOSITION', 'TIME', 'EXIT', 'COST', 'NOTE'], [...rows, ...unreached, ...skipped], Number.POSITIVE_INFINITY, out.style);
+    const table = formatTable(
+      ['CARD', 'DISPOSITION', 'TIME', 'EXIT', 'COST', 'NOTE'],
+      [...rows, ...unreached, ...skipped],
+      Number.POSITIVE_INFINITY,
+      out.style,
+    );
     for (const line of table.trimEnd().split('\n')) out.info(line);
     // Pull requests (`--pr`): one line per leg that wrote one, or the hint when none could be.
     for (const l of run.legs) {

@@ -25,7 +25,10 @@ const OWN_STYLE = /(\u001b\[[0-9;]*m)/;
  */
 export function visibleKeepingStyle(text: string, colour: boolean): string {
   if (!colour) return visible(text);
-  return text.split(OWN_STYLE).map((part, i) => (i % 2 === 1 ? part : visible(part))).join('');
+  return text
+    .split(OWN_STYLE)
+    .map((part, i) => (i % 2 === 1 ? part : visible(part)))
+    .join('');
 }
 
 /** A stream that makes control characters visible in text passing through (UTF-8 safe across chunks). */

@@ -43,4 +43,3 @@ agentSuite(
     model: { flag: 'mock-other', seen: 'mock-other' },
   },
 );
-

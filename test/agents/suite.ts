@@ -29,7 +29,8 @@ export function agentSuite(h: AgentHarness, x: AgentExpectations): void {
     await mock?.close();
   });
 
-  const show = (o: Outcome) => `exit ${o.code}, leg ${JSON.stringify(o.leg)}\n${o.stderr.slice(-3000)}\nrequests ${JSON.stringify(o.requests.map((r) => [r.path, r.answered]))}`;
+  const show = (o: Outcome) =>
+    `exit ${o.code}, leg ${JSON.stringify(o.leg)}\n${o.stderr.slice(-3000)}\nrequests ${JSON.stringify(o.requests.map((r) => [r.path, r.answered]))}`;
 
   describe(`${h.agent}: the real CLI through svc run`, () => {
     test('success: one shell call commits on svc/KEY; implemented, tokens recorded', async () => {
@@ -51,7 +52,7 @@ export function agentSuite(h: AgentHarness, x: AgentExpectations): void {
       expect(o.ranAs).toEqual(expect.any(Number));
     });
 
-    test('the model answers HTTP 400: failed, with the agent\'s own message as the reason', async () => {
+    test("the model answers HTTP 400: failed, with the agent's own message as the reason", async () => {
       const o = await scenario(h, mock, { fault: 'http400' });
       expect(o.code, show(o)).toBe(1);
       expect(o.card.disposition).toBe('failed');

@@ -44,7 +44,12 @@ describe('open (op 25): retried with the same idempotencyKey, one run', () => {
     expect(sent[1]?.idempotencyKey).toBe(sent[0]?.idempotencyKey);
 
     // Exactly one run: opening again with that key finds the same run, and the card is taken.
-    const again = await h.direct.openDispatchRun({ projectKey: h.projectKey, command: 'run', idempotencyKey: sent[0]!.idempotencyKey!, cards: [{ workItemKey: task.key }] });
+    const again = await h.direct.openDispatchRun({
+      projectKey: h.projectKey,
+      command: 'run',
+      idempotencyKey: sent[0]!.idempotencyKey!,
+      cards: [{ workItemKey: task.key }],
+    });
     expect(again).toMatchObject({ created: false, run: { id: opened.run.id } });
     const rival = await caught(() => h.direct.openDispatchRun({ projectKey: h.projectKey, command: 'run', cards: [{ workItemKey: task.key }] }));
     expect(rival).toMatchObject({ status: 409 });
@@ -70,9 +75,14 @@ describe('append (op 29): never resent after an ambiguous failure', () => {
   ])('%s: ambiguous, one request; reading the run tells what happened', async (_name, fault, status, wire, applied) => {
     const { run, key } = await openRun();
     h.proxy.setPlan([{ method: 'POST', path: EVENTS, fault }]);
-    const error = await caught(() => h.client().appendDispatchEvents(run.id, {
-      events: [{ workItemKey: key, disposition: 'running' }, { workItemKey: key, body: 'started' }],
-    }));
+    const error = await caught(() =>
+      h.client().appendDispatchEvents(run.id, {
+        events: [
+          { workItemKey: key, disposition: 'running' },
+          { workItemKey: key, body: 'started' },
+        ],
+      }),
+    );
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status, fault: wire, ambiguous: true, attempts: 1 });
     expect(exitCodeFor(error)).toBe(5);
@@ -127,7 +137,12 @@ describe('answers a client cannot read become clean ApiErrors', () => {
     ['an HTML 500', { kind: 'html-500' }, { status: 500, code: null, fault: null, attempts: 4 }, /HTTP 500 .*not JSON \(text\/html\)/],
     ['a 200 whose body is cut short', { kind: 'truncate' }, { status: 200, code: null, fault: 'truncated' }, /cut/],
     ['a 404 whose body is cut short', { kind: 'truncate', keepBytes: 5 }, { status: 404, code: null, fault: 'truncated', attempts: 1 }, /cut/],
-    ['a 200 with a non-JSON body', { kind: 'status', status: 200, body: 'OK', contentType: 'text/plain' }, { status: 200, code: null, fault: 'bad_body' }, /not JSON \(text\/plain\)/],
+    [
+      'a 200 with a non-JSON body',
+      { kind: 'status', status: 200, body: 'OK', contentType: 'text/plain' },
+      { status: 200, code: null, fault: 'bad_body' },
+      /not JSON \(text\/plain\)/,
+    ],
   ];
 
   test.each(cases)('%s', async (_name, fault, shape, message) => {

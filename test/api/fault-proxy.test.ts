@@ -32,7 +32,14 @@ test.each([
   ['nth picks occurrences', [{ path: /\/me$/, nth: [2, 4], fault: notFound }], [200, 404, 200, 404, 200]],
   ['times takes the first N', [{ path: /\/me$/, times: 2, fault: notFound }], [404, 404, 200, 200, 200]],
   ['method narrows the match', [{ method: 'POST', path: /\/me$/, fault: notFound }], [200, 200, 200, 200, 200]],
-  ['the first rule that fires wins', [{ path: /\/me$/, nth: 1, fault: notFound }, { path: /\/me$/, fault: { kind: 'status', status: 403 } }], [404, 403, 403, 403, 403]],
+  [
+    'the first rule that fires wins',
+    [
+      { path: /\/me$/, nth: 1, fault: notFound },
+      { path: /\/me$/, fault: { kind: 'status', status: 403 } },
+    ],
+    [404, 403, 403, 403, 403],
+  ],
 ] satisfies [string, FaultRule[], number[]][])('%s', async (_name, plan, expected) => {
   expect(await statuses(plan, 5)).toEqual(expected);
 });

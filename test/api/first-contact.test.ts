@@ -113,7 +113,10 @@ describe('a command', () => {
         streams: { stdout: new TtyStream(), stderr: new TtyStream() },
         env: { SVC_BASE_URL: proxy.url, SVC_TOKEN: svc.token, SVC_STATE_DIR: repo + '-state', TERM: 'xterm-256color', PATH: process.env.PATH },
       });
-      await runDispatchCommand({ command: 'run', keys: [key], agentCmd: 'sh -c "sleep 1.2; git -c user.name=a -c user.email=a@example.invalid commit -q --allow-empty -m x"', repo }, ctx);
+      await runDispatchCommand(
+        { command: 'run', keys: [key], agentCmd: 'sh -c "sleep 1.2; git -c user.name=a -c user.email=a@example.invalid commit -q --allow-empty -m x"', repo },
+        ctx,
+      );
       expect(ctx.exitCode, ctx.stderr.text).toBe(0);
       // Persisted by the spinner (ora clears its frame, then writes the symbol and the line), not
       // written into the middle of a frame.

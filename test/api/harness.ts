@@ -60,7 +60,12 @@ export async function startHarness(): Promise<Harness> {
   let made = 0;
 
   return {
-    proxy, token: service.token, projectKey, sleeps, infos, direct,
+    proxy,
+    token: service.token,
+    projectKey,
+    sleeps,
+    infos,
+    direct,
     client: make,
     async tokenWithScopes(scopes) {
       const me = await direct.getMe();

@@ -8,8 +8,16 @@ const PAT = 'svc_pat_0123456789abcdefABCDEF0123456789';
 
 function apiError(status: number, over: { fault?: WireFault; ambiguous?: boolean; reset?: number } = {}): ApiError {
   return new ApiError({
-    status, code: null, message: 'x', requestId: 'r', operationId: 'getMe', method: 'GET', path: '/api/v1/me',
-    ambiguous: over.ambiguous ?? false, fault: over.fault ?? null, rateLimitReset: over.reset ?? null,
+    status,
+    code: null,
+    message: 'x',
+    requestId: 'r',
+    operationId: 'getMe',
+    method: 'GET',
+    path: '/api/v1/me',
+    ambiguous: over.ambiguous ?? false,
+    fault: over.fault ?? null,
+    rateLimitReset: over.reset ?? null,
   });
 }
 

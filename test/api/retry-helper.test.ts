@@ -86,7 +86,15 @@ describe('retry', () => {
   test('a null decision rethrows the error at once, without waiting', async () => {
     const { t, pacing } = fakeTime();
     const boom = new Error('no retry');
-    await expect(retry(async () => { throw boom; }, () => null, new Retrier({ pacing }))).rejects.toBe(boom);
+    await expect(
+      retry(
+        async () => {
+          throw boom;
+        },
+        () => null,
+        new Retrier({ pacing }),
+      ),
+    ).rejects.toBe(boom);
     expect(t.slept).toEqual([]);
   });
 
@@ -108,7 +116,17 @@ describe('retry', () => {
   test('a decision may end the loop with an error of its own', async () => {
     const { pacing } = fakeTime();
     const other = new Error('replaced');
-    await expect(retry(async () => { throw new Error('x'); }, () => { throw other; }, new Retrier({ pacing }))).rejects.toBe(other);
+    await expect(
+      retry(
+        async () => {
+          throw new Error('x');
+        },
+        () => {
+          throw other;
+        },
+        new Retrier({ pacing }),
+      ),
+    ).rejects.toBe(other);
   });
 
   test('a wait is cut short by the signal', async () => {

@@ -92,7 +92,12 @@ test("the service's own rate limit: the client waits out the real window and goe
 describe('502/503/504 and network faults: backoff with full jitter', () => {
   test.each([
     ['GET /me', 'GET', ME, (api: ApiClient) => api.getMe()],
-    ['POST work-items (a 503 means nothing was applied)', 'POST', ITEMS, (api: ApiClient) => api.createWorkItem(h.projectKey, { kind: 'task', title: 'after 503s' })],
+    [
+      'POST work-items (a 503 means nothing was applied)',
+      'POST',
+      ITEMS,
+      (api: ApiClient) => api.createWorkItem(h.projectKey, { kind: 'task', title: 'after 503s' }),
+    ],
   ])('a run of 503s on %s, then success', async (_name, method, path, call) => {
     h.proxy.setPlan([{ method, path, times: 3, fault: { kind: 'status', status: 503 } }]);
     await call(h.client());
@@ -193,22 +198,43 @@ describe('answers that never change are never retried', () => {
   // Each case arranges its state directly, then makes exactly one call through the proxy.
   const cases: [string, number, string | null, RegExp, () => Promise<unknown>, number][] = [
     ['401 unknown token', 401, 'UNAUTHORIZED', ME, () => h.client({ token: `svc_pat_${'x'.repeat(32)}` }).getMe(), 3],
-    ['403 missing scope', 403, 'FORBIDDEN', ITEMS, async () => {
-      const readOnly = await h.tokenWithScopes(['project:browse']);
-      return h.client({ token: readOnly }).createWorkItem(h.projectKey, { kind: 'task', title: 'not allowed' });
-    }, 3],
+    [
+      '403 missing scope',
+      403,
+      'FORBIDDEN',
+      ITEMS,
+      async () => {
+        const readOnly = await h.tokenWithScopes(['project:browse']);
+        return h.client({ token: readOnly }).createWorkItem(h.projectKey, { kind: 'task', title: 'not allowed' });
+      },
+      3,
+    ],
     ['404 unknown item', 404, 'NOT_FOUND', /^\/api\/v1\/work-items\//, () => h.client().getWorkItem(`${h.projectKey}-999999`), 4],
-    ['409 closing a closed run', 409, 'RUN_CLOSED', /\/close$/, async () => {
-      const { run } = await h.direct.openDispatchRun({ projectKey: h.projectKey, command: 'run', cards: [] });
-      await h.direct.closeDispatchRun(run.id, { stopReason: 'completed', status: 'succeeded' });
-      return h.client().closeDispatchRun(run.id, { stopReason: 'completed', status: 'succeeded' });
-    }, 1],
-    ['412 stale If-Match', 412, 'PRECONDITION_FAILED', /^\/api\/v1\/work-items\//, async () => {
-      const task = await h.newTask();
-      const { etag } = await h.direct.getWorkItem(task.key);
-      await h.direct.updateWorkItem(task.key, { title: 'moved on' });
-      return h.client().updateWorkItem(task.key, { title: 'stale write' }, { ifMatch: etag ?? '"none"' });
-    }, 1],
+    [
+      '409 closing a closed run',
+      409,
+      'RUN_CLOSED',
+      /\/close$/,
+      async () => {
+        const { run } = await h.direct.openDispatchRun({ projectKey: h.projectKey, command: 'run', cards: [] });
+        await h.direct.closeDispatchRun(run.id, { stopReason: 'completed', status: 'succeeded' });
+        return h.client().closeDispatchRun(run.id, { stopReason: 'completed', status: 'succeeded' });
+      },
+      1,
+    ],
+    [
+      '412 stale If-Match',
+      412,
+      'PRECONDITION_FAILED',
+      /^\/api\/v1\/work-items\//,
+      async () => {
+        const task = await h.newTask();
+        const { etag } = await h.direct.getWorkItem(task.key);
+        await h.direct.updateWorkItem(task.key, { title: 'moved on' });
+        return h.client().updateWorkItem(task.key, { title: 'stale write' }, { ifMatch: etag ?? '"none"' });
+      },
+      1,
+    ],
     ['422 bad cursor', 422, 'INVALID_REQUEST', ITEMS, () => h.client().listWorkItems(h.projectKey, { cursor: 'not-a-cursor' }), 2],
   ];
 

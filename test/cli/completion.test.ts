@@ -39,7 +39,11 @@ COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length 
   test('bash completes work item keys and run ids by asking svc, as gh completes names', async () => {
     // A stand-in svc on PATH answering as the real one does into a pipe: tab-separated rows.
     const bin = mkdtempSync(join(tmpdir(), 'svc-complete-'));
-    writeFileSync(join(bin, 'svc'), `#!/bin/sh\ncase "$1" in items) printf 'PROJ-1\\ttask\\nPROJ-12\\tbug\\nPROJ-2\\ttask\\n' ;; runs) printf 'run_a\\trun\\nrun_b\\treview\\n' ;; esac\n`, { mode: 0o755 });
+    writeFileSync(
+      join(bin, 'svc'),
+      `#!/bin/sh\ncase "$1" in items) printf 'PROJ-1\\ttask\\nPROJ-12\\tbug\\nPROJ-2\\ttask\\n' ;; runs) printf 'run_a\\trun\\nrun_b\\treview\\n' ;; esac\n`,
+      { mode: 0o755 },
+    );
     const env = { ...process.env, PATH: `${bin}:${process.env.PATH}` };
     expect(await completeWith(env, 'svc', 'run', 'PROJ-1')).toEqual(['PROJ-1', 'PROJ-12']);
     expect(await completeWith(env, 'svc', 'runs', 'show', '')).toEqual(['run_a', 'run_b']);

@@ -30,7 +30,10 @@ describe('the settings file', () => {
     mkdirSync(env.SVC_CONFIG_DIR!, { recursive: true });
     const file = join(env.SVC_CONFIG_DIR!, 'config.json');
     writeFileSync(file, text);
-    for (const args of [['config', 'get', 'project'], ['config', 'set', 'project', 'NEW']]) {
+    for (const args of [
+      ['config', 'get', 'project'],
+      ['config', 'set', 'project', 'NEW'],
+    ]) {
       const r = await svcInProcess(args, { env });
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/^svc: .*config\.json is not a JSON object: fix it, or remove it and log in again\n$/);

@@ -57,7 +57,11 @@ ajv.addKeyword({
   keyword: CLOSED_KEYWORD,
   schemaType: 'boolean',
   validate: (on: boolean, data: unknown, parent?: JsonSchema) =>
-    !on || typeof data !== 'object' || data === null || Array.isArray(data) || Object.keys(data).every((k) => Object.hasOwn((parent?.properties ?? {}) as object, k)),
+    !on ||
+    typeof data !== 'object' ||
+    data === null ||
+    Array.isArray(data) ||
+    Object.keys(data).every((k) => Object.hasOwn((parent?.properties ?? {}) as object, k)),
 });
 ajv.addSchema(openapiDocument as object, CONTRACT);
 const component = (name: string): JsonSchema => ({ $ref: `${CONTRACT}#/components/schemas/${name}` });
@@ -68,7 +72,12 @@ function shapeOf([group, sub, ...rest]: string[]): JsonSchema {
   if (group === 'folders') return sub === 'list' ? arrayOf(component('Folder')) : sub === 'rm' ? component('FolderDeleted') : component('Folder');
   if (group === 'backlog' && sub === 'move') return component('BacklogMoved');
   if (group === 'backlog') {
-    return { type: 'object', properties: { total: { type: 'integer' }, items: arrayOf(component('WorkItemSummary')) }, required: ['total', 'items'], additionalProperties: false };
+    return {
+      type: 'object',
+      properties: { total: { type: 'integer' }, items: arrayOf(component('WorkItemSummary')) },
+      required: ['total', 'items'],
+      additionalProperties: false,
+    };
   }
   if (group === 'designs') return arrayOf(component('Design'));
   if (sub === 'show' || (sub === 'submit' && rest.includes('--wait'))) return component('Plan');
@@ -127,11 +136,20 @@ describe('svc folders', () => {
 
   // --after X is the contract's beforeId X (X sorts before it); --before Y is afterId Y.
   test.each([
-    [['--after', 'Design'], ['Design', 'Notes', 'Archive']],
-    [['--before', 'Design'], ['Notes', 'Design', 'Archive']],
+    [
+      ['--after', 'Design'],
+      ['Design', 'Notes', 'Archive'],
+    ],
+    [
+      ['--before', 'Design'],
+      ['Notes', 'Design', 'Archive'],
+    ],
     [['--last'], ['Design', 'Archive', 'Notes']],
     [['--first'], ['Notes', 'Design', 'Archive']],
-    [['--after', 'Design', '--before', 'Archive'], ['Design', 'Notes', 'Archive']],
+    [
+      ['--after', 'Design', '--before', 'Archive'],
+      ['Design', 'Notes', 'Archive'],
+    ],
   ])('move Notes %j → %j', async (flags, order) => {
     const args = flags.map((f) => ids[f] ?? f);
     const moved = await json<Folder>(['folders', 'move', ids.Notes!, ...args]);
@@ -149,7 +167,10 @@ describe('svc folders', () => {
   });
 
   test('rename changes the name and the path', async () => {
-    expect(await json<Folder>(['folders', 'rename', ids.Specs!, 'Specifications'])).toMatchObject({ name: 'Specifications', path: ['Design', 'Specifications'] });
+    expect(await json<Folder>(['folders', 'rename', ids.Specs!, 'Specifications'])).toMatchObject({
+      name: 'Specifications',
+      path: ['Design', 'Specifications'],
+    });
     const r = await svc(['folders', 'rename', ids.Specs!, 'Specs']);
     expect(r.stderr).toBe(`Renamed ${ids.Specs} to Design / Specs\n`);
   });
@@ -166,14 +187,23 @@ describe('svc folders', () => {
     ['unknown folder: move', ['folders', 'move', 'fld_nope', '--root'], 4, /not found/],
     ['unknown folder: rm', ['folders', 'rm', 'fld_nope'], 4, /not found/],
     ['FOLDER_CYCLE', ['folders', 'move', '@Design', '--parent', '@Specs'], 2, /descendants/],
-    ['an anchor that is not a sibling names the flags', ['folders', 'move', '@Archive', '--after', '@Specs'], 2, /not a sibling.*--after\/--first set beforeId/],
+    [
+      'an anchor that is not a sibling names the flags',
+      ['folders', 'move', '@Archive', '--after', '@Specs'],
+      2,
+      /not a sibling.*--after\/--first set beforeId/,
+    ],
     ['--after itself', ['folders', 'move', '@Archive', '--after', '@Archive'], 2, /itself/],
     ['no placement at all', ['folders', 'move', '@Archive'], 2, /nothing to do/],
     ['--parent with --root', ['folders', 'move', '@Archive', '--root', '--parent', '@Design'], 2, /--parent and --root are exclusive/],
     ['--first with an anchor', ['folders', 'move', '@Archive', '--first', '--after', '@Design'], 2, /--first and --after cannot be combined/],
     ['no name', ['folders', 'create'], 2, /missing required argument 'name'/],
   ])('%s → exit %i, one line', async (_name, args, code, message) => {
-    await fails(args.map((a) => (a.startsWith('@') ? ids[a.slice(1)]! : a)), code, message);
+    await fails(
+      args.map((a) => (a.startsWith('@') ? ids[a.slice(1)]! : a)),
+      code,
+      message,
+    );
   });
 
   test('FOLDER_NAME_TAKEN on move: a name clash at the destination → exit 1', async () => {
@@ -226,7 +256,12 @@ describe('svc folders', () => {
 describe('svc backlog', () => {
   test('lists the backlog in rank order, done and sprint items left out, with the total', async () => {
     // The seed ranks nothing, and unranked items created in the same millisecond tie on an id.
-    for (const [key, rank] of [['DEMO-10', 'a'], ['DEMO-7', 'b'], ['DEMO-6', 'c']] as const) admin.setFields(key, { rank });
+    for (const [key, rank] of [
+      ['DEMO-10', 'a'],
+      ['DEMO-7', 'b'],
+      ['DEMO-6', 'c'],
+    ] as const)
+      admin.setFields(key, { rank });
     const listing = await json<{ total: number; items: WorkItemSummary[] }>(['backlog']);
     expect(listing.total).toBe(8);
     const keys = listing.items.map((i) => i.key);
@@ -239,7 +274,12 @@ describe('svc backlog', () => {
 
   test('--limit cuts the rows, not the total; --filter narrows both', async () => {
     const r = await svc(['backlog', '--limit', '2']);
-    expect(r.stdout.trim().split('\n').map((l) => l.split('\t')[0])).toEqual(['DEMO-10', 'DEMO-7']);
+    expect(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t')[0]),
+    ).toEqual(['DEMO-10', 'DEMO-7']);
     expect(r.stderr).toBe('2 of 8 in the backlog\n');
     expect(await json(['backlog', '--limit', '1'])).toMatchObject({ total: 8, items: [{ key: 'DEMO-10' }] });
     expect(await json(['backlog', '--filter', 'kind:bug,task'])).toMatchObject({ total: 3, items: [{ key: 'DEMO-10' }, { key: 'DEMO-7' }, { key: 'DEMO-6' }] });
@@ -269,9 +309,28 @@ describe('svc backlog', () => {
 describe('svc designs', () => {
   beforeAll(() => {
     const project = (db.prepare(`SELECT id FROM projects WHERE key = 'DEMO'`).get() as { id: string }).id;
-    const asset = (sourcePath: string) => ({ name: sourcePath.split('/').pop()!, repository: 'acme/shop', sourcePath, mediaType: 'image/png', sizeBytes: 1024 });
-    createDesign(db, { projectId: project, title: 'Checkout totals', status: 'approved', assets: [asset('design/checkout/totals.png')], createdAt: new Date('2026-01-01T00:00:00Z') });
-    createDesign(db, { projectId: project, title: 'Guest checkout form', status: 'approved', workItemId: itemId('DEMO-2'), assets: [asset('design/guest/form.png'), asset('design/guest/form-error.png')], createdAt: new Date('2026-02-01T00:00:00Z') });
+    const asset = (sourcePath: string) => ({
+      name: sourcePath.split('/').pop()!,
+      repository: 'acme/shop',
+      sourcePath,
+      mediaType: 'image/png',
+      sizeBytes: 1024,
+    });
+    createDesign(db, {
+      projectId: project,
+      title: 'Checkout totals',
+      status: 'approved',
+      assets: [asset('design/checkout/totals.png')],
+      createdAt: new Date('2026-01-01T00:00:00Z'),
+    });
+    createDesign(db, {
+      projectId: project,
+      title: 'Guest checkout form',
+      status: 'approved',
+      workItemId: itemId('DEMO-2'),
+      assets: [asset('design/guest/form.png'), asset('design/guest/form-error.png')],
+      createdAt: new Date('2026-02-01T00:00:00Z'),
+    });
     createDesign(db, { projectId: project, title: 'Header (draft)', status: 'draft', assets: [asset('design/checkout/header.png')] });
   });
 
@@ -279,7 +338,10 @@ describe('svc designs', () => {
     const rows = await json<{ title: string }[]>(['designs']);
     expect(rows.map((d) => d.title)).toEqual(['Guest checkout form', 'Checkout totals']);
     const piped = await svc(['designs']);
-    const [first, second] = piped.stdout.trim().split('\n').map((l) => l.split('\t'));
+    const [first, second] = piped.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'));
     expect(first!.slice(1)).toEqual(['DEMO-2', '2026-02-01', 'design/guest/form.png (+1)', 'Guest checkout form']);
     expect(second!.slice(1)).toEqual(['-', '2026-01-01', 'design/checkout/totals.png', 'Checkout totals']);
   });
@@ -329,7 +391,10 @@ describe('svc plan', () => {
   test('submit --wait --json prints the plan; plain submit prints the plan id and show reads it', async () => {
     const plan = await json<Plan>(['plan', 'submit', '--wait']);
     expect(plan).toMatchObject({ status: 'planned', proposalCount: 2 });
-    expect(plan.proposals.map((p) => [p.op, p.proposedFields?.title])).toEqual([['add', 'Write the release notes'], ['add', 'Tag the release']]);
+    expect(plan.proposals.map((p) => [p.op, p.proposedFields?.title])).toEqual([
+      ['add', 'Write the release notes'],
+      ['add', 'Tag the release'],
+    ]);
 
     const submitted = await json<PlanSubmitted>(['plan', 'submit', '--target', 'DEMO-6']);
     expect(Object.keys(submitted).sort()).toEqual(['jobId', 'planId', 'statusUrl']);
@@ -398,8 +463,17 @@ describe('svc plan', () => {
 
 describe('help', () => {
   test.each([
-    'folders list', 'folders create', 'folders rename', 'folders move', 'folders rm',
-    'backlog list', 'backlog move', 'designs', 'plan add', 'plan submit', 'plan show',
+    'folders list',
+    'folders create',
+    'folders rename',
+    'folders move',
+    'folders rm',
+    'backlog list',
+    'backlog move',
+    'designs',
+    'plan add',
+    'plan submit',
+    'plan show',
   ])('svc %s --help has a description and an example', async (command) => {
     const r = await svcInProcess([...command.split(' '), '--help']);
     expect(r.code).toBe(0);
@@ -417,12 +491,21 @@ describe('in-process', () => {
   test.each([
     [{ after: 'A' }, { beforeId: 'A' }],
     [{ before: 'B' }, { afterId: 'B' }],
-    [{ after: 'A', before: 'B' }, { beforeId: 'A', afterId: 'B' }],
+    [
+      { after: 'A', before: 'B' },
+      { beforeId: 'A', afterId: 'B' },
+    ],
     [{ first: true }, { beforeId: null }],
     [{ last: true }, { afterId: null }],
     [{ parent: 'P' }, { parentFolderId: 'P' }],
-    [{ root: true, first: true }, { parentFolderId: null, beforeId: null }],
-    [{ parent: 'P', before: 'B' }, { parentFolderId: 'P', afterId: 'B' }],
+    [
+      { root: true, first: true },
+      { parentFolderId: null, beforeId: null },
+    ],
+    [
+      { parent: 'P', before: 'B' },
+      { parentFolderId: 'P', afterId: 'B' },
+    ],
   ])('folders move flags %j → body %j', (flags, body) => {
     expect(placementOf({ id: 'F', ...flags })).toEqual(body);
   });
@@ -439,7 +522,8 @@ describe('in-process', () => {
   test('on a TTY: folders list is an aligned table with a header and the path; plan show a table of proposals', async () => {
     const service = await startTestService();
     try {
-      const ctx = () => testContext({ tty: true, env: { SVC_BASE_URL: service.url, SVC_TOKEN: service.token, SVC_PROJECT: service.projectKey, NO_COLOR: '1' } });
+      const ctx = () =>
+        testContext({ tty: true, env: { SVC_BASE_URL: service.url, SVC_TOKEN: service.token, SVC_PROJECT: service.projectKey, NO_COLOR: '1' } });
       const made = ctx();
       await runFoldersCreate({ name: 'Design' }, made);
       const design = made.stdout.text.trim();

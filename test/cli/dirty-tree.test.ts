@@ -28,7 +28,9 @@ describe('a repository with uncommitted changes', () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stderr.split('\n');
     const warning = lines.findIndex((l) => l.includes('uncommitted changes'));
-    expect(lines[warning]).toBe(`warning: ${repo} has uncommitted changes (1 file): agents branch from HEAD and do not see them; commit them first if the agents need them`);
+    expect(lines[warning]).toBe(
+      `warning: ${repo} has uncommitted changes (1 file): agents branch from HEAD and do not see them; commit them first if the agents need them`,
+    );
     expect(warning).toBeLessThan(lines.findIndex((l) => / run run_\w+ opened /.test(l)));
     expect(lines.filter((l) => l.includes('uncommitted'))).toHaveLength(1);
   });
@@ -45,7 +47,9 @@ describe('a repository with uncommitted changes', () => {
     const e = env();
     const r = await svcInProcess(['run', 'DEMO-6', '--agent-cmd', AGENT, '--repo', repo, '--no-worktree'], { env: e });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^svc: .* has uncommitted changes \(1 file\) and --no-worktree checks each card's branch out in it: commit or stash them first, or run without --no-worktree\n$/);
+    expect(r.stderr).toMatch(
+      /^svc: .* has uncommitted changes \(1 file\) and --no-worktree checks each card's branch out in it: commit or stash them first, or run without --no-worktree\n$/,
+    );
     expect(existsSync(join(e.SVC_STATE_DIR!, 'runs'))).toBe(false);
   });
 });

@@ -50,7 +50,19 @@ describe('--max-cost and --agent-format', () => {
   it('--agent-cmd with --agent-format claude takes --max-cost and stops max on the reported spend', async () => {
     const [a, b] = [item('C'), item('D')];
     const line = JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: 'ok', total_cost_usd: 2 });
-    const r = await cli(['run', a, b, '--agent-cmd', `"${process.execPath}" -e 'console.log(process.argv[1])' '${line}'`, '--agent-format', 'claude', '--allow-empty', '--max-cost', '1', '--json']);
+    const r = await cli([
+      'run',
+      a,
+      b,
+      '--agent-cmd',
+      `"${process.execPath}" -e 'console.log(process.argv[1])' '${line}'`,
+      '--agent-format',
+      'claude',
+      '--allow-empty',
+      '--max-cost',
+      '1',
+      '--json',
+    ]);
     expect(r.code).toBe(0);
     const summary = JSON.parse(r.stdout) as { stopReason: string; legs: Array<{ key: string; costUsd: number }> };
     expect(summary.stopReason).toBe('max');
@@ -75,8 +87,22 @@ describe('svc review', () => {
   it('prints the review text in the summary and pushes nothing, even with --push', async () => {
     const origin = await addBareOrigin(repo);
     const k = svc.admin.createWorkItem({
-      projectKey: svc.projectKey, kind: 'task', title: 'reviewed', type: 'code',
-      deliveries: [{ repo: 'acme/shop', number: 1, title: 'PR', url: 'https://git.example.test/acme/shop/pull/1', state: 'open', ci: 'passing', baseRef: 'main', defaultBranch: 'main' }],
+      projectKey: svc.projectKey,
+      kind: 'task',
+      title: 'reviewed',
+      type: 'code',
+      deliveries: [
+        {
+          repo: 'acme/shop',
+          number: 1,
+          title: 'PR',
+          url: 'https://git.example.test/acme/shop/pull/1',
+          state: 'open',
+          ci: 'passing',
+          baseRef: 'main',
+          defaultBranch: 'main',
+        },
+      ],
     }).key;
     await run('git', ['push', '-q', 'origin', `main:refs/heads/svc/${k}`], repo);
     const before = (await run('git', ['for-each-ref'], origin)).trim();

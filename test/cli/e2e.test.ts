@@ -14,7 +14,10 @@ describe('bin/svc.js, spawned', () => {
   });
 
   test('--version --json (either order) prints one JSON document', async () => {
-    for (const args of [['--version', '--json'], ['--json', '-V']]) {
+    for (const args of [
+      ['--version', '--json'],
+      ['--json', '-V'],
+    ]) {
       const r = await runCli(args);
       expect(r.code).toBe(0);
       expect(JSON.parse(r.stdout)).toEqual({ version: expect.stringMatching(/^\d+\.\d+\.\d+/) });

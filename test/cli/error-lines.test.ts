@@ -21,7 +21,9 @@ describe('a refused token (401)', () => {
   it('from SVC_TOKEN: says so, and how to use the stored login instead', async () => {
     const r = await svcInProcess(['items', 'list', '--project', 'DEMO'], { env: isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: never }) });
     expect(r.code).toBe(3);
-    expect(r.stderr).toBe('svc: authentication required: the service refused the token in SVC_TOKEN: set SVC_TOKEN to a valid token, or unset it to use the one `svc auth login` stored\n');
+    expect(r.stderr).toBe(
+      'svc: authentication required: the service refused the token in SVC_TOKEN: set SVC_TOKEN to a valid token, or unset it to use the one `svc auth login` stored\n',
+    );
   });
 
   it('from the stored login: says so, and to log in again', async () => {
@@ -30,7 +32,9 @@ describe('a refused token (401)', () => {
     writeFileSync(join(env.SVC_CONFIG_DIR!, 'config.json'), JSON.stringify({ token: never }), { mode: 0o600 });
     const r = await svcInProcess(['whoami'], { env });
     expect(r.code).toBe(3);
-    expect(r.stderr).toBe('svc: authentication required: the service refused the token `svc auth login` stored: log in again with a valid one (`svc auth login --with-token`)\n');
+    expect(r.stderr).toBe(
+      'svc: authentication required: the service refused the token `svc auth login` stored: log in again with a valid one (`svc auth login --with-token`)\n',
+    );
     expect(r.stderr).not.toContain(never);
   });
 });

@@ -118,12 +118,32 @@ function unbornRepo(): string {
 
 describe('checks before a run is opened', () => {
   test.each([
-    ['--repo is not a git repository', () => ['--repo', mkdtempSync(join(tmpdir(), 'svc-notgit-')), '--agent-cmd', 'true'], 2, /--repo \S+ is not a git repository/],
-    ['--repo has no commit yet', () => ['--repo', unbornRepo(), '--agent-cmd', 'true'], 2, /--repo \S+ has no commit yet: agents branch from HEAD, so commit something first/],
+    [
+      '--repo is not a git repository',
+      () => ['--repo', mkdtempSync(join(tmpdir(), 'svc-notgit-')), '--agent-cmd', 'true'],
+      2,
+      /--repo \S+ is not a git repository/,
+    ],
+    [
+      '--repo has no commit yet',
+      () => ['--repo', unbornRepo(), '--agent-cmd', 'true'],
+      2,
+      /--repo \S+ has no commit yet: agents branch from HEAD, so commit something first/,
+    ],
     ['--repo does not exist', () => ['--repo', '/nonexistent/svc-repo', '--agent-cmd', 'true'], 2, /--repo \/nonexistent\/svc-repo is not a directory/],
     ['the preset agent is not on PATH', () => ['--repo', repo, '--agent', 'claude'], 2, /--agent claude: claude is not on PATH: install Claude Code/],
-    ['the --agent-cmd program is not on PATH', () => ['--repo', repo, '--agent-cmd', 'no-such-agent-xyz --go'], 2, /--agent-cmd: no-such-agent-xyz is not on PATH/],
-    ['the --agent-cmd path does not exist', () => ['--repo', repo, '--agent-cmd', './missing.sh {prompt_file}'], 2, /\.\/missing\.sh is not an executable file \(looked in /],
+    [
+      'the --agent-cmd program is not on PATH',
+      () => ['--repo', repo, '--agent-cmd', 'no-such-agent-xyz --go'],
+      2,
+      /--agent-cmd: no-such-agent-xyz is not on PATH/,
+    ],
+    [
+      'the --agent-cmd path does not exist',
+      () => ['--repo', repo, '--agent-cmd', './missing.sh {prompt_file}'],
+      2,
+      /\.\/missing\.sh is not an executable file \(looked in /,
+    ],
   ])('%s: one line, exit $2, nothing sent', async (_name, extra, code, message) => {
     for (const dry of [[], ['--dry-run']]) {
       const r = await cli(['run', a, ...(extra as () => string[])(), ...dry], { PATH: '/usr/bin:/bin' });
@@ -153,7 +173,10 @@ describe('checks before a run is opened', () => {
   });
 
   test('a project that does not exist: exit 4, one line, no run opened (batch and a key alike)', async () => {
-    for (const args of [['batch', '-p', 'NOPE'], ['run', 'NOPE-1']]) {
+    for (const args of [
+      ['batch', '-p', 'NOPE'],
+      ['run', 'NOPE-1'],
+    ]) {
       const r = await cli([...args, '--agent-cmd', 'true', '--repo', repo]);
       expect(r.code, r.stderr).toBe(4);
       expect(r.stderr.trim()).toBe('svc: project NOPE not found on the service (`svc projects` lists the ones this token sees)');
@@ -171,7 +194,7 @@ describe('checks before a run is opened', () => {
   });
 });
 
-describe('a typo keeps commander\'s suggestion, on the one error line', () => {
+describe("a typo keeps commander's suggestion, on the one error line", () => {
   test.each([
     [['rnu', 'PROJ-1'], "svc: unknown command 'rnu' (Did you mean run?) (see --help)"],
     [['run', 'PROJ-1', '--agnet', 'claude'], "svc: unknown option '--agnet' (Did you mean --agent?) (see --help)"],

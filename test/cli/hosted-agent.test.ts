@@ -17,7 +17,11 @@ describe('the agent of a hosted run', () => {
     ['both --agent and --agent-cmd (attach)', ['attach', '--agent', 'claude', '--agent-cmd', 'true'], /^svc: pass either --agent or --agent-cmd, not both\n$/],
     ['an unknown preset (attach)', ['attach', '--agent', 'clippy'], /^svc: unknown agent 'clippy'; presets: /],
     ['no agent at all (a dispatch command)', ['run', 'X-1'], /^svc: no agent: pass --agent /],
-    ['--agent-format without --agent-cmd (a dispatch command)', ['run', 'X-1', '--agent', 'claude', '--agent-format', 'claude'], /^svc: --agent-format describes an --agent-cmd/],
+    [
+      '--agent-format without --agent-cmd (a dispatch command)',
+      ['run', 'X-1', '--agent', 'claude', '--agent-format', 'claude'],
+      /^svc: --agent-format describes an --agent-cmd/,
+    ],
   ])('%s: one line, exit 2, nothing cloned', async (_name, args, message) => {
     const f = (fixture = await hostedFixture());
     const r = await svcInProcess([...args, '--repo', f.workspaceDir], { env: f.env });

@@ -18,7 +18,8 @@ describe('openHosted', () => {
   test('nothing ready: no run is opened, and the note says why', async () => {
     const opened: DispatchRunOpen[] = [];
     const result = await openHosted(opts, {
-      service: nothingReady, stateDir: '/nonexistent',
+      service: nothingReady,
+      stateDir: '/nonexistent',
       openHostedRun: async (body) => {
         opened.push(body);
         throw new Error('must not open');

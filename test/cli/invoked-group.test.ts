@@ -37,17 +37,25 @@ describe('the invoked command group alone', () => {
     [['config', 'get', '--help'], ['config']],
     [['--json', 'config', 'get', '--help'], ['config']],
     [['--base-url', 'http://127.0.0.1:1', '--max-wait=1s', 'items', 'list', '--help'], ['items']],
-    [['run-scope', '--help'], ['next', 'run', 'run_scope', 'batch', 'auto', 'fix', 'continue', 'review']],
+    [
+      ['run-scope', '--help'],
+      ['next', 'run', 'run_scope', 'batch', 'auto', 'fix', 'continue', 'review'],
+    ],
   ])('svc %j builds %j', async (args, commands) => {
     expect((await answer(args, true)).commands).toEqual(commands);
   });
 
-  test.each([[['--help']], [['help', 'config']], [['completion', 'bash']], [['-h', 'config']], [['confg']], [['--bogus', 'config', 'get']], [['--max-wait', 'config', 'get']]])(
-    'svc %j builds the whole tree',
-    async (args) => {
-      expect((await answer(args, true)).commands.length).toBe((await answer([], false)).commands.length);
-    },
-  );
+  test.each([
+    [['--help']],
+    [['help', 'config']],
+    [['completion', 'bash']],
+    [['-h', 'config']],
+    [['confg']],
+    [['--bogus', 'config', 'get']],
+    [['--max-wait', 'config', 'get']],
+  ])('svc %j builds the whole tree', async (args) => {
+    expect((await answer(args, true)).commands.length).toBe((await answer([], false)).commands.length);
+  });
 
   test.each([
     [['config', '--help']],

@@ -26,7 +26,11 @@ describe('--jq on the documents of docs/json.md', () => {
     // [command, jq expression, the same in JavaScript on the --json document, one value per line]
     [['items', 'list'], '.[].key', (d: Doc[]) => d.map((i) => i.key)],
     [['items', 'list'], '[.[] | select(.kind == "bug")] | length', (d: Doc[]) => [d.filter((i) => i.kind === 'bug').length]],
-    [['items', 'show', 'DEMO-4'], '.readiness.openBlockers[].key', (d: Doc) => (d.readiness as { openBlockers: { key: string }[] }).openBlockers.map((b) => b.key)],
+    [
+      ['items', 'show', 'DEMO-4'],
+      '.readiness.openBlockers[].key',
+      (d: Doc) => (d.readiness as { openBlockers: { key: string }[] }).openBlockers.map((b) => b.key),
+    ],
     [['whoami'], '.user.email', (d: Doc) => [(d.user as { email: string }).email]],
     [['projects'], '.[] | "\\(.key) \\(.name)"', (d: Doc[]) => d.map((p) => `${p.key} ${p.name}`)],
     [['help', 'exit-codes'], '.[] | select(.code == 4) | .meaning', (d: Doc[]) => d.filter((c) => c.code === 4).map((c) => c.meaning)],

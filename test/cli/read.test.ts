@@ -19,7 +19,11 @@ async function svc(args: string[], extra: CliEnv = {}, input?: string) {
   printed.push(r.stdout, r.stderr);
   return r;
 }
-const rows = (stdout: string) => stdout.trimEnd().split('\n').map((l) => l.split('\t'));
+const rows = (stdout: string) =>
+  stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => l.split('\t'));
 const item = async (key: string) => JSON.parse((await svc(['items', 'show', key, '--json'])).stdout) as Record<string, unknown>;
 
 beforeAll(async () => {
@@ -38,7 +42,9 @@ describe('identity and projects', () => {
   test('whoami: the user, then the ids and scopes', async () => {
     const r = await svc(['whoami']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(`Ada Demo <ada@acme.test>\nuser ${me.user.id} · workspace ${me.workspaceId} · scopes project:browse, work_item:edit, sprint:manage, ai:plan\n`);
+    expect(r.stdout).toBe(
+      `Ada Demo <ada@acme.test>\nuser ${me.user.id} · workspace ${me.workspaceId} · scopes project:browse, work_item:edit, sprint:manage, ai:plan\n`,
+    );
   });
 
   test('workspaces and projects: one tab-separated row each, no header, piped', async () => {
@@ -84,7 +90,9 @@ describe('items', () => {
     const r = await svc(['items', 'show', 'DEMO-2']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(
-      ['DEMO-2  Guest checkout', 'story/code · todo · high', 'under DEMO-1', 'ready: yes', 'children: DEMO-3 [todo], DEMO-4 [todo], DEMO-5 [todo]', ''].join('\n'),
+      ['DEMO-2  Guest checkout', 'story/code · todo · high', 'under DEMO-1', 'ready: yes', 'children: DEMO-3 [todo], DEMO-4 [todo], DEMO-5 [todo]', ''].join(
+        '\n',
+      ),
     );
     expect((await svc(['items', 'show', 'DEMO-4'])).stdout).toMatch(/^ready: no \(blocked by DEMO-3\)$/m);
   });
@@ -190,7 +198,8 @@ describe('ready lanes', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout ? rows(r.stdout).map((c) => c[0]) : []).toEqual(keys);
     // READY and CHILDREN counts: DEMO-4 waits on DEMO-3, so one leaf fewer is ready than there are children.
-    if (keys.length) expect(rows(r.stdout)[0]).toEqual(['DEMO-2', 'story', 'high', expect.stringMatching(/^\d+$/), expect.stringMatching(/^\d+$/), 'Guest checkout']);
+    if (keys.length)
+      expect(rows(r.stdout)[0]).toEqual(['DEMO-2', 'story', 'high', expect.stringMatching(/^\d+$/), expect.stringMatching(/^\d+$/), 'Guest checkout']);
     if (keys.length) expect(Number(rows(r.stdout)[0]![3])).toBe(Number(rows(r.stdout)[0]![4]) - 1);
   });
 });
@@ -243,7 +252,11 @@ describe('svc api', () => {
   test('GET /me', async () => {
     const r = await svc(['api', 'GET', '/me']);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ user: { id: me.user.id, name: 'Ada Demo', email: 'ada@acme.test' }, workspaceId: me.workspaceId, permissions: ['project:browse', 'work_item:edit', 'sprint:manage', 'ai:plan'] });
+    expect(JSON.parse(r.stdout)).toEqual({
+      user: { id: me.user.id, name: 'Ada Demo', email: 'ada@acme.test' },
+      workspaceId: me.workspaceId,
+      permissions: ['project:browse', 'work_item:edit', 'sprint:manage', 'ai:plan'],
+    });
   });
 
   test('--paginate follows nextCursor into one array (also with the /api/v1 prefix and a query in the path)', async () => {
@@ -256,7 +269,9 @@ describe('svc api', () => {
   });
 
   test('--paginate with a filter field', async () => {
-    const bugs = JSON.parse((await svc(['api', 'GET', '/projects/DEMO/work-items', '--paginate', '-f', 'filter=kind:subtask', '-f', 'limit=2'])).stdout) as { key: string }[];
+    const bugs = JSON.parse((await svc(['api', 'GET', '/projects/DEMO/work-items', '--paginate', '-f', 'filter=kind:subtask', '-f', 'limit=2'])).stdout) as {
+      key: string;
+    }[];
     expect(bugs.map((i) => i.key)).toEqual(expect.arrayContaining(['DEMO-3', 'DEMO-4', 'DEMO-5', 'DEMO-8']));
   });
 

@@ -42,7 +42,11 @@ describe('a failed run', () => {
     expect(r.code).toBe(0);
     const rows = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
     expect(rows.find((x) => x.id === runId)).toMatchObject({
-      command: 'run', status: 'failed', stopReason: 'halted', where: `local ${repo}`, live: false,
+      command: 'run',
+      status: 'failed',
+      stopReason: 'halted',
+      where: `local ${repo}`,
+      live: false,
       cards: { total: 3, implemented: 0, failed: 1, skipped: 0 },
     });
     const table = await cli(['runs', 'list']);

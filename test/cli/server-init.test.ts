@@ -80,7 +80,10 @@ describe('a project with nothing ready', () => {
 
 describe('svc server delivery', () => {
   it('an item of the project takes its --repo; a recorded open pull request makes review and fix select it', async () => {
-    const created = await svcInProcess(['items', 'create', '--project', 'SHOP', '--kind', 'task', '--title', 'Add a health check', '--type', 'code', '--json'], { env: as(firstToken) });
+    const created = await svcInProcess(
+      ['items', 'create', '--project', 'SHOP', '--kind', 'task', '--title', 'Add a health check', '--type', 'code', '--json'],
+      { env: as(firstToken) },
+    );
     expect(created.code).toBe(0);
     const key = json<{ key: string; targetRepos: string[] }>(created.stdout);
     expect(key.targetRepos).toEqual(['me/shop']);
@@ -102,7 +105,16 @@ describe('svc server delivery', () => {
     expect(await skipOf('fix')).toBeNull();
     const item = await svcInProcess(['items', 'show', key.key, '--json'], { env: as(firstToken) });
     expect(json<{ deliveries: unknown[] }>(item.stdout).deliveries).toEqual([
-      { repo: 'me/shop', number: 12, title: 'Add a health check', url: 'https://github.com/me/shop/pull/12', state: 'open', ci: 'failing', baseRef: null, defaultBranch: 'main' },
+      {
+        repo: 'me/shop',
+        number: 12,
+        title: 'Add a health check',
+        url: 'https://github.com/me/shop/pull/12',
+        state: 'open',
+        ci: 'failing',
+        baseRef: null,
+        defaultBranch: 'main',
+      },
     ]);
 
     expect((await svcInProcess(['server', 'delivery', key.key, '--db', db, '--number', '12', '--state', 'merged'])).code).toBe(0);

@@ -12,11 +12,16 @@ test('svc config get and svc items list --help load no node:child_process', asyn
   const dir = mkdtempSync(join(tmpdir(), 'svc-builtins-'));
   const probe = join(dir, 'probe.cjs');
   // Preloaded: at exit, the builtins this process loaded, one line on stderr.
-  writeFileSync(probe, "process.on('exit', () => process.stderr.write('LOADED ' + process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join(',') + '\\n'));\n");
+  writeFileSync(
+    probe,
+    "process.on('exit', () => process.stderr.write('LOADED ' + process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join(',') + '\\n'));\n",
+  );
   const loaded = async (args: string[]) => {
     const env = { ...process.env, ...isolatedEnv({ HOME: dir, SVC_CONFIG_DIR: join(dir, 'config') }) };
     const out = await new Promise<string>((done, fail) =>
-      execFile(process.execPath, ['-r', probe, BIN, ...args], { env }, (error, _stdout, stderr) => (error && !/LOADED/.test(stderr) ? fail(error) : done(stderr))),
+      execFile(process.execPath, ['-r', probe, BIN, ...args], { env }, (error, _stdout, stderr) =>
+        error && !/LOADED/.test(stderr) ? fail(error) : done(stderr),
+      ),
     );
     return (/LOADED (.*)/.exec(out)?.[1] ?? '').split(',');
   };

@@ -19,8 +19,14 @@ afterAll(async () => {
 });
 
 const env = (over: Record<string, string | undefined> = {}) => ({
-  PATH: process.env.PATH, HOME: mkdtempSync(join(tmpdir(), 'svc-home-')), SVC_BASE_URL: svc.url, SVC_TOKEN: svc.token,
-  SVC_STATE_DIR: mkdtempSync(join(tmpdir(), 'svc-state-')), SVC_HEARTBEAT_INTERVAL: '1s', NO_COLOR: '1', ...over,
+  PATH: process.env.PATH,
+  HOME: mkdtempSync(join(tmpdir(), 'svc-home-')),
+  SVC_BASE_URL: svc.url,
+  SVC_TOKEN: svc.token,
+  SVC_STATE_DIR: mkdtempSync(join(tmpdir(), 'svc-state-')),
+  SVC_HEARTBEAT_INTERVAL: '1s',
+  NO_COLOR: '1',
+  ...over,
 });
 
 /** A repository whose main commit holds `.svc/workflow.yml` with `text`. */
@@ -83,20 +89,31 @@ describe('a dispatch command and the workflow', () => {
     expect(runsOpened()).toBe(before);
   });
 
-  const users: [string, string | undefined][] = [['--agent-user none', 'none'], ...(process.getuid?.() === 0 ? [['the default agent user', undefined] as [string, undefined]] : [])];
-  test.each(users)('the policy is the base commit\'s even when the agent edits it (agents as %s)', async (_name, agentUser) => {
+  const users: [string, string | undefined][] = [
+    ['--agent-user none', 'none'],
+    ...(process.getuid?.() === 0 ? [['the default agent user', undefined] as [string, undefined]] : []),
+  ];
+  test.each(users)("the policy is the base commit's even when the agent edits it (agents as %s)", async (_name, agentUser) => {
     const repo = await repoWith('verify: test -f ok.txt\n');
     const dir = mkdtempSync(join(tmpdir(), 'svc-wf-agent-'));
     chmodSync(dir, 0o755);
     // The agent "passes" its own check by rewriting it, and commits that.
-    writeFileSync(join(dir, 'agent.sh'), 'printf "verify: \\"true\\"\\n" > .svc/workflow.yml && git add .svc && git -c user.name=a -c user.email=a@example.invalid commit -q --allow-empty -m "$SVC_CARD_KEY: easier check"\n', { mode: 0o755 });
+    writeFileSync(
+      join(dir, 'agent.sh'),
+      'printf "verify: \\"true\\"\\n" > .svc/workflow.yml && git add .svc && git -c user.name=a -c user.email=a@example.invalid commit -q --allow-empty -m "$SVC_CARD_KEY: easier check"\n',
+      { mode: 0o755 },
+    );
     const key = svc.admin.createWorkItem({ projectKey: svc.projectKey, kind: 'task', title: 'cheats', type: 'code' }).key;
     const args = ['run', key, '--repo', repo, '--agent-cmd', `sh ${join(dir, 'agent.sh')}`, '--json'];
     const e = env({ SVC_AGENT_USER: agentUser });
     for (const attempt of ['its own leg', 'a later run of its branch']) {
       const r = await runProgram(args, { env: e });
       expect(r.code, `${attempt}: ${r.stderr}`).toBe(1);
-      expect(JSON.parse(r.stdout).legs[0], attempt).toMatchObject({ disposition: 'failed', reason: 'verify failed (exit 1)', check: { command: 'test -f ok.txt' } });
+      expect(JSON.parse(r.stdout).legs[0], attempt).toMatchObject({
+        disposition: 'failed',
+        reason: 'verify failed (exit 1)',
+        check: { command: 'test -f ok.txt' },
+      });
     }
     expect(await run('git', ['show', `svc/${key}:.svc/workflow.yml`], repo)).toBe('verify: "true"\n');
   });
@@ -108,7 +125,9 @@ describe('a dispatch command and the workflow', () => {
     const skipped = await runProgram(['run', key, '--repo', repo, '--agent-cmd', agent, '--no-verify', '--json'], { env: env({ SVC_AGENT_USER: 'none' }) });
     expect(skipped.code, skipped.stderr).toBe(0);
     expect(JSON.parse(skipped.stdout).legs[0]).toMatchObject({ disposition: 'implemented', check: { status: 'none' } });
-    const other = await runProgram(['run', key, '--repo', repo, '--agent-cmd', agent, '--verify', 'exit 7', '--json'], { env: env({ SVC_AGENT_USER: 'none' }) });
+    const other = await runProgram(['run', key, '--repo', repo, '--agent-cmd', agent, '--verify', 'exit 7', '--json'], {
+      env: env({ SVC_AGENT_USER: 'none' }),
+    });
     expect(JSON.parse(other.stdout).legs[0]).toMatchObject({ disposition: 'failed', reason: 'verify failed (exit 7)' });
     const empty = await runProgram(['run', key, '--repo', repo, '--agent-cmd', agent, '--verify', ' '], { env: env({ SVC_AGENT_USER: 'none' }) });
     expect([empty.code, empty.stderr.trim()]).toEqual([2, 'svc: --verify needs a command (or --no-verify for none)']);

@@ -19,9 +19,7 @@ function sourceFiles(dir: string): string[] {
 /** Every module specifier a file loads at run time: type-only imports and re-exports are left out. */
 function runtimeImports(text: string): string[] {
   const statements = text.match(/^(?:import|export)\b[^;]*?\bfrom\s+'[^']+'|^import\s+'[^']+'|\bimport\(\s*'[^']+'\s*\)/gms) ?? [];
-  return statements
-    .filter((statement) => !/^(?:import|export)\s+type\b/.test(statement))
-    .map((statement) => /'([^']+)'/.exec(statement)?.[1] ?? '');
+  return statements.filter((statement) => !/^(?:import|export)\s+type\b/.test(statement)).map((statement) => /'([^']+)'/.exec(statement)?.[1] ?? '');
 }
 
 const BUILDERS = /(?:^typebox(?:\/|$)|^ajv(?:\/|$)|contract\/(?:schemas-[\w-]+|openapi|validate)\.js$)/;
@@ -43,9 +41,7 @@ describe('what the client loads of the contract', () => {
   });
 
   test('the check sees a value import of the schemas, and passes a type-only one', () => {
-    expect(runtimeImports("import { LinkItem } from '../contract/schemas-work-items.js';")).toEqual([
-      '../contract/schemas-work-items.js',
-    ]);
+    expect(runtimeImports("import { LinkItem } from '../contract/schemas-work-items.js';")).toEqual(['../contract/schemas-work-items.js']);
     expect(runtimeImports("import type * as w from './schemas-work-items.js';\nimport type { Static } from 'typebox';")).toEqual([]);
     expect(runtimeImports("const m = await import('../contract/validate.js');")).toEqual(['../contract/validate.js']);
     expect(BUILDERS.test('typebox/type')).toBe(true);

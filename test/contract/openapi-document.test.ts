@@ -181,8 +181,7 @@ describe('the OpenAPI document', () => {
 
   test('ETag on reading and updating a work item, Location on creating a folder', () => {
     const success = (id: string, status: string) =>
-      ((operations.find(({ operation }) => operation.operationId === id)!.operation.responses as Record<string, Json>)[status]
-        ?.headers ?? {}) as Json;
+      ((operations.find(({ operation }) => operation.operationId === id)!.operation.responses as Record<string, Json>)[status]?.headers ?? {}) as Json;
     expect(Object.keys(success('getWorkItem', '200'))).toContain('ETag');
     expect(Object.keys(success('updateWorkItem', '200'))).toContain('ETag');
     expect(Object.keys(success('createFolder', '201'))).toContain('Location');
@@ -219,13 +218,24 @@ describe('the OpenAPI document', () => {
   test('request bodies exactly where the contract takes one', () => {
     const withBody = operations.filter(({ operation }) => operation.requestBody).map(({ operation }) => operation.operationId);
     expect(withBody.sort()).toEqual(
-      ['createWorkItem', 'updateWorkItem', 'moveToBacklog', 'createFolder', 'updateFolder', 'openPlanSession', 'addPlanTurn', 'submitPlanSession', 'openDispatchRun', 'closeDispatchRun', 'appendDispatchEvents'].sort(),
+      [
+        'createWorkItem',
+        'updateWorkItem',
+        'moveToBacklog',
+        'createFolder',
+        'updateFolder',
+        'openPlanSession',
+        'addPlanTurn',
+        'submitPlanSession',
+        'openDispatchRun',
+        'closeDispatchRun',
+        'appendDispatchEvents',
+      ].sort(),
     );
   });
 
   test('the statuses the contract spells out for single operations', () => {
-    const statuses = (id: string) =>
-      Object.keys(operations.find(({ operation }) => operation.operationId === id)?.operation.responses as Json);
+    const statuses = (id: string) => Object.keys(operations.find(({ operation }) => operation.operationId === id)?.operation.responses as Json);
     expect(statuses('listWorkItems')).toEqual(['200', '401', '403', '404', '422', '429', '500']);
     expect(statuses('createWorkItem')).toEqual(['201', '401', '403', '404', '422', '429', '500']);
     expect(statuses('getWorkItem')).toEqual(['200', '401', '403', '404', '429', '500']);

@@ -10,8 +10,20 @@ import { openapiDocument } from '../../src/contract/openapi.js';
 import { LinkItem } from '../../src/contract/schemas-work-items.js';
 import { Design } from '../../src/contract/schemas-resources.js';
 import {
-  anyObject, anyObjectOrNull, dateTimeOrNull, enumOf, enumOrNull, intOrNull, keyOrNull, numOrNull, openEnumOf,
-  openEnumOrNull, openObject, ref, refOrNull, strOrNull,
+  anyObject,
+  anyObjectOrNull,
+  dateTimeOrNull,
+  enumOf,
+  enumOrNull,
+  intOrNull,
+  keyOrNull,
+  numOrNull,
+  openEnumOf,
+  openEnumOrNull,
+  openObject,
+  ref,
+  refOrNull,
+  strOrNull,
 } from '../../src/contract/schemas-shared.js';
 import type { Open } from '../../src/contract/types.js';
 import * as Type from 'typebox/type';

@@ -22,7 +22,13 @@ const INVALID: [OperationId, string, unknown, string, string][] = [
   ['createWorkItem', 'an empty title', { ...item, title: '' }, 'title', 'title must not be empty'],
   ['createWorkItem', 'an unknown kind', { ...item, kind: 'saga' }, 'kind', 'kind must be one of epic, story, task, subtask, bug'],
   ['createWorkItem', 'an unknown priority', { ...item, priority: 'urgent' }, 'priority', 'priority must be one of lowest, low, medium, high, highest'],
-  ['createWorkItem', 'an unknown type', { ...item, type: 'poem' }, 'type', 'type must be one of code, design, test, content, copy, translate, research, review, verification, decision, deploy, manual, legal, chore, null'],
+  [
+    'createWorkItem',
+    'an unknown type',
+    { ...item, type: 'poem' },
+    'type',
+    'type must be one of code, design, test, content, copy, translate, research, review, verification, decision, deploy, manual, legal, chore, null',
+  ],
   ['createWorkItem', 'an unknown executor', { ...item, executor: 'robot' }, 'executor', 'executor must be one of coding_agent, human, null'],
   ['createWorkItem', 'negative storyPoints', { ...item, storyPoints: -0.01 }, 'storyPoints', 'storyPoints must be >= 0'],
   ['createWorkItem', 'storyPoints above 9999.99', { ...item, storyPoints: 10000 }, 'storyPoints', 'storyPoints must be <= 9999.99'],
@@ -35,7 +41,13 @@ const INVALID: [OperationId, string, unknown, string, string][] = [
   ['createWorkItem', 'dueDate as a bare date', { ...item, dueDate: '2026-01-01' }, 'dueDate', 'dueDate must be a UTC date-time ending in Z'],
   ['createWorkItem', 'dueDate in month 13', { ...item, dueDate: '2026-13-01T00:00:00Z' }, 'dueDate', 'dueDate must be a UTC date-time ending in Z'],
   ['createWorkItem', 'dueDate on February 30', { ...item, dueDate: '2025-02-30T00:00:00Z' }, 'dueDate', 'dueDate must be a UTC date-time ending in Z'],
-  ['createWorkItem', 'dueDate on February 29 of a common year', { ...item, dueDate: '2025-02-29T00:00Z' }, 'dueDate', 'dueDate must be a UTC date-time ending in Z'],
+  [
+    'createWorkItem',
+    'dueDate on February 29 of a common year',
+    { ...item, dueDate: '2025-02-29T00:00Z' },
+    'dueDate',
+    'dueDate must be a UTC date-time ending in Z',
+  ],
   ['createWorkItem', 'a malformed parentKey', { ...item, parentKey: 'app-1' }, 'parentKey', 'parentKey must be a work item key like ABC-123'],
   ['createWorkItem', 'targetRepos not an array', { ...item, targetRepos: 'acme/app' }, 'targetRepos', 'targetRepos must be array'],
   ['createWorkItem', 'targetRepositories of objects', { ...item, targetRepositories: [{}] }, 'targetRepositories[0]', 'targetRepositories[0] must be string'],
@@ -51,7 +63,13 @@ const INVALID: [OperationId, string, unknown, string, string][] = [
   ['createFolder', 'no name', { parentFolderId: null }, 'name', 'name is required'],
   ['createFolder', 'a name that is not text', { name: 7 }, 'name', 'name must be string'],
   ['createFolder', 'an unknown property', { name: 'a', position: 'z' }, 'position', "unknown property 'position'"],
-  ['updateFolder', 'a rename and a placement together', { name: 'a', afterId: 'f1' }, '', 'a rename (name) cannot be combined with a placement (parentFolderId, beforeId, afterId)'],
+  [
+    'updateFolder',
+    'a rename and a placement together',
+    { name: 'a', afterId: 'f1' },
+    '',
+    'a rename (name) cannot be combined with a placement (parentFolderId, beforeId, afterId)',
+  ],
   ['updateFolder', 'a rename to null', { name: null }, 'name', 'name must be string'],
   ['updateFolder', 'an unknown property', { parentFolderId: null, ifMatch: 'x' }, 'ifMatch', "unknown property 'ifMatch'"],
   ['openPlanSession', 'targetKeys not an array', { targetKeys: 'APP-1' }, 'targetKeys', 'targetKeys must be array'],
@@ -59,26 +77,66 @@ const INVALID: [OperationId, string, unknown, string, string][] = [
   ['addPlanTurn', 'no turn body', { sessionId: 's1' }, 'body', 'body is required'],
   ['submitPlanSession', 'an unknown property', { turns: [] }, 'turns', "unknown property 'turns'"],
   ['openDispatchRun', 'no projectKey', { command: 'run' }, 'projectKey', 'projectKey is required'],
-  ['openDispatchRun', 'an unknown command', { ...run, command: 'go' }, 'command', 'command must be one of next, run, run_scope, batch, auto, fix, continue, review'],
+  [
+    'openDispatchRun',
+    'an unknown command',
+    { ...run, command: 'go' },
+    'command',
+    'command must be one of next, run, run_scope, batch, auto, fix, continue, review',
+  ],
   ['openDispatchRun', 'origin instance (run records only)', { ...run, origin: 'instance' }, 'origin', 'origin must be one of local, hosted'],
-  ['openDispatchRun', 'an unknown card field', { ...run, cards: [{ workItemKey: 'APP-1', reason: 'x' }] }, 'cards[0].reason', "unknown property 'cards[0].reason'"],
+  [
+    'openDispatchRun',
+    'an unknown card field',
+    { ...run, cards: [{ workItemKey: 'APP-1', reason: 'x' }] },
+    'cards[0].reason',
+    "unknown property 'cards[0].reason'",
+  ],
   ['openDispatchRun', 'a card without its key', { ...run, cards: [{ skipReason: 'x' }] }, 'cards[0].workItemKey', 'cards[0].workItemKey is required'],
   ['closeDispatchRun', 'no stopReason', { status: 'failed' }, 'stopReason', 'stopReason is required'],
-  ['closeDispatchRun', 'an unknown stopReason', { stopReason: 'bored' }, 'stopReason', 'stopReason must be one of drained, completed, max, halted, interrupted, replanned, gated, abandoned'],
-  ['closeDispatchRun', 'closing to running', { stopReason: 'completed', status: 'running' }, 'status', 'status must be one of succeeded, failed, cancelled, timed_out'],
+  [
+    'closeDispatchRun',
+    'an unknown stopReason',
+    { stopReason: 'bored' },
+    'stopReason',
+    'stopReason must be one of drained, completed, max, halted, interrupted, replanned, gated, abandoned',
+  ],
+  [
+    'closeDispatchRun',
+    'closing to running',
+    { stopReason: 'completed', status: 'running' },
+    'status',
+    'status must be one of succeeded, failed, cancelled, timed_out',
+  ],
   ['appendDispatchEvents', 'no events', {}, 'events', 'events is required'],
   ['appendDispatchEvents', '201 events', events(201), 'events', 'events must have at most 200 items'],
   ['appendDispatchEvents', 'an unknown event field', { events: [event({ kind: 'log' })] }, 'events[0].kind', "unknown property 'events[0].kind'"],
-  ['appendDispatchEvents', 'an unknown disposition', { events: [event(), event({ disposition: 'done' })] }, 'events[1].disposition', 'events[1].disposition must be one of queued, running, implemented, failed, skipped, not_reached'],
+  [
+    'appendDispatchEvents',
+    'an unknown disposition',
+    { events: [event(), event({ disposition: 'done' })] },
+    'events[1].disposition',
+    'events[1].disposition must be one of queued, running, implemented, failed, skipped, not_reached',
+  ],
   ['appendDispatchEvents', 'a fractional exitCode', { events: [event({ exitCode: 1.5 })] }, 'events[0].exitCode', 'events[0].exitCode must be integer'],
-  ['appendDispatchEvents', 'a body of 16,385 characters', { events: [event({ body: 'x'.repeat(16_385) })] }, 'events[0].body', 'events[0].body must be at most 16384 characters'],
+  [
+    'appendDispatchEvents',
+    'a body of 16,385 characters',
+    { events: [event({ body: 'x'.repeat(16_385) })] },
+    'events[0].body',
+    'events[0].body must be at most 16384 characters',
+  ],
 ];
 
 const VALID: [OperationId, string, unknown][] = [
   ['createWorkItem', 'the smallest create', item],
   ['createWorkItem', 'every field, at the edges of their ranges', requestSamples.WorkItemCreate],
   ['createWorkItem', 'dueDate without seconds, and with fractions', { ...item, dueDate: '2026-01-01T10:00Z' }],
-  ['createWorkItem', 'nullable fields set to null', { ...item, type: null, executor: null, storyPoints: null, estimateMinutes: null, dueDate: null, parentKey: null }],
+  [
+    'createWorkItem',
+    'nullable fields set to null',
+    { ...item, type: null, executor: null, storyPoints: null, estimateMinutes: null, dueDate: null, parentKey: null },
+  ],
   ['updateWorkItem', 'an empty update', {}],
   ['updateWorkItem', 'every field', requestSamples.WorkItemUpdate],
   ['moveToBacklog', 'an empty batch (a no-op)', { workItemKeys: [] }],
@@ -121,8 +179,7 @@ describe('validateRequestBody', () => {
   test.each(LEFT_TO_THE_MODULE)('%s leaves %s to the folder module (INVALID_FOLDER_NAME)', (operationId, _what, body) => {
     expect(validateRequestBody(operationId, body)).toEqual([]);
     const schema = operationId === 'createFolder' ? 'FolderCreate' : 'FolderUpdate';
-    const nameRule = (openapiDocument.components.schemas as Record<string, { properties: Record<string, Json> }>)[schema]
-      ?.properties.name;
+    const nameRule = (openapiDocument.components.schemas as Record<string, { properties: Record<string, Json> }>)[schema]?.properties.name;
     expect(nameRule).toMatchObject({ 'x-error-code': 'INVALID_FOLDER_NAME' });
     expect(new RegExp(String(nameRule?.pattern), 'u').test((body as { name: string }).name)).toBe(false);
   });

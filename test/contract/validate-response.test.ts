@@ -21,9 +21,7 @@ describe('validateResponse', () => {
   });
 
   test('an undocumented status is an issue', () => {
-    expect(messages(validateResponse('getMe', 404, { error: 'x', code: 'NOT_FOUND' }))).toEqual([
-      'status 404 is not documented for getMe',
-    ]);
+    expect(messages(validateResponse('getMe', 404, { error: 'x', code: 'NOT_FOUND' }))).toEqual(['status 404 is not documented for getMe']);
     expect(validateResponse('getWorkItem', 201, detail)).not.toEqual([]);
   });
 
@@ -42,7 +40,7 @@ describe('validateResponse', () => {
     expect(messages(validateResponse('getWorkItem', 200, JSON.parse(JSON.stringify(body))))).toContain(message);
   });
 
-  test('statusCategory and a run\'s continues/repair may be absent', () => {
+  test("statusCategory and a run's continues/repair may be absent", () => {
     const { statusCategory: _category, ...withoutCategory } = detail;
     expect(validateResponse('getWorkItem', 200, withoutCategory)).toEqual([]);
     const { continues: _continues, repair: _repair, ...plainRun } = run;
@@ -51,8 +49,9 @@ describe('validateResponse', () => {
 
   test('accessLevel is derived from accessMode and is never limited', () => {
     expect(validateResponse('getProject', 200, { ...project, accessMode: 'workspace', accessLevel: 'open' })).toEqual([]);
-    expect(messages(validateResponse('getProject', 200, { ...project, accessMode: 'workspace', accessLevel: 'private' })))
-      .toContain('accessLevel must be "open"');
+    expect(messages(validateResponse('getProject', 200, { ...project, accessMode: 'workspace', accessLevel: 'private' }))).toContain(
+      'accessLevel must be "open"',
+    );
     expect(validateResponse('getProject', 200, { ...project, accessLevel: 'limited' })).not.toEqual([]);
   });
 
@@ -60,18 +59,21 @@ describe('validateResponse', () => {
     expect(validateResponse('getProject', 404, { error: 'Project not found.', code: 'NOT_FOUND' })).toEqual([]);
     expect(validateResponse('listFolders', 404, { error: 'No such folder.', code: 'FOLDER_NOT_FOUND' })).toEqual([]);
     expect(validateResponse('updateFolder', 409, { error: 'Taken.', code: 'FOLDER_NAME_TAKEN', details: {} })).toEqual([]);
-    expect(messages(validateResponse('getProject', 404, { error: 'Nope.', code: 'INVALID_REQUEST' })))
-      .toEqual(['code must be one of NOT_FOUND, FOLDER_NOT_FOUND']);
+    expect(messages(validateResponse('getProject', 404, { error: 'Nope.', code: 'INVALID_REQUEST' }))).toEqual([
+      'code must be one of NOT_FOUND, FOLDER_NOT_FOUND',
+    ]);
     expect(messages(validateResponse('getProject', 404, { error: 'Nope.' }))).toEqual(['code is required']);
     expect(messages(validateResponse('getProject', 401, { error: '', code: 'UNAUTHORIZED' }))).toEqual(['error must not be empty']);
   });
 
   test('the 500 body is {error, requestId} and never carries a code or a stack', () => {
     expect(validateResponse('getMe', 500, { error: 'Internal error.', requestId: 'req-1' })).toEqual([]);
-    expect(messages(validateResponse('getMe', 500, { error: 'Internal error.', requestId: 'r', code: 'INTERNAL' })))
-      .toContain('a 500 body carries no code and no stack');
-    expect(messages(validateResponse('getMe', 500, { error: 'Internal error.', requestId: 'r', stack: 'at x' })))
-      .toContain('a 500 body carries no code and no stack');
+    expect(messages(validateResponse('getMe', 500, { error: 'Internal error.', requestId: 'r', code: 'INTERNAL' }))).toContain(
+      'a 500 body carries no code and no stack',
+    );
+    expect(messages(validateResponse('getMe', 500, { error: 'Internal error.', requestId: 'r', stack: 'at x' }))).toContain(
+      'a 500 body carries no code and no stack',
+    );
     expect(messages(validateResponse('getMe', 500, { error: 'Internal error.' }))).toEqual(['requestId is required']);
   });
 });
@@ -124,8 +126,7 @@ describe('validateResponseHeaders', () => {
   });
 
   test('a header sent twice, and an undocumented status, are issues', () => {
-    expect(messages(validateResponseHeaders('getMe', 200, { ...section8, 'x-request-id': ['a', 'b'] })))
-      .toEqual(['header X-Request-Id must appear once']);
+    expect(messages(validateResponseHeaders('getMe', 200, { ...section8, 'x-request-id': ['a', 'b'] }))).toEqual(['header X-Request-Id must appear once']);
     expect(messages(validateResponseHeaders('getMe', 201, section8))).toEqual(['status 201 is not documented for getMe']);
   });
 });

@@ -23,14 +23,25 @@ test('svc run --agent aider --model M: the preset command line, prompt in a file
   expect(r.code, r.stderr).toBe(0);
   expect(await run('git', ['log', '--format=%s', '-1', 'svc/DEMO-3'], repo)).toBe('DEMO-3: aider stand-in\n');
   const common = (await run('git', ['rev-parse', '--git-common-dir'], repo)).trim();
-  const argv = readFileSync(resolve(repo, common, 'svc-worktrees', 'aider-argv-DEMO-3.txt'), 'utf8').trim().split('\n');
+  const argv = readFileSync(resolve(repo, common, 'svc-worktrees', 'aider-argv-DEMO-3.txt'), 'utf8')
+    .trim()
+    .split('\n');
   const promptFile = argv[argv.indexOf('--message-file') + 1]!;
   expect(argv).toEqual([
-    '--message-file', promptFile,
-    '--yes-always', '--no-stream', '--no-pretty', '--no-check-update', '--no-show-release-notes', '--no-gitignore',
-    '--chat-history-file', `${promptFile}.chat-history.md`,
-    '--input-history-file', `${promptFile}.input-history`,
-    '--model', 'gpt-mock',
+    '--message-file',
+    promptFile,
+    '--yes-always',
+    '--no-stream',
+    '--no-pretty',
+    '--no-check-update',
+    '--no-show-release-notes',
+    '--no-gitignore',
+    '--chat-history-file',
+    `${promptFile}.chat-history.md`,
+    '--input-history-file',
+    `${promptFile}.input-history`,
+    '--model',
+    'gpt-mock',
   ]);
   // The prompt reached the file aider reads: its title line names the card.
   expect(await run('git', ['show', 'svc/DEMO-3:aider-prompt-title.txt'], repo)).toMatch(/^# DEMO-3: /);

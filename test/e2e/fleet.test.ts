@@ -44,7 +44,9 @@ async function machine(name: string): Promise<Machine> {
 function worker(m: Machine, sleep: string): { child: ChildProcess; exit: Promise<number | null>; out: () => string } {
   let out = '';
   const child = spawn(process.execPath, [BIN, 'auto', '--per-run', '1', '--agent-cmd', agent(sleep), '--repo', m.repo, '--on-failure', 'continue'], {
-    env: m.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    env: m.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -52,7 +54,10 @@ function worker(m: Machine, sleep: string): { child: ChildProcess; exit: Promise
   return { child, exit, out: () => out };
 }
 
-const startedBy = (name: string) => readdirSync(marks).filter((f) => f.startsWith(`${name}.`)).map((f) => f.slice(name.length + 1));
+const startedBy = (name: string) =>
+  readdirSync(marks)
+    .filter((f) => f.startsWith(`${name}.`))
+    .map((f) => f.slice(name.length + 1));
 
 async function until<T>(what: () => T | undefined, ms = 20_000): Promise<T> {
   const end = Date.now() + ms;
@@ -66,7 +71,10 @@ async function until<T>(what: () => T | undefined, ms = 20_000): Promise<T> {
 
 describe('a fleet of svc processes over one service', () => {
   it('drains the backlog with every card implemented exactly once, through a worker killed mid-leg', { timeout: 60_000 }, async () => {
-    const keys = Array.from({ length: CARDS }, (_, i) => s.admin.createWorkItem({ projectKey: s.projectKey, kind: 'task', title: `card ${i + 1}`, type: 'code' }).key);
+    const keys = Array.from(
+      { length: CARDS },
+      (_, i) => s.admin.createWorkItem({ projectKey: s.projectKey, kind: 'task', title: `card ${i + 1}`, type: 'code' }).key,
+    );
     const machines = await Promise.all(Array.from({ length: WORKERS }, (_, i) => machine(`w${i}`)));
     const [doomed, ...rest] = machines as [Machine, ...Machine[]];
 
@@ -115,4 +123,3 @@ describe('a fleet of svc processes over one service', () => {
     expect(byMachine.reduce((a, b) => a + b, 0)).toBe(CARDS + 1);
   });
 });
-

@@ -71,7 +71,8 @@ describe.concurrent('svc run KEY end to end', () => {
 
   test('the agent gets the SVC_* variables and never the token', async () => {
     const repo = await makeRepo();
-    const dump = 'sh -c "env > $SVC_WORKDIR/../env-$SVC_CARD_KEY.txt; git -c user.name=a -c user.email=a@example.invalid commit -q --allow-empty -m \\"$SVC_CARD_KEY: env\\""';
+    const dump =
+      'sh -c "env > $SVC_WORKDIR/../env-$SVC_CARD_KEY.txt; git -c user.name=a -c user.email=a@example.invalid commit -q --allow-empty -m \\"$SVC_CARD_KEY: env\\""';
     const r = await svc(['run', 'DEMO-8', '--agent-cmd', dump, '--repo', repo, '--json']);
     expect(r.code, r.stderr).toBe(0);
     const { runId } = JSON.parse(r.stdout) as { runId: string };

@@ -108,7 +108,11 @@ function buildkiteComplaints(doc: Record<string, unknown>): string {
       `export const pipeline: Top = ${JSON.stringify(doc, null, 2)};\n`,
   );
   try {
-    execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', '', file], { encoding: 'utf8', stdio: 'pipe', cwd: dir });
+    execFileSync(
+      join(ROOT, 'node_modules', '.bin', 'tsc'),
+      ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', '', file],
+      { encoding: 'utf8', stdio: 'pipe', cwd: dir },
+    );
     return '';
   } catch (error) {
     return String((error as { stdout?: string }).stdout ?? error);

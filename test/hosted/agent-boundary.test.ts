@@ -77,8 +77,10 @@ async function attack(name: string, extraArgs: string[]): Promise<Attempt> {
     SVC_RUN_ID: runId,
     SVC_RUN_TOKEN: runToken,
     SVC_AGENT_USER: undefined,
-    GIT_AUTHOR_NAME: 'svc runner', GIT_AUTHOR_EMAIL: 'runner@example.invalid',
-    GIT_COMMITTER_NAME: 'svc runner', GIT_COMMITTER_EMAIL: 'runner@example.invalid',
+    GIT_AUTHOR_NAME: 'svc runner',
+    GIT_AUTHOR_EMAIL: 'runner@example.invalid',
+    GIT_COMMITTER_NAME: 'svc runner',
+    GIT_COMMITTER_EMAIL: 'runner@example.invalid',
     // The user's own settings for the agent (a model endpoint) must still reach it.
     ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/mock-model',
   });
@@ -132,7 +134,11 @@ describe.skipIf(!isRoot)('the agent boundary, as root (real bin/svc.js, hosted r
   it('an attacking agent gets nothing, while its commit is pushed by svc and the run completes', async () => {
     const a = await attack('boundary', []);
     expect(a.attach.code, a.attach.stderr).toBe(0);
-    const summary = JSON.parse(a.attach.stdout) as { stopReason: string; status: string; legs: Array<{ key: string; disposition: string; reason: string | null }> };
+    const summary = JSON.parse(a.attach.stdout) as {
+      stopReason: string;
+      status: string;
+      legs: Array<{ key: string; disposition: string; reason: string | null }>;
+    };
     expect(summary).toMatchObject({ stopReason: 'completed', status: 'succeeded' });
     expect(summary.legs.map((l) => [l.key, l.disposition, l.reason])).toEqual([[a.key, 'implemented', null]]);
 
@@ -149,8 +155,14 @@ describe.skipIf(!isRoot)('the agent boundary, as root (real bin/svc.js, hosted r
     // Every attempt came back empty-handed, and each kind was really tried.
     const checks = report(a);
     // The agent's parent is the leg's own shell (its uid, its environment): no ancestor of svc's.
-    expect(checks.filter((c) => c.verdict === 'SELF').map((c) => c.what), JSON.stringify(checks.filter((c) => c.what.includes('environ')))).toEqual(['own-environ']);
-    expect(checks.filter((c) => c.verdict !== 'DENIED' && c.verdict !== 'SELF'), JSON.stringify(checks, null, 1)).toEqual([]);
+    expect(
+      checks.filter((c) => c.verdict === 'SELF').map((c) => c.what),
+      JSON.stringify(checks.filter((c) => c.what.includes('environ'))),
+    ).toEqual(['own-environ']);
+    expect(
+      checks.filter((c) => c.verdict !== 'DENIED' && c.verdict !== 'SELF'),
+      JSON.stringify(checks, null, 1),
+    ).toEqual([]);
     const environ = checks.filter((c) => c.what === 'environ');
     expect(environ.length).toBeGreaterThanOrEqual(2);
     expect(environ.at(-1)!.target).toBe('1');
@@ -161,7 +173,10 @@ describe.skipIf(!isRoot)('the agent boundary, as root (real bin/svc.js, hosted r
       for (const c of tried) expect(c.detail, `${what} ${c.target}`).toMatch(/Permission denied/);
     }
     // The broker's socket existed, in svc's private state folder, and the agent knew its path.
-    expect(a.sockets.some((s) => s.startsWith(join(a.stateDir, 'private')) && s.endsWith('broker.sock')), a.sockets.join(',')).toBe(true);
+    expect(
+      a.sockets.some((s) => s.startsWith(join(a.stateDir, 'private')) && s.endsWith('broker.sock')),
+      a.sockets.join(','),
+    ).toBe(true);
     const socketTries = checks.filter((c) => c.what === 'socket');
     for (const s of a.sockets) expect(socketTries.find((c) => c.target === s)?.detail).toMatch(/Permission denied/);
     expect(checks.filter((c) => c.what === 'credential-fill')).toHaveLength(2);
@@ -177,7 +192,9 @@ describe.skipIf(!isRoot)('the agent boundary, as root (real bin/svc.js, hosted r
     expect(await git(bare, 'log', '-1', '--format=%s', `svc/${a.key}`)).toBe(`${a.key}: done`);
     const clone = join(a.workspace, 'acme', 'widgets');
     expect(await git(clone, 'rev-parse', `svc/${a.key}`)).toBe(await git(bare, 'rev-parse', `svc/${a.key}`));
-    const record = (await (await fetch(`${server.url}/api/v1/dispatch-runs/${a.runId}`, { headers: { authorization: `Bearer ${server.token}` } })).json()) as DispatchRun;
+    const record = (await (
+      await fetch(`${server.url}/api/v1/dispatch-runs/${a.runId}`, { headers: { authorization: `Bearer ${server.token}` } })
+    ).json()) as DispatchRun;
     expect(record).toMatchObject({ status: 'succeeded', stopReason: 'completed' });
 
     // Nothing it saw or kept holds a credential; its environment names none of svc's folders.
@@ -192,7 +209,11 @@ describe.skipIf(!isRoot)('the agent boundary, as root (real bin/svc.js, hosted r
       expect(GIT_TOKEN_SHAPE.test(f.text), f.path).toBe(false);
     }
     // The agent's clone and home went away with its leg.
-    expect(readdirSync(tmpdir()).filter((d) => d.startsWith('svc-agent-legs-')).some((d) => readdirSync(join(tmpdir(), d)).some((leg) => leg.startsWith(`${a.key}-`)))).toBe(false);
+    expect(
+      readdirSync(tmpdir())
+        .filter((d) => d.startsWith('svc-agent-legs-'))
+        .some((d) => readdirSync(join(tmpdir(), d)).some((leg) => leg.startsWith(`${a.key}-`))),
+    ).toBe(false);
   }, 180_000);
 
   it('a local run as root: the agent runs as the default user in its own clone of a private repository, and its commit lands on svc/KEY', async () => {
@@ -204,10 +225,20 @@ describe.skipIf(!isRoot)('the agent boundary, as root (real bin/svc.js, hosted r
     mkdirSync(out);
     chmodSync(out, 0o777);
     const script = join(open, 'local-agent.sh');
-    writeFileSync(script, `id -u > ${out}/uid; cat "$SVC_PROMPT_FILE" > ${out}/prompt; printf '%s\n' "$PWD" > ${out}/pwd; echo x > f.txt; git add f.txt; git commit -qm "$SVC_CARD_KEY: local"\n`, { mode: 0o755 });
+    writeFileSync(
+      script,
+      `id -u > ${out}/uid; cat "$SVC_PROMPT_FILE" > ${out}/prompt; printf '%s\n' "$PWD" > ${out}/pwd; echo x > f.txt; git add f.txt; git commit -qm "$SVC_CARD_KEY: local"\n`,
+      { mode: 0o755 },
+    );
     const env = isolatedEnv({
-      SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO', SVC_AGENT_USER: undefined,
-      GIT_AUTHOR_NAME: 'dev', GIT_AUTHOR_EMAIL: 'dev@example.invalid', GIT_COMMITTER_NAME: 'dev', GIT_COMMITTER_EMAIL: 'dev@example.invalid',
+      SVC_BASE_URL: server.url,
+      SVC_TOKEN: server.token,
+      SVC_PROJECT: 'DEMO',
+      SVC_AGENT_USER: undefined,
+      GIT_AUTHOR_NAME: 'dev',
+      GIT_AUTHOR_EMAIL: 'dev@example.invalid',
+      GIT_COMMITTER_NAME: 'dev',
+      GIT_COMMITTER_EMAIL: 'dev@example.invalid',
     });
     const r = await runCli(['run', key, '--agent-cmd', `sh ${script}`, '--repo', repo, '--json'], { env, timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(0);

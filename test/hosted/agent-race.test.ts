@@ -52,7 +52,7 @@ function alive(pid: number): boolean {
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
 describe.skipIf(!isRoot)('the agent boundary against an agent that races it (as root, default pool)', () => {
-  it('a process left behind by one leg cannot make root write, chown or run anything through the next leg\'s folder (hosted: the credential helper is the prize)', async () => {
+  it("a process left behind by one leg cannot make root write, chown or run anything through the next leg's folder (hosted: the credential helper is the prize)", async () => {
     const k1 = await createItem('Race first', { targetRepositories: ['acme/widgets'] });
     const k2 = await createItem('Race second', { targetRepositories: ['acme/widgets'] });
     const opened = await svcInProcess(['run', k1, k2, '--hosted', '--json'], { env: personal });
@@ -71,7 +71,10 @@ describe.skipIf(!isRoot)('the agent boundary against an agent that races it (as 
     const workspace = mkdtempSync(join(open, 'work-'));
     const env = isolatedEnv({ SVC_BASE_URL: server.url, SVC_RUN_ID: runId, SVC_RUN_TOKEN: runToken, SVC_AGENT_USER: undefined });
     const r = await runCli(['attach', '--agent-cmd', `bash ${join(open, 'racer-agent.sh')} {key} ${k2} ${victim} ${rdv}`, '--json'], {
-      env, cwd: workspace, timeoutMs: 120_000, bin: victim,
+      env,
+      cwd: workspace,
+      timeoutMs: 120_000,
+      bin: victim,
     });
 
     // The survivor was there (it wrote its pid), and it is gone: killed when its leg ended.
@@ -86,15 +89,20 @@ describe.skipIf(!isRoot)('the agent boundary against an agent that races it (as 
     // Both cards were done, pushed by svc; main is untouched.
     expect(r.code, r.stderr).toBe(0);
     const summary = JSON.parse(r.stdout) as { status: string; legs: Array<{ key: string; disposition: string }> };
-    expect(summary.legs.map((l) => [l.key, l.disposition])).toEqual([[k1, 'implemented'], [k2, 'implemented']]);
+    expect(summary.legs.map((l) => [l.key, l.disposition])).toEqual([
+      [k1, 'implemented'],
+      [k2, 'implemented'],
+    ]);
     const bare = repositoryPath(join(hidden, 'git-root'), 'acme/widgets');
     expect(await git(bare, 'log', '-1', '--format=%s', 'main')).toBe('Initial commit');
     expect(await git(bare, 'log', '-1', '--format=%s', `svc/${k2}`)).toBe(`${k2}: done`);
-    const record = (await (await fetch(`${server.url}/api/v1/dispatch-runs/${runId}`, { headers: { authorization: `Bearer ${server.token}` } })).json()) as DispatchRun;
+    const record = (await (
+      await fetch(`${server.url}/api/v1/dispatch-runs/${runId}`, { headers: { authorization: `Bearer ${server.token}` } })
+    ).json()) as DispatchRun;
     expect(record).toMatchObject({ status: 'succeeded', stopReason: 'completed' });
   }, 180_000);
 
-  it('legs at once run as different uids and cannot read or write each other\'s folders', async () => {
+  it("legs at once run as different uids and cannot read or write each other's folders", async () => {
     const repo = mkdtempSync(join(open, 'repo-'));
     await git(repo, 'init', '-q', '-b', 'main');
     await git(repo, 'commit', '-q', '--allow-empty', '-m', 'init');
@@ -110,7 +118,10 @@ describe.skipIf(!isRoot)('the agent boundary against an agent that races it (as 
     const uids = [a, b].map((k) => Number(readFileSync(join(rdv, `uid-${k}`), 'utf8')));
     expect(uids.every((u) => u !== 0)).toBe(true);
     expect(uids[0]).not.toBe(uids[1]);
-    for (const [me, other] of [[a, b], [b, a]] as const) {
+    for (const [me, other] of [
+      [a, b],
+      [b, a],
+    ] as const) {
       const report = readFileSync(join(rdv, `report-${me}`), 'utf8');
       expect(report, me).not.toMatch(/GOT/);
       // Its branch holds its own file, and nothing of the other agent's.

@@ -88,7 +88,10 @@ describe('svc attach as the hosted runner (real bin/svc.js)', () => {
   it('clones through the helper, the agent commits, the branches are pushed, the run closes, and no token leaks', async () => {
     // Two cards in two repositories of the service's git root.
     const keys: string[] = [];
-    for (const [title, repos] of [['Add a widget', { targetRepositories: ['acme/widgets'] }], ['Polish gadgets', { targetRepo: 'acme/gadgets' }]] as const) {
+    for (const [title, repos] of [
+      ['Add a widget', { targetRepositories: ['acme/widgets'] }],
+      ['Polish gadgets', { targetRepo: 'acme/gadgets' }],
+    ] as const) {
       const made = await api('POST', '/projects/DEMO/work-items', server.token, { kind: 'task', type: 'code', title, ...repos });
       expect(made.status, JSON.stringify(made.body)).toBe(201);
       keys.push((made.body.item ?? made.body).key as string);
@@ -128,7 +131,12 @@ describe('svc attach as the hosted runner (real bin/svc.js)', () => {
 
     const r = await spawned(['attach', '--agent-cmd', `sh ${agentScript} {key} {branch}`, '--send-logs', '--json'], runner, workspace);
     expect(r.code, r.stderr).toBe(0);
-    const summary = JSON.parse(r.stdout) as { runId: string; stopReason: string; status: string; legs: Array<{ key: string; disposition: string; reason: string | null }> };
+    const summary = JSON.parse(r.stdout) as {
+      runId: string;
+      stopReason: string;
+      status: string;
+      legs: Array<{ key: string; disposition: string; reason: string | null }>;
+    };
     expect(summary).toMatchObject({ runId, stopReason: 'completed', status: 'succeeded' });
     expect(summary.legs.map((l) => [l.key, l.disposition])).toEqual(keys.map((k) => [k, 'implemented']));
 
@@ -139,7 +147,10 @@ describe('svc attach as the hosted runner (real bin/svc.js)', () => {
     expect(await git(gadgets, 'remote', 'get-url', 'origin')).toBe(`${server.url}/git/acme/gadgets.git`);
 
     // Each branch is in the service's bare repository, at the agent's commit.
-    for (const [key, repository, clone] of [[keys[0]!, 'acme/widgets', widgets], [keys[1]!, 'acme/gadgets', gadgets]] as const) {
+    for (const [key, repository, clone] of [
+      [keys[0]!, 'acme/widgets', widgets],
+      [keys[1]!, 'acme/gadgets', gadgets],
+    ] as const) {
       const local = await git(clone, 'rev-parse', `refs/heads/svc/${key}`);
       const remote = await git(repositoryPath(gitRoot, repository), 'rev-parse', '--verify', `refs/heads/svc/${key}`);
       expect(remote).toBe(local);
@@ -173,7 +184,10 @@ describe('svc attach as the hosted runner (real bin/svc.js)', () => {
     const pushed = await exec('git', ['-c', 'credential.helper=', '-c', `credential.helper=${helper}`, 'push', '--quiet', 'origin', `svc/${keys[0]}`], {
       cwd: worktree,
       env: { PATH: process.env.PATH ?? '', HOME: worktree, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', LATE_GIT_TOKEN: earlyToken },
-    }).then(() => 'pushed', (e: { stderr?: string }) => e.stderr ?? 'refused');
+    }).then(
+      () => 'pushed',
+      (e: { stderr?: string }) => e.stderr ?? 'refused',
+    );
     expect(pushed).not.toBe('pushed');
     expect(pushed).toMatch(/Authentication failed|401|could not read/i);
     expect(await git(repositoryPath(gitRoot, 'acme/widgets'), 'log', '-1', '--format=%s', `svc/${keys[0]}`)).toBe(`${keys[0]}: done`);
@@ -208,7 +222,10 @@ describe('svc attach as the hosted runner (real bin/svc.js)', () => {
       expect(events.some((e) => typeof (e as { body?: unknown }).body === 'string')).toBe(true);
       expect(found(JSON.stringify(events))).toEqual([]);
       // Tokens were minted (and revoked at the close), so there was something to leak.
-      const tokens = db.prepare('SELECT COUNT(*) AS n, SUM(revoked_at IS NOT NULL) AS revoked FROM git_tokens WHERE run_id = ?').get(runId) as { n: number; revoked: number };
+      const tokens = db.prepare('SELECT COUNT(*) AS n, SUM(revoked_at IS NOT NULL) AS revoked FROM git_tokens WHERE run_id = ?').get(runId) as {
+        n: number;
+        revoked: number;
+      };
       expect(tokens.n).toBeGreaterThan(0);
       expect(tokens.revoked).toBe(tokens.n);
     } finally {

@@ -13,8 +13,15 @@ import { registerHosted } from '../../src/commands/hosted/register.js';
 import { runGitCredentialCommand } from '../../src/commands/hosted/git-credential.js';
 import type { GitCredential } from '../../src/contract/types.js';
 import {
-  CREDENTIAL_SOCKET_ENV, credentialConfig, gitEnv, GitCredentialBroker, helperCommand, runGitCredential, startCredentialServer,
-  targetRepositoriesOf, type CredentialServer,
+  CREDENTIAL_SOCKET_ENV,
+  credentialConfig,
+  gitEnv,
+  GitCredentialBroker,
+  helperCommand,
+  runGitCredential,
+  startCredentialServer,
+  targetRepositoriesOf,
+  type CredentialServer,
 } from '../../src/dispatch/hosted/index.js';
 import { testContext } from '../support/context.js';
 import { hostedFixture, type HostedFixture } from './support.js';
@@ -29,7 +36,11 @@ function countingSource(lifetimeMs: number, clock: { t: number }, repos = ['acme
       const token = `ghs_${String(source.calls).padStart(36, '0')}`;
       const expiresAt = new Date(clock.t + lifetimeMs).toISOString();
       const credentials: GitCredential[] = repos.map((repository) => ({
-        repository, url: `http://127.0.0.1:9/git/${repository}.git`, username: 'x-access-token', token, expiresAt,
+        repository,
+        url: `http://127.0.0.1:9/git/${repository}.git`,
+        username: 'x-access-token',
+        token,
+        expiresAt,
       }));
       return { credentials, dispatchedBy: null };
     },
@@ -85,7 +96,7 @@ describe('GitCredentialBroker', () => {
     [{ protocol: 'http', host: '127.0.0.1:10', path: 'git/acme/widgets.git' }, null],
     [{ protocol: 'http', host: '127.0.0.1:9' }, null],
     [{ protocol: 'http', host: '127.0.0.1:9', path: 'git/acme/other.git' }, null],
-  ])('matches git\'s question %j to %s', async (query, repository) => {
+  ])("matches git's question %j to %s", async (query, repository) => {
     const clock = { t: 0 };
     const broker = new GitCredentialBroker({ api: countingSource(HOUR, clock), runId: 'run_1', now: () => clock.t });
     expect((await broker.credentialForQuery(query))?.repository ?? null).toBe(repository);
@@ -128,16 +139,21 @@ describe('svc git-credential', () => {
     expect(await ask('get', 'protocol=http\nhost=evil.example\npath=git/acme/widgets.git\n\n', env)).toEqual({ status: 1, stdout: '' });
     expect(await ask('get', 'protocol=http\nhost=127.0.0.1:9\n\n', env)).toEqual({ status: 1, stdout: '' });
     expect(await ask('get', 'protocol=http\nhost=127.0.0.1:9\npath=git/acme/widgets.git\n\n', {})).toEqual({ status: 1, stdout: '' });
-    expect(await ask('get', 'protocol=http\nhost=127.0.0.1:9\npath=git/acme/widgets.git\n\n', { [CREDENTIAL_SOCKET_ENV]: `${server.socketPath}.gone` })).toEqual({ status: 1, stdout: '' });
+    expect(
+      await ask('get', 'protocol=http\nhost=127.0.0.1:9\npath=git/acme/widgets.git\n\n', { [CREDENTIAL_SOCKET_ENV]: `${server.socketPath}.gone` }),
+    ).toEqual({ status: 1, stdout: '' });
     expect(await ask('store', 'protocol=http\nhost=127.0.0.1:9\nusername=x\npassword=y\n\n', env)).toEqual({ status: 0, stdout: '' });
     expect(await ask('capability', '', env)).toEqual({ status: 0, stdout: '' });
     // erase drops the token the broker handed out: the next get carries a fresh one.
-    expect(await ask('erase', `protocol=http\nhost=127.0.0.1:9\npath=git/acme/widgets.git\npassword=ghs_${'1'.padStart(36, '0')}\n\n`, env)).toEqual({ status: 0, stdout: '' });
+    expect(await ask('erase', `protocol=http\nhost=127.0.0.1:9\npath=git/acme/widgets.git\npassword=ghs_${'1'.padStart(36, '0')}\n\n`, env)).toEqual({
+      status: 0,
+      stdout: '',
+    });
     const again = await ask('get', 'protocol=http\nhost=127.0.0.1:9\npath=git/acme/widgets.git\n\n', env);
     expect(again.stdout).toContain(`password=ghs_${'2'.padStart(36, '0')}`);
   });
 
-  it('is a hidden command of the tree that hands git\'s action to the protocol', async () => {
+  it("is a hidden command of the tree that hands git's action to the protocol", async () => {
     const clock = { t: 0 };
     const broker = new GitCredentialBroker({ api: countingSource(HOUR, clock), runId: 'run_1', now: () => clock.t });
     server = await startCredentialServer(broker);
@@ -152,7 +168,10 @@ describe('svc git-credential', () => {
 
   it('exits 1 through the command with nothing on stdout when there is no broker', async () => {
     const ctx = testContext({ stdin: 'protocol=https\nhost=example.com\npath=a/b.git\n\n' });
-    const err = await runGitCredentialCommand({ action: 'get' }, ctx).then(() => null, (e: unknown) => e as { exitCode?: number });
+    const err = await runGitCredentialCommand({ action: 'get' }, ctx).then(
+      () => null,
+      (e: unknown) => e as { exitCode?: number },
+    );
     expect(err?.exitCode).toBe(1);
     expect(ctx.stdout.text).toBe('');
     await runGitCredentialCommand({ action: 'store' }, testContext({ stdin: 'protocol=https\n\n' }));
@@ -162,7 +181,18 @@ describe('svc git-credential', () => {
 describe('git environment and configuration', () => {
   it('keeps only the allowlist, never a service token, and disables prompts', () => {
     const env = gitEnv(
-      { PATH: '/bin', HOME: '/h', LANG: 'C', SVC_TOKEN: 'svc_pat_x', SVC_RUN_TOKEN: 'svc_run_x', GIT_ASKPASS: '/bin/ask', EDITOR: 'vi', PAGER: 'less', GITHUB_TOKEN: 'ghp_x', GIT_CONFIG_PARAMETERS: "'x'" },
+      {
+        PATH: '/bin',
+        HOME: '/h',
+        LANG: 'C',
+        SVC_TOKEN: 'svc_pat_x',
+        SVC_RUN_TOKEN: 'svc_run_x',
+        GIT_ASKPASS: '/bin/ask',
+        EDITOR: 'vi',
+        PAGER: 'less',
+        GITHUB_TOKEN: 'ghp_x',
+        GIT_CONFIG_PARAMETERS: "'x'",
+      },
       '/tmp/s.sock',
     );
     expect(env).toEqual({ PATH: '/bin', HOME: '/h', LANG: 'C', GIT_TERMINAL_PROMPT: '0', [CREDENTIAL_SOCKET_ENV]: '/tmp/s.sock' });
@@ -186,10 +216,17 @@ describe('git environment and configuration', () => {
   });
 
   it.each([
-    [{ targetRepositories: [{ ref: 'acme/a', name: 'a', role: 'target', label: null, state: 'active', primary: true }], targetRepos: ['acme/b'], targetRepo: 'acme/a' }, ['acme/a', 'acme/b']],
+    [
+      {
+        targetRepositories: [{ ref: 'acme/a', name: 'a', role: 'target', label: null, state: 'active', primary: true }],
+        targetRepos: ['acme/b'],
+        targetRepo: 'acme/a',
+      },
+      ['acme/a', 'acme/b'],
+    ],
     [{ targetRepositories: [], targetRepos: [], targetRepo: 'acme/c' }, ['acme/c']],
     [{ targetRepositories: [], targetRepos: [], targetRepo: null }, []],
-  ])('reads a card\'s repositories %#', (item, expected) => {
+  ])("reads a card's repositories %#", (item, expected) => {
     expect(targetRepositoriesOf(item)).toEqual(expected);
   });
 });
@@ -216,7 +253,10 @@ describe('svc attach', () => {
   });
 
   it('refuses outside a hosted run (exit 3)', async () => {
-    const err = await runAttach({}, testContext({ env: { SVC_BASE_URL: 'http://127.0.0.1:9' } })).then(() => null, (e: unknown) => e as { exitCode?: number });
+    const err = await runAttach({}, testContext({ env: { SVC_BASE_URL: 'http://127.0.0.1:9' } })).then(
+      () => null,
+      (e: unknown) => e as { exitCode?: number },
+    );
     expect(err?.exitCode).toBe(3);
   });
 });

@@ -23,7 +23,8 @@ import { svcInProcess } from '../support/svc-in-process.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 const exec = promisify(execFile);
-const COMMIT = 'sh -c "echo work > card-$SVC_CARD_KEY.txt && git add -A && git -c user.name=a -c user.email=a@example.invalid commit -qm \\"$SVC_CARD_KEY: done\\""';
+const COMMIT =
+  'sh -c "echo work > card-$SVC_CARD_KEY.txt && git add -A && git -c user.name=a -c user.email=a@example.invalid commit -qm \\"$SVC_CARD_KEY: done\\""';
 
 describe('target repository shapes', () => {
   test.each([
@@ -64,7 +65,15 @@ describe('the broker matches a credential however the service shapes its reposit
       runId: 'run_x',
       api: {
         getGitCredential: async () => ({
-          credentials: [{ repository: 'https://git.example.test/acme/shop', url: 'https://git.example.test/acme/shop.git', username: 'x-access-token', token: 'ghs_abcdefghijklmnopqrstuvwxyz0123456789', expiresAt }],
+          credentials: [
+            {
+              repository: 'https://git.example.test/acme/shop',
+              url: 'https://git.example.test/acme/shop.git',
+              username: 'x-access-token',
+              token: 'ghs_abcdefghijklmnopqrstuvwxyz0123456789',
+              expiresAt,
+            },
+          ],
           dispatchedBy: null,
         }),
       },
@@ -81,7 +90,12 @@ describe('the run credential', () => {
     expect(() => validateClientOptions({ baseUrl: 'http://127.0.0.1:1', token, credentialKind: 'run' })).not.toThrow();
   });
 
-  test.each([['', /no run credential/], ['   ', /no run credential .*blank/], ['a b', /whitespace/], ['tok\n', /whitespace/]])('refused: %j (exit 3)', (token, message) => {
+  test.each([
+    ['', /no run credential/],
+    ['   ', /no run credential .*blank/],
+    ['a b', /whitespace/],
+    ['tok\n', /whitespace/],
+  ])('refused: %j (exit 3)', (token, message) => {
     let error: unknown;
     try {
       validateClientOptions({ baseUrl: 'http://127.0.0.1:1', token, credentialKind: 'run' });
@@ -94,7 +108,11 @@ describe('the run credential', () => {
     expect(exitCodeFor(error)).toBe(3);
   });
 
-  test.each([['attach', ''], ['attach', '   '], ['run', '']])('svc %s with SVC_RUN_TOKEN=%j: one line, exit 3, nothing run locally', async (cmd, token) => {
+  test.each([
+    ['attach', ''],
+    ['attach', '   '],
+    ['run', ''],
+  ])('svc %s with SVC_RUN_TOKEN=%j: one line, exit 3, nothing run locally', async (cmd, token) => {
     const r = await svcInProcess([cmd, ...(cmd === 'run' ? ['PROJ-1', '--agent-cmd', 'true'] : [])], {
       env: isolatedEnv({ SVC_BASE_URL: 'http://127.0.0.1:9', SVC_RUN_ID: 'run_x', SVC_RUN_TOKEN: token, SVC_TOKEN: 'svc_pat_abcdefghijklmnop' }),
     });
@@ -158,7 +176,8 @@ describe('a hosted run with a svc_pat_ run credential and URL-shaped target repo
       await exec('git', ['remote', 'set-url', 'origin', 'git@git.example.test:acme/shop.git'], { cwd: checkout });
       const elsewhere = mkdtempSync(join(tmpdir(), 'svc-elsewhere-'));
       const r = await svcInProcess(['attach', '--agent-cmd', COMMIT, ...(how === '--repo' ? ['--repo', checkout] : [])], {
-        env, cwd: how === 'cwd' ? checkout : elsewhere,
+        env,
+        cwd: how === 'cwd' ? checkout : elsewhere,
       });
       expect(r.code, r.stderr).toBe(0);
       // No second copy: neither inside the checkout nor where svc was started (nor in this
@@ -176,17 +195,24 @@ describe('a hosted run with a svc_pat_ run credential and URL-shaped target repo
 });
 
 describe('svc server run-token --contract-prefix', () => {
-  test('mints a svc_pat_ run credential that reads its run and nothing a person\'s token could', async () => {
+  test("mints a svc_pat_ run credential that reads its run and nothing a person's token could", async () => {
     const { startLocalServer } = await import('../support/server-process.js');
     const server = await startLocalServer();
     try {
       const call = async (method: string, path: string, token: string, body?: unknown) => {
         const res = await fetch(`${server.url}/api/v1${path}`, {
-          method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}),
+          method,
+          headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+          ...(body ? { body: JSON.stringify(body) } : {}),
         });
         return { status: res.status, body: (await res.json().catch(() => null)) as any };
       };
-      const opened = await call('POST', '/dispatch-runs', server.token, { projectKey: 'DEMO', command: 'run', origin: 'hosted', cards: [{ workItemKey: 'DEMO-6' }] });
+      const opened = await call('POST', '/dispatch-runs', server.token, {
+        projectKey: 'DEMO',
+        command: 'run',
+        origin: 'hosted',
+        cards: [{ workItemKey: 'DEMO-6' }],
+      });
       expect(opened.status).toBe(201);
       const runId = opened.body.run.id as string;
       const r = await svcInProcess(['server', 'run-token', runId, '--db', server.db, '--contract-prefix'], { env: isolatedEnv() });

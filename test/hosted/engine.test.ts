@@ -44,15 +44,31 @@ function engine(f: HostedFixture, h: HostedExecution, over: Partial<DispatchOpti
   const seen: Seen = { lines: [], stateDir };
   const only = h.repositories.length === 1 ? h.repositories[0]!.dir : null;
   const opts: DispatchOptions = {
-    command: 'run', keys: [], projectKey: f.svc.projectKey, baseUrl: f.svc.url, repo: f.workspaceDir,
-    agent: { agentCmd: COMMIT }, onFailure: 'halt', parallel: 1, sendLogs: true, allowEmpty: false,
+    command: 'run',
+    keys: [],
+    projectKey: f.svc.projectKey,
+    baseUrl: f.svc.url,
+    repo: f.workspaceDir,
+    agent: { agentCmd: COMMIT },
+    onFailure: 'halt',
+    parallel: 1,
+    sendLogs: true,
+    allowEmpty: false,
     timeouts: { idleMs: 30_000, cardMs: 60_000, killGraceMs: 500, runMs: null, flushMs: 5_000 },
-    heartbeat: false, heartbeatIntervalMs: 50, worktree: true, dryRun: false, push: true,
-    secrets: [f.runToken], liveSecrets: () => h.secrets(), env: { PATH: process.env.PATH, GIT_TERMINAL_PROMPT: '0' },
-    flushIntervalMs: 30, ...over,
+    heartbeat: false,
+    heartbeatIntervalMs: 50,
+    worktree: true,
+    dryRun: false,
+    push: true,
+    secrets: [f.runToken],
+    liveSecrets: () => h.secrets(),
+    env: { PATH: process.env.PATH, GIT_TERMINAL_PROMPT: '0' },
+    flushIntervalMs: 30,
+    ...over,
   };
   const deps = dispatchDeps({
-    service: dispatchServiceOf(h.api), stateDir,
+    service: dispatchServiceOf(h.api),
+    stateDir,
     output: {
       legStarted: (l) => seen.lines.push(`start ${l.key}`),
       legFinished: (l) => seen.lines.push(`end ${l.key} ${l.disposition} ${l.reason ?? ''}`),
@@ -87,7 +103,10 @@ describe('the engine on an existing hosted run', () => {
     expect(beats).toBe(0);
 
     // One worktree per card inside its repository's clone; the branch is in the bare repository.
-    for (const [key, repository] of [[f.keys[0]!, 'acme/widgets'], [f.keys[1]!, 'acme/gadgets']] as const) {
+    for (const [key, repository] of [
+      [f.keys[0]!, 'acme/widgets'],
+      [f.keys[1]!, 'acme/gadgets'],
+    ] as const) {
       const clone = join(f.workspaceDir, ...repository.split('/'));
       const worktree = join(clone, '.git', 'svc-worktrees', key);
       expect(readFileSync(join(worktree, `card-${key}.txt`), 'utf8').trim()).toBe(key);
@@ -143,8 +162,16 @@ describe('the engine on an existing hosted run', () => {
     // (the first leg ran and was implemented) never reached the service.
     const [a, b] = f.keys as [string, string];
     const paths = createRunFolder(seen.stateDir, {
-      runId: f.runId, baseUrl: f.svc.url, projectKey: f.svc.projectKey, command: 'run', originalCommand: 'run', scopeKey: null,
-      baseSeq: 0, openedAt: new Date().toISOString(), cards: [{ workItemKey: a }, { workItemKey: b }], options: { origin: 'hosted' },
+      runId: f.runId,
+      baseUrl: f.svc.url,
+      projectKey: f.svc.projectKey,
+      command: 'run',
+      originalCommand: 'run',
+      scopeKey: null,
+      baseSeq: 0,
+      openedAt: new Date().toISOString(),
+      cards: [{ workItemKey: a }, { workItemKey: b }],
+      options: { origin: 'hosted' },
     });
     const journal = Journal.open(paths.journal);
     journal.append({ workItemKey: a, disposition: 'running', sessionBranch: `svc/${a}` });
@@ -156,7 +183,10 @@ describe('the engine on an existing hosted run', () => {
     expect(s, seen.lines.join('\n')).toMatchObject({ stopReason: 'completed', status: 'succeeded' });
     expect(s.legs.map((l) => l.key)).toEqual([b]);
     const run = await runOf(f);
-    expect(run.cards.map((c) => [c.workItemKey, c.disposition])).toEqual([[a, 'implemented'], [b, 'implemented']]);
+    expect(run.cards.map((c) => [c.workItemKey, c.disposition])).toEqual([
+      [a, 'implemented'],
+      [b, 'implemented'],
+    ]);
     // Two earlier events and this attempt's two (running, implemented), each stored once.
     expect(run.seq).toBe(4);
     const reopened = Journal.open(paths.journal);
@@ -168,8 +198,16 @@ describe('the engine on an existing hosted run', () => {
     const f = (fixture = await hostedFixture());
     const stateDir = mkdtempSync(join(tmpdir(), 'svc-hosted-recover-'));
     const paths = createRunFolder(stateDir, {
-      runId: f.runId, baseUrl: f.svc.url, projectKey: f.svc.projectKey, command: 'run', originalCommand: 'run', scopeKey: null,
-      baseSeq: 0, openedAt: new Date().toISOString(), cards: [{ workItemKey: f.keys[0]! }], options: { origin: 'hosted' },
+      runId: f.runId,
+      baseUrl: f.svc.url,
+      projectKey: f.svc.projectKey,
+      command: 'run',
+      originalCommand: 'run',
+      scopeKey: null,
+      baseSeq: 0,
+      openedAt: new Date().toISOString(),
+      cards: [{ workItemKey: f.keys[0]! }],
+      options: { origin: 'hosted' },
     });
     const journal = Journal.open(paths.journal);
     journal.append({ workItemKey: f.keys[0]!, disposition: 'running', sessionBranch: `svc/${f.keys[0]}` });
@@ -185,7 +223,10 @@ describe('the engine on an existing hosted run', () => {
 
   it('a dispatch command inside a hosted container follows the run, and says so when its name differs', async () => {
     const f = (fixture = await hostedFixture());
-    const ctx = testContext({ env: { ...f.env, SVC_REPO: f.workspaceDir, GIT_AUTHOR_NAME: 'svc', GIT_AUTHOR_EMAIL: 'svc@example.invalid' }, globals: { json: true } });
+    const ctx = testContext({
+      env: { ...f.env, SVC_REPO: f.workspaceDir, GIT_AUTHOR_NAME: 'svc', GIT_AUTHOR_EMAIL: 'svc@example.invalid' },
+      globals: { json: true },
+    });
     await runDispatchCommand({ command: 'batch', keys: [], agentCmd: COMMIT, onFailure: 'halt' }, ctx);
     expect(ctx.stderr.text).toContain(`svc batch inside hosted run ${f.runId}: the run's command is run; following the run`);
     const summary = JSON.parse(ctx.stdout.text);

@@ -13,7 +13,8 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const IMAGE = `localhost/svc:${VERSION}`;
 // This host's Podman needs runc and cgroupfs (containers.conf); the test of a refusing engine names another.
-const podmanEnv = (extra: Record<string, string> = {}) => isolatedEnv({ CONTAINERS_CONF: process.env.CONTAINERS_CONF ?? join(ROOT, 'containers.conf'), ...extra });
+const podmanEnv = (extra: Record<string, string> = {}) =>
+  isolatedEnv({ CONTAINERS_CONF: process.env.CONTAINERS_CONF ?? join(ROOT, 'containers.conf'), ...extra });
 
 const serve = (args: string[], env = podmanEnv()) => svcInProcess(['server', '--port', '0', ...args], { env });
 
@@ -22,8 +23,14 @@ describe('svc server --hosted-executor: refusals, one line each, exit 2', () => 
     [['--hosted-image', 'x'], 'svc: --hosted-image needs --hosted-executor podman|docker|kubernetes'],
     [['--dry-run'], 'svc: --dry-run needs --hosted-executor podman|docker|kubernetes'],
     [['--hosted-executor', 'podman', '--hosted-namespace', 'ci'], 'svc: --hosted-namespace is for --hosted-executor kubernetes'],
-    [['--hosted-executor', 'kubernetes', '--hosted-as-root'], "svc: --hosted-as-root is for podman and docker: Kubernetes runners run as the image's non-root user (runAsNonRoot)"],
-    [['--hosted-executor', 'kubernetes', '--hosted-requests', 'cpu'], "svc: --hosted-requests takes NAME=QUANTITY pairs such as cpu=500m,memory=512Mi, got 'cpu'"],
+    [
+      ['--hosted-executor', 'kubernetes', '--hosted-as-root'],
+      "svc: --hosted-as-root is for podman and docker: Kubernetes runners run as the image's non-root user (runAsNonRoot)",
+    ],
+    [
+      ['--hosted-executor', 'kubernetes', '--hosted-requests', 'cpu'],
+      "svc: --hosted-requests takes NAME=QUANTITY pairs such as cpu=500m,memory=512Mi, got 'cpu'",
+    ],
     [['--hosted-executor', 'podman', '--hosted-timeout', 'soon'], 'svc: invalid duration "soon" for --hosted-timeout'],
     [['--hosted-executor', 'podman', '--hosted-base-url', 'svc.local'], "svc: --hosted-base-url takes an http(s) URL, got 'svc.local'"],
     [['--hosted-executor', 'lxc'], "svc: option '--hosted-executor <engine>' argument 'lxc' is invalid. Allowed choices are podman, docker, kubernetes."],
@@ -47,7 +54,9 @@ describe('svc server --hosted-executor: refusals, one line each, exit 2', () => 
   it("a missing image: podman's own words, and how to build it", async () => {
     const r = await serve(['--hosted-executor', 'podman', '--hosted-image', 'localhost/svc-missing:0']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('svc: podman: Error: inspecting object: localhost/svc-missing:0: image not known (build the image with npm run image, or name another with --hosted-image)\n');
+    expect(r.stderr).toBe(
+      'svc: podman: Error: inspecting object: localhost/svc-missing:0: image not known (build the image with npm run image, or name another with --hosted-image)\n',
+    );
   });
 
   it('an engine that refuses to start containers is said at start, in its own words', async () => {
@@ -62,7 +71,10 @@ describe('svc server --hosted-executor: refusals, one line each, exit 2', () => 
   it('an engine whose runtime cannot start the image is said at start, not at the first run', async () => {
     // The image is there, but every container fails to start (a runtime that exits at once).
     const conf = join(mkdtempSync(join(tmpdir(), 'svc-conf-')), 'containers.conf');
-    writeFileSync(conf, '[containers]\ndefault_ulimits = []\n[engine]\nruntime = "broken"\ncgroup_manager = "cgroupfs"\n[engine.runtimes]\nbroken = ["/bin/false"]\n');
+    writeFileSync(
+      conf,
+      '[containers]\ndefault_ulimits = []\n[engine]\nruntime = "broken"\ncgroup_manager = "cgroupfs"\n[engine.runtimes]\nbroken = ["/bin/false"]\n',
+    );
     const r = await serve(['--hosted-executor', 'podman', '--hosted-image', IMAGE], podmanEnv({ CONTAINERS_CONF: conf }));
     expect(r.code).toBe(2);
     expect(r.stderr.split('\n')).toHaveLength(2);
@@ -85,7 +97,9 @@ describe('svc server --hosted-executor: refusals, one line each, exit 2', () => 
 
 describe('svc server --hosted-executor podman --dry-run', () => {
   it('prints the podman command line for each hosted run, with no credential, and starts nothing', async () => {
-    const server = startSvc(['server', '--port', '0', '--seed', 'demo', '--hosted-executor', 'podman', '--hosted-agent-cmd', "sh -c 'echo hi'", '--dry-run'], { env: podmanEnv() });
+    const server = startSvc(['server', '--port', '0', '--seed', 'demo', '--hosted-executor', 'podman', '--hosted-agent-cmd', "sh -c 'echo hi'", '--dry-run'], {
+      env: podmanEnv(),
+    });
     try {
       const deadline = Date.now() + 15_000;
       while (server.stdout.text.split('\n').length < 3) {

@@ -65,7 +65,11 @@ export async function startFakeKubeApi(): Promise<FakeKubeApi> {
     if ((m = /^\/apis\/batch\/v1\/namespaces\/([^/]+)\/jobs$/.exec(rec.path))) {
       if (rec.method === 'GET') return send(res, 200, { kind: 'JobList', apiVersion: 'batch/v1', metadata: {}, items: [] });
       if (rec.method === 'POST') {
-        const job = { ...rec.body, metadata: { ...rec.body.metadata, namespace: m[1], uid: randomUUID(), creationTimestamp: new Date().toISOString() }, status: {} };
+        const job = {
+          ...rec.body,
+          metadata: { ...rec.body.metadata, namespace: m[1], uid: randomUUID(), creationTimestamp: new Date().toISOString() },
+          status: {},
+        };
         jobs.set(job.metadata.name, { job });
         return send(res, 201, job);
       }
@@ -83,7 +87,15 @@ export async function startFakeKubeApi(): Promise<FakeKubeApi> {
       }
       if (rec.method === 'GET') {
         const end = state.end;
-        const conditions = !end ? [] : [{ type: end.succeeded ? 'Complete' : 'Failed', status: 'True', ...(end.reason ? { reason: end.reason, message: `Job ended: ${end.reason}` } : {}) }];
+        const conditions = !end
+          ? []
+          : [
+              {
+                type: end.succeeded ? 'Complete' : 'Failed',
+                status: 'True',
+                ...(end.reason ? { reason: end.reason, message: `Job ended: ${end.reason}` } : {}),
+              },
+            ];
         return send(res, 200, { ...state.job, status: end ? { ...(end.succeeded ? { succeeded: 1 } : { failed: 1 }), conditions } : { active: 1 } });
       }
     }
@@ -95,7 +107,16 @@ export async function startFakeKubeApi(): Promise<FakeKubeApi> {
       const job = /^job-name=(.+)$/.exec(rec.query.get('labelSelector') ?? '')?.[1];
       const end = job ? jobs.get(job)?.end : undefined;
       const items = end
-        ? [{ metadata: { name: `${job}-pod1` }, status: { containerStatuses: [{ name: 'runner', image: 'x', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: end.exitCode } } }] } }]
+        ? [
+            {
+              metadata: { name: `${job}-pod1` },
+              status: {
+                containerStatuses: [
+                  { name: 'runner', image: 'x', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: end.exitCode } } },
+                ],
+              },
+            },
+          ]
         : [];
       return send(res, 200, { kind: 'PodList', apiVersion: 'v1', metadata: {}, items });
     }

@@ -37,8 +37,7 @@ describe('the git remote of the local service', () => {
     const f = (fixture = await hostedFixture());
     await createRepository(f.gitRoot, 'acme/secret', { seedCommit: true });
     const token = await tokenOf(f);
-    const refs = (repo: string, headers: Record<string, string> = {}) =>
-      fetch(`${f.svc.url}/git/${repo}.git/info/refs?service=git-upload-pack`, { headers });
+    const refs = (repo: string, headers: Record<string, string> = {}) => fetch(`${f.svc.url}/git/${repo}.git/info/refs?service=git-upload-pack`, { headers });
 
     const ok = await refs('acme/widgets', basic(token));
     expect(ok.status).toBe(200);
@@ -61,7 +60,12 @@ describe('the git remote of the local service', () => {
   });
 
   it('answers 404 for what is not a smart-HTTP repository address, and for a missing repository', async () => {
-    const f = (fixture = await hostedFixture({ items: [{ title: 'Ghost', targetRepo: 'acme/widgets' }, { title: 'Missing', targetRepo: 'acme/missing' }] }));
+    const f = (fixture = await hostedFixture({
+      items: [
+        { title: 'Ghost', targetRepo: 'acme/widgets' },
+        { title: 'Missing', targetRepo: 'acme/missing' },
+      ],
+    }));
     // acme/missing is named by a card (so the token covers it) but absent from the git root.
     rmSync(repositoryPath(f.gitRoot, 'acme/missing'), { recursive: true, force: true });
     const token = await tokenOf(f);
@@ -81,9 +85,22 @@ describe('the git remote of the local service', () => {
     const started = Date.now();
     const failure = await promisify(execFile)(
       'git',
-      ['-c', 'credential.helper=', '-c', `credential.helper=!${f.helperArgv.join(' ')}`, '-c', 'credential.useHttpPath=true', 'clone', `${f.svc.url}/git/acme/secret.git`, target],
+      [
+        '-c',
+        'credential.helper=',
+        '-c',
+        `credential.helper=!${f.helperArgv.join(' ')}`,
+        '-c',
+        'credential.useHttpPath=true',
+        'clone',
+        `${f.svc.url}/git/acme/secret.git`,
+        target,
+      ],
       { env: h.gitEnv, timeout: 20_000 },
-    ).then(() => null, (e: { stderr?: string }) => e);
+    ).then(
+      () => null,
+      (e: { stderr?: string }) => e,
+    );
     expect(failure).not.toBeNull();
     expect(failure!.stderr).toMatch(/terminal prompts disabled|could not read Username|Authentication failed/);
     expect(Date.now() - started).toBeLessThan(15_000);

@@ -42,7 +42,10 @@ describe('a hosted run end to end', () => {
     expect(h.run.command).toBe('run');
     expect(h.run.run.origin).toBe('hosted');
     expect(h.cards.map((c) => c.card.workItemKey)).toEqual(f.keys);
-    expect(h.repositories.map((r) => [r.repository, r.cloned])).toEqual([['acme/widgets', true], ['acme/gadgets', true]]);
+    expect(h.repositories.map((r) => [r.repository, r.cloned])).toEqual([
+      ['acme/widgets', true],
+      ['acme/gadgets', true],
+    ]);
     expect(h.broker.tradeCount).toBe(1);
 
     // Each clone has the seed commit, a plain remote URL, and our helper after a blank entry.
@@ -79,7 +82,10 @@ describe('a hosted run end to end', () => {
     await h.api.closeDispatchRun(f.runId, { stopReason: 'completed', status: 'succeeded' });
     const late = await agentCommits(widgets, f.keys[0]!, 'after close');
     // Refused for want of a credential (the token is revoked, op 30 answers 409), never a prompt.
-    const refused = await h.pushBranch(widgets, `svc/${f.keys[0]}`).then(() => null, (e: unknown) => e);
+    const refused = await h.pushBranch(widgets, `svc/${f.keys[0]}`).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isAuthFailure(refused)).toBe(true);
     expect(await bareRef(f, 'acme/widgets', `refs/heads/svc/${f.keys[0]}`)).toBe(head);
     expect(late).not.toBe(head);
@@ -99,7 +105,10 @@ describe('a hosted run end to end', () => {
     for (const dir of [f.home, f.workspaceDir]) {
       for (const file of filesUnder(dir)) expect(leaks(file.text, secrets), file.path).toEqual([]);
     }
-    const seen = readFileSync(f.argvLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { argv: string[]; env: Record<string, string> });
+    const seen = readFileSync(f.argvLog, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { argv: string[]; env: Record<string, string> });
     expect(seen.length).toBeGreaterThan(0);
     for (const s of seen) {
       expect(leaks(s.argv.join('\0'), secrets)).toEqual([]);
@@ -143,7 +152,9 @@ describe('a hosted run end to end', () => {
     await h.pushBranch(dir, `svc/${f.keys[0]}`);
     expect(await bareRef(f, 'acme/widgets', `refs/heads/svc/${f.keys[0]}`)).toBe(head);
     expect(h.broker.tradeCount).toBe(2);
-    const erased = readFileSync(f.argvLog, 'utf8').split('\n').filter((l) => l.includes('"erase"'));
+    const erased = readFileSync(f.argvLog, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"erase"'));
     expect(erased.length).toBeGreaterThan(0);
   });
 

@@ -104,19 +104,37 @@ async function created(runId: string) {
 }
 
 const runOf = async (runId: string) => (await call('GET', `/dispatch-runs/${runId}`, token)).body;
-const closedRun = (runId: string) => until(`${runId} closed with its runner recorded`, async () => {
-  const run = await runOf(runId);
-  return run.status !== 'running' && run.agentInstance?.endedAt ? run : undefined;
-});
+const closedRun = (runId: string) =>
+  until(`${runId} closed with its runner recorded`, async () => {
+    const run = await runOf(runId);
+    return run.status !== 'running' && run.agentInstance?.endedAt ? run : undefined;
+  });
 
 beforeAll(async () => {
   api = await startFakeKubeApi();
   dir = mkdtempSync(join(tmpdir(), 'svc-kube-'));
   kubeconfig = api.kubeconfig(dir, 'runners');
   server = await serve([
-    '--hosted-executor', 'kubernetes', '--kubeconfig', kubeconfig, '--hosted-image', 'registry.example/svc:1',
-    '--hosted-agent-cmd', 'sh agent.sh {key}', '--hosted-timeout', '30m', '--hosted-requests', 'cpu=250m,memory=256Mi',
-    '--hosted-limits', 'cpu=1,memory=1Gi', '--hosted-poll', '50ms', '--hosted-logs', logs(), '--hosted-base-url', 'http://svc.example:8787',
+    '--hosted-executor',
+    'kubernetes',
+    '--kubeconfig',
+    kubeconfig,
+    '--hosted-image',
+    'registry.example/svc:1',
+    '--hosted-agent-cmd',
+    'sh agent.sh {key}',
+    '--hosted-timeout',
+    '30m',
+    '--hosted-requests',
+    'cpu=250m,memory=256Mi',
+    '--hosted-limits',
+    'cpu=1,memory=1Gi',
+    '--hosted-poll',
+    '50ms',
+    '--hosted-logs',
+    logs(),
+    '--hosted-base-url',
+    'http://svc.example:8787',
   ]);
   [url, token] = server.stdout.text.split('\n') as [string, string];
   personal = isolatedEnv({ SVC_BASE_URL: url, SVC_TOKEN: token, SVC_PROJECT: 'DEMO' });
@@ -177,19 +195,23 @@ describe('svc server --hosted-executor kubernetes (recording fake API server)', 
     expect(readFileSync(run.agentInstance.logs, 'utf8')).toBe('run closed completed\n');
   });
 
-  it('a Job that fails before its run is closed: the run is closed failed with the pod\'s exit and log kept', async () => {
+  it("a Job that fails before its run is closed: the run is closed failed with the pod's exit and log kept", async () => {
     const runId = await openHosted('Fails on the cluster');
     const { name } = await created(runId);
     api.finish(name, { succeeded: false, exitCode: 3, log: 'svc: cannot reach http://svc.example:8787\n', reason: 'BackoffLimitExceeded' });
     const run = await closedRun(runId);
     expect(run).toMatchObject({ status: 'failed', stopReason: 'abandoned' });
     expect(run.cards.map((c: { disposition: string }) => c.disposition)).toEqual(['not_reached']);
-    expect(run.agentInstance).toMatchObject({ state: 'exited', exitCode: 3, error: 'kubernetes: Job failed: BackoffLimitExceeded Job ended: BackoffLimitExceeded' });
+    expect(run.agentInstance).toMatchObject({
+      state: 'exited',
+      exitCode: 3,
+      error: 'kubernetes: Job failed: BackoffLimitExceeded Job ended: BackoffLimitExceeded',
+    });
     expect(readFileSync(run.agentInstance.logs, 'utf8')).toContain('cannot reach');
     expect(server.stderr.text).toContain(`runner of ${runId} ended without closing its run`);
   });
 
-  it('a Job ended by Kubernetes\' deadline (the backstop): the run is closed timed_out', async () => {
+  it("a Job ended by Kubernetes' deadline (the backstop): the run is closed timed_out", async () => {
     const runId = await openHosted('Too slow for the cluster');
     const { name } = await created(runId);
     api.finish(name, { succeeded: false, exitCode: 143, log: '', reason: 'DeadlineExceeded' });
@@ -204,7 +226,9 @@ describe('svc server --hosted-executor kubernetes (recording fake API server)', 
     const run = await closedRun(runId);
     expect(run).toMatchObject({ status: 'failed' });
     expect(run.agentInstance).toMatchObject({ state: 'failed to start', exitCode: null });
-    expect(run.agentInstance.error).toBe('kubernetes: 403 jobs.batch is forbidden: User "svc" cannot create resource "jobs" in API group "batch" in the namespace "runners"');
+    expect(run.agentInstance.error).toBe(
+      'kubernetes: 403 jobs.batch is forbidden: User "svc" cannot create resource "jobs" in API group "batch" in the namespace "runners"',
+    );
     expect(server.stderr.text).toContain(`svc server: runner of ${runId} did not start: kubernetes: 403 jobs.batch is forbidden`);
   });
 
@@ -242,7 +266,9 @@ describe('svc server --hosted-executor kubernetes, refused or dry', () => {
       expect(printed).not.toMatch(RUN_TOKEN_SHAPE);
       expect(dry.stderr.text).toContain('dry run: printing what each would start');
       expect(api.requests.length).toBe(requestsBefore);
-      const run = await fetch(`${dryUrl}/api/v1/dispatch-runs/${runId}`, { headers: { authorization: `Bearer ${dryToken}` } }).then((r) => r.json() as Promise<any>);
+      const run = await fetch(`${dryUrl}/api/v1/dispatch-runs/${runId}`, { headers: { authorization: `Bearer ${dryToken}` } }).then(
+        (r) => r.json() as Promise<any>,
+      );
       expect(run).toMatchObject({ status: 'running', agentInstance: { engine: 'kubernetes', state: 'dry run' } });
     } finally {
       dry.context()?.abort.abort('SIGTERM');
@@ -251,7 +277,7 @@ describe('svc server --hosted-executor kubernetes, refused or dry', () => {
   });
 
   it.each([
-    ['an API server that refuses the kubeconfig\'s user', 'wrong-token', 'svc: kubernetes: 401 Unauthorized'],
+    ["an API server that refuses the kubeconfig's user", 'wrong-token', 'svc: kubernetes: 401 Unauthorized'],
     ['an unreadable kubeconfig', 'missing-file', 'svc: kubernetes: cannot read the kubeconfig: ENOENT'],
   ])('%s: svc server exits 2 with one line naming it', async (_, mode, line) => {
     let config = join(dir, 'nope');

@@ -104,7 +104,18 @@ beforeAll(async () => {
   gitRoot = join(root, 'git-root');
   logs = join(root, 'runners');
   await createRepository(gitRoot, 'acme/widgets', { seedCommit: true });
-  server = await startLocalServer(['--git-root', gitRoot, '--hosted-executor', 'podman', '--hosted-image', IMAGE, '--hosted-logs', logs, '--hosted-agent-cmd', AGENT]);
+  server = await startLocalServer([
+    '--git-root',
+    gitRoot,
+    '--hosted-executor',
+    'podman',
+    '--hosted-image',
+    IMAGE,
+    '--hosted-logs',
+    logs,
+    '--hosted-agent-cmd',
+    AGENT,
+  ]);
   personal = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' });
 }, 90_000);
 
@@ -120,7 +131,12 @@ describe('svc server --hosted-executor podman (real containers)', () => {
     const { key, runId } = await openHosted('Add a widget in a container');
     const name = `svc-${runId}`;
     // The container runs (the agent waits for the go): what Podman recorded, and every argv here.
-    const inspect = await until('the runner container', () => podman('inspect', name).then((t) => (JSON.parse(t)[0]?.State?.Running ? t : undefined), () => undefined));
+    const inspect = await until('the runner container', () =>
+      podman('inspect', name).then(
+        (t) => (JSON.parse(t)[0]?.State?.Running ? t : undefined),
+        () => undefined,
+      ),
+    );
     const credentialFile = join(logs, `${runId}.credential`);
     const credential = readFileSync(credentialFile, 'utf8');
     expect(credential).toMatch(/^svc_run_/);
@@ -160,10 +176,15 @@ describe('svc server --hosted-executor podman (real containers)', () => {
     }
   }, 180_000);
 
-  it('a runner that dies before closing its run leaves it closed failed with the runner\'s exit, never succeeded', async () => {
+  it("a runner that dies before closing its run leaves it closed failed with the runner's exit, never succeeded", async () => {
     const { runId } = await openHosted('Runner must die before closing the run');
     const name = `svc-${runId}`;
-    await until('the runner container', () => podman('container', 'exists', name).then(() => true, () => undefined));
+    await until('the runner container', () =>
+      podman('container', 'exists', name).then(
+        () => true,
+        () => undefined,
+      ),
+    );
     await podman('exec', name, 'touch', '/tmp/go');
     const run = await ended(runId);
     expect(run).toMatchObject({ status: 'failed', stopReason: 'abandoned' });
@@ -177,16 +198,33 @@ describe('svc server --hosted-executor podman (real containers)', () => {
 
   /** A second service whose runners' agent never ends, with one hosted run whose agent has started. */
   async function waitingRun(extra: string[]): Promise<{ service: LocalServer; runId: string }> {
-    const service = await startLocalServer(['--git-root', gitRoot, '--hosted-executor', 'podman', '--hosted-image', IMAGE, '--hosted-logs', mkdtempSync(join(root, 'waiting-')), '--hosted-agent-cmd', 'sleep 600', ...extra]);
+    const service = await startLocalServer([
+      '--git-root',
+      gitRoot,
+      '--hosted-executor',
+      'podman',
+      '--hosted-image',
+      IMAGE,
+      '--hosted-logs',
+      mkdtempSync(join(root, 'waiting-')),
+      '--hosted-agent-cmd',
+      'sleep 600',
+      ...extra,
+    ]);
     const call = (path: string, init: RequestInit = {}) =>
-      fetch(`${service.url}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' } }).then((r) => r.json() as Promise<any>);
+      fetch(`${service.url}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' } }).then(
+        (r) => r.json() as Promise<any>,
+      );
     try {
-      const made = await call('/projects/DEMO/work-items', { method: 'POST', body: JSON.stringify({ kind: 'task', type: 'chore', title: 'Never ends', targetRepositories: ['acme/widgets'] }) });
+      const made = await call('/projects/DEMO/work-items', {
+        method: 'POST',
+        body: JSON.stringify({ kind: 'task', type: 'chore', title: 'Never ends', targetRepositories: ['acme/widgets'] }),
+      });
       const opened = await svcInProcess(['run', made.key, '--hosted', '--json'], { env: isolatedEnv({ SVC_BASE_URL: service.url, SVC_TOKEN: service.token }) });
       expect(opened.code, opened.stderr).toBe(0);
       const runId = JSON.parse(opened.stdout).run.id as string;
       // The agent is running once the runner reported its leg (seq ≥ 1), or the run already ended.
-      await until('the runner\'s first event', async () => {
+      await until("the runner's first event", async () => {
         const r = await call(`/dispatch-runs/${runId}`);
         return r.seq >= 1 || r.status !== 'running' ? true : undefined;
       });
@@ -237,11 +275,28 @@ describe('svc server --hosted-executor podman (real containers)', () => {
     const agent = `sh -c 'if cat /run/secrets/svc-run-token >/dev/null 2>&1; then r=read; else r=refused; fi; echo x > a.txt; git add a.txt; git -c user.name=a -c user.email=a@x commit -qm "$SVC_CARD_KEY: uid $(id -u) credential $r"'`;
     // A service of its own numbers its cards from DEMO-11 again: a repository of its own, too.
     await createRepository(gitRoot, 'acme/apart', { seedCommit: true });
-    const service = await startLocalServer(['--git-root', gitRoot, '--hosted-executor', 'podman', '--hosted-image', IMAGE, '--hosted-as-root', '--hosted-logs', mkdtempSync(join(root, 'as-root-')), '--hosted-agent-cmd', agent]);
+    const service = await startLocalServer([
+      '--git-root',
+      gitRoot,
+      '--hosted-executor',
+      'podman',
+      '--hosted-image',
+      IMAGE,
+      '--hosted-as-root',
+      '--hosted-logs',
+      mkdtempSync(join(root, 'as-root-')),
+      '--hosted-agent-cmd',
+      agent,
+    ]);
     try {
       const call = (path: string, init: RequestInit = {}) =>
-        fetch(`${service.url}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' } }).then((r) => r.json() as Promise<any>);
-      const made = await call('/projects/DEMO/work-items', { method: 'POST', body: JSON.stringify({ kind: 'task', type: 'code', title: 'Agent apart', targetRepositories: ['acme/apart'] }) });
+        fetch(`${service.url}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' } }).then(
+          (r) => r.json() as Promise<any>,
+        );
+      const made = await call('/projects/DEMO/work-items', {
+        method: 'POST',
+        body: JSON.stringify({ kind: 'task', type: 'code', title: 'Agent apart', targetRepositories: ['acme/apart'] }),
+      });
       const opened = await svcInProcess(['run', made.key, '--hosted', '--json'], { env: isolatedEnv({ SVC_BASE_URL: service.url, SVC_TOKEN: service.token }) });
       expect(opened.code, opened.stderr).toBe(0);
       const runId = JSON.parse(opened.stdout).run.id as string;

@@ -71,9 +71,7 @@ export async function hostedFixture(opts: FixtureOptions = {}): Promise<HostedFi
   const items = opts.items ?? [{ title: 'Add a widget', targetRepositories: ['acme/widgets'] }];
   const repos = new Set(items.flatMap((i) => [...(i.targetRepositories ?? []), ...(i.targetRepos ?? []), ...(i.targetRepo ? [i.targetRepo] : [])]));
   for (const r of repos) await createRepository(gitRoot, r, { seedCommit: true });
-  const keys = items.map(
-    (i) => svc.admin.createWorkItem({ projectKey: svc.projectKey, kind: 'task', type: 'code', ...i }).key,
-  );
+  const keys = items.map((i) => svc.admin.createWorkItem({ projectKey: svc.projectKey, kind: 'task', type: 'code', ...i }).key);
   const opened = await svc.call('POST', '/dispatch-runs', {
     body: { projectKey: svc.projectKey, command: 'run', origin: 'hosted', cards: keys.map((workItemKey) => ({ workItemKey })) },
   });

@@ -19,10 +19,17 @@ function npmEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-function exec(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<{ code: number; stdout: string; stderr: string }> {
+function exec(
+  cmd: string,
+  args: string[],
+  opts: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number },
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(cmd, args, { cwd: opts.cwd, env: opts.env ?? npmEnv(), timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-      done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    execFile(
+      cmd,
+      args,
+      { cwd: opts.cwd, env: opts.env ?? npmEnv(), timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -42,7 +49,11 @@ beforeAll(async () => {
   // An empty folder. --prefix pins npm to it: without a package.json npm walks up looking for a
   // project root and may settle on a parent that has node_modules.
   app = mkdtempSync(join(tmpdir(), 'svc-install-'));
-  const install = await exec('npm', ['install', '--prefix', app, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel', 'error', join(out, packed.filename)], { cwd: app, timeoutMs: 240_000 });
+  const install = await exec(
+    'npm',
+    ['install', '--prefix', app, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel', 'error', join(out, packed.filename)],
+    { cwd: app, timeoutMs: 240_000 },
+  );
   expect(install.code, install.stderr).toBe(0);
   svcBin = join(app, 'node_modules', '.bin', 'svc');
 }, 300_000);
@@ -50,7 +61,18 @@ beforeAll(async () => {
 describe('npm pack', () => {
   test('the tarball holds what svc needs at run time, and not its sources or tests', () => {
     const paths = packed.files.map((f) => f.path);
-    for (const needed of ['package.json', 'README.md', ...Object.values(pkg.bin), 'dist/cli.js', 'dist/server.js', 'completions/svc.bash', 'completions/_svc', 'completions/svc.fish', 'examples/demo-agent.mjs', 'docs/json.md']) {
+    for (const needed of [
+      'package.json',
+      'README.md',
+      ...Object.values(pkg.bin),
+      'dist/cli.js',
+      'dist/server.js',
+      'completions/svc.bash',
+      'completions/_svc',
+      'completions/svc.fish',
+      'examples/demo-agent.mjs',
+      'docs/json.md',
+    ]) {
       expect(paths, needed).toContain(needed);
     }
     expect(paths.filter((p) => /^(src|test|scripts|node_modules)\//.test(p) || p.endsWith('.ts') || p.endsWith('.tgz'))).toEqual([]);

@@ -12,13 +12,16 @@ const opt = (name) => {
   return i >= 0 ? argv[i + 1] : undefined;
 };
 const bodyFile = opt('--body-file');
-appendFileSync(join(dir, 'calls.jsonl'), JSON.stringify({
-  argv,
-  body: bodyFile ? readFileSync(bodyFile, 'utf8') : null,
-  bodyFile: bodyFile ?? null,
-  bodyMode: bodyFile ? (statSync(bodyFile).mode & 0o777).toString(8) : null,
-  env: Object.keys(process.env).filter((k) => k.startsWith('SVC_')),
-}) + '\n');
+appendFileSync(
+  join(dir, 'calls.jsonl'),
+  JSON.stringify({
+    argv,
+    body: bodyFile ? readFileSync(bodyFile, 'utf8') : null,
+    bodyFile: bodyFile ?? null,
+    bodyMode: bodyFile ? (statSync(bodyFile).mode & 0o777).toString(8) : null,
+    env: Object.keys(process.env).filter((k) => k.startsWith('SVC_')),
+  }) + '\n',
+);
 const stateFile = join(dir, 'pulls.json');
 const pulls = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, 'utf8')) : {};
 const repo = opt('--repo') ?? 'github.com/acme/shop';

@@ -60,7 +60,16 @@ export async function startGitHubMock(opts: { token: string | RegExp; defaultBra
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-ratelimit-remaining': '4999', ...headers });
     res.end(body === undefined ? '' : JSON.stringify(body));
   };
-  const view = (repo: string, p: MockPull) => ({ number: p.number, html_url: `https://github.example.test/${repo}/pull/${p.number}`, state: p.state, draft: p.draft, title: p.title, body: p.body, head: { ref: p.head }, base: { ref: p.base } });
+  const view = (repo: string, p: MockPull) => ({
+    number: p.number,
+    html_url: `https://github.example.test/${repo}/pull/${p.number}`,
+    state: p.state,
+    draft: p.draft,
+    title: p.title,
+    body: p.body,
+    head: { ref: p.head },
+    base: { ref: p.base },
+  });
   const addPull = (repo: string, p: Omit<MockPull, 'number' | 'state'>): MockPull => {
     const pull = { ...p, number: next++, state: 'open' as const };
     pullsOf(repo).push(pull);
@@ -75,7 +84,15 @@ export async function startGitHubMock(opts: { token: string | RegExp; defaultBra
     } catch {
       return json(res, 400, { message: 'Problems parsing JSON' });
     }
-    requests.push({ method: req.method ?? '', path: u.pathname, query: Object.fromEntries(u.searchParams), authorization: req.headers.authorization ?? null, body, rawBody: raw, at: Date.now() });
+    requests.push({
+      method: req.method ?? '',
+      path: u.pathname,
+      query: Object.fromEntries(u.searchParams),
+      authorization: req.headers.authorization ?? null,
+      body,
+      rawBody: raw,
+      at: Date.now(),
+    });
     const c = canned.shift();
     if (c) return json(res, c.status, c.body ?? { message: 'canned' }, c.headers);
     const given = /^token (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
@@ -95,13 +112,21 @@ export async function startGitHubMock(opts: { token: string | RegExp; defaultBra
         return json(res, 200, []);
       }
       const list = pullsOf(repo).filter((p) => (state === 'all' || p.state === state) && (!head || `${m[1]}:${p.head}` === head));
-      return json(res, 200, list.map((p) => view(repo, p)));
+      return json(
+        res,
+        200,
+        list.map((p) => view(repo, p)),
+      );
     }
     if (method === 'POST' && rest === '/pulls') {
       const b = body ?? {};
-      if (typeof b.title !== 'string' || typeof b.head !== 'string' || typeof b.base !== 'string') return json(res, 422, { message: 'Validation Failed', errors: [{ message: 'missing field' }] });
+      if (typeof b.title !== 'string' || typeof b.head !== 'string' || typeof b.base !== 'string')
+        return json(res, 422, { message: 'Validation Failed', errors: [{ message: 'missing field' }] });
       if (pullsOf(repo).some((p) => p.state === 'open' && p.head === b.head)) {
-        return json(res, 422, { message: 'Validation Failed', errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${m[1]}:${b.head}.` }] });
+        return json(res, 422, {
+          message: 'Validation Failed',
+          errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${m[1]}:${b.head}.` }],
+        });
       }
       const p = addPull(repo, { head: b.head, base: b.base, title: b.title, body: String(b.body ?? ''), draft: b.draft === true });
       return json(res, 201, view(repo, p));
@@ -118,7 +143,11 @@ export async function startGitHubMock(opts: { token: string | RegExp; defaultBra
       const event = String(body?.event ?? '');
       if (!['COMMENT', 'APPROVE', 'REQUEST_CHANGES'].includes(event)) return json(res, 422, { message: 'Validation Failed' });
       reviews.push({ repository: repo, number: p!.number, body: String(body?.body ?? ''), event });
-      return json(res, 200, { id: reviews.length, state: 'COMMENTED', html_url: `https://github.example.test/${repo}/pull/${p!.number}#pullrequestreview-${reviews.length}` });
+      return json(res, 200, {
+        id: reviews.length,
+        state: 'COMMENTED',
+        html_url: `https://github.example.test/${repo}/pull/${p!.number}#pullrequestreview-${reviews.length}`,
+      });
     }
     const cm = /^\/issues\/(\d+)\/comments$/.exec(rest);
     if (method === 'POST' && cm) {

@@ -23,9 +23,19 @@ afterEach(async () => {
 
 function leg(over: Partial<PullRequestLeg> = {}): PullRequestLeg {
   return {
-    runId: 'run_1', command: 'run', key: 'PROJ-7', title: 'Add a cart', repo: '/unused', branch: 'svc/PROJ-7',
-    durationMs: 65_000, tokens: { in: 1200, out: 300 }, costUsd: 0.42,
-    finalMessage: `Done. I used ${TOKEN} to test.`, delivery: null, draft: false, ...over,
+    runId: 'run_1',
+    command: 'run',
+    key: 'PROJ-7',
+    title: 'Add a cart',
+    repo: '/unused',
+    branch: 'svc/PROJ-7',
+    durationMs: 65_000,
+    tokens: { in: 1200, out: 300 },
+    costUsd: 0.42,
+    finalMessage: `Done. I used ${TOKEN} to test.`,
+    delivery: null,
+    draft: false,
+    ...over,
   };
 }
 
@@ -55,8 +65,11 @@ describe('openOrUpdatePullRequest', () => {
     expect(gh.pulls('acme/shop')[0]).toMatchObject({ head: 'svc/PROJ-7', base: 'trunk', title: 'PROJ-7: Add a cart, v2', draft: false });
     const calls = gh.requests.map((r) => `${r.method} ${r.path}`);
     expect(calls).toEqual([
-      'GET /repos/acme/shop/pulls', 'GET /repos/acme/shop', 'POST /repos/acme/shop/pulls',
-      'GET /repos/acme/shop/pulls', 'PATCH /repos/acme/shop/pulls/1',
+      'GET /repos/acme/shop/pulls',
+      'GET /repos/acme/shop',
+      'POST /repos/acme/shop/pulls',
+      'GET /repos/acme/shop/pulls',
+      'PATCH /repos/acme/shop/pulls/1',
     ]);
     expect(gh.requests[0]!.query).toMatchObject({ head: 'acme:svc/PROJ-7', state: 'open' });
     // An update leaves the draft state as the reviewers set it.
@@ -64,7 +77,7 @@ describe('openOrUpdatePullRequest', () => {
     expect(gh.requests.every((r) => r.authorization === `token ${TOKEN}`)).toBe(true);
   });
 
-  it('takes the delivery\'s baseRef and opens a draft with --draft', async () => {
+  it("takes the delivery's baseRef and opens a draft with --draft", async () => {
     const d = { repo: 'acme/shop', number: 3, title: 't', url: 'u', state: 'open', ci: null, baseRef: 'release', defaultBranch: 'trunk' } as const;
     await writer().openOrUpdatePullRequest(leg({ delivery: d, draft: true }), 'body');
     expect(gh.pulls('acme/shop')[0]).toMatchObject({ base: 'release', draft: true });
@@ -89,16 +102,25 @@ describe('openOrUpdatePullRequest', () => {
   });
 });
 
-it('a huge final message is cut to fit GitHub\'s 65,536-character body, keeping its end', () => {
+it("a huge final message is cut to fit GitHub's 65,536-character body, keeping its end", () => {
   const body = pullRequestBody(leg({ finalMessage: `${'x'.repeat(200_000)} THE END` }), redact);
   expect(body.length).toBeLessThan(65_536);
   expect(body).toContain('THE END');
 });
 
 describe('reviews and fix comments', () => {
-  const delivery = { repo: 'acme/shop', number: 9, title: 'PR', url: 'https://github.example.test/acme/shop/pull/9', state: 'open', ci: 'failing', baseRef: 'trunk', defaultBranch: 'trunk' } as const;
+  const delivery = {
+    repo: 'acme/shop',
+    number: 9,
+    title: 'PR',
+    url: 'https://github.example.test/acme/shop/pull/9',
+    state: 'open',
+    ci: 'failing',
+    baseRef: 'trunk',
+    defaultBranch: 'trunk',
+  } as const;
 
-  it('postReview posts a review with event COMMENT on the delivery\'s pull request', async () => {
+  it("postReview posts a review with event COMMENT on the delivery's pull request", async () => {
     gh.addPull('acme/shop', { head: 'feature', base: 'trunk', title: 'x', body: '', draft: false });
     for (let i = 2; i <= 9; i++) gh.addPull('acme/shop', { head: `f${i}`, base: 'trunk', title: 'x', body: '', draft: false });
     const l = leg({ command: 'review', delivery, finalMessage: `Looks fine; ${TOKEN} leaked in config.ts` });
@@ -110,7 +132,7 @@ describe('reviews and fix comments', () => {
     expect(gh.requests.map((r) => r.rawBody).join('\n')).not.toContain(TOKEN);
   });
 
-  it('commentOnFix comments on the delivery\'s pull request', async () => {
+  it("commentOnFix comments on the delivery's pull request", async () => {
     const ref = await writer().commentOnFix(leg({ command: 'fix', delivery }), 'fixed the build');
     expect(ref).toMatchObject({ action: 'commented', number: 9 });
     expect(gh.comments).toEqual([{ repository: 'acme/shop', number: 9, body: 'fixed the build' }]);
@@ -126,7 +148,11 @@ describe('rate limits', () => {
   it('a primary limit (remaining 0) waits until x-ratelimit-reset, then goes on', async () => {
     const now = 1_700_000_000_000;
     const waits: number[] = [];
-    gh.failNext({ status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(now / 1000 + 30) }, body: { message: 'API rate limit exceeded' } });
+    gh.failNext({
+      status: 403,
+      headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(now / 1000 + 30) },
+      body: { message: 'API rate limit exceeded' },
+    });
     const ref = await writer({ waits, now: () => now }).openOrUpdatePullRequest(leg(), 'b');
     expect(ref.action).toBe('opened');
     expect(waits).toEqual([31_000]);
@@ -157,9 +183,11 @@ describe('rate limits', () => {
     expect(rateLimitWaitMs({ status: 403, headers: {}, message: 'You have exceeded a secondary rate limit', errors: [] }, 0)).toBe(60_000);
   });
 
-  it('GitHub\'s refusal is one line naming the status, never the token', async () => {
+  it("GitHub's refusal is one line naming the status, never the token", async () => {
     gh.failNext({ status: 404, body: { message: 'Not Found' } });
-    const err = await writer().openOrUpdatePullRequest(leg(), 'b').catch((e: Error) => e);
+    const err = await writer()
+      .openOrUpdatePullRequest(leg(), 'b')
+      .catch((e: Error) => e);
     expect(String(err)).toMatch(/GitHub 404 on GET \/repos\/acme\/shop\/pulls: Not Found/);
     expect(String(err)).not.toContain(TOKEN);
   });

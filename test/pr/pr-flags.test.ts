@@ -9,15 +9,30 @@ import { isolatedEnv } from '../support/cli.js';
 import { svcInProcess } from '../support/svc-in-process.js';
 
 // Nothing listens here: a usage error must come before any connection is tried.
-const env = () => isolatedEnv({ SVC_BASE_URL: 'http://127.0.0.1:9', SVC_TOKEN: 'svc_pat_flagstest1234', SVC_PROJECT: 'DEMO', SVC_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'svc-cfg-')) });
+const env = () =>
+  isolatedEnv({
+    SVC_BASE_URL: 'http://127.0.0.1:9',
+    SVC_TOKEN: 'svc_pat_flagstest1234',
+    SVC_PROJECT: 'DEMO',
+    SVC_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'svc-cfg-')),
+  });
 
 describe('--pr flags', () => {
   it.each([
     [['run', 'DEMO-1', '--agent-cmd', 'true', '--pr', '--no-push'], /^svc: --pr needs the branch pushed: drop --no-push or pass --no-pr$/m],
     [['run', 'DEMO-1', '--agent-cmd', 'true', '--pr', '--github-api-url', 'not a url'], /^svc: --github-api-url: 'not a url' is not a URL/m],
-    [['batch', '--agent-cmd', 'true', '--github-api-url', 'ftp://ghe.example.com/api/v3'], /^svc: --github-api-url: 'ftp:\/\/ghe.example.com\/api\/v3' is not an http\(s\) URL$/m],
-    [['run', 'DEMO-1', '--agent-cmd', 'true', '--github-api-url', 'https://x:ghp_secretsecretsecret12@ghe.example.com/api/v3'], /^svc: --github-api-url: a URL with credentials in it is refused$/m],
-    [['run', 'DEMO-1', '--agent-cmd', 'true', '--github-api-url', 'http://ghe.example.com/api/v3'], /^svc: --github-api-url: refusing to send a GitHub token over plain http to ghe.example.com \(use https, or --insecure\)$/m],
+    [
+      ['batch', '--agent-cmd', 'true', '--github-api-url', 'ftp://ghe.example.com/api/v3'],
+      /^svc: --github-api-url: 'ftp:\/\/ghe.example.com\/api\/v3' is not an http\(s\) URL$/m,
+    ],
+    [
+      ['run', 'DEMO-1', '--agent-cmd', 'true', '--github-api-url', 'https://x:ghp_secretsecretsecret12@ghe.example.com/api/v3'],
+      /^svc: --github-api-url: a URL with credentials in it is refused$/m,
+    ],
+    [
+      ['run', 'DEMO-1', '--agent-cmd', 'true', '--github-api-url', 'http://ghe.example.com/api/v3'],
+      /^svc: --github-api-url: refusing to send a GitHub token over plain http to ghe.example.com \(use https, or --insecure\)$/m,
+    ],
   ])('svc %j is a usage error', async (args, message) => {
     const r = await svcInProcess(args, { env: env() });
     expect(r.code, r.stderr).toBe(2);

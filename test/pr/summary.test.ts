@@ -12,8 +12,16 @@ function capture() {
 }
 
 const leg = (key: string, pullRequest: LegSummary['pullRequest']): LegSummary => ({
-  key, title: 't', disposition: 'implemented', durationMs: 1000, exitCode: 0, reason: null, costUsd: null,
-  tokens: { in: null, out: null }, sessionBranch: `svc/${key}`, pullRequest,
+  key,
+  title: 't',
+  disposition: 'implemented',
+  durationMs: 1000,
+  exitCode: 0,
+  reason: null,
+  costUsd: null,
+  tokens: { in: null, out: null },
+  sessionBranch: `svc/${key}`,
+  pullRequest,
 });
 
 describe('printRunSummary with --pr', () => {
@@ -21,10 +29,23 @@ describe('printRunSummary with --pr', () => {
     const err = capture();
     const out = capture();
     const summary: RunSummary = {
-      runId: 'run_1', command: 'batch', scopeKey: null, stopReason: 'drained', status: 'succeeded', cards: [], exitCode: 0, note: '', dryRun: false,
+      runId: 'run_1',
+      command: 'batch',
+      scopeKey: null,
+      stopReason: 'drained',
+      status: 'succeeded',
+      cards: [],
+      exitCode: 0,
+      note: '',
+      dryRun: false,
       legs: [
         leg('P-1', { action: 'opened', url: 'https://github.com/a/b/pull/1', number: 1 }),
-        leg('P-2', { action: 'hint', url: 'https://github.com/a/b/compare/svc/P-2?expand=1', number: null, hint: 'P-2: gh is not installed; open the pull request at https://github.com/a/b/compare/svc/P-2?expand=1' }),
+        leg('P-2', {
+          action: 'hint',
+          url: 'https://github.com/a/b/compare/svc/P-2?expand=1',
+          number: null,
+          hint: 'P-2: gh is not installed; open the pull request at https://github.com/a/b/compare/svc/P-2?expand=1',
+        }),
         leg('P-3', null),
       ],
     };

@@ -9,7 +9,9 @@ import { describe, expect, test } from 'vitest';
 const SRC = resolve(import.meta.dirname, '../../src');
 
 function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** The top folders of src/ that `folder`'s files import (relative imports only). */
@@ -49,7 +51,9 @@ describe('layers', () => {
   test("src/ui imports none of the commands or the server, and only the engine's types (the summaries it prints)", () => {
     const layers = importedLayers('ui');
     for (const upper of ['commands', 'server']) expect(layers.get(upper)).toBeUndefined();
-    const values = files(join(SRC, 'ui')).flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/^import (?!type )[^;]*from '(\.[^']+)';$/gm)].map((m) => relative(SRC, resolve(dirname(file), m[1]!))));
+    const values = files(join(SRC, 'ui')).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/^import (?!type )[^;]*from '(\.[^']+)';$/gm)].map((m) => relative(SRC, resolve(dirname(file), m[1]!))),
+    );
     expect(values.filter((target) => !target.startsWith('ui/'))).toEqual([]);
   });
 });

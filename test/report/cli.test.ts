@@ -56,16 +56,41 @@ describe('--report on a dispatch command', () => {
     const ci = { ...env, GITHUB_STEP_SUMMARY: summaryFile, BUILDKITE: 'true', RECORD: record, PATH: `${bin}:${env.PATH}` };
     const repo = await makeRepo();
     const r = await svcInProcess(
-      ['run', 'DEMO-3', 'DEMO-5', '--parallel', '2', '--on-failure', 'continue', '--agent-cmd', `sh ${agent}`, '--repo', repo, '--json',
-        '--report', `junit:${out}/svc.xml`, '--report', `markdown:${out}/svc.md`, '--report', `html:${out}/svc.html`, '--report', `json:${out}/svc.json`],
+      [
+        'run',
+        'DEMO-3',
+        'DEMO-5',
+        '--parallel',
+        '2',
+        '--on-failure',
+        'continue',
+        '--agent-cmd',
+        `sh ${agent}`,
+        '--repo',
+        repo,
+        '--json',
+        '--report',
+        `junit:${out}/svc.xml`,
+        '--report',
+        `markdown:${out}/svc.md`,
+        '--report',
+        `html:${out}/svc.html`,
+        '--report',
+        `json:${out}/svc.json`,
+      ],
       { env: ci },
     );
     expect(r.code, r.stderr).toBe(1);
     const { runId } = JSON.parse(r.stdout) as { runId: string };
 
-    const doc = JSON.parse(readFileSync(join(out, 'svc.json'), 'utf8')) as { runs: { runId: string; status: string; legs: { key: string; disposition: string; commits: unknown[]; logTail: string }[] }[] };
+    const doc = JSON.parse(readFileSync(join(out, 'svc.json'), 'utf8')) as {
+      runs: { runId: string; status: string; legs: { key: string; disposition: string; commits: unknown[]; logTail: string }[] }[];
+    };
     expect(doc.runs.map((x) => [x.runId, x.status])).toEqual([[runId, 'failed']]);
-    expect(doc.runs[0]!.legs.map((l) => [l.key, l.disposition, l.commits.length])).toEqual([['DEMO-3', 'implemented', 1], ['DEMO-5', 'failed', 0]]);
+    expect(doc.runs[0]!.legs.map((l) => [l.key, l.disposition, l.commits.length])).toEqual([
+      ['DEMO-3', 'implemented', 1],
+      ['DEMO-5', 'failed', 0],
+    ]);
     expect(doc.runs[0]!.legs[1]!.logTail).toContain('FAIL: 1 test failed');
     expect(readFileSync(join(out, 'svc.xml'), 'utf8')).toContain('<failure message="exit 3"');
     expect(readFileSync(join(out, 'svc.html'), 'utf8')).toContain('<h3>Timeline</h3>');
@@ -107,7 +132,10 @@ describe('--report on a dispatch command', () => {
     // /proc, where Node's own recursive mkdir would spin forever, deaf to signals.
     const blocked = join(root, 'a-file');
     writeFileSync(blocked, '');
-    for (const [file, why] of [[`${blocked}/svc.xml`, 'ENOTDIR: not a directory'], ['/proc/nope/x.xml', 'ENOENT: no such file or directory']]) {
+    for (const [file, why] of [
+      [`${blocked}/svc.xml`, 'ENOTDIR: not a directory'],
+      ['/proc/nope/x.xml', 'ENOENT: no such file or directory'],
+    ]) {
       const r = await svcInProcess(['run', 'DEMO-6', '--agent-cmd', `sh ${agent}`, '--repo', repo, '--report', `junit:${file}`], { env: fresh });
       expect([r.code, r.stderr]).toEqual([2, `svc: cannot write the report ${file}: ${why}\n`]);
     }
@@ -133,7 +161,22 @@ describe('--report on a dispatch command', () => {
     const quiet = { ...env, GITHUB_STEP_SUMMARY: summaryFile, SVC_CI_SUMMARY: '0' };
     // A path that is writable when the run opens but not when it ends: the agent makes a folder there.
     const late = join(out, 'late.xml');
-    const r = await svcInProcess(['run', 'DEMO-6', '--agent-cmd', `sh -c "mkdir ${late} && sh ${agent}"`, '--repo', await makeRepo(), '--json', '--report', `junit:${late}`, '--report', `markdown:${out}/ok.md`], { env: quiet });
+    const r = await svcInProcess(
+      [
+        'run',
+        'DEMO-6',
+        '--agent-cmd',
+        `sh -c "mkdir ${late} && sh ${agent}"`,
+        '--repo',
+        await makeRepo(),
+        '--json',
+        '--report',
+        `junit:${late}`,
+        '--report',
+        `markdown:${out}/ok.md`,
+      ],
+      { env: quiet },
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^svc: could not write the junit report .*late\.xml: EISDIR: illegal operation on a directory$/m);
     const summary = JSON.parse(r.stdout) as { runId: string; status: string };
@@ -145,19 +188,63 @@ describe('--report on a dispatch command', () => {
     expect(again.stdout).toContain('failures="0"');
   }, 60_000);
 
-  test('run_scope: the close-out is reported after the legs, on the scope\'s branch', async () => {
-    const r = await svcInProcess(['run_scope', 'DEMO-2', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--on-failure', 'continue', '--json', '--report', `json:${root}/scope.json`], { env });
-    const doc = JSON.parse(readFileSync(join(root, 'scope.json'), 'utf8')) as { runs: { scopeKey: string; legs: { key: string; disposition: string }[]; closeOut: { key: string; disposition: string; branch: string; commits: unknown[] } | null }[] };
+  test("run_scope: the close-out is reported after the legs, on the scope's branch", async () => {
+    const r = await svcInProcess(
+      [
+        'run_scope',
+        'DEMO-2',
+        '--agent-cmd',
+        `sh ${agent}`,
+        '--repo',
+        await makeRepo(),
+        '--on-failure',
+        'continue',
+        '--json',
+        '--report',
+        `json:${root}/scope.json`,
+      ],
+      { env },
+    );
+    const doc = JSON.parse(readFileSync(join(root, 'scope.json'), 'utf8')) as {
+      runs: {
+        scopeKey: string;
+        legs: { key: string; disposition: string }[];
+        closeOut: { key: string; disposition: string; branch: string; commits: unknown[] } | null;
+      }[];
+    };
     expect(r.stderr).toContain('close-out of DEMO-2');
     expect(doc.runs[0]!.scopeKey).toBe('DEMO-2');
-    expect(doc.runs[0]!.legs.map((l) => [l.key, l.disposition])).toEqual([['DEMO-3', 'implemented'], ['DEMO-4', 'implemented'], ['DEMO-5', 'failed']]);
+    expect(doc.runs[0]!.legs.map((l) => [l.key, l.disposition])).toEqual([
+      ['DEMO-3', 'implemented'],
+      ['DEMO-4', 'implemented'],
+      ['DEMO-5', 'failed'],
+    ]);
     expect(doc.runs[0]!.closeOut).toMatchObject({ key: 'DEMO-2', disposition: 'implemented', branch: 'svc/DEMO-2' });
     expect(doc.runs[0]!.closeOut!.commits).toHaveLength(1);
   }, 120_000);
 
   test('auto: one report holds every run it opened, oldest first', async () => {
     // --rerun: the tests above implemented the demo's ready cards, which recorded themselves in_review.
-    const r = await svcInProcess(['auto', '--max', '2', '--rerun', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--on-failure', 'continue', '--json', '--report', `json:${root}/auto.json`, '--report', `junit:${root}/auto.xml`], { env });
+    const r = await svcInProcess(
+      [
+        'auto',
+        '--max',
+        '2',
+        '--rerun',
+        '--agent-cmd',
+        `sh ${agent}`,
+        '--repo',
+        await makeRepo(),
+        '--on-failure',
+        'continue',
+        '--json',
+        '--report',
+        `json:${root}/auto.json`,
+        '--report',
+        `junit:${root}/auto.xml`,
+      ],
+      { env },
+    );
     const summary = JSON.parse(r.stdout) as { runs: { runId: string | null }[] };
     const ids = summary.runs.map((x) => x.runId).filter(Boolean);
     expect(ids.length, r.stderr).toBeGreaterThanOrEqual(1);

@@ -21,7 +21,12 @@ async function git(repo: string, args: string[], date = '2026-01-05T02:00:00Z'):
   const env = { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date };
   return new Promise((ok, fail) => {
     import('node:child_process').then(({ execFile }) =>
-      execFile('git', ['-c', 'user.name=agent', '-c', 'user.email=agent@example.invalid', ...args], { cwd: repo, env: { ...process.env, ...env } }, (e, out, err) => (e ? fail(new Error(err || e.message)) : ok(out.trim()))),
+      execFile(
+        'git',
+        ['-c', 'user.name=agent', '-c', 'user.email=agent@example.invalid', ...args],
+        { cwd: repo, env: { ...process.env, ...env } },
+        (e, out, err) => (e ? fail(new Error(err || e.message)) : ok(out.trim())),
+      ),
     );
   });
 }
@@ -52,17 +57,50 @@ export async function makeFixture(): Promise<Fixture> {
   const head3 = await commitFile(repo, 'test/guest.test.ts', 'test("guest");\n'.repeat(5), 'DEMO-3: tests for the endpoint', '2026-01-05T02:02:40Z');
   await git(repo, ['checkout', '-q', 'main']);
   await git(repo, ['checkout', '-qb', 'svc/DEMO-6']);
-  const head6 = await commitFile(repo, 'package.json', '{"dependencies":{"undici":"^8"}}\n', `DEMO-6: upgrade undici (tested with ${PLANTED_SECRET})`, '2026-01-05T02:04:00Z');
+  const head6 = await commitFile(
+    repo,
+    'package.json',
+    '{"dependencies":{"undici":"^8"}}\n',
+    `DEMO-6: upgrade undici (tested with ${PLANTED_SECRET})`,
+    '2026-01-05T02:04:00Z',
+  );
   await git(repo, ['checkout', '-q', 'main']);
 
   const paths = createRunFolder(stateDir, {
-    runId: RUN_ID, baseUrl: 'http://127.0.0.1:1', projectKey: 'DEMO', command: 'batch', originalCommand: 'batch', scopeKey: null, baseSeq: 0,
+    runId: RUN_ID,
+    baseUrl: 'http://127.0.0.1:1',
+    projectKey: 'DEMO',
+    command: 'batch',
+    originalCommand: 'batch',
+    scopeKey: null,
+    baseSeq: 0,
     openedAt: at('02:00:00'),
-    cards: [{ workItemKey: 'DEMO-3' }, { workItemKey: 'DEMO-5' }, { workItemKey: 'DEMO-6' }, { workItemKey: 'DEMO-7', skipReason: 'implemented by an earlier run: svc/DEMO-7 holds the work' }, { workItemKey: 'DEMO-8' }],
+    cards: [
+      { workItemKey: 'DEMO-3' },
+      { workItemKey: 'DEMO-5' },
+      { workItemKey: 'DEMO-6' },
+      { workItemKey: 'DEMO-7', skipReason: 'implemented by an earlier run: svc/DEMO-7 holds the work' },
+      { workItemKey: 'DEMO-8' },
+    ],
     options: { parallel: 3 },
     run: {
-      id: RUN_ID, projectId: 'p1', command: 'batch', origin: 'local', scopeWorkItemId: null, scopeLabel: null, status: 'running', stopReason: null,
-      agent: 'claude', model: 'sonnet', startedAt: at('02:00:00'), endedAt: null, lastHeartbeatAt: null, createdById: null, agentInstance: null, seq: 0, cards: [],
+      id: RUN_ID,
+      projectId: 'p1',
+      command: 'batch',
+      origin: 'local',
+      scopeWorkItemId: null,
+      scopeLabel: null,
+      status: 'running',
+      stopReason: null,
+      agent: 'claude',
+      model: 'sonnet',
+      startedAt: at('02:00:00'),
+      endedAt: null,
+      lastHeartbeatAt: null,
+      createdById: null,
+      agentInstance: null,
+      seq: 0,
+      cards: [],
     },
   });
   const journal = Journal.open(paths.journal);
@@ -79,28 +117,73 @@ export async function makeFixture(): Promise<Fixture> {
   journal.close();
 
   const leg = (r: Omit<LegRecord, 'repo'>): LegRecord => ({ ...r, repo });
-  recordLeg(paths, leg({
-    key: 'DEMO-5', title: 'Guest checkout tests', disposition: 'failed', durationMs: 117_500, exitCode: 1, reason: 'exit 1',
-    costUsd: 0.0831, tokens: { in: 41_200, out: 3_150 }, sessionBranch: 'svc/DEMO-5', startedAt: at('02:00:02'), endedAt: at('02:02:00'), base, head: base,
-  }));
-  recordLeg(paths, leg({
-    key: 'DEMO-3', title: 'Guest checkout API', disposition: 'implemented', durationMs: 178_200, exitCode: 0, reason: null,
-    costUsd: 0.2417, tokens: { in: 98_004, out: 7_730 }, sessionBranch: 'svc/DEMO-3', startedAt: at('02:00:01'), endedAt: at('02:03:00'), base, head: head3,
-  }));
-  recordLeg(paths, leg({
-    key: 'DEMO-6', title: 'Upgrade the HTTP client', disposition: 'implemented', durationMs: 229_000, exitCode: 0, reason: null,
-    costUsd: 0.1122, tokens: { in: 52_310, out: 2_904 }, sessionBranch: 'svc/DEMO-6', startedAt: at('02:00:40'), endedAt: at('02:04:30'), base, head: head6,
-  }));
+  recordLeg(
+    paths,
+    leg({
+      key: 'DEMO-5',
+      title: 'Guest checkout tests',
+      disposition: 'failed',
+      durationMs: 117_500,
+      exitCode: 1,
+      reason: 'exit 1',
+      costUsd: 0.0831,
+      tokens: { in: 41_200, out: 3_150 },
+      sessionBranch: 'svc/DEMO-5',
+      startedAt: at('02:00:02'),
+      endedAt: at('02:02:00'),
+      base,
+      head: base,
+    }),
+  );
+  recordLeg(
+    paths,
+    leg({
+      key: 'DEMO-3',
+      title: 'Guest checkout API',
+      disposition: 'implemented',
+      durationMs: 178_200,
+      exitCode: 0,
+      reason: null,
+      costUsd: 0.2417,
+      tokens: { in: 98_004, out: 7_730 },
+      sessionBranch: 'svc/DEMO-3',
+      startedAt: at('02:00:01'),
+      endedAt: at('02:03:00'),
+      base,
+      head: head3,
+    }),
+  );
+  recordLeg(
+    paths,
+    leg({
+      key: 'DEMO-6',
+      title: 'Upgrade the HTTP client',
+      disposition: 'implemented',
+      durationMs: 229_000,
+      exitCode: 0,
+      reason: null,
+      costUsd: 0.1122,
+      tokens: { in: 52_310, out: 2_904 },
+      sessionBranch: 'svc/DEMO-6',
+      startedAt: at('02:00:40'),
+      endedAt: at('02:04:30'),
+      base,
+      head: head6,
+    }),
+  );
 
   writeFileSync(logPath(paths, 'DEMO-3'), 'reading the card\nadding POST /checkout/guest\n\x1b[32m✓ 14 tests passed\x1b[0m\ncommitted 2 changes\n');
-  writeFileSync(logPath(paths, 'DEMO-5'), [
-    ...Array.from({ length: 50 }, (_, i) => `step ${i + 1}: running the suite`),
-    `using ${PLANTED_SECRET} to call the API`,
-    `the run token is ${PLANTED_CUSTOM}`,
-    'FAIL test/guest.test.ts > rejects an empty cart',
-    '  expected 422, got 500',
-    'Tests: 1 failed, 119 passed, 120 total',
-  ].join('\n') + '\n');
+  writeFileSync(
+    logPath(paths, 'DEMO-5'),
+    [
+      ...Array.from({ length: 50 }, (_, i) => `step ${i + 1}: running the suite`),
+      `using ${PLANTED_SECRET} to call the API`,
+      `the run token is ${PLANTED_CUSTOM}`,
+      'FAIL test/guest.test.ts > rejects an empty cart',
+      '  expected 422, got 500',
+      'Tests: 1 failed, 119 passed, 120 total',
+    ].join('\n') + '\n',
+  );
   writeFileSync(logPath(paths, 'DEMO-6'), 'bumping undici to ^8\nnpm test: ok\n');
   return { stateDir, repo, runId: RUN_ID };
 }

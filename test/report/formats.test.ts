@@ -26,11 +26,32 @@ async function validate(xml: string) {
 
 describe('the report model', () => {
   test('cards in the order opened, with times, spend and git from the local state', () => {
-    expect(report).toMatchObject({ runId: RUN_ID, command: 'batch', status: 'failed', stopReason: 'halted', agent: 'claude', model: 'sonnet', durationMs: 270_000 });
+    expect(report).toMatchObject({
+      runId: RUN_ID,
+      command: 'batch',
+      status: 'failed',
+      stopReason: 'halted',
+      agent: 'claude',
+      model: 'sonnet',
+      durationMs: 270_000,
+    });
     expect(report.legs.map((l) => [l.key, l.disposition])).toEqual([
-      ['DEMO-3', 'implemented'], ['DEMO-5', 'failed'], ['DEMO-6', 'implemented'], ['DEMO-7', 'skipped'], ['DEMO-8', 'not_reached'],
+      ['DEMO-3', 'implemented'],
+      ['DEMO-5', 'failed'],
+      ['DEMO-6', 'implemented'],
+      ['DEMO-7', 'skipped'],
+      ['DEMO-8', 'not_reached'],
     ]);
-    expect(report.totals).toEqual({ cards: 5, implemented: 2, failed: 1, skipped: 1, notReached: 1, running: 0, costUsd: 0.437, tokens: { in: 191_514, out: 13_784 } });
+    expect(report.totals).toEqual({
+      cards: 5,
+      implemented: 2,
+      failed: 1,
+      skipped: 1,
+      notReached: 1,
+      running: 0,
+      costUsd: 0.437,
+      tokens: { in: 191_514, out: 13_784 },
+    });
     const d3 = report.legs[0]!;
     expect(d3.commits.map((c) => c.subject)).toEqual(['DEMO-3: tests for the endpoint', 'DEMO-3: guest checkout endpoint']);
     expect(d3.diffStat).toMatch(/src\/api\/guest\.ts +\| 12 \+{12}\n test\/guest\.test\.ts \|  5 \+{5}\n 2 files changed, 17 insertions\(\+\)/);
@@ -76,13 +97,29 @@ describe('junit', () => {
     const result = await validate(xml);
     expect(result.errors).toEqual([]);
     expect(result.valid).toBe(true);
-    const parsed = (await parse(xml)) as { testsuite: { name: string; tests: number; failures: number; skipped: number; errors: number; properties: { name: string; value: string }[]; testcase: { name: string; time: number; failure?: { message: string; inner: string }[]; skipped?: { message: string }[] }[] }[] };
+    const parsed = (await parse(xml)) as {
+      testsuite: {
+        name: string;
+        tests: number;
+        failures: number;
+        skipped: number;
+        errors: number;
+        properties: { name: string; value: string }[];
+        testcase: { name: string; time: number; failure?: { message: string; inner: string }[]; skipped?: { message: string }[] }[];
+      }[];
+    };
     expect(parsed.testsuite).toHaveLength(1);
     const suite = parsed.testsuite[0]!;
     expect(suite).toMatchObject({ name: `svc batch (${RUN_ID})`, tests: 5, failures: 1, skipped: 2, errors: 0 });
     const props = Object.fromEntries(suite.properties.map((p) => [p.name, p.value]));
     expect(props).toMatchObject({ stopReason: 'halted', status: 'failed', costUsd: 0.437, tokensIn: 191514 });
-    expect(suite.testcase.map((c) => c.name)).toEqual(['DEMO-3 Guest checkout API', 'DEMO-5 Guest checkout tests', 'DEMO-6 Upgrade the HTTP client', 'DEMO-7', 'DEMO-8']);
+    expect(suite.testcase.map((c) => c.name)).toEqual([
+      'DEMO-3 Guest checkout API',
+      'DEMO-5 Guest checkout tests',
+      'DEMO-6 Upgrade the HTTP client',
+      'DEMO-7',
+      'DEMO-8',
+    ]);
     const failed = suite.testcase[1]!;
     expect(failed.time).toBe(117.5);
     expect(failed.failure![0]!.message).toBe('exit 1');
@@ -103,7 +140,10 @@ describe('junit', () => {
   });
 
   test('control characters and markup in a log stay inside the failure, as text', async () => {
-    const odd = { ...report, legs: report.legs.map((l) => (l.key === 'DEMO-5' ? { ...l, reason: 'agent said <b>"no"</b> & \x07left', logTail: ']]> </failure>\x00' } : l)) };
+    const odd = {
+      ...report,
+      legs: report.legs.map((l) => (l.key === 'DEMO-5' ? { ...l, reason: 'agent said <b>"no"</b> & \x07left', logTail: ']]> </failure>\x00' } : l)),
+    };
     const xml = renderReport('junit', [odd]);
     expect((await validate(xml)).valid).toBe(true);
     const parsed = (await parse(xml)) as { testsuite: { testcase: { failure?: { message: string; inner: string }[] }[] }[] };
@@ -121,7 +161,9 @@ describe('markdown', () => {
 
   test('every table row has as many cells as the header; a pipe in a reason cannot add one', () => {
     const odd = { ...report, legs: report.legs.map((l) => (l.key === 'DEMO-5' ? { ...l, reason: 'a | b | c' } : l)) };
-    const rows = renderReport('markdown', [odd]).split('\n').filter((l) => l.startsWith('|'));
+    const rows = renderReport('markdown', [odd])
+      .split('\n')
+      .filter((l) => l.startsWith('|'));
     const cells = (row: string) => row.replace(/\\\|/g, '').split('|').length;
     expect(rows.length).toBe(7);
     for (const row of rows) expect(cells(row), row).toBe(cells(rows[0]!));
@@ -139,10 +181,46 @@ describe('json', () => {
     const doc = JSON.parse(renderReport('json', [report])) as { schema: string; runs: RunReport[] };
     expect(doc.schema).toBe('svc.report/1');
     expect(Object.keys(doc.runs[0]!).sort()).toEqual(
-      ['agent', 'closeOut', 'command', 'durationMs', 'endedAt', 'legs', 'model', 'originalCommand', 'projectKey', 'runId', 'scopeKey', 'startedAt', 'status', 'stopReason', 'totals'].sort(),
+      [
+        'agent',
+        'closeOut',
+        'command',
+        'durationMs',
+        'endedAt',
+        'legs',
+        'model',
+        'originalCommand',
+        'projectKey',
+        'runId',
+        'scopeKey',
+        'startedAt',
+        'status',
+        'stopReason',
+        'totals',
+      ].sort(),
     );
     expect(Object.keys(doc.runs[0]!.legs[0]!).sort()).toEqual(
-      ['attempts', 'base', 'branch', 'check', 'commits', 'costUsd', 'diffStat', 'disposition', 'durationMs', 'endedAt', 'exitCode', 'head', 'key', 'logTail', 'reason', 'skipReason', 'startedAt', 'title', 'tokens'].sort(),
+      [
+        'attempts',
+        'base',
+        'branch',
+        'check',
+        'commits',
+        'costUsd',
+        'diffStat',
+        'disposition',
+        'durationMs',
+        'endedAt',
+        'exitCode',
+        'head',
+        'key',
+        'logTail',
+        'reason',
+        'skipReason',
+        'startedAt',
+        'title',
+        'tokens',
+      ].sort(),
     );
   });
 });

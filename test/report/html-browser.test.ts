@@ -53,7 +53,9 @@ describe('the HTML report in Chromium', () => {
     expect(d3.width / track.width).toBeCloseTo(179 / 270, 2);
     expect(await page.locator('.tl-bar[data-key="DEMO-5"]').getAttribute('data-disposition')).toBe('failed');
     expect(await page.locator('.tl-bar[data-key="DEMO-7"]').count()).toBe(0);
-    expect(await page.locator('.tl-row', { hasText: 'DEMO-7' }).locator('.tl-note').innerText()).toBe('skipped: implemented by an earlier run: svc/DEMO-7 holds the work');
+    expect(await page.locator('.tl-row', { hasText: 'DEMO-7' }).locator('.tl-note').innerText()).toBe(
+      'skipped: implemented by an earlier run: svc/DEMO-7 holds the work',
+    );
     expect(requests).toEqual([`file://${file}`]);
   });
 
@@ -63,10 +65,15 @@ describe('the HTML report in Chromium', () => {
       await page.locator('.facts > div').evaluateAll((els) => els.map((e) => [e.querySelector('dt')!.textContent, e.querySelector('dd')!.textContent])),
     );
     expect(facts).toMatchObject({ Command: 'svc batch', Status: 'failed', 'Stop reason': 'halted', Duration: '4m 30s', Tokens: '205,298', Cost: '$0.4370' });
-    const overview = await page.locator('table.overview tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent!.trim())));
+    const overview = await page
+      .locator('table.overview tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent!.trim())));
     expect(overview[1]).toEqual(['DEMO-5 Guest checkout tests', 'failed', '1m 58s', '1', '44,350', '$0.0831', 'svc/DEMO-5', '0', 'exit 1']);
     const d3 = page.locator('article.leg[data-key="DEMO-3"]');
-    expect(await d3.locator('ul.commits li').allInnerTexts()).toEqual([expect.stringMatching(/^[0-9a-f]{7} DEMO-3: tests for the endpoint$/), expect.stringMatching(/^[0-9a-f]{7} DEMO-3: guest checkout endpoint$/)]);
+    expect(await d3.locator('ul.commits li').allInnerTexts()).toEqual([
+      expect.stringMatching(/^[0-9a-f]{7} DEMO-3: tests for the endpoint$/),
+      expect.stringMatching(/^[0-9a-f]{7} DEMO-3: guest checkout endpoint$/),
+    ]);
     expect(await d3.locator('pre.stat').innerText()).toContain('2 files changed, 17 insertions(+)');
     const d5 = page.locator('article.leg[data-key="DEMO-5"]');
     expect(await d5.locator('.reason').innerText()).toBe('exit 1');

@@ -107,14 +107,20 @@ describe('the live page of svc server', () => {
     expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker), 'the page updated in place').toBe(2);
     expect(page.url()).toBe(`${server.url}/runs/${runId}`);
 
-    const legs = await page.locator('table.legs tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent!.trim())));
+    const legs = await page
+      .locator('table.legs tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent!.trim())));
     expect(legs.map((l) => [l[0], l[1], l[3], l[4]])).toEqual([
       ['DEMO-3 Guest checkout API', 'implemented', '0', 'svc/DEMO-3'],
       ['DEMO-5 Guest checkout tests', 'failed', '4', 'svc/DEMO-5'],
       ['DEMO-6 Upgrade the HTTP client', 'implemented', '0', 'svc/DEMO-6'],
     ]);
     const bars = await page.locator('.tl-bar').evaluateAll((els) => els.map((e) => [e.getAttribute('data-key'), e.getAttribute('data-disposition')]));
-    expect(bars).toEqual([['DEMO-3', 'implemented'], ['DEMO-5', 'failed'], ['DEMO-6', 'implemented']]);
+    expect(bars).toEqual([
+      ['DEMO-3', 'implemented'],
+      ['DEMO-5', 'failed'],
+      ['DEMO-6', 'implemented'],
+    ]);
     // DEMO-6 started only when DEMO-5 ended: its bar begins right of DEMO-5's start.
     const x = async (k: string) => (await page.locator(`.tl-bar[data-key="${k}"]`).boundingBox())!.x;
     expect(await x('DEMO-6')).toBeGreaterThan(await x('DEMO-5'));
@@ -150,7 +156,12 @@ describe('the live page of svc server', () => {
       const owner = db.prepare('SELECT workspace_id, user_id FROM tokens ORDER BY rowid LIMIT 1').get() as { workspace_id: string; user_id: string };
       const admin = createAdmin(db);
       admin.createProject({ workspaceId: owner.workspace_id, key: 'OTHER', name: 'Other' });
-      ({ token: narrowed, id: narrowedId } = admin.createToken({ workspaceId: owner.workspace_id, userId: owner.user_id, projectKey: 'OTHER', scopes: ['project:browse'] }));
+      ({ token: narrowed, id: narrowedId } = admin.createToken({
+        workspaceId: owner.workspace_id,
+        userId: owner.user_id,
+        projectKey: 'OTHER',
+        scopes: ['project:browse'],
+      }));
       ({ token: editOnly } = admin.createToken({ workspaceId: owner.workspace_id, userId: owner.user_id, scopes: ['work_item:edit'] }));
     } finally {
       db.close();
@@ -168,19 +179,27 @@ describe('the live page of svc server', () => {
 
     // A login posted from another site is refused before the token is even looked at.
     const crossSite = await new Promise<number>((done, fail) => {
-      const req = request(`${server.url}/login`, { method: 'POST', headers: { origin: 'http://evil.example', 'content-type': 'application/x-www-form-urlencoded' } }, (res) => {
-        res.resume();
-        done(res.statusCode ?? 0);
-      });
+      const req = request(
+        `${server.url}/login`,
+        { method: 'POST', headers: { origin: 'http://evil.example', 'content-type': 'application/x-www-form-urlencoded' } },
+        (res) => {
+          res.resume();
+          done(res.statusCode ?? 0);
+        },
+      );
       req.on('error', fail);
       req.end(`token=${server.token}`);
     });
     expect(crossSite).toBe(403);
     const fetchedCrossSite = await new Promise<number>((done, fail) => {
-      const req = request(`${server.url}/login`, { method: 'POST', headers: { 'sec-fetch-site': 'cross-site', 'content-type': 'application/x-www-form-urlencoded' } }, (res) => {
-        res.resume();
-        done(res.statusCode ?? 0);
-      });
+      const req = request(
+        `${server.url}/login`,
+        { method: 'POST', headers: { 'sec-fetch-site': 'cross-site', 'content-type': 'application/x-www-form-urlencoded' } },
+        (res) => {
+          res.resume();
+          done(res.statusCode ?? 0);
+        },
+      );
       req.on('error', fail);
       req.end(`token=${server.token}`);
     });

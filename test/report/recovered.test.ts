@@ -17,8 +17,16 @@ describe('a crashed run, before and after recover', () => {
   test('running leg and run while no close is recorded; failed and closed after; the same report every time', async () => {
     const stateDir = join(mkdtempSync(join(tmpdir(), 'svc-report-crash-')), 'state');
     const paths = createRunFolder(stateDir, {
-      runId: 'run_Crashed0001', baseUrl: 'http://127.0.0.1:1', projectKey: 'DEMO', command: 'run', originalCommand: 'run', scopeKey: null, baseSeq: 0,
-      openedAt: '2026-01-05T03:00:00.000Z', cards: [{ workItemKey: 'DEMO-3' }, { workItemKey: 'DEMO-5' }], options: {},
+      runId: 'run_Crashed0001',
+      baseUrl: 'http://127.0.0.1:1',
+      projectKey: 'DEMO',
+      command: 'run',
+      originalCommand: 'run',
+      scopeKey: null,
+      baseSeq: 0,
+      openedAt: '2026-01-05T03:00:00.000Z',
+      cards: [{ workItemKey: 'DEMO-3' }, { workItemKey: 'DEMO-5' }],
+      options: {},
     });
     const journal = Journal.open(paths.journal);
     journal.append({ workItemKey: 'DEMO-3', disposition: 'running', sessionBranch: 'svc/DEMO-3' }, new Date('2026-01-05T03:00:02.000Z'));

@@ -65,7 +65,9 @@ export function runCli(args: string[], opts: { env?: CliEnv; cwd?: string; input
 /** Runs a plain program (git, bash) and returns its stdout. */
 export function run(cmd: string, args: string[], cwd?: string, env?: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((ok, fail) =>
-    execFile(cmd, args, { cwd, env }, (error, stdout, stderr) => (error ? fail(new Error(`${cmd} ${args.join(' ')}: ${stderr || error.message}`)) : ok(stdout))),
+    execFile(cmd, args, { cwd, env }, (error, stdout, stderr) =>
+      error ? fail(new Error(`${cmd} ${args.join(' ')}: ${stderr || error.message}`)) : ok(stdout),
+    ),
   );
 }
 

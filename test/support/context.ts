@@ -48,7 +48,17 @@ export interface TestContext extends Context {
   abort: AbortController;
 }
 
-export function testContext(opts: { globals?: GlobalOptions; env?: Record<string, string | undefined>; tty?: boolean; stdin?: string; cwd?: string; exactEnv?: boolean; streams?: { stdout: MemoryStream; stderr: MemoryStream } } = {}): TestContext {
+export function testContext(
+  opts: {
+    globals?: GlobalOptions;
+    env?: Record<string, string | undefined>;
+    tty?: boolean;
+    stdin?: string;
+    cwd?: string;
+    exactEnv?: boolean;
+    streams?: { stdout: MemoryStream; stderr: MemoryStream };
+  } = {},
+): TestContext {
   const stdout = opts.streams?.stdout ?? new MemoryStream(opts.tty);
   const stderr = opts.streams?.stderr ?? new MemoryStream(opts.tty);
   // SVC_AGENT_USER=none: as root (CI) the tests' agents keep svc's user unless a test asks otherwise.

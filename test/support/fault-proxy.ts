@@ -146,9 +146,18 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
     }
     const authz = req.headers.authorization;
     const record: SeenRequest = {
-      n: ++arrivals, at: Date.now(), method, path: url.pathname, query: url.search, requestId: headers['x-request-id'] ?? null,
+      n: ++arrivals,
+      at: Date.now(),
+      method,
+      path: url.pathname,
+      query: url.search,
+      requestId: headers['x-request-id'] ?? null,
       auth: authz === undefined ? 'none' : /^Bearer\s+\S+$/.test(authz) ? 'bearer' : 'other',
-      headers, body: body?.toString('utf8') ?? '', fault: null, status: null, responseHeaders: {},
+      headers,
+      body: body?.toString('utf8') ?? '',
+      fault: null,
+      status: null,
+      responseHeaders: {},
     };
     if (seen.length < MAX_RECORDS) seen.push(record);
     if (body === null) return answer(res, record, 413, json({ error: 'request body too large for the fault proxy', code: 'PAYLOAD_TOO_LARGE' }));
@@ -164,16 +173,21 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
       case 'rate-limit': {
         const reset = Math.ceil((Date.now() + fault.resetInMs) / 1000);
         return answer(res, record, 429, json({ error: 'rate limit exceeded', code: 'RATE_LIMITED' }), 'application/json', {
-          ...common, 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset),
+          ...common,
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset': String(reset),
         });
       }
       case 'html-500':
         return answer(res, record, 500, '<!doctype html><html><body><h1>500 Internal Server Error</h1><hr>nginx</body></html>', 'text/html', common);
       case 'hang': {
-        const timer = setTimeout(() => {
-          hangs.delete(timer);
-          reset(req);
-        }, Math.min(fault.ms ?? MAX_HANG_MS, MAX_HANG_MS));
+        const timer = setTimeout(
+          () => {
+            hangs.delete(timer);
+            reset(req);
+          },
+          Math.min(fault.ms ?? MAX_HANG_MS, MAX_HANG_MS),
+        );
         hangs.add(timer);
         return;
       }
@@ -211,19 +225,27 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
       }
       headers.host = target.host;
       if (body.length > 0) headers['content-length'] = String(body.length);
-      const up = httpRequest({
-        agent: upstream, protocol: 'http:', hostname: target.hostname.replace(/^\[|\]$/g, ''), port: target.port,
-        method, path: url.pathname + url.search, headers,
-      }, (upRes) => {
-        readBounded(upRes, MAX_RESPONSE_BYTES).then((buf) => {
-          if (buf === null) return reject(new Error('upstream answer too large'));
-          const out: Record<string, string> = {};
-          for (const [name, value] of Object.entries(upRes.headers)) {
-            if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = Array.isArray(value) ? value.join(', ') : value;
-          }
-          resolve({ status: upRes.statusCode ?? 502, headers: out, body: buf });
-        }, reject);
-      });
+      const up = httpRequest(
+        {
+          agent: upstream,
+          protocol: 'http:',
+          hostname: target.hostname.replace(/^\[|\]$/g, ''),
+          port: target.port,
+          method,
+          path: url.pathname + url.search,
+          headers,
+        },
+        (upRes) => {
+          readBounded(upRes, MAX_RESPONSE_BYTES).then((buf) => {
+            if (buf === null) return reject(new Error('upstream answer too large'));
+            const out: Record<string, string> = {};
+            for (const [name, value] of Object.entries(upRes.headers)) {
+              if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = Array.isArray(value) ? value.join(', ') : value;
+            }
+            resolve({ status: upRes.statusCode ?? 502, headers: out, body: buf });
+          }, reject);
+        },
+      );
       up.on('error', reject);
       up.end(body);
     });
@@ -249,8 +271,7 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<FaultPro
     clearSeen: () => {
       seen.length = 0;
     },
-    requests: (method?: string, path?: RegExp) =>
-      seen.filter((r) => (!method || r.method === method.toUpperCase()) && (!path || path.test(r.path))),
+    requests: (method?: string, path?: RegExp) => seen.filter((r) => (!method || r.method === method.toUpperCase()) && (!path || path.test(r.path))),
     close: async () => {
       for (const timer of hangs) clearTimeout(timer);
       hangs.clear();
@@ -269,8 +290,12 @@ function reset(req: IncomingMessage): void {
 }
 
 function answer(
-  res: ServerResponse, record: SeenRequest, status: number, body: string,
-  contentType = 'application/json', headers: Record<string, string> = {},
+  res: ServerResponse,
+  record: SeenRequest,
+  status: number,
+  body: string,
+  contentType = 'application/json',
+  headers: Record<string, string> = {},
 ): void {
   const buf = Buffer.from(body, 'utf8');
   const sent = { ...headers, 'content-type': contentType, 'content-length': String(buf.length) };

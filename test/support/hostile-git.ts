@@ -18,14 +18,24 @@ export function hostileGitConfig(): string {
     chmodSync(join(hooks, hook), 0o755);
   }
   const file = join(dir, 'gitconfig');
-  writeFileSync(file, [
-    '[user]', '\tname = A User', '\temail = user@example.invalid',
-    '[commit]', '\tgpgSign = true',
-    '[tag]', '\tgpgSign = true',
-    '[gpg]', '\tprogram = false',
-    '[init]', '\tdefaultBranch = trunk',
-    '[core]', `\thooksPath = ${hooks}`,
-    '',
-  ].join('\n'));
+  writeFileSync(
+    file,
+    [
+      '[user]',
+      '\tname = A User',
+      '\temail = user@example.invalid',
+      '[commit]',
+      '\tgpgSign = true',
+      '[tag]',
+      '\tgpgSign = true',
+      '[gpg]',
+      '\tprogram = false',
+      '[init]',
+      '\tdefaultBranch = trunk',
+      '[core]',
+      `\thooksPath = ${hooks}`,
+      '',
+    ].join('\n'),
+  );
   return file;
 }

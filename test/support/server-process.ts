@@ -39,7 +39,10 @@ export async function startServerProcess(args: string[] = []): Promise<ServerPro
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const next = async () => {
-    const r = await Promise.race([lines.next(), new Promise<never>((_, fail) => setTimeout(() => fail(new Error(`svc server did not start: ${stderr}`)), 15_000))]);
+    const r = await Promise.race([
+      lines.next(),
+      new Promise<never>((_, fail) => setTimeout(() => fail(new Error(`svc server did not start: ${stderr}`)), 15_000)),
+    ]);
     if (r.done) throw new Error(`svc server exited: ${stderr}`);
     return r.value;
   };

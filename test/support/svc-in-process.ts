@@ -37,7 +37,15 @@ export function startSvc(args: string[], opts: InProcessOptions = {}): InProcess
   let built: TestContext | undefined;
   const context = (cmd: Command): Context => {
     // Built once, when the command runs, from the global flags it was given (as cli.ts does).
-    built ??= testContext({ env: opts.env ?? isolatedEnv(), exactEnv: true, globals: cmd.optsWithGlobals() as GlobalOptions, tty: opts.tty, stdin: opts.input ?? '', cwd: opts.cwd, streams: { stdout, stderr } });
+    built ??= testContext({
+      env: opts.env ?? isolatedEnv(),
+      exactEnv: true,
+      globals: cmd.optsWithGlobals() as GlobalOptions,
+      tty: opts.tty,
+      stdin: opts.input ?? '',
+      cwd: opts.cwd,
+      streams: { stdout, stderr },
+    });
     return built;
   };
   const program = buildProgram('0.0.0-test', context, { stdout, stderr });

@@ -64,7 +64,11 @@ async function openRun(body: Record<string, unknown> = {}): Promise<{ id: string
 }
 
 async function settlePlans(): Promise<void> {
-  await waitFor('planning jobs to finish', () => Number((s.db.prepare("SELECT COUNT(*) AS n FROM plan_jobs WHERE status IN ('queued','running')").get() as { n: number }).n) === 0, 20_000);
+  await waitFor(
+    'planning jobs to finish',
+    () => Number((s.db.prepare("SELECT COUNT(*) AS n FROM plan_jobs WHERE status IN ('queued','running')").get() as { n: number }).n) === 0,
+    20_000,
+  );
 }
 
 beforeAll(async () => {
@@ -86,10 +90,19 @@ beforeAll(async () => {
     control: s.token,
     otherWorkspace: s.admin.createToken({ workspaceId: other.id, userId: stranger.id }).token,
     narrowed: s.admin.createToken({ workspaceId: s.workspaceId, userId: s.userId, projectKey: 'SIDE' }).token,
-    missingScope: Object.fromEntries(SCOPES.map((scope) => [scope, s.admin.createToken({ workspaceId: s.workspaceId, userId: s.userId, scopes: SCOPES.filter((x) => x !== scope) }).token])),
+    missingScope: Object.fromEntries(
+      SCOPES.map((scope) => [scope, s.admin.createToken({ workspaceId: s.workspaceId, userId: s.userId, scopes: SCOPES.filter((x) => x !== scope) }).token]),
+    ),
     bad: [
-      `svc_pat_${'A1b2C3d4'.repeat(4)}`, 'svc_pat_short', 'ghp_0123456789abcdef0123456789abcdef0123', `svc_run_${'Z9y8X7w6'.repeat(4)}`, '', 'null',
-      revoked, expired, leaverToken,
+      `svc_pat_${'A1b2C3d4'.repeat(4)}`,
+      'svc_pat_short',
+      'ghp_0123456789abcdef0123456789abcdef0123',
+      `svc_run_${'Z9y8X7w6'.repeat(4)}`,
+      '',
+      'null',
+      revoked,
+      expired,
+      leaverToken,
     ],
   };
   const folderId = (await ok('POST', `/projects/${P()}/folders`, { name: 'matrix' })).id as string;
@@ -119,42 +132,72 @@ interface Req {
 async function requestFor(op: Op, who: 'pat' | 'run'): Promise<Req> {
   const runId = who === 'run' ? w.hostedRunId : w.runId;
   switch (op.id) {
-    case 'getMe': return { method: 'GET', path: '/me' };
-    case 'listWorkspaces': return { method: 'GET', path: '/workspaces' };
-    case 'listProjects': return { method: 'GET', path: '/projects' };
-    case 'getProject': return { method: 'GET', path: `/projects/${P()}` };
-    case 'listWorkItems': return { method: 'GET', path: `/projects/${P()}/work-items` };
-    case 'createWorkItem': return { method: 'POST', path: `/projects/${P()}/work-items`, body: { kind: 'task', title: 'made by the matrix' } };
-    case 'countWorkItems': return { method: 'GET', path: `/projects/${P()}/work-items/count` };
-    case 'getWorkItem': return { method: 'GET', path: `/work-items/${who === 'run' ? w.hostedCard : w.key}` };
-    case 'updateWorkItem': return { method: 'PATCH', path: `/work-items/${w.key}`, body: { title: `renamed ${++n}` } };
-    case 'listBacklog': return { method: 'GET', path: `/projects/${P()}/backlog` };
-    case 'moveToBacklog': return { method: 'POST', path: `/projects/${P()}/backlog/work-items`, body: { workItemKeys: [w.key] } };
-    case 'listDesigns': return { method: 'GET', path: `/projects/${P()}/designs` };
-    case 'listFolders': return { method: 'GET', path: `/projects/${P()}/folders` };
-    case 'createFolder': return { method: 'POST', path: `/projects/${P()}/folders`, body: { name: `folder ${++n}` } };
-    case 'getFolder': return { method: 'GET', path: `/folders/${w.folderId}` };
-    case 'updateFolder': return { method: 'PATCH', path: `/folders/${w.folderId}`, body: { name: `matrix ${++n}` } };
-    case 'deleteFolder': return { method: 'DELETE', path: `/folders/${(await ok('POST', `/projects/${P()}/folders`, { name: `doomed ${++n}` })).id}` };
-    case 'openPlanSession': return { method: 'POST', path: `/projects/${P()}/plan-session`, body: {} };
-    case 'addPlanTurn': return { method: 'POST', path: `/projects/${P()}/plan-session/turns`, body: { body: `turn ${++n}` } };
-    case 'submitPlanSession': return { method: 'POST', path: `/projects/${P()}/plan-session/submissions`, body: {} };
-    case 'getPlan': return { method: 'GET', path: `/plans/${w.planId}` };
-    case 'getPlanStatus': return { method: 'GET', path: `/plans/${w.planId}/status` };
-    case 'listReadyBugs': return { method: 'GET', path: `/projects/${P()}/ready/bugs` };
-    case 'listReadyContainers': return { method: 'GET', path: `/projects/${P()}/ready/containers` };
-    case 'openDispatchRun': return { method: 'POST', path: '/dispatch-runs', body: { projectKey: P(), command: 'run', cards: [{ workItemKey: item() }] } };
-    case 'getDispatchRun': return { method: 'GET', path: `/dispatch-runs/${runId}` };
+    case 'getMe':
+      return { method: 'GET', path: '/me' };
+    case 'listWorkspaces':
+      return { method: 'GET', path: '/workspaces' };
+    case 'listProjects':
+      return { method: 'GET', path: '/projects' };
+    case 'getProject':
+      return { method: 'GET', path: `/projects/${P()}` };
+    case 'listWorkItems':
+      return { method: 'GET', path: `/projects/${P()}/work-items` };
+    case 'createWorkItem':
+      return { method: 'POST', path: `/projects/${P()}/work-items`, body: { kind: 'task', title: 'made by the matrix' } };
+    case 'countWorkItems':
+      return { method: 'GET', path: `/projects/${P()}/work-items/count` };
+    case 'getWorkItem':
+      return { method: 'GET', path: `/work-items/${who === 'run' ? w.hostedCard : w.key}` };
+    case 'updateWorkItem':
+      return { method: 'PATCH', path: `/work-items/${w.key}`, body: { title: `renamed ${++n}` } };
+    case 'listBacklog':
+      return { method: 'GET', path: `/projects/${P()}/backlog` };
+    case 'moveToBacklog':
+      return { method: 'POST', path: `/projects/${P()}/backlog/work-items`, body: { workItemKeys: [w.key] } };
+    case 'listDesigns':
+      return { method: 'GET', path: `/projects/${P()}/designs` };
+    case 'listFolders':
+      return { method: 'GET', path: `/projects/${P()}/folders` };
+    case 'createFolder':
+      return { method: 'POST', path: `/projects/${P()}/folders`, body: { name: `folder ${++n}` } };
+    case 'getFolder':
+      return { method: 'GET', path: `/folders/${w.folderId}` };
+    case 'updateFolder':
+      return { method: 'PATCH', path: `/folders/${w.folderId}`, body: { name: `matrix ${++n}` } };
+    case 'deleteFolder':
+      return { method: 'DELETE', path: `/folders/${(await ok('POST', `/projects/${P()}/folders`, { name: `doomed ${++n}` })).id}` };
+    case 'openPlanSession':
+      return { method: 'POST', path: `/projects/${P()}/plan-session`, body: {} };
+    case 'addPlanTurn':
+      return { method: 'POST', path: `/projects/${P()}/plan-session/turns`, body: { body: `turn ${++n}` } };
+    case 'submitPlanSession':
+      return { method: 'POST', path: `/projects/${P()}/plan-session/submissions`, body: {} };
+    case 'getPlan':
+      return { method: 'GET', path: `/plans/${w.planId}` };
+    case 'getPlanStatus':
+      return { method: 'GET', path: `/plans/${w.planId}/status` };
+    case 'listReadyBugs':
+      return { method: 'GET', path: `/projects/${P()}/ready/bugs` };
+    case 'listReadyContainers':
+      return { method: 'GET', path: `/projects/${P()}/ready/containers` };
+    case 'openDispatchRun':
+      return { method: 'POST', path: '/dispatch-runs', body: { projectKey: P(), command: 'run', cards: [{ workItemKey: item() }] } };
+    case 'getDispatchRun':
+      return { method: 'GET', path: `/dispatch-runs/${runId}` };
     case 'closeDispatchRun': {
       // A run of its own: the close must not end the shared runs (nor kill the shared credential).
       const fresh = who === 'run' ? null : await openRun();
       return { method: 'POST', path: `/dispatch-runs/${fresh?.id ?? runId}/close`, body: { stopReason: 'completed', status: 'succeeded' } };
     }
-    case 'getCloseOutPrompt': return { method: 'GET', path: `/dispatch-runs/${runId}/close-out-prompt` };
-    case 'appendDispatchEvents': return { method: 'POST', path: `/dispatch-runs/${runId}/events`, body: { events: [{ body: 'matrix' }] } };
+    case 'getCloseOutPrompt':
+      return { method: 'GET', path: `/dispatch-runs/${runId}/close-out-prompt` };
+    case 'appendDispatchEvents':
+      return { method: 'POST', path: `/dispatch-runs/${runId}/events`, body: { events: [{ body: 'matrix' }] } };
     // Always a hosted run: only its own credential is answered, every PAT is refused with 403.
-    case 'getGitCredential': return { method: 'POST', path: `/dispatch-runs/${w.hostedRunId}/git-credential` };
-    case 'heartbeatDispatchRun': return { method: 'POST', path: `/dispatch-runs/${runId}/heartbeat` };
+    case 'getGitCredential':
+      return { method: 'POST', path: `/dispatch-runs/${w.hostedRunId}/git-credential` };
+    case 'heartbeatDispatchRun':
+      return { method: 'POST', path: `/dispatch-runs/${runId}/heartbeat` };
   }
 }
 
@@ -204,7 +247,11 @@ describe('auth matrix', () => {
       }
       // Not even a Bearer scheme.
       const req = await requestFor(op, 'pat');
-      const r = await s.call(req.method, req.path, { token: null, headers: { authorization: `Basic ${Buffer.from('u:p').toString('base64')}` }, ...(req.body !== undefined ? { body: req.body } : {}) });
+      const r = await s.call(req.method, req.path, {
+        token: null,
+        headers: { authorization: `Basic ${Buffer.from('u:p').toString('base64')}` },
+        ...(req.body !== undefined ? { body: req.body } : {}),
+      });
       expect(r.status).toBe(401);
     });
   });
@@ -233,7 +280,7 @@ describe('auth matrix', () => {
     });
   });
 
-  describe('a token missing the operation\'s permission', () => {
+  describe("a token missing the operation's permission", () => {
     test.each(OPS.map((o) => [o.n, o.id, o.permission, o] as const))('%i %s without %s: 403', async (_n, _id, permission, op) => {
       const r = await cell(await requestFor(op, 'pat'), tokens.missingScope[permission]!);
       expect(r.status).toBe(403);
@@ -255,20 +302,23 @@ describe('auth matrix', () => {
     });
 
     // Op 30 on another run is "any other token": refused (403) before the run is read (api-v1 §4.30).
-    test.each(RUN_CREDENTIAL_OPERATIONS.map((id) => [id, id === 'getGitCredential' ? 403 : 404] as const))('%s on another run (or a work item not of its cards): %i', async (id, expected) => {
-      const hosted = await openRun({ origin: 'hosted' });
-      const token = mintRunCredential(s.db, hosted.id);
-      const other = await openRun({ origin: 'hosted' });
-      const path: Record<string, Req> = {
-        getDispatchRun: { method: 'GET', path: `/dispatch-runs/${other.id}` },
-        getWorkItem: { method: 'GET', path: `/work-items/${other.card}` },
-        appendDispatchEvents: { method: 'POST', path: `/dispatch-runs/${other.id}/events`, body: { events: [{ body: 'x' }] } },
-        closeDispatchRun: { method: 'POST', path: `/dispatch-runs/${other.id}/close`, body: { stopReason: 'completed', status: 'succeeded' } },
-        getGitCredential: { method: 'POST', path: `/dispatch-runs/${other.id}/git-credential` },
-      };
-      const r = await cell(path[id]!, token);
-      expect(r.status, JSON.stringify(r.body)).toBe(expected);
-    });
+    test.each(RUN_CREDENTIAL_OPERATIONS.map((id) => [id, id === 'getGitCredential' ? 403 : 404] as const))(
+      '%s on another run (or a work item not of its cards): %i',
+      async (id, expected) => {
+        const hosted = await openRun({ origin: 'hosted' });
+        const token = mintRunCredential(s.db, hosted.id);
+        const other = await openRun({ origin: 'hosted' });
+        const path: Record<string, Req> = {
+          getDispatchRun: { method: 'GET', path: `/dispatch-runs/${other.id}` },
+          getWorkItem: { method: 'GET', path: `/work-items/${other.card}` },
+          appendDispatchEvents: { method: 'POST', path: `/dispatch-runs/${other.id}/events`, body: { events: [{ body: 'x' }] } },
+          closeDispatchRun: { method: 'POST', path: `/dispatch-runs/${other.id}/close`, body: { stopReason: 'completed', status: 'succeeded' } },
+          getGitCredential: { method: 'POST', path: `/dispatch-runs/${other.id}/git-credential` },
+        };
+        const r = await cell(path[id]!, token);
+        expect(r.status, JSON.stringify(r.body)).toBe(expected);
+      },
+    );
 
     test('dies with its run: 401 on every operation afterwards', async () => {
       const hosted = await openRun({ origin: 'hosted' });

@@ -35,28 +35,37 @@ beforeAll(async () => {
   db = openDatabase(server.db, MODULES);
   root = mkdtempSync(join(tmpdir(), 'svc-crash-'));
   const agent = join(root, 'agent.sh');
-  writeFileSync(agent, `#!/bin/sh
+  writeFileSync(
+    agent,
+    `#!/bin/sh
 echo $$ >> "$TRUST_PIDS"
 for i in 1 2 3 4; do echo "tick $i of $SVC_CARD_KEY"; sleep 0.05; done
-`);
+`,
+  );
   const slow = join(root, 'slow-agent.sh');
   // Records its process group (it leads one: the runner starts each agent in its own), then waits.
-  writeFileSync(slow, `#!/bin/sh
+  writeFileSync(
+    slow,
+    `#!/bin/sh
 echo $$ >> "$TRUST_PIDS"
 echo "started $SVC_CARD_KEY"
 sleep 30
 echo "not reached"
-`);
+`,
+  );
   // The same, deaf to SIGTERM (its `sleep` inherits that): the first SIGINT's wind-down then waits
   // out the kill grace, so a second SIGINT surely lands while the run is still closing.
   const stubborn = join(root, 'stubborn-agent.sh');
-  writeFileSync(stubborn, `#!/bin/sh
+  writeFileSync(
+    stubborn,
+    `#!/bin/sh
 trap '' TERM
 echo $$ >> "$TRUST_PIDS"
 echo "started $SVC_CARD_KEY"
 sleep 30
 echo "not reached"
-`);
+`,
+  );
   chmodSync(agent, 0o755);
   chmodSync(slow, 0o755);
   chmodSync(stubborn, 0o755);
@@ -88,7 +97,6 @@ function cards(n: number): string[] {
 }
 
 const envFor = (home: string): CliEnv => trustEnv(server, home, pidFile());
-
 
 const runIdsIn = (stateDir: string): string[] => (existsSync(join(stateDir, 'runs')) ? readdirSync(join(stateDir, 'runs')) : []);
 
@@ -130,37 +138,43 @@ describe('kill -9 at random points, then svc runs recover', () => {
   // The kills go four at a time (each its own home, cards and repository): a run mostly waits on
   // its agents, so side by side they cost little more than one. Every run of a batch is recovered
   // before any is checked, so "left running on the service" still means what it did.
-  test(`${KILLS} kills at seeded moments (seed ${SEED}): recover leaves the service agreeing with every journal, every run closed`, async () => {
-    const r = rng(SEED);
-    const report: string[] = [];
-    // Anywhere from the start-up to past the end of a normal run (drawn in order, as before).
-    const moments = Array.from({ length: KILLS }, () => r.int(20, Math.round(fullRunMs * 1.1)));
-    for (let first = 0; first < KILLS; first += 4) {
-      const batch = moments.slice(first, first + 4).map((killAt, i) => ({ k: first + i, killAt, home: mkdtempSync(join(tmpdir(), 'svc-crash-home-')) }));
-      const before = new Set(rowsOf(db).map((x) => x.id));
-      const ended = await Promise.all(batch.map(async ({ killAt, home }) => {
-        const run = spawnSvc(envFor(home), ['run', ...cards(5), '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', await makeRepo()]);
-        await new Promise((resolve) => setTimeout(resolve, killAt));
-        run.child.kill('SIGKILL');
-        return run.done;
-      }));
-      const recovered = await Promise.all(batch.map(({ home }) => runCli(['runs', 'recover'], { env: envFor(home) })));
-      for (const [i, { k, killAt, home }] of batch.entries()) {
-        const stateDir = join(home, 'state');
-        const where = `kill #${k} at ${killAt} ms (seed ${SEED}, replay: SVC_TRUST_SEED=${SEED}; ended ${ended[i]!.signal ?? ended[i]!.code}; recover exit ${recovered[i]!.code}: ${recovered[i]!.stderr.trim().slice(0, 300)})`;
-        expect(recovered[i]!.code, where).toBe(0);
-        const problems = problemsAfter(stateDir, before);
-        expect(problems, where).toEqual([]);
-        const runs = runIdsIn(stateDir);
-        report.push(`${killAt}ms→${runs.length ? rowsOf(db).find((x) => x.id === runs[0])?.stop_reason : 'no run'}`);
+  test(
+    `${KILLS} kills at seeded moments (seed ${SEED}): recover leaves the service agreeing with every journal, every run closed`,
+    async () => {
+      const r = rng(SEED);
+      const report: string[] = [];
+      // Anywhere from the start-up to past the end of a normal run (drawn in order, as before).
+      const moments = Array.from({ length: KILLS }, () => r.int(20, Math.round(fullRunMs * 1.1)));
+      for (let first = 0; first < KILLS; first += 4) {
+        const batch = moments.slice(first, first + 4).map((killAt, i) => ({ k: first + i, killAt, home: mkdtempSync(join(tmpdir(), 'svc-crash-home-')) }));
+        const before = new Set(rowsOf(db).map((x) => x.id));
+        const ended = await Promise.all(
+          batch.map(async ({ killAt, home }) => {
+            const run = spawnSvc(envFor(home), ['run', ...cards(5), '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', await makeRepo()]);
+            await new Promise((resolve) => setTimeout(resolve, killAt));
+            run.child.kill('SIGKILL');
+            return run.done;
+          }),
+        );
+        const recovered = await Promise.all(batch.map(({ home }) => runCli(['runs', 'recover'], { env: envFor(home) })));
+        for (const [i, { k, killAt, home }] of batch.entries()) {
+          const stateDir = join(home, 'state');
+          const where = `kill #${k} at ${killAt} ms (seed ${SEED}, replay: SVC_TRUST_SEED=${SEED}; ended ${ended[i]!.signal ?? ended[i]!.code}; recover exit ${recovered[i]!.code}: ${recovered[i]!.stderr.trim().slice(0, 300)})`;
+          expect(recovered[i]!.code, where).toBe(0);
+          const problems = problemsAfter(stateDir, before);
+          expect(problems, where).toEqual([]);
+          const runs = runIdsIn(stateDir);
+          report.push(`${killAt}ms→${runs.length ? rowsOf(db).find((x) => x.id === runs[0])?.stop_reason : 'no run'}`);
+        }
+        // A second recover finds nothing left to do.
+        for (const again of await Promise.all(batch.map(({ home }) => runCli(['runs', 'recover', '--json'], { env: envFor(home) })))) {
+          expect(again.code, again.stderr).toBe(0);
+        }
       }
-      // A second recover finds nothing left to do.
-      for (const again of await Promise.all(batch.map(({ home }) => runCli(['runs', 'recover', '--json'], { env: envFor(home) })))) {
-        expect(again.code, again.stderr).toBe(0);
-      }
-    }
-    console.log(`crash kills (seed ${SEED}): ${report.join(', ')}`);
-  }, byMode(90_000, 600_000));
+      console.log(`crash kills (seed ${SEED}): ${report.join(', ')}`);
+    },
+    byMode(90_000, 600_000),
+  );
 });
 
 /** `pid state command` of the live processes in process group `pgid` (from /proc). */
@@ -191,7 +205,10 @@ describe('a run opened but never recorded locally', () => {
     const r = await runCli(['run', ...cards(1), '--agent-cmd', agentCmd, '--allow-empty', '--repo', await makeRepo()], { env });
     expect(r.code).not.toBe(0);
     const left = rowsOf(db).filter((x) => !before.has(x.id) && x.status === 'running');
-    expect(left.map((x) => x.id), r.stderr).toEqual([]);
+    expect(
+      left.map((x) => x.id),
+      r.stderr,
+    ).toEqual([]);
   });
 });
 
@@ -200,7 +217,10 @@ describe('kill -9 while the open is in flight', () => {
   // the open to the service: a run exists that svc never heard of. Its pending record (written
   // before the open) lets `svc runs recover` find it by its idempotency key and close it.
   test('the service applies the open after svc died: recover finds the run and closes it interrupted', async () => {
-    const proxy = await startFaultProxy({ target: server.url, plan: [{ method: 'POST', path: /^\/api\/v1\/dispatch-runs$/, fault: { kind: 'latency', ms: 1500 } }] });
+    const proxy = await startFaultProxy({
+      target: server.url,
+      plan: [{ method: 'POST', path: /^\/api\/v1\/dispatch-runs$/, fault: { kind: 'latency', ms: 1500 } }],
+    });
     try {
       const home = mkdtempSync(join(tmpdir(), 'svc-crash-home-'));
       const env = { ...envFor(home), SVC_BASE_URL: proxy.url };
@@ -218,7 +238,11 @@ describe('kill -9 while the open is in flight', () => {
       const recovered = await runCli(['runs', 'recover'], { env });
       expect(recovered.code, recovered.stderr).toBe(0);
       expect(problemsAfter(stateDir, before)).toEqual([]);
-      expect(rowsOf(db).filter((x) => !before.has(x.id)).map((x) => [x.id, x.status, x.stop_reason])).toEqual([[opened.id, 'cancelled', 'interrupted']]);
+      expect(
+        rowsOf(db)
+          .filter((x) => !before.has(x.id))
+          .map((x) => [x.id, x.status, x.stop_reason]),
+      ).toEqual([[opened.id, 'cancelled', 'interrupted']]);
       expect(runIdsIn(stateDir)).toEqual([opened.id]);
     } finally {
       await proxy.close();
@@ -230,42 +254,68 @@ describe('signals', () => {
   test.each([
     ['SIGINT', 130],
     ['SIGTERM', 143],
-  ] as const)('%s: agents stopped (process group gone), run closed interrupted/cancelled, exit %i', async (signal, code) => {
-    const home = mkdtempSync(join(tmpdir(), 'svc-signal-home-'));
-    const env = envFor(home);
-    const stateDir = join(home, 'state');
-    const before = new Set(rowsOf(db).map((x) => x.id));
-    const seenPids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean).length : 0;
-    const run = spawnSvc(env, ['run', ...cards(2), '--agent-cmd', slowAgentCmd, '--send-logs', '--allow-empty', '--kill-grace', '1s', '--repo', await makeRepo()]);
-    const pid = await waitFor('the agent to start', () => {
-      const pids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean) : [];
-      return pids.length > seenPids ? Number(pids[pids.length - 1]) : null;
-    }, 20_000);
-    // The agent leads its own process group.
-    expect(() => process.kill(-pid, 0)).not.toThrow();
-    run.child.kill(signal);
-    const ended = await run.done;
-    expect(ended.code, run.out().stderr).toBe(code);
-    // When svc has exited, nothing of the agent's group still runs (a zombie the init process has
-    // not reaped yet is already dead), and the group is soon gone altogether.
-    expect(groupMembers(pid).filter((m) => m.split(' ')[1] !== 'Z'), 'live processes of the agent\'s group').toEqual([]);
-    await waitFor('the agent\'s process group to be reaped', () => {
-      try {
-        process.kill(-pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    }, 5_000);
-    const [runId] = runIdsIn(stateDir);
-    const row = rowsOf(db).find((x) => x.id === runId)!;
-    expect(row).toMatchObject({ status: 'cancelled', stop_reason: 'interrupted' });
-    expect(problemsAfter(stateDir, before)).toEqual([]);
-    // The leg that was running is settled failed on the service; the one never started, not_reached.
-    const legs = db.prepare('SELECT disposition FROM dispatch_cards WHERE run_id = ? ORDER BY position').all(runId!) as { disposition: string }[];
-    expect(legs.map((l) => l.disposition)).toEqual(['failed', 'not_reached']);
-    expect(run.out().stderr).not.toMatch(/^\s+at /m);
-  }, 60_000);
+  ] as const)(
+    '%s: agents stopped (process group gone), run closed interrupted/cancelled, exit %i',
+    async (signal, code) => {
+      const home = mkdtempSync(join(tmpdir(), 'svc-signal-home-'));
+      const env = envFor(home);
+      const stateDir = join(home, 'state');
+      const before = new Set(rowsOf(db).map((x) => x.id));
+      const seenPids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean).length : 0;
+      const run = spawnSvc(env, [
+        'run',
+        ...cards(2),
+        '--agent-cmd',
+        slowAgentCmd,
+        '--send-logs',
+        '--allow-empty',
+        '--kill-grace',
+        '1s',
+        '--repo',
+        await makeRepo(),
+      ]);
+      const pid = await waitFor(
+        'the agent to start',
+        () => {
+          const pids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean) : [];
+          return pids.length > seenPids ? Number(pids[pids.length - 1]) : null;
+        },
+        20_000,
+      );
+      // The agent leads its own process group.
+      expect(() => process.kill(-pid, 0)).not.toThrow();
+      run.child.kill(signal);
+      const ended = await run.done;
+      expect(ended.code, run.out().stderr).toBe(code);
+      // When svc has exited, nothing of the agent's group still runs (a zombie the init process has
+      // not reaped yet is already dead), and the group is soon gone altogether.
+      expect(
+        groupMembers(pid).filter((m) => m.split(' ')[1] !== 'Z'),
+        "live processes of the agent's group",
+      ).toEqual([]);
+      await waitFor(
+        "the agent's process group to be reaped",
+        () => {
+          try {
+            process.kill(-pid, 0);
+            return false;
+          } catch {
+            return true;
+          }
+        },
+        5_000,
+      );
+      const [runId] = runIdsIn(stateDir);
+      const row = rowsOf(db).find((x) => x.id === runId)!;
+      expect(row).toMatchObject({ status: 'cancelled', stop_reason: 'interrupted' });
+      expect(problemsAfter(stateDir, before)).toEqual([]);
+      // The leg that was running is settled failed on the service; the one never started, not_reached.
+      const legs = db.prepare('SELECT disposition FROM dispatch_cards WHERE run_id = ? ORDER BY position').all(runId!) as { disposition: string }[];
+      expect(legs.map((l) => l.disposition)).toEqual(['failed', 'not_reached']);
+      expect(run.out().stderr).not.toMatch(/^\s+at /m);
+    },
+    60_000,
+  );
 
   test('a second SIGINT exits at once (130); svc runs recover then closes the run interrupted, in agreement with the journal', async () => {
     const home = mkdtempSync(join(tmpdir(), 'svc-signal-home-'));
@@ -273,11 +323,26 @@ describe('signals', () => {
     const stateDir = join(home, 'state');
     const before = new Set(rowsOf(db).map((x) => x.id));
     const seenPids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean).length : 0;
-    const run = spawnSvc(env, ['run', ...cards(2), '--agent-cmd', stubbornAgentCmd, '--send-logs', '--allow-empty', '--kill-grace', '5s', '--repo', await makeRepo()]);
-    await waitFor('the agent to start', () => {
-      const pids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean) : [];
-      return pids.length > seenPids;
-    }, 20_000);
+    const run = spawnSvc(env, [
+      'run',
+      ...cards(2),
+      '--agent-cmd',
+      stubbornAgentCmd,
+      '--send-logs',
+      '--allow-empty',
+      '--kill-grace',
+      '5s',
+      '--repo',
+      await makeRepo(),
+    ]);
+    await waitFor(
+      'the agent to start',
+      () => {
+        const pids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean) : [];
+        return pids.length > seenPids;
+      },
+      20_000,
+    );
     run.child.kill('SIGINT');
     // Two signals sent back to back can merge into one: the second goes once svc has taken the first.
     await waitFor('svc to take the first SIGINT', () => run.out().stderr.includes('press Ctrl-C again'), 10_000);

@@ -46,14 +46,19 @@ test('a 300 KB state folder fills up: the cause is named, the run is closed halt
   }
   const home = join(stateDir, '..');
   const agent = join(home, 'chatty.sh');
-  writeFileSync(agent, `#!/bin/sh
+  writeFileSync(
+    agent,
+    `#!/bin/sh
 for i in $(seq 1 6000); do echo "line $i of a chatty agent writing plenty of output to fill the disk"; done
-`);
+`,
+  );
   chmodSync(agent, 0o755);
   const keys = [1, 2].map((i) => createAdmin(db).createWorkItem({ projectKey: 'DEMO', kind: 'task', title: `disk card ${i}`, type: 'chore' }).key);
   const env = {
     ...isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' }),
-    HOME: home, SVC_CONFIG_DIR: join(home, 'config'), SVC_STATE_DIR: stateDir,
+    HOME: home,
+    SVC_CONFIG_DIR: join(home, 'config'),
+    SVC_STATE_DIR: stateDir,
   };
   const before = new Set(rowsOf(db).map((r) => r.id));
   const r = await runCli(['run', ...keys, '--agent-cmd', `sh ${agent}`, '--allow-empty', '--send-logs', '--repo', await makeRepo()], { env });

@@ -16,7 +16,15 @@ import { describe, expect, test, type TestContext } from 'vitest';
 import type { FaultRule } from '../support/fault-proxy.js';
 import { byMode, rng, seedsFor } from './support.js';
 import {
-  agreementProblems, journalDispositions, journalOf, recoverAll, runRows, runSoak, soakOptions, startSoakWorld, type SoakWorld,
+  agreementProblems,
+  journalDispositions,
+  journalOf,
+  recoverAll,
+  runRows,
+  runSoak,
+  soakOptions,
+  startSoakWorld,
+  type SoakWorld,
 } from './soak-harness.js';
 
 const CARDS = byMode(20, 200);
@@ -78,22 +86,36 @@ describe.concurrent('fault soak: service stream = journal, one run per invocatio
   test.for(SEEDS)(`seed %i: ${CARDS}-card run through the fault proxy`, { timeout: byMode(120_000, 600_000) }, async (seed, t) => {
     const plan = planFor(seed, Math.max(1, CARDS / 20));
     const w = await worldFor(t, { seed, plan: plan.rules });
-    const keys = Array.from({ length: CARDS }, (_, i) =>
-      w.svc.admin.createWorkItem({ projectKey: w.svc.projectKey, kind: 'task', title: `Card ${i + 1}`, type: 'chore' }).key);
+    const keys = Array.from(
+      { length: CARDS },
+      (_, i) => w.svc.admin.createWorkItem({ projectKey: w.svc.projectKey, kind: 'task', title: `Card ${i + 1}`, type: 'chore' }).key,
+    );
     const c = caseFor(seed, keys);
     const label = `seed ${seed} (replay: SVC_TRUST_SEED=${seed}) ${JSON.stringify({ ...c, failKeys: c.failKeys.length })} ${plan.text}`;
 
-    const summary = await runSoak(w, soakOptions(w, {
-      command: c.command, keys: c.command === 'run' ? keys : [], onFailure: c.onFailure, parallel: c.parallel, failKeys: c.failKeys,
-    }));
+    const summary = await runSoak(
+      w,
+      soakOptions(w, {
+        command: c.command,
+        keys: c.command === 'run' ? keys : [],
+        onFailure: c.onFailure,
+        parallel: c.parallel,
+        failKeys: c.failKeys,
+      }),
+    );
 
     const faults = w.proxy.seen.filter((x) => x.fault).map((x) => x.fault);
-    const byKind = Object.entries(faults.reduce<Record<string, number>>((m, f) => ({ ...m, [f!]: (m[f!] ?? 0) + 1 }), {})).map(([k, v]) => `${k}×${v}`).join(' ');
+    const byKind = Object.entries(faults.reduce<Record<string, number>>((m, f) => ({ ...m, [f!]: (m[f!] ?? 0) + 1 }), {}))
+      .map(([k, v]) => `${k}×${v}`)
+      .join(' ');
     console.log(`soak seed ${seed}: ${c.command} ${CARDS} cards, parallel ${c.parallel}, ${c.onFailure}; ${w.proxy.seen.length} requests, faults ${byKind}`);
     const context = `${label}\nfaults: ${faults.length} (${[...new Set(faults)].join(', ')})\nwarnings: ${w.warnings.slice(0, 8).join(' | ')}`;
     // Exactly one run for the invocation.
     const rows = runRows(w);
-    expect(rows.map((r) => r.id), context).toEqual([summary.runId]);
+    expect(
+      rows.map((r) => r.id),
+      context,
+    ).toEqual([summary.runId]);
     const runId = summary.runId!;
     // The stream on the service is the journal, event for event.
     expect(agreementProblems(w, runId), context).toEqual([]);
@@ -105,7 +127,11 @@ describe.concurrent('fault soak: service stream = journal, one run per invocatio
     const stopReason = failed && c.onFailure === 'halt' ? 'halted' : c.command === 'run' ? 'completed' : 'drained';
     const status = failed ? 'failed' : 'succeeded';
     expect({ status: rows[0]!.status, stopReason: rows[0]!.stop_reason }, context).toEqual({ status, stopReason });
-    expect({ status: summary.status, stopReason: summary.stopReason, exitCode: summary.exitCode }, context).toEqual({ status, stopReason, exitCode: failed ? 1 : 0 });
+    expect({ status: summary.status, stopReason: summary.stopReason, exitCode: summary.exitCode }, context).toEqual({
+      status,
+      stopReason,
+      exitCode: failed ? 1 : 0,
+    });
     expect(journal.closing, context).toEqual({ stopReason, status });
     expect(journal.closed, context).toEqual({ stopReason, status });
     // Every card the agent was told to fail failed, every other one that ran was implemented.
@@ -119,10 +145,15 @@ describe.concurrent('fault soak: service stream = journal, one run per invocatio
 describe.concurrent('an ambiguous fault on the close itself', () => {
   async function closeUnder(t: TestContext, fault: FaultRule['fault']) {
     const w = await worldFor(t, { seed: 1 });
-    const keys = Array.from({ length: 3 }, (_, i) => w.svc.admin.createWorkItem({ projectKey: w.svc.projectKey, kind: 'task', title: `C${i}`, type: 'chore' }).key);
+    const keys = Array.from(
+      { length: 3 },
+      (_, i) => w.svc.admin.createWorkItem({ projectKey: w.svc.projectKey, kind: 'task', title: `C${i}`, type: 'chore' }).key,
+    );
     w.proxy.setPlan([{ method: 'POST', path: /\/close$/, times: 1, fault }]);
     const summary = await runSoak(w, soakOptions(w, { command: 'run', keys }));
-    console.log(`close under ${fault.kind}: exit ${summary.exitCode}, ${summary.stopReason}/${summary.status}, service ${runRows(w)[0]?.status}; warnings: ${w.warnings.join(' | ')}`);
+    console.log(
+      `close under ${fault.kind}: exit ${summary.exitCode}, ${summary.stopReason}/${summary.status}, service ${runRows(w)[0]?.status}; warnings: ${w.warnings.join(' | ')}`,
+    );
     return { w, summary };
   }
 

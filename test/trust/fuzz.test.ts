@@ -54,7 +54,14 @@ function send(r: Raw): Promise<Answer> {
   const url = new URL(s.url);
   return new Promise((resolve, reject) => {
     const req = request(
-      { agent, host: url.hostname, port: url.port, method: r.method, path: r.path, headers: { ...r.headers, ...(r.body ? { 'content-length': String(r.body.length) } : {}) } },
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        method: r.method,
+        path: r.path,
+        headers: { ...r.headers, ...(r.body ? { 'content-length': String(r.body.length) } : {}) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -104,7 +111,18 @@ async function setup(): Promise<void> {
   // Warm every lazily created row (the cursor secret) so a refused read cannot be the first to write it.
   for (let i = 0; i < 3; i++) s.admin.createWorkItem({ projectKey: P, kind: 'task', title: `filler ${i}` });
   const page = await json('GET', `/projects/${P}/work-items?limit=1`);
-  fx = { keys: [epic, story, task, bug, subtask], subtask, folders: [f1, f2], planId, runId, scopedRunId, hostedRunId, runToken, foreignCursor: page.nextCursor as string, sprintId };
+  fx = {
+    keys: [epic, story, task, bug, subtask],
+    subtask,
+    folders: [f1, f2],
+    planId,
+    runId,
+    scopedRunId,
+    hostedRunId,
+    runToken,
+    foreignCursor: page.nextCursor as string,
+    sprintId,
+  };
 }
 
 /** Contract-document violations of the answers the fuzzer got (checked by its own test below). */
@@ -126,24 +144,84 @@ afterAll(async () => {
 
 /** A submission starts a planner job in the background: wait until none is in flight. */
 async function settlePlans(): Promise<void> {
-  await waitFor('planning jobs to finish', () => {
-    const row = s.db.prepare("SELECT COUNT(*) AS n FROM plan_jobs WHERE status IN ('queued', 'running')").get() as { n: number };
-    return Number(row.n) === 0;
-  }, 20_000);
+  await waitFor(
+    'planning jobs to finish',
+    () => {
+      const row = s.db.prepare("SELECT COUNT(*) AS n FROM plan_jobs WHERE status IN ('queued', 'running')").get() as { n: number };
+      return Number(row.n) === 0;
+    },
+    20_000,
+  );
 }
 
 // --- generators -------------------------------------------------------------------------------
 
 const PATH_TRICKS = [
-  '..', '.', '%2e%2e', '%2E%2E%2F%2E%2E', '..%2F..%2Fme', '%2F', 'PROJ%2F1', 'PROJ%2Fwork-items', '%00', 'PROJ-1%00', '%ZZ', '%',
-  '%C0%AE%C0%AE', '%EF%BC%B0', 'proj', 'PROJ-0', 'PROJ-99999999999999999999999', '-1', 'null', 'undefined', '__proto__',
-  'constructor', 'prototype', "'%20OR%201=1--", '%22;DROP%20TABLE%20work_items;--', '%F0%9F%92%A9', '%E2%80%AE', 'a%0Ab', '*', '~',
-  '%252F', 'dr_%2e%2e', 'folder%5C..%5C..', 'ws_1', 'run_', 'plan_does_not_exist',
+  '..',
+  '.',
+  '%2e%2e',
+  '%2E%2E%2F%2E%2E',
+  '..%2F..%2Fme',
+  '%2F',
+  'PROJ%2F1',
+  'PROJ%2Fwork-items',
+  '%00',
+  'PROJ-1%00',
+  '%ZZ',
+  '%',
+  '%C0%AE%C0%AE',
+  '%EF%BC%B0',
+  'proj',
+  'PROJ-0',
+  'PROJ-99999999999999999999999',
+  '-1',
+  'null',
+  'undefined',
+  '__proto__',
+  'constructor',
+  'prototype',
+  "'%20OR%201=1--",
+  '%22;DROP%20TABLE%20work_items;--',
+  '%F0%9F%92%A9',
+  '%E2%80%AE',
+  'a%0Ab',
+  '*',
+  '~',
+  '%252F',
+  'dr_%2e%2e',
+  'folder%5C..%5C..',
+  'ws_1',
+  'run_',
+  'plan_does_not_exist',
 ];
 
 const WEIRD_VALUES: unknown[] = [
-  null, true, false, 0, -1, 1.5, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, '', ' ', 'x', '\u0000', '\ud800', '💩', [], [null], {}, { a: 1 },
-  [[[[[]]]]], '2025-13-45T99:99:99Z', 'DEMO-1', 'lowest', 'done', '__proto__', 'A'.repeat(300),
+  null,
+  true,
+  false,
+  0,
+  -1,
+  1.5,
+  1e308,
+  -1e308,
+  Number.MAX_SAFE_INTEGER + 2,
+  '',
+  ' ',
+  'x',
+  '\u0000',
+  '\ud800',
+  '💩',
+  [],
+  [null],
+  {},
+  { a: 1 },
+  [[[[[]]]]],
+  '2025-13-45T99:99:99Z',
+  'DEMO-1',
+  'lowest',
+  'done',
+  '__proto__',
+  'A'.repeat(300),
 ];
 
 const UNKNOWN_FIELDS = ['id', 'status', 'seq', 'workspaceId', 'createdById', 'admin', '__proto__', 'constructor', 'extra', 'statusCategory', 'endedAt'];
@@ -153,7 +231,11 @@ function validBody(op: Operation, r: Rng): unknown {
   const key = r.pick(fx.keys);
   switch (op.id) {
     case 'createWorkItem':
-      return r.pick([{ kind: 'task', title: 'fuzz' }, { kind: 'subtask', title: 'fuzz', parentKey: fx.keys[1] }, { kind: 'bug', title: 'b', priority: 'high', storyPoints: 3 }]);
+      return r.pick([
+        { kind: 'task', title: 'fuzz' },
+        { kind: 'subtask', title: 'fuzz', parentKey: fx.keys[1] },
+        { kind: 'bug', title: 'b', priority: 'high', storyPoints: 3 },
+      ]);
     case 'updateWorkItem':
       return r.pick([{ title: 'renamed' }, { priority: 'low' }, { dueDate: '2030-01-01T00:00:00Z' }, { parentKey: null }]);
     case 'moveToBacklog':
@@ -207,7 +289,10 @@ interface Generated extends Raw {
 function generate(r: Rng): Generated {
   const op = r.pick(OPERATIONS as readonly Operation[]);
   const desc: string[] = [];
-  const segments = op.path.split('/').slice(1).map((seg) => (seg.startsWith('{') ? { param: seg.slice(1, -1), raw: encodeURIComponent(pathValue(seg.slice(1, -1), r)) } : { param: null, raw: seg }));
+  const segments = op.path
+    .split('/')
+    .slice(1)
+    .map((seg) => (seg.startsWith('{') ? { param: seg.slice(1, -1), raw: encodeURIComponent(pathValue(seg.slice(1, -1), r)) } : { param: null, raw: seg }));
   const query: [string, string][] = [];
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   let method: string = op.method;
@@ -236,29 +321,109 @@ function generate(r: Rng): Generated {
       // Query: bad cursors, limits, filters and enums, unknown and repeated parameters.
       const q = r.int(0, 9);
       const pair: [string, string] =
-        q === 0 ? ['cursor', r.pick(['', 'abc', '!!!', 'eyJjIjoid29yay1pdGVtcyIsIm8iOjk5OTl9.AAAA', fx.foreignCursor, `${fx.foreignCursor}x`, fx.foreignCursor.slice(0, -3), 'A'.repeat(r.int(100, 4000))])]
-        : q === 1 ? ['limit', r.pick(['0', '-5', 'abc', '1.5', '1e309', '99999999999999999999', '', '101', ' 7', '0x10', 'NaN', 'Infinity'])]
-        : q === 2 ? ['filter', r.pick(['', 'kind:', 'kind:nope', 'nope:1', 'title~"unterminated', 'storyPoints>abc', 'parent:NOPE-1', 'createdAt>yesterday', '-', ':::', '"', 'a'.repeat(r.int(10, 3000)), 'archived:maybe', 'ready:true leaf:true bugwork:false key:PROJ-1,PROJ-2'])]
-        : q === 3 ? ['kind', r.pick(['', 'epic', 'bogus', 'BUG', 'story,task'])]
-        : q === 4 ? ['priority', r.pick(['', 'urgent', 'HIGH', 'high', '1'])]
-        : q === 5 ? ['allowSoftBlock', r.pick(['', 'true', 'false', 'yes', '1', 'TRUE'])]
-        : q === 6 ? ['sprintId', r.pick(['', 'active', fx.sprintId, 'spr_nope', '%00'])]
-        : q === 7 ? ['ancestor', r.pick(['', fx.keys[0]!, 'NOPE-1', 'bad key', 'OTHER-1'])]
-        : q === 8 ? ['assigneeId', r.pick(['', 'none', 'usr_nope', 'me'])]
-        : [r.pick(['unknown', 'parentFolderId', 'pathPrefix', 'query', '__proto__']), r.pick(['', 'x', 'fld_nope', '../..', '\u0000'])];
+        q === 0
+          ? [
+              'cursor',
+              r.pick([
+                '',
+                'abc',
+                '!!!',
+                'eyJjIjoid29yay1pdGVtcyIsIm8iOjk5OTl9.AAAA',
+                fx.foreignCursor,
+                `${fx.foreignCursor}x`,
+                fx.foreignCursor.slice(0, -3),
+                'A'.repeat(r.int(100, 4000)),
+              ]),
+            ]
+          : q === 1
+            ? ['limit', r.pick(['0', '-5', 'abc', '1.5', '1e309', '99999999999999999999', '', '101', ' 7', '0x10', 'NaN', 'Infinity'])]
+            : q === 2
+              ? [
+                  'filter',
+                  r.pick([
+                    '',
+                    'kind:',
+                    'kind:nope',
+                    'nope:1',
+                    'title~"unterminated',
+                    'storyPoints>abc',
+                    'parent:NOPE-1',
+                    'createdAt>yesterday',
+                    '-',
+                    ':::',
+                    '"',
+                    'a'.repeat(r.int(10, 3000)),
+                    'archived:maybe',
+                    'ready:true leaf:true bugwork:false key:PROJ-1,PROJ-2',
+                  ]),
+                ]
+              : q === 3
+                ? ['kind', r.pick(['', 'epic', 'bogus', 'BUG', 'story,task'])]
+                : q === 4
+                  ? ['priority', r.pick(['', 'urgent', 'HIGH', 'high', '1'])]
+                  : q === 5
+                    ? ['allowSoftBlock', r.pick(['', 'true', 'false', 'yes', '1', 'TRUE'])]
+                    : q === 6
+                      ? ['sprintId', r.pick(['', 'active', fx.sprintId, 'spr_nope', '%00'])]
+                      : q === 7
+                        ? ['ancestor', r.pick(['', fx.keys[0]!, 'NOPE-1', 'bad key', 'OTHER-1'])]
+                        : q === 8
+                          ? ['assigneeId', r.pick(['', 'none', 'usr_nope', 'me'])]
+                          : [r.pick(['unknown', 'parentFolderId', 'pathPrefix', 'query', '__proto__']), r.pick(['', 'x', 'fld_nope', '../..', '\u0000'])];
       query.push(pair);
       if (r.chance(0.3)) query.push(pair);
       desc.push(`query ${pair[0]}=${pair[1].slice(0, 30)}`);
     } else if (what < 54) {
       // Not JSON at all, or JSON of the wrong top-level type.
-      rawBody = r.pick(['{', '{"a":', 'null', '[]', '"text"', '1', 'NaN', 'undefined', "{'single': 1}", '{"a":1,}', '\u0000', '{"title":"x"}}', deep(r.pick([100, 5000, 200_000])), 'tru', '\ufeff{}']);
+      rawBody = r.pick([
+        '{',
+        '{"a":',
+        'null',
+        '[]',
+        '"text"',
+        '1',
+        'NaN',
+        'undefined',
+        "{'single': 1}",
+        '{"a":1,}',
+        '\u0000',
+        '{"title":"x"}}',
+        deep(r.pick([100, 5000, 200_000])),
+        'tru',
+        '\ufeff{}',
+      ]);
       if (r.chance(0.2)) headers['content-type'] = r.pick(['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1']);
       desc.push(`raw body ${String(rawBody).slice(0, 30)}`);
     } else if (what < 72) {
       // A field of the body: wrong type, bad enum, null, out of range.
       const obj = typeof body === 'object' && body !== null && !Array.isArray(body) ? { ...(body as Record<string, unknown>) } : {};
       const fields = Object.keys(obj);
-      const field = fields.length > 0 && r.chance(0.7) ? r.pick(fields) : r.pick(['kind', 'title', 'priority', 'storyPoints', 'estimateMinutes', 'dueDate', 'parentKey', 'name', 'events', 'cards', 'stopReason', 'status', 'workItemKeys', 'targetKeys', 'body', 'command', 'origin', 'projectKey', 'idempotencyKey', 'executor', 'type']);
+      const field =
+        fields.length > 0 && r.chance(0.7)
+          ? r.pick(fields)
+          : r.pick([
+              'kind',
+              'title',
+              'priority',
+              'storyPoints',
+              'estimateMinutes',
+              'dueDate',
+              'parentKey',
+              'name',
+              'events',
+              'cards',
+              'stopReason',
+              'status',
+              'workItemKeys',
+              'targetKeys',
+              'body',
+              'command',
+              'origin',
+              'projectKey',
+              'idempotencyKey',
+              'executor',
+              'type',
+            ]);
       obj[field] = r.chance(0.5) ? r.pick(WEIRD_VALUES) : badValueFor(field, r);
       body = obj;
       desc.push(`field ${field}=${JSON.stringify(obj[field])?.slice(0, 40)}`);
@@ -284,7 +449,7 @@ function generate(r: Rng): Generated {
       else if (variant === 2) delete headers['content-type'];
       else headers['content-type'] = 'application/json; charset=utf-16';
       desc.push(`header variant ${variant}`);
-    } else if (what < 97 && op.path.startsWith('/dispatch-runs/') || (what < 97 && op.id === 'getWorkItem')) {
+    } else if ((what < 97 && op.path.startsWith('/dispatch-runs/')) || (what < 97 && op.id === 'getWorkItem')) {
       usesRunToken = true;
       desc.push('run credential');
     } else {
@@ -304,7 +469,12 @@ function generate(r: Rng): Generated {
   }
 
   const path = `/api/v1/${segments.map((x) => x.raw).join('/')}${query.length ? `?${query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')}` : ''}`;
-  const payload = rawBody !== undefined ? Buffer.from(rawBody) : body !== undefined && method !== 'GET' && method !== 'DELETE' ? Buffer.from(JSON.stringify(body)) : undefined;
+  const payload =
+    rawBody !== undefined
+      ? Buffer.from(rawBody)
+      : body !== undefined && method !== 'GET' && method !== 'DELETE'
+        ? Buffer.from(JSON.stringify(body))
+        : undefined;
   const token = usesRunToken ? fx.runToken : s.token;
   headers.authorization = `Bearer ${token}`;
   return { op, desc, method, path, headers, usesRunToken, ...(payload ? { body: payload } : {}) };
@@ -312,12 +482,25 @@ function generate(r: Rng): Generated {
 
 function badValueFor(field: string, r: Rng): unknown {
   const enums: Record<string, unknown[]> = {
-    kind: ['Epic', 'feature', 'initiative', ''], priority: ['urgent', 'HIGH', 0], type: ['code ', 'poetry'], executor: ['robot'],
-    command: ['rm -rf', 'RUN', 'next '], origin: ['instance', 'cloud'], stopReason: ['bored', 'abandoned ', ''], status: ['running', 'done', 'SUCCEEDED'],
-    storyPoints: [-1, 10000, 9999.999, '3'], estimateMinutes: [-1, 1.5, 9007199254740992, '60'], dueDate: ['2030-01-01', '2030-01-01T00:00:00+01:00', 'tomorrow'],
-    parentKey: ['proj-1', 'PROJ-', 'PROJ-1-1', 'NOPE-1', fx.subtask], projectKey: ['', 'NOPE', 'proj'], workItemKeys: [['bad'], Array.from({ length: 101 }, (_, i) => `PROJ-${i + 1}`), ['NOPE-1']],
-    targetKeys: [['bad key'], ['NOPE-1'], [1]], cards: [[{ workItemKey: 'bad' }], [{ skipReason: 'x' }], [{ workItemKey: 'NOPE-1' }], [{ workItemKey: fx.keys[0], extra: 1 }]],
-    name: ['', '   ', 'n'.repeat(121)], title: ['', 42], body: ['', '   ', 'b'.repeat(20_001)],
+    kind: ['Epic', 'feature', 'initiative', ''],
+    priority: ['urgent', 'HIGH', 0],
+    type: ['code ', 'poetry'],
+    executor: ['robot'],
+    command: ['rm -rf', 'RUN', 'next '],
+    origin: ['instance', 'cloud'],
+    stopReason: ['bored', 'abandoned ', ''],
+    status: ['running', 'done', 'SUCCEEDED'],
+    storyPoints: [-1, 10000, 9999.999, '3'],
+    estimateMinutes: [-1, 1.5, 9007199254740992, '60'],
+    dueDate: ['2030-01-01', '2030-01-01T00:00:00+01:00', 'tomorrow'],
+    parentKey: ['proj-1', 'PROJ-', 'PROJ-1-1', 'NOPE-1', fx.subtask],
+    projectKey: ['', 'NOPE', 'proj'],
+    workItemKeys: [['bad'], Array.from({ length: 101 }, (_, i) => `PROJ-${i + 1}`), ['NOPE-1']],
+    targetKeys: [['bad key'], ['NOPE-1'], [1]],
+    cards: [[{ workItemKey: 'bad' }], [{ skipReason: 'x' }], [{ workItemKey: 'NOPE-1' }], [{ workItemKey: fx.keys[0], extra: 1 }]],
+    name: ['', '   ', 'n'.repeat(121)],
+    title: ['', 42],
+    body: ['', '   ', 'b'.repeat(20_001)],
   };
   return r.pick(enums[field] ?? WEIRD_VALUES);
 }
@@ -342,61 +525,68 @@ describe('fuzzing the local service', () => {
     expect(totalChanges()).toBeGreaterThan(afterFirst);
   });
 
-  test.each(SEEDS)(`%i: ${PER_SEED} malformed requests: no 5xx, {error, code} on every error, refused requests change nothing`, async (seed) => {
-    await setup();
-    const r = rng(seed);
-    const failures: string[] = [];
-    const statuses = new Map<number, number>();
-    const opsSeen = new Set<string>();
-    let known: string | null = null;
-    for (let i = 0; i < PER_SEED && failures.length < 20; i++) {
-      // Keep the runs the requests address open, so deep validation of ops 27-31 stays reachable.
-      if (await refreshRuns()) known = null;
-      const g = generate(r);
-      opsSeen.add(g.op.id);
-      // The digest after a refused request is the next request's "before"; only an accepted one
-      // (or a fixture refresh) makes it stale.
-      const before = (known ??= storeDigest(s.db));
-      const changesBefore = totalChanges();
-      let answer: Answer;
-      try {
-        answer = await send(g);
-      } catch (error) {
-        failures.push(`#${i} ${g.method} ${g.path.slice(0, 120)} [${g.desc.join('; ')}]: no answer (${String(error)})`);
-        continue;
-      }
-      statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-      const where = `#${i} ${g.op.id} ${g.method} ${g.path.slice(0, 120)} [${g.desc.join('; ')}] → ${answer.status}`;
-      if (answer.status >= 500) failures.push(`${where}: ${answer.text.slice(0, 200)}`);
-      if (answer.status >= 400) {
-        let parsed: { error?: unknown; code?: unknown } | null = null;
+  test.each(SEEDS)(
+    `%i: ${PER_SEED} malformed requests: no 5xx, {error, code} on every error, refused requests change nothing`,
+    async (seed) => {
+      await setup();
+      const r = rng(seed);
+      const failures: string[] = [];
+      const statuses = new Map<number, number>();
+      const opsSeen = new Set<string>();
+      let known: string | null = null;
+      for (let i = 0; i < PER_SEED && failures.length < 20; i++) {
+        // Keep the runs the requests address open, so deep validation of ops 27-31 stays reachable.
+        if (await refreshRuns()) known = null;
+        const g = generate(r);
+        opsSeen.add(g.op.id);
+        // The digest after a refused request is the next request's "before"; only an accepted one
+        // (or a fixture refresh) makes it stale.
+        const before = (known ??= storeDigest(s.db));
+        const changesBefore = totalChanges();
+        let answer: Answer;
         try {
-          parsed = JSON.parse(answer.text) as { error?: unknown; code?: unknown };
-        } catch {
-          // reported below
+          answer = await send(g);
+        } catch (error) {
+          failures.push(`#${i} ${g.method} ${g.path.slice(0, 120)} [${g.desc.join('; ')}]: no answer (${String(error)})`);
+          continue;
         }
-        if (!parsed || typeof parsed.error !== 'string' || typeof parsed.code !== 'string') {
-          failures.push(`${where}: error body without error/code: ${answer.text.slice(0, 200)}`);
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        const where = `#${i} ${g.op.id} ${g.method} ${g.path.slice(0, 120)} [${g.desc.join('; ')}] → ${answer.status}`;
+        if (answer.status >= 500) failures.push(`${where}: ${answer.text.slice(0, 200)}`);
+        if (answer.status >= 400) {
+          let parsed: { error?: unknown; code?: unknown } | null = null;
+          try {
+            parsed = JSON.parse(answer.text) as { error?: unknown; code?: unknown };
+          } catch {
+            // reported below
+          }
+          if (!parsed || typeof parsed.error !== 'string' || typeof parsed.code !== 'string') {
+            failures.push(`${where}: error body without error/code: ${answer.text.slice(0, 200)}`);
+          }
+          // No row written at all (SQLite's own counter, same connection as the service) proves it
+          // cheaply; otherwise the digest decides (a write rolled back leaves the store as it was).
+          if (totalChanges() !== changesBefore) {
+            const after = storeDigest(s.db);
+            if (after !== before) failures.push(`${where}: a refused request changed the store`);
+            known = after;
+          }
+        } else {
+          known = null;
+          if (answer.status === 202) await settlePlans();
         }
-        // No row written at all (SQLite's own counter, same connection as the service) proves it
-        // cheaply; otherwise the digest decides (a write rolled back leaves the store as it was).
-        if (totalChanges() !== changesBefore) {
-          const after = storeDigest(s.db);
-          if (after !== before) failures.push(`${where}: a refused request changed the store`);
-          known = after;
-        }
-      } else {
-        known = null;
-        if (answer.status === 202) await settlePlans();
+        if (!answer.headers['x-request-id']) failures.push(`${where}: no X-Request-Id`);
       }
-      if (!answer.headers['x-request-id']) failures.push(`${where}: no X-Request-Id`);
-    }
-    const summary = [...statuses.entries()].sort(([a], [b]) => a - b).map(([k, v]) => `${k}×${v}`).join(' ');
-    console.log(`fuzz seed ${seed}: ${PER_SEED} requests, statuses ${summary}`);
-    expect(failures, `seed ${seed} (replay: SVC_TRUST_SEED=${seed}); statuses ${summary}`).toEqual([]);
-    // The generator reached every operation.
-    if (PER_SEED >= 500) expect([...opsSeen].sort()).toEqual(OPERATIONS.map((o) => o.id).sort());
-  }, byMode(120_000, 900_000));
+      const summary = [...statuses.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([k, v]) => `${k}×${v}`)
+        .join(' ');
+      console.log(`fuzz seed ${seed}: ${PER_SEED} requests, statuses ${summary}`);
+      expect(failures, `seed ${seed} (replay: SVC_TRUST_SEED=${seed}); statuses ${summary}`).toEqual([]);
+      // The generator reached every operation.
+      if (PER_SEED >= 500) expect([...opsSeen].sort()).toEqual(OPERATIONS.map((o) => o.id).sort());
+    },
+    byMode(120_000, 900_000),
+  );
 
   // An answer given without reading the request body reached the client as "aborted" (the service
   // closed with the body unread and the kernel reset the connection) until the service learned to
@@ -406,9 +596,14 @@ describe('fuzzing the local service', () => {
     const results: string[] = [];
     for (let k = 0; k < 5; k++) {
       const a = await send({
-        method: 'GET', path: `/api/v1/projects/${s.projectKey}/backlog`, body: Buffer.alloc(400_000, '['),
+        method: 'GET',
+        path: `/api/v1/projects/${s.projectKey}/backlog`,
+        body: Buffer.alloc(400_000, '['),
         headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
-      }).then((x) => String(x.status), (e: unknown) => String(e));
+      }).then(
+        (x) => String(x.status),
+        (e: unknown) => String(e),
+      );
       results.push(a);
     }
     expect(results).toEqual(['200', '200', '200', '200', '200']);

@@ -31,7 +31,9 @@ beforeAll(async () => {
   db = openDatabase(server.db, MODULES);
   root = mkdtempSync(join(tmpdir(), 'svc-live-'));
   const agent = join(root, 'stubborn.sh');
-  writeFileSync(agent, `#!/bin/sh
+  writeFileSync(
+    agent,
+    `#!/bin/sh
 echo $$ >> "$TRUST_PIDS"
 (trap '' TERM; exec sleep 60) &
 child=$!
@@ -39,7 +41,8 @@ trap 'echo $$ >> "$TRUST_PIDS.term"' TERM
 echo "started $SVC_CARD_KEY"
 # A trapped signal ends the wait, not the script: wait again while the child lives.
 while kill -0 "$child" 2>/dev/null; do wait "$child"; done
-`);
+`,
+  );
   chmodSync(agent, 0o755);
   stubbornAgent = `sh ${agent}`;
 });
@@ -62,7 +65,6 @@ function card(title: string): string {
 
 const envFor = (home: string): CliEnv => trustEnv(server, home, join(home, 'pids'));
 
-
 /**
  * Resolves once svc has taken a first SIGINT (it says so): two signals sent back to back can merge
  * into one, since they do not queue.
@@ -77,7 +79,11 @@ async function liveRun(home: string, extra: string[] = []) {
   const repo = await makeRepo();
   const key = card('live run card');
   const run = spawnSvc(env, ['run', key, '--agent-cmd', stubbornAgent, '--allow-empty', '--kill-grace', '20s', '--repo', repo, ...extra], 'pipe');
-  const pgid = await waitFor('the agent to start', () => (existsSync(env.TRUST_PIDS!) ? Number(readFileSync(env.TRUST_PIDS!, 'utf8').split('\n')[0]) : null), 20_000);
+  const pgid = await waitFor(
+    'the agent to start',
+    () => (existsSync(env.TRUST_PIDS!) ? Number(readFileSync(env.TRUST_PIDS!, 'utf8').split('\n')[0]) : null),
+    20_000,
+  );
   groups.push(pgid);
   const runId = readdirSync(join(home, 'state', 'runs'))[0]!;
   return { env, repo, key, run, pgid, runId };
@@ -134,7 +140,7 @@ describe.concurrent('recover and prune beside a live run', () => {
       const view = readJournal(journal);
       return view.events.length > 0 && view.acks.some((a) => a.n === view.events.length);
     };
-    await waitFor('the live run\'s events to be acked', settled, 20_000);
+    await waitFor("the live run's events to be acked", settled, 20_000);
     const before = readFileSync(journal, 'utf8');
     const second = await runCli(['run', key, '--agent-cmd', stubbornAgent, '--allow-empty', '--idempotency-key', 'ci-job-7', '--repo', repo], { env });
     expect(second.code).toBe(1);
@@ -154,11 +160,24 @@ describe.concurrent('recover and prune beside a live run', () => {
     mkdirSync(join(home, 'state', 'opening'), { recursive: true });
     // This test's own process plays the one still making the open.
     const pendingCard = card('pending card');
-    writeFileSync(path, JSON.stringify({
-      idempotencyKey: 'key-of-a-live-open', owner: selfMark(),
-      open: { projectKey: 'DEMO', command: 'run', cards: [{ workItemKey: pendingCard }], idempotencyKey: 'key-of-a-live-open' },
-      record: { baseUrl: server.url, projectKey: 'DEMO', command: 'run', originalCommand: 'run', scopeKey: null, openedAt: new Date().toISOString(), cards: [], options: {} },
-    }));
+    writeFileSync(
+      path,
+      JSON.stringify({
+        idempotencyKey: 'key-of-a-live-open',
+        owner: selfMark(),
+        open: { projectKey: 'DEMO', command: 'run', cards: [{ workItemKey: pendingCard }], idempotencyKey: 'key-of-a-live-open' },
+        record: {
+          baseUrl: server.url,
+          projectKey: 'DEMO',
+          command: 'run',
+          originalCommand: 'run',
+          scopeKey: null,
+          openedAt: new Date().toISOString(),
+          cards: [],
+          options: {},
+        },
+      }),
+    );
     // Runs over the pending open's card (the tests beside this one open runs of their own).
     const runsOfCard = () => Number((db.prepare('SELECT count(*) AS n FROM dispatch_cards WHERE work_item_key = ?').get(pendingCard) as { n: number }).n);
     const before = runsOfCard();
@@ -174,7 +193,7 @@ describe('agents never outlive svc', () => {
   test('a second SIGINT exits at once and SIGKILLs an agent that ignores SIGTERM, with its child', async () => {
     const home = mkdtempSync(join(tmpdir(), 'svc-live-home-'));
     const { run, pgid, runId, env } = await liveRun(home);
-    await waitFor('the agent\'s child', () => liveMembers(pgid).length >= 2, 10_000);
+    await waitFor("the agent's child", () => liveMembers(pgid).length >= 2, 10_000);
     run.child.kill('SIGINT');
     await firstSigintTaken(run);
     // svc sent the group SIGTERM (the agent saw it) and it was ignored: the agent and its child
@@ -198,11 +217,11 @@ describe('agents never outlive svc', () => {
   test('after kill -9 of svc, recover kills the leftover agent group (from the journal) before closing the run', async () => {
     const home = mkdtempSync(join(tmpdir(), 'svc-live-home-'));
     const { run, pgid, runId, env } = await liveRun(home);
-    await waitFor('the agent\'s child', () => liveMembers(pgid).length >= 2, 10_000);
+    await waitFor("the agent's child", () => liveMembers(pgid).length >= 2, 10_000);
     // svc journals the group right after spawn returns; the agent may start its child first, so on
     // a loaded machine the test can look between the two. The kill comes only once it is there.
     const journalFile = join(home, 'state', 'runs', runId, 'journal.jsonl');
-    await waitFor('the agent\'s record in the journal', () => readFileSync(journalFile, 'utf8').includes(`"t":"agent"`), 10_000);
+    await waitFor("the agent's record in the journal", () => readFileSync(journalFile, 'utf8').includes(`"t":"agent"`), 10_000);
     const journal = readFileSync(journalFile, 'utf8');
     expect(journal).toContain(`"t":"agent"`);
     expect(journal).toContain(`"pgid":${pgid}`);
@@ -224,19 +243,24 @@ describe('redaction keeps one buffer per stream', () => {
     const head = 'ghp_' + 'A'.repeat(8);
     const tail = 'B'.repeat(24);
     const agent = join(home, 'split.sh');
-    writeFileSync(agent, `#!/bin/sh
+    writeFileSync(
+      agent,
+      `#!/bin/sh
 printf '${head}'
 sleep 0.3
 printf 'x\\n' >&2
 sleep 0.3
 printf '${tail}\\n'
-`);
+`,
+    );
     const key = card('split token card');
     const r = await runCli(['run', key, '--agent-cmd', `sh ${agent}`, '--send-logs', '--allow-empty', '--repo', await makeRepo()], { env });
     expect(r.code, r.stderr).toBe(0);
     const runId = readdirSync(join(home, 'state', 'runs'))[0]!;
     const log = readFileSync(join(home, 'state', 'runs', runId, 'logs', `${key}.log`), 'utf8');
-    const sent = (db.prepare('SELECT body FROM dispatch_events WHERE run_id = ? AND body IS NOT NULL').all(runId) as { body: string }[]).map((e) => e.body).join('');
+    const sent = (db.prepare('SELECT body FROM dispatch_events WHERE run_id = ? AND body IS NOT NULL').all(runId) as { body: string }[])
+      .map((e) => e.body)
+      .join('');
     for (const text of [log, sent, r.stdout, r.stderr]) {
       expect(text).not.toContain('AAAA');
       expect(text).not.toContain('BBBB');
@@ -281,30 +305,38 @@ describe('signals outside dispatch', () => {
   test.each([
     ['SIGINT', 130],
     ['SIGTERM', 143],
-  ] as const)('items list and auth login: %s exits %i at once, without the dispatch message', async (signal, code) => {
-    const env = isolatedEnv({ SVC_BASE_URL: silentUrl, SVC_TOKEN: 'svc_pat_not_checked_here', SVC_PROJECT: 'DEMO' });
-    const seen = sockets.length;
-    const list = spawnSvc(env, ['items', 'list'], 'pipe');
-    await interrupt(list.child, signal, () => sockets.length > seen);
-    expect((await list.done).code).toBe(code);
-    expect(list.out().stderr).not.toContain('stopping agents');
-    // auth login waits for the token on standard input, which stays open.
-    const login = spawnSvc(isolatedEnv({ SVC_BASE_URL: silentUrl }), ['auth', 'login', '--with-token'], 'pipe');
-    const last = { ticks: -1 };
-    await interrupt(login.child, signal, () => idle(login.child.pid!, last), 300);
-    expect((await login.done).code).toBe(code);
-    expect(login.out().stderr).not.toContain('stopping agents');
-  }, 30_000);
+  ] as const)(
+    'items list and auth login: %s exits %i at once, without the dispatch message',
+    async (signal, code) => {
+      const env = isolatedEnv({ SVC_BASE_URL: silentUrl, SVC_TOKEN: 'svc_pat_not_checked_here', SVC_PROJECT: 'DEMO' });
+      const seen = sockets.length;
+      const list = spawnSvc(env, ['items', 'list'], 'pipe');
+      await interrupt(list.child, signal, () => sockets.length > seen);
+      expect((await list.done).code).toBe(code);
+      expect(list.out().stderr).not.toContain('stopping agents');
+      // auth login waits for the token on standard input, which stays open.
+      const login = spawnSvc(isolatedEnv({ SVC_BASE_URL: silentUrl }), ['auth', 'login', '--with-token'], 'pipe');
+      const last = { ticks: -1 };
+      await interrupt(login.child, signal, () => idle(login.child.pid!, last), 300);
+      expect((await login.done).code).toBe(code);
+      expect(login.out().stderr).not.toContain('stopping agents');
+    },
+    30_000,
+  );
 
   test.each([
     ['SIGINT', 130],
     ['SIGTERM', 143],
-  ] as const)('svc server stops on the first %s (exit %i), without the dispatch message', async (signal, code) => {
-    const srv = spawnSvc(isolatedEnv(), ['server', '--port', '0'], 'pipe');
-    await interrupt(srv.child, signal, () => srv.out().stdout.includes('http://'));
-    expect((await srv.done).code).toBe(code);
-    expect(srv.out().stderr).not.toContain('stopping agents');
-  }, 30_000);
+  ] as const)(
+    'svc server stops on the first %s (exit %i), without the dispatch message',
+    async (signal, code) => {
+      const srv = spawnSvc(isolatedEnv(), ['server', '--port', '0'], 'pipe');
+      await interrupt(srv.child, signal, () => srv.out().stdout.includes('http://'));
+      expect((await srv.done).code).toBe(code);
+      expect(srv.out().stderr).not.toContain('stopping agents');
+    },
+    30_000,
+  );
 });
 
 describe('svc server --seed demo on an existing database', () => {
@@ -313,10 +345,14 @@ describe('svc server --seed demo on an existing database', () => {
     const file = join(dir, 'svc.db');
     const start = async () => {
       const srv = spawnSvc(isolatedEnv(), ['server', '--port', '0', '--db', file, '--seed', 'demo'], 'pipe');
-      const lines = await waitFor('URL and token', () => {
-        const l = srv.out().stdout.split('\n').filter(Boolean);
-        return l.length >= 2 ? l : null;
-      }, 15_000);
+      const lines = await waitFor(
+        'URL and token',
+        () => {
+          const l = srv.out().stdout.split('\n').filter(Boolean);
+          return l.length >= 2 ? l : null;
+        },
+        15_000,
+      );
       return { srv, url: lines[0]!, token: lines[1]! };
     };
     const first = await start();

@@ -28,18 +28,27 @@ test('the service killed mid-run with --max-wait 2s: exit 5 within the bound, th
   db.close();
   const home = mkdtempSync(join(tmpdir(), 'svc-maxwait-'));
   const agent = join(home, 'agent.sh');
-  writeFileSync(agent, `#!/bin/sh
+  writeFileSync(
+    agent,
+    `#!/bin/sh
 echo started >> "${join(home, 'started')}"
 echo "working on $SVC_CARD_KEY"
 sleep 1
 echo done
-`);
+`,
+  );
   chmodSync(agent, 0o755);
   const env = {
     ...isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO', SVC_HEARTBEAT_INTERVAL: '300ms' }),
-    HOME: home, SVC_CONFIG_DIR: join(home, 'config'), SVC_STATE_DIR: join(home, 'state'),
+    HOME: home,
+    SVC_CONFIG_DIR: join(home, 'config'),
+    SVC_STATE_DIR: join(home, 'state'),
   };
-  const child = spawn(process.execPath, [BIN, 'run', ...keys, '--agent-cmd', `sh ${agent}`, '--allow-empty', '--max-wait', '2s', '--on-failure', 'continue', '--repo', await makeRepo()], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [BIN, 'run', ...keys, '--agent-cmd', `sh ${agent}`, '--allow-empty', '--max-wait', '2s', '--on-failure', 'continue', '--repo', await makeRepo()],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   stops.push(() => child.kill('SIGKILL'));
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
@@ -61,7 +70,10 @@ echo done
   expect(journal.closing, 'the close decided before the service was given up on').toEqual({ stopReason: 'completed', status: 'succeeded' });
 
   // The service comes back on the same address and database; recover replays the decided close.
-  const again = spawn(process.execPath, [BIN, 'server', '--port', port, '--db', server.db, '--seed', 'demo'], { env: isolatedEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const again = spawn(process.execPath, [BIN, 'server', '--port', port, '--db', server.db, '--seed', 'demo'], {
+    env: isolatedEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   stops.push(() => again.kill('SIGKILL'));
   let out = '';
   again.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));

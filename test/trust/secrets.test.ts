@@ -99,7 +99,10 @@ describe('secret hygiene across a representative set of CLI calls', () => {
     const planted = [`svc_pat_${x}`, `svc_run_${x}`, `ghs_${x}`, `ghp_${x}`, `github_pat_${x}`, `sk-${x}`, `Bearer ${x}`];
     for (const text of planted) expect(SHAPES.filter(([, re]) => re.test(`log: ${text} end`)).length, text).toBeGreaterThan(0);
     for (const text of ['Authorization: [REDACTED]', 'Bearer [REDACTED]', 'a personal token: [REDACTED]', 'task-list desk-top']) {
-      expect(SHAPES.filter(([, re]) => re.test(text)).map(([n]) => n), text).toEqual([]);
+      expect(
+        SHAPES.filter(([, re]) => re.test(text)).map(([n]) => n),
+        text,
+      ).toEqual([]);
     }
     expect(scanForSecrets([{ where: 'x', text: `a svc_pat_${x} b` }], [`svc_pat_${x}`])).toHaveLength(1);
   });
@@ -136,8 +139,22 @@ describe('secret hygiene across a representative set of CLI calls', () => {
     // what reads it back, and (once recover has looked at the user's runs) a hosted run.
     const local = async () => {
       const repo = await makeRepo();
-      const ran = await svc(['run', 'DEMO-6', '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', repo, '--verbose', '--json',
-        ...['junit', 'markdown', 'html', 'json'].flatMap((f) => ['--report', `${f}:${reports}/run.${f}`])], user);
+      const ran = await svc(
+        [
+          'run',
+          'DEMO-6',
+          '--agent-cmd',
+          agentCmd,
+          '--send-logs',
+          '--allow-empty',
+          '--repo',
+          repo,
+          '--verbose',
+          '--json',
+          ...['junit', 'markdown', 'html', 'json'].flatMap((f) => ['--report', `${f}:${reports}/run.${f}`]),
+        ],
+        user,
+      );
       expect(ran.code, ran.stderr).toBe(0);
       const runId = (JSON.parse(ran.stdout) as { runId: string }).runId;
       const codes = await Promise.all([
@@ -194,7 +211,9 @@ describe('secret hygiene across a representative set of CLI calls', () => {
     let events: { run_id: string; seq: number; body: string | null }[];
     let gitTokens: number;
     try {
-      events = db.prepare('SELECT run_id, seq, body FROM dispatch_events WHERE run_id IN (?, ?, ?) ORDER BY run_id, seq').all(runId, ciRunId, hostedRunId) as typeof events;
+      events = db
+        .prepare('SELECT run_id, seq, body FROM dispatch_events WHERE run_id IN (?, ?, ?) ORDER BY run_id, seq')
+        .all(runId, ciRunId, hostedRunId) as typeof events;
       gitTokens = Number((db.prepare('SELECT COUNT(*) AS n FROM git_tokens WHERE run_id = ?').get(hostedRunId) as { n: number }).n);
     } finally {
       db.close();
@@ -202,7 +221,10 @@ describe('secret hygiene across a representative set of CLI calls', () => {
     // There was something to leak: bodies were stored for all three runs, git tokens were traded.
     expect(new Set(events.filter((e) => e.body).map((e) => e.run_id))).toEqual(new Set([runId, ciRunId, hostedRunId]));
     expect(gitTokens).toBeGreaterThan(0);
-    const bodies = events.filter((e) => e.body).map((e) => e.body!).join('\n');
+    const bodies = events
+      .filter((e) => e.body)
+      .map((e) => e.body!)
+      .join('\n');
     // The redacted shapes did reach the service, as [REDACTED] (the agent's lines are there).
     expect(bodies).toContain('a personal token: [REDACTED]');
     expect(bodies).toContain('--- my environment ---');
@@ -240,7 +262,12 @@ describe('secret hygiene across a representative set of CLI calls', () => {
       for (const [name, shape] of SHAPES) if (shape.test(text)) leaks.push(`${where}: a ${name} shape: ${shape.exec(text)![0].slice(0, 14)}…`);
     }
     // The in-process calls ran in this very process: none left a token in its environment.
-    leaks.push(...scanForSecrets(Object.entries(process.env).map(([k, v]) => ({ where: `this process's ${k}`, text: v ?? '' })), secrets));
+    leaks.push(
+      ...scanForSecrets(
+        Object.entries(process.env).map(([k, v]) => ({ where: `this process's ${k}`, text: v ?? '' })),
+        secrets,
+      ),
+    );
     // The database holds hashes, never a raw token.
     leaks.push(...scanForSecrets([{ where: 'the service database', text: readFileSync(server.db).toString('latin1') }], secrets));
 

@@ -27,12 +27,15 @@ beforeAll(async () => {
   // Each agent writes down which card it worked on, in which run, on which machine. Given a gate
   // file (TRUST_GATE), it first waits for it (30 s at most): the test opens it once the event it
   // orders the machines by has happened.
-  writeFileSync(agent, `#!/bin/sh
+  writeFileSync(
+    agent,
+    `#!/bin/sh
 echo "$SVC_CARD_KEY $SVC_RUN_ID $TRUST_MACHINE" >> "$TRUST_RECORDS"
 if [ -n "$TRUST_GATE" ]; then i=0; while [ ! -e "$TRUST_GATE" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; fi
 sleep 0.3
 echo "worked on $SVC_CARD_KEY"
-`);
+`,
+  );
   chmodSync(agent, 0o755);
   agentCmd = `sh ${agent}`;
 });
@@ -45,8 +48,13 @@ afterAll(async () => {
 
 function machine(name: string, project: string, records: string, extra: CliEnv = {}): CliEnv {
   return isolatedEnv({
-    SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: project, SVC_HEARTBEAT_INTERVAL: '1s',
-    TRUST_RECORDS: records, TRUST_MACHINE: name, ...extra,
+    SVC_BASE_URL: server.url,
+    SVC_TOKEN: server.token,
+    SVC_PROJECT: project,
+    SVC_HEARTBEAT_INTERVAL: '1s',
+    TRUST_RECORDS: records,
+    TRUST_MACHINE: name,
+    ...extra,
   });
 }
 
@@ -100,11 +108,19 @@ async function twoMachines(project: string, argsA: string[], startB: (a: Promise
   const a = runCli([...args(repoA), ...argsA], { env: machine('A', project, records, { TRUST_GATE: gate }), timeoutMs: 120_000 });
   await startB(a);
   const b = runCli([...args(repoB), ...argsB], { env: machine('B', project, records), timeoutMs: 120_000 });
-  void Promise.race([runsOpenIn(project, 2), b]).catch(() => undefined).then(() => writeFileSync(gate, ''));
+  void Promise.race([runsOpenIn(project, 2), b])
+    .catch(() => undefined)
+    .then(() => writeFileSync(gate, ''));
   const [ra, rb] = await Promise.all([a, b]);
   expect(ra.code, ra.stderr).toBe(0);
   expect(rb.code, rb.stderr).toBe(0);
-  const agentRecords = existsSync(records) ? readFileSync(records, 'utf8').trim().split('\n').filter(Boolean).map((l) => l.split(' ')) : [];
+  const agentRecords = existsSync(records)
+    ? readFileSync(records, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split(' '))
+    : [];
   const legs = legsOf(project);
   const by = (m: string) => agentRecords.filter((x) => x[2] === m).length;
   console.log(`queue ${project}: machine A ran ${by('A')}, machine B ran ${by('B')} card(s) in ${new Set(legs.map((l) => l.run)).size} run(s)`);
@@ -117,8 +133,15 @@ function expectEachCardOnce({ keys, legs, agentRecords, context }: Outcome): voi
   expect(duplicates(agentRecords.map((x) => x[0]!)), context).toEqual([]);
   expect(duplicates(legs.map((l) => l.key)), context).toEqual([]);
   expect(agentRecords.map((x) => x[0]).sort(), context).toEqual([...keys].sort());
-  for (const [key, run] of agentRecords) expect(legs.some((l) => l.key === key && l.run === run), `${key}@${run}\n${context}`).toBe(true);
-  expect(legs.every((l) => l.disposition === 'implemented'), context).toBe(true);
+  for (const [key, run] of agentRecords)
+    expect(
+      legs.some((l) => l.key === key && l.run === run),
+      `${key}@${run}\n${context}`,
+    ).toBe(true);
+  expect(
+    legs.every((l) => l.disposition === 'implemented'),
+    context,
+  ).toBe(true);
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -127,7 +150,9 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 async function runsOpenIn(project: string, n = 1): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    const row = db.prepare("SELECT count(*) AS n FROM dispatch_runs r JOIN projects p ON p.id = r.project_id WHERE p.key = ? AND r.status = 'running'").get(project) as { n: number };
+    const row = db
+      .prepare("SELECT count(*) AS n FROM dispatch_runs r JOIN projects p ON p.id = r.project_id WHERE p.key = ? AND r.status = 'running'")
+      .get(project) as { n: number };
     if (Number(row.n) >= n) return;
     await sleep(20);
   }
@@ -135,24 +160,32 @@ async function runsOpenIn(project: string, n = 1): Promise<void> {
 }
 
 describe.concurrent('two svc auto over one queue never run the same card', () => {
-  test.each(byMode([[0], [150]], [[0], [50], [150], [400], [900]]))('second machine starts %i ms after the first', async (delayMs) => {
-    expectEachCardOnce(await twoMachines(`Q${delayMs}`, [], () => sleep(delayMs)));
-  }, byMode(120_000, 240_000));
+  test.each(byMode([[0], [150]], [[0], [50], [150], [400], [900]]))(
+    'second machine starts %i ms after the first',
+    async (delayMs) => {
+      expectEachCardOnce(await twoMachines(`Q${delayMs}`, [], () => sleep(delayMs)));
+    },
+    byMode(120_000, 240_000),
+  );
 
   // Each machine takes at most 5: the second one's open meets the first one's run (409) and
   // reselects around its cards, so both work and the queue is shared.
-  test.each(byMode([[0], [150]], [[0], [150], [400]]))('both with --max 5, the second starting %i ms later: the work is split', async (delayMs) => {
-    const outcome = await twoMachines(`S${delayMs}`, ['--max', '5'], () => sleep(delayMs), ['--max', '5']);
-    expectEachCardOnce(outcome);
-    const machines = new Set(outcome.agentRecords.map((x) => x[2]));
-    expect([...machines].sort(), outcome.context).toEqual(['A', 'B']);
-  }, byMode(120_000, 240_000));
+  test.each(byMode([[0], [150]], [[0], [150], [400]]))(
+    'both with --max 5, the second starting %i ms later: the work is split',
+    async (delayMs) => {
+      const outcome = await twoMachines(`S${delayMs}`, ['--max', '5'], () => sleep(delayMs), ['--max', '5']);
+      expectEachCardOnce(outcome);
+      const machines = new Set(outcome.agentRecords.map((x) => x[2]));
+      expect([...machines].sort(), outcome.context).toEqual(['A', 'B']);
+    },
+    byMode(120_000, 240_000),
+  );
 
   // A runs `auto --max 3` and opens its run over Q-1..3; B's `auto` gets the 409, reselects
   // without them and runs Q-4..10. A finishes first; its cards are still ready (a run moves no
   // status), yet B must not take them in a later round: a card a 409 showed in another machine's
   // run is that machine's for the rest of the invocation (B re-ran them until this was fixed).
-  test('one machine with --max 3, the other without: the second one never re-runs the first one\'s cards', async () => {
+  test("one machine with --max 3, the other without: the second one never re-runs the first one's cards", async () => {
     expectEachCardOnce(await twoMachines('QMAX', ['--max', '3'], () => runsOpenIn('QMAX')));
   }, 120_000);
 });

@@ -45,7 +45,10 @@ export async function startSoakWorld(opts: { seed: number; plan?: FaultRule[]; h
   const svc = await startTestService({ config: { rateLimit: 1_000_000 } });
   const proxy = await startFaultProxy({ target: svc.url, seed: opts.seed, plan: opts.plan ?? [] });
   const client = createApiClient({
-    baseUrl: proxy.url, token: svc.token, maxWaitMs: 60_000, timeoutMs: 5_000,
+    baseUrl: proxy.url,
+    token: svc.token,
+    maxWaitMs: 60_000,
+    timeoutMs: 5_000,
     retry: { baseDelayMs: 5, maxDelayMs: 100 },
   });
   const root = mkdtempSync(join(tmpdir(), 'svc-soak-'));
@@ -56,7 +59,13 @@ export async function startSoakWorld(opts: { seed: number; plan?: FaultRule[]; h
   writeFileSync(agent, AGENT_SCRIPT);
   chmodSync(agent, 0o755);
   return {
-    svc, proxy, client, stateDir, repo, agentCmd: `sh ${agent}`, warnings: [],
+    svc,
+    proxy,
+    client,
+    stateDir,
+    repo,
+    agentCmd: `sh ${agent}`,
+    warnings: [],
     async close() {
       await client.close();
       await proxy.close();
@@ -78,18 +87,31 @@ async function folderFor(root: string, key: string): Promise<PreparedWorktree> {
 export function soakOptions(w: SoakWorld, over: Partial<DispatchOptions> & { failKeys?: string[] } = {}): DispatchOptions {
   const { failKeys = [], ...rest } = over;
   return {
-    command: 'batch', keys: [], projectKey: w.svc.projectKey, baseUrl: w.proxy.url, repo: w.repo,
-    agent: { agentCmd: w.agentCmd }, onFailure: 'continue', parallel: 1, sendLogs: true, allowEmpty: true,
+    command: 'batch',
+    keys: [],
+    projectKey: w.svc.projectKey,
+    baseUrl: w.proxy.url,
+    repo: w.repo,
+    agent: { agentCmd: w.agentCmd },
+    onFailure: 'continue',
+    parallel: 1,
+    sendLogs: true,
+    allowEmpty: true,
     timeouts: { idleMs: 30_000, cardMs: 60_000, killGraceMs: 500, runMs: null, flushMs: 20_000 },
-    heartbeatIntervalMs: 250, worktree: true, dryRun: false, secrets: [w.svc.token],
-    env: { PATH: process.env.PATH, FAIL_KEYS: failKeys.join(' ') }, flushIntervalMs: 20,
+    heartbeatIntervalMs: 250,
+    worktree: true,
+    dryRun: false,
+    secrets: [w.svc.token],
+    env: { PATH: process.env.PATH, FAIL_KEYS: failKeys.join(' ') },
+    flushIntervalMs: 20,
     ...rest,
   };
 }
 
 export function soakDeps(w: SoakWorld, signal = new AbortController().signal): DispatchDeps {
   return dispatchDeps({
-    service: dispatchServiceOf(w.client), stateDir: w.stateDir,
+    service: dispatchServiceOf(w.client),
+    stateDir: w.stateDir,
     prepareWorktree: ({ key }) => folderFor(w.repo, key),
     checkoutInPlace: ({ key }) => folderFor(w.repo, key),
     commitsSince: async () => 1,
@@ -108,8 +130,11 @@ export const runSoak = (w: SoakWorld, opts: DispatchOptions, signal?: AbortSigna
 /** Sends what a run left unsent and closes it, as `svc runs recover` does (straight to the service). */
 export function recoverAll(w: SoakWorld): Promise<RecoverResult[]> {
   const direct = createApiClient({ baseUrl: w.svc.url, token: w.svc.token, maxWaitMs: 5_000, retry: { baseDelayMs: 5, maxDelayMs: 50 } });
-  return recoverRuns({ stateDir: w.stateDir, serviceFor: () => dispatchServiceOf(direct), output: { info: () => undefined, warn: (m) => w.warnings.push(m) } })
-    .finally(() => direct.close());
+  return recoverRuns({
+    stateDir: w.stateDir,
+    serviceFor: () => dispatchServiceOf(direct),
+    output: { info: () => undefined, warn: (m) => w.warnings.push(m) },
+  }).finally(() => direct.close());
 }
 
 export interface RunRow {
@@ -122,8 +147,10 @@ export interface RunRow {
 export const runRows = (w: SoakWorld): RunRow[] => rowsOf(w.svc.db);
 
 export function rowsOf(db: DatabaseSync): RunRow[] {
-  return (db.prepare('SELECT id, status, stop_reason, seq FROM dispatch_runs ORDER BY started_at, id').all() as unknown as RunRow[])
-    .map((r) => ({ ...r, seq: Number(r.seq) }));
+  return (db.prepare('SELECT id, status, stop_reason, seq FROM dispatch_runs ORDER BY started_at, id').all() as unknown as RunRow[]).map((r) => ({
+    ...r,
+    seq: Number(r.seq),
+  }));
 }
 
 export function journalOf(stateDir: string, runId: string): { journal: JournalView; record: RunRecord } {
@@ -156,7 +183,10 @@ export function agreement(db: DatabaseSync, stateDir: string, runId: string, sec
   const row = rowsOf(db).find((r) => r.id === runId);
   if (!row) return [`run ${runId} is not on the service`];
   if (row.seq !== record.baseSeq + journal.events.length) problems.push(`run seq ${row.seq}, journal ends at ${record.baseSeq + journal.events.length}`);
-  const cards = db.prepare('SELECT work_item_key AS key, disposition FROM dispatch_cards WHERE run_id = ? ORDER BY position').all(runId) as { key: string; disposition: string }[];
+  const cards = db.prepare('SELECT work_item_key AS key, disposition FROM dispatch_cards WHERE run_id = ? ORDER BY position').all(runId) as {
+    key: string;
+    disposition: string;
+  }[];
   const last = journalDispositions(journal);
   for (const c of cards) {
     const j = last.get(c.key);

@@ -53,7 +53,9 @@ export function storeDigest(db: DatabaseSync): string {
   const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[];
   for (const { name } of tables) {
     const columns = (db.prepare(`PRAGMA table_info("${name}")`).all() as { name: string }[]).map((c) => `quote("${c.name}")`);
-    const row = db.prepare(`SELECT count(*) AS n, group_concat(r, char(10)) AS rows FROM (SELECT ${columns.join(" || ',' || ")} AS r FROM "${name}" ORDER BY r)`).get() as { n: number; rows: string | null };
+    const row = db
+      .prepare(`SELECT count(*) AS n, group_concat(r, char(10)) AS rows FROM (SELECT ${columns.join(" || ',' || ")} AS r FROM "${name}" ORDER BY r)`)
+      .get() as { n: number; rows: string | null };
     hash.update(`\u0000table ${name} ${row.n}\u0000${row.rows ?? ''}`);
   }
   return hash.digest('hex');
@@ -73,7 +75,14 @@ export interface StoredEvent {
 export function storedEvents(db: DatabaseSync, runId: string): StoredEvent[] {
   const rows = db
     .prepare('SELECT seq, work_item_key, disposition, session_branch, exit_code, body FROM dispatch_events WHERE run_id = ? ORDER BY seq')
-    .all(runId) as { seq: number; work_item_key: string | null; disposition: string | null; session_branch: string | null; exit_code: number | null; body: string | null }[];
+    .all(runId) as {
+    seq: number;
+    work_item_key: string | null;
+    disposition: string | null;
+    session_branch: string | null;
+    exit_code: number | null;
+    body: string | null;
+  }[];
   return rows.map((r) => ({
     seq: Number(r.seq),
     ...(r.work_item_key !== null ? { workItemKey: r.work_item_key } : {}),
@@ -173,7 +182,9 @@ export async function waitFor<T>(what: string, check: () => T | null | undefined
 export function trustEnv(service: { url: string; token: string }, home: string, pids: string): CliEnv {
   return {
     ...isolatedEnv({ SVC_BASE_URL: service.url, SVC_TOKEN: service.token, SVC_PROJECT: 'DEMO', SVC_HEARTBEAT_INTERVAL: '300ms', TRUST_PIDS: pids }),
-    HOME: home, SVC_CONFIG_DIR: join(home, 'config'), SVC_STATE_DIR: join(home, 'state'),
+    HOME: home,
+    SVC_CONFIG_DIR: join(home, 'config'),
+    SVC_STATE_DIR: join(home, 'state'),
   };
 }
 

@@ -21,7 +21,8 @@ const AGENT = `${process.execPath} ${resolve(import.meta.dirname, 'fixtures/slow
  * switches, the --json document, a table). Where a spinner must NOT show, the slow one stays: a leg
  * that ended before ora had loaded would never have drawn one anyway.
  */
-const QUICK_AGENT = 'sh -c "echo done > $SVC_CARD_KEY.txt && git add -A && git -c user.name=a -c user.email=a@example.invalid commit -qm \\"$SVC_CARD_KEY: done\\""';
+const QUICK_AGENT =
+  'sh -c "echo done > $SVC_CARD_KEY.txt && git add -A && git -c user.name=a -c user.email=a@example.invalid commit -qm \\"$SVC_CARD_KEY: done\\""';
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
 const SGR = /\x1b\[[\d;]*m/;
 const ESC = /\x1b/;
@@ -217,7 +218,11 @@ describe('piped', () => {
     const key = freshTask('Progress with --json');
     const r = await piped(['run', key, '--agent-cmd', QUICK_AGENT, '--repo', await makeRepo(), '--json'], userEnv({ FORCE_COLOR: '1' }));
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ stopReason: 'completed', status: 'succeeded', legs: [expect.objectContaining({ key, disposition: 'implemented' })] });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      stopReason: 'completed',
+      status: 'succeeded',
+      legs: [expect.objectContaining({ key, disposition: 'implemented' })],
+    });
     expect(r.stderr).not.toMatch(ESC);
   });
 });

@@ -20,7 +20,15 @@ function terminal() {
 }
 
 const leg = (key: string): LegSummary => ({
-  key, title: `Card ${key}`, disposition: 'implemented', durationMs: 1200, exitCode: 0, reason: null, costUsd: null, tokens: { in: null, out: null }, sessionBranch: `svc/${key}`,
+  key,
+  title: `Card ${key}`,
+  disposition: 'implemented',
+  durationMs: 1200,
+  exitCode: 0,
+  reason: null,
+  costUsd: null,
+  tokens: { in: null, out: null },
+  sessionBranch: `svc/${key}`,
 });
 const started = (key: string, index: number) => ({ key, title: `Card ${key}`, index, total: 2, branch: `svc/${key}` });
 

@@ -9,7 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { BIN } from '../support/cli.js';
 
 const tmux = (args: string[]) =>
-  new Promise<string>((ok, fail) => execFile('tmux', args, (error, stdout, stderr) => (error ? fail(new Error(`tmux ${args.join(' ')}: ${stderr || error.message}`)) : ok(stdout))));
+  new Promise<string>((ok, fail) =>
+    execFile('tmux', args, (error, stdout, stderr) => (error ? fail(new Error(`tmux ${args.join(' ')}: ${stderr || error.message}`)) : ok(stdout))),
+  );
 
 /**
  * Fails loudly when tmux is not on PATH: a skipped terminal test reads as green while proving
@@ -45,7 +47,10 @@ const END = '\x1b]2;svc-test-end\x07';
  * Runs `svc ARGS` on a fresh terminal. `env` is the whole environment of the command (TERM is set to
  * xterm-256color unless given); nothing is inherited from the tmux server.
  */
-export async function openTerminal(args: string[], opts: { env: Record<string, string | undefined>; cwd: string; width?: number; height?: number }): Promise<Terminal> {
+export async function openTerminal(
+  args: string[],
+  opts: { env: Record<string, string | undefined>; cwd: string; width?: number; height?: number },
+): Promise<Terminal> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-tty-'));
   const socket = join(dir, 'tmux.sock');
   const go = join(dir, 'go');
@@ -71,7 +76,21 @@ export async function openTerminal(args: string[], opts: { env: Record<string, s
   );
   const session = 'svc';
   // env -i: the command's environment is exactly `env`, not the test runner's.
-  await tmux(['-S', socket, '-f', '/dev/null', 'new-session', '-d', '-s', session, '-x', String(opts.width ?? 120), '-y', String(opts.height ?? 40), `env -i bash --noprofile --norc ${q(script)}`]);
+  await tmux([
+    '-S',
+    socket,
+    '-f',
+    '/dev/null',
+    'new-session',
+    '-d',
+    '-s',
+    session,
+    '-x',
+    String(opts.width ?? 120),
+    '-y',
+    String(opts.height ?? 40),
+    `env -i bash --noprofile --norc ${q(script)}`,
+  ]);
   await tmux(['-S', socket, 'pipe-pane', '-t', session, '-o', `cat >> ${q(rawFile)}`]);
   writeFileSync(go, '');
 

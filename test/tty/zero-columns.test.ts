@@ -71,9 +71,7 @@ describe('svc run under `script` with no terminal on its stdin (a 0×0 pty)', ()
     const pidFile = join(dir, 'agent.pid');
     // The agent stays a while (so the spinner draws many frames), records its pid, then commits.
     const agent = `sh -c 'echo $$ > ${pidFile}; sleep 2; git -c user.name=a -c user.email=a@example.invalid commit -q --allow-empty -m "$SVC_CARD_KEY: done"'`;
-    const line = [process.execPath, BIN, 'run', key, '--agent-cmd', agent, '--repo', repo]
-      .map((w) => `'${w.replace(/'/g, `'\\''`)}'`)
-      .join(' ');
+    const line = [process.execPath, BIN, 'run', key, '--agent-cmd', agent, '--repo', repo].map((w) => `'${w.replace(/'/g, `'\\''`)}'`).join(' ');
     const env = isolatedEnv({ SVC_BASE_URL: svc.url, SVC_TOKEN: svc.token, TERM: 'xterm-256color' });
     delete env.NO_COLOR;
     const child = spawn('script', ['-qfec', line, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });

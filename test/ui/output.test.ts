@@ -14,7 +14,13 @@ function make(opts: { tty: boolean; env?: Record<string, string>; json?: boolean
 describe('output', () => {
   test('piped rows are tab-separated with no header', () => {
     const { stdout, out } = make({ tty: false });
-    out.table(['KEY', 'TITLE'], [['A-1', 'first'], ['A-2', 'second']]);
+    out.table(
+      ['KEY', 'TITLE'],
+      [
+        ['A-1', 'first'],
+        ['A-2', 'second'],
+      ],
+    );
     expect(stdout.text).toBe('A-1\tfirst\nA-2\tsecond\n');
   });
 
@@ -61,11 +67,20 @@ describe('formatTable on an 80-column terminal', () => {
   // The shape of `svc runs list` before it was made narrower: 125-130 characters a row.
   const head = ['RUN', 'COMMAND', 'CARDS', 'STATUS', 'STARTED', 'WHERE'];
   const rows = [
-    ['run_5kAd2jdCZ4XUMnA3', 'run_scope', '12 (10 ok, 1 failed, 1 skipped)', 'failed (halted)', '2026-11-27T14:24:25.393Z', 'local /home/someone/src/a-rather-long-repository-name'],
+    [
+      'run_5kAd2jdCZ4XUMnA3',
+      'run_scope',
+      '12 (10 ok, 1 failed, 1 skipped)',
+      'failed (halted)',
+      '2026-11-27T14:24:25.393Z',
+      'local /home/someone/src/a-rather-long-repository-name',
+    ],
     ['run_BOlHXmrzlJ8abvXJ', 'review', '1 (0 ok, 0 failed, 1 skipped)', 'succeeded (completed)', '2026-11-27T14:24:25.171Z', 'hosted'],
   ];
   test('every row fits: the last column gives way first, then the widest others; the first stays whole', () => {
-    const lines = formatTable(head, rows, 80, new Chalk({ level: 0 })).trimEnd().split('\n');
+    const lines = formatTable(head, rows, 80, new Chalk({ level: 0 }))
+      .trimEnd()
+      .split('\n');
     for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(80);
     expect(lines[1]).toMatch(/^run_5kAd2jdCZ4XUMnA3 {2}/);
     expect(lines[1]).toContain('…');

@@ -75,7 +75,12 @@ export async function runApi(opts: ApiOptions, ctx: Context): Promise<void> {
       ),
   });
   const call = (cursor?: string) =>
-    transport.call<Page<unknown>>({ operationId: op.id as never, params, query: { ...q, ...(cursor ? { cursor } : {}) }, ...(body !== undefined ? { body } : {}) });
+    transport.call<Page<unknown>>({
+      operationId: op.id as never,
+      params,
+      query: { ...q, ...(cursor ? { cursor } : {}) },
+      ...(body !== undefined ? { body } : {}),
+    });
   try {
     if (opts.paginate) {
       const rows: unknown[] = [];

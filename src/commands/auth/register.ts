@@ -18,18 +18,24 @@ export function registerAuth(program: Command, context: (cmd: Command) => Contex
     'echo "$SVC_PAT" | svc auth login --with-token --base-url https://svc.example.com',
   );
   withExamples(
-    auth.command('status').description('show who the token belongs to, its workspace and scopes (token masked)').action(async (_o, cmd: Command) => {
-      const { runAuthStatus } = await import('./status.js');
-      await runAuthStatus({}, context(cmd));
-    }),
+    auth
+      .command('status')
+      .description('show who the token belongs to, its workspace and scopes (token masked)')
+      .action(async (_o, cmd: Command) => {
+        const { runAuthStatus } = await import('./status.js');
+        await runAuthStatus({}, context(cmd));
+      }),
     'svc auth status',
     'svc auth status --json',
   );
   withExamples(
-    auth.command('logout').description('forget the stored token').action(async (_o, cmd: Command) => {
-      const { runAuthLogout } = await import('./logout.js');
-      runAuthLogout({}, context(cmd));
-    }),
+    auth
+      .command('logout')
+      .description('forget the stored token')
+      .action(async (_o, cmd: Command) => {
+        const { runAuthLogout } = await import('./logout.js');
+        runAuthLogout({}, context(cmd));
+      }),
     'svc auth logout',
   );
 }

@@ -32,7 +32,9 @@ export async function runBacklogList(opts: BacklogListOptions, ctx: Context): Pr
     if (listing.items.length >= max) break;
   }
   if (ctx.out.json) return ctx.out.document(listing);
-  ctx.out.table(['KEY', 'KIND', 'STATUS', 'PRIORITY', 'TITLE'], listing.items.map((i) => [i.key, i.kind, i.status, i.priority, i.title]));
+  ctx.out.table(
+    ['KEY', 'KIND', 'STATUS', 'PRIORITY', 'TITLE'],
+    listing.items.map((i) => [i.key, i.kind, i.status, i.priority, i.title]),
+  );
   ctx.out.info(listing.items.length < listing.total ? `${listing.items.length} of ${listing.total} in the backlog` : `${listing.total} in the backlog`);
 }
-

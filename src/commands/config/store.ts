@@ -19,7 +19,7 @@ export const CONFIG_KEYS = {
   parallel: { describe: 'legs run at once', parse: parsePositiveInt },
   sendLogs: { describe: 'send agent output as event bodies', parse: parseBool },
   maxWait: { describe: 'longest wait for a rate limit or an unavailable service', parse: (v: string) => v },
-  agentUser: { describe: 'who agents run as when svc is root: a user, a uid range FIRST-LAST, or none (svc\'s own)', parse: parseUserName },
+  agentUser: { describe: "who agents run as when svc is root: a user, a uid range FIRST-LAST, or none (svc's own)", parse: parseUserName },
   pr: { describe: 'open or update a pull request after each pushed leg', parse: parseBool },
   githubApiUrl: { describe: "GitHub's REST API base for pull requests", parse: (v: string) => v },
 } as const;

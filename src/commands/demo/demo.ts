@@ -77,16 +77,30 @@ export async function runDemo(opts: DemoOptions, ctx: Context): Promise<void> {
     out.info(`Its .svc/workflow.yml: ${workflow ? describeWorkflow(workflow) : 'none'} (each leg's log shows the steps).\n`);
 
     ctx.interrupts.handle?.('dispatch');
-    const summary = await runUnderProgress(ctx, (progress) => runDispatch(
-      {
-        command: 'next', keys: [], projectKey: seeded.projectKey, baseUrl: service.url, repo,
-        agent: { agentCmd: `"${ctx.self.execPath}" "${agent}" {prompt_file}` },
-        onFailure: 'halt', parallel: 1, sendLogs: true, allowEmpty: false,
-        timeouts: { idleMs: 60_000, cardMs: 120_000, killGraceMs: 2_000, runMs: null },
-        heartbeatIntervalMs: 60_000, worktree: true, dryRun: false, secrets: [seeded.token], env: ctx.env, workflow,
-      },
-      dispatchDeps({ service: dispatchServiceOf(api), stateDir, output: progress, signal: ctx.interrupts.signal }),
-    ));
+    const summary = await runUnderProgress(ctx, (progress) =>
+      runDispatch(
+        {
+          command: 'next',
+          keys: [],
+          projectKey: seeded.projectKey,
+          baseUrl: service.url,
+          repo,
+          agent: { agentCmd: `"${ctx.self.execPath}" "${agent}" {prompt_file}` },
+          onFailure: 'halt',
+          parallel: 1,
+          sendLogs: true,
+          allowEmpty: false,
+          timeouts: { idleMs: 60_000, cardMs: 120_000, killGraceMs: 2_000, runMs: null },
+          heartbeatIntervalMs: 60_000,
+          worktree: true,
+          dryRun: false,
+          secrets: [seeded.token],
+          env: ctx.env,
+          workflow,
+        },
+        dispatchDeps({ service: dispatchServiceOf(api), stateDir, output: progress, signal: ctx.interrupts.signal }),
+      ),
+    );
 
     if (ctx.out.json) {
       const run = summary.runId ? await api.getDispatchRun(summary.runId) : null;
@@ -100,7 +114,7 @@ export async function runDemo(opts: DemoOptions, ctx: Context): Promise<void> {
       out.info(`The service recorded run ${run.id}: ${run.status}, ${run.stopReason}, ${run.seq} events.`);
       out.info(`Branches the agent committed on:\n${branches}`);
       if (opts.keep) out.info(`Agent logs: ${join(stateDir, 'runs', run.id, 'logs')}`);
-      else out.info('The demo\'s repository and state folder are removed now; `svc demo --keep` keeps them to look at.');
+      else out.info("The demo's repository and state folder are removed now; `svc demo --keep` keeps them to look at.");
       out.info('\nNext: `svc server --db svc.db --seed demo` keeps a service running; `svc server done KEY --db svc.db`');
       out.info('marks a card done there, so the cards it blocked become ready (a run never moves a status). See README.md.');
     }

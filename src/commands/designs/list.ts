@@ -30,4 +30,3 @@ function designRow(row: DesignRow): string[] {
   const files = paths.length === 0 ? String(assets.length) : paths.length === 1 ? paths[0]! : `${paths[0]} (+${paths.length - 1})`;
   return [text(row.id), text(row.workItemKey), text(row.approvedAt).slice(0, 10), files, text(row.title)];
 }
-

@@ -29,5 +29,8 @@ export function printSummary(ctx: Context, summary: RunSummary): void {
 
 function printDryRun(ctx: Context, summary: RunSummary): void {
   ctx.out.info(summary.note);
-  ctx.out.table(['CARD', 'TITLE', 'SKIP REASON'], summary.cards.map((c) => [c.key, c.title, c.skipReason ?? (c.gatedBy ? `gated by ${c.gatedBy}` : '')]));
+  ctx.out.table(
+    ['CARD', 'TITLE', 'SKIP REASON'],
+    summary.cards.map((c) => [c.key, c.title, c.skipReason ?? (c.gatedBy ? `gated by ${c.gatedBy}` : '')]),
+  );
 }

@@ -13,12 +13,20 @@ export const DISPATCH_FLAG = {
   repo: flag('--repo <dir>', 'the git repository the agents work on (SVC_REPO; default: the current directory)'),
   agent: flag('--agent <name>', 'agent preset: claude, codex, aider, gemini, opencode'),
   agentCmd: flag('--agent-cmd <command>', 'any agent command; placeholders {prompt_file} {key} {workdir} {branch} {run_id}'),
-  agentFormat: flag('--agent-format <name>', 'parse an --agent-cmd\'s output as this preset\'s stream (outcome, spend, review text): claude, codex, gemini, opencode'),
+  agentFormat: flag(
+    '--agent-format <name>',
+    "parse an --agent-cmd's output as this preset's stream (outcome, spend, review text): claude, codex, gemini, opencode",
+  ),
   model: flag('--model <model>', 'model passed to the agent preset'),
-  agentUser: flag('--agent-user <name>', 'who agents run as when svc is root (SVC_AGENT_USER): a user, a uid range FIRST-LAST, or none (svc\'s own); default svc-agent-1, -2, …, a uid per leg'),
+  agentUser: flag(
+    '--agent-user <name>',
+    "who agents run as when svc is root (SVC_AGENT_USER): a user, a uid range FIRST-LAST, or none (svc's own); default svc-agent-1, -2, …, a uid per leg",
+  ),
   dryRun: flag('--dry-run', 'print the card set with skip reasons and open nothing'),
   max: flag('--max <n>', 'most cards to run'),
-  onFailure: flag('--on-failure <mode>', 'what a failed leg does to the run (default halt; continue follows the original run)', { choices: ['halt', 'continue'] }),
+  onFailure: flag('--on-failure <mode>', 'what a failed leg does to the run (default halt; continue follows the original run)', {
+    choices: ['halt', 'continue'],
+  }),
   parallel: flag('--parallel <n>', 'legs run at once, each in its own worktree'),
   idempotencyKey: flag('--idempotency-key <key>', 'find the same run again when a CI job is retried whole'),
   hosted: flag('--hosted', 'open the run for a hosted runner and print it instead of running it here'),
@@ -29,18 +37,26 @@ export const DISPATCH_FLAG = {
   heartbeatInterval: flag('--heartbeat-interval <duration>', 'heartbeat interval (SVC_HEARTBEAT_INTERVAL; default 60s)'),
   sendLogs: flag('--send-logs', 'send agent output to the service as event bodies (redacted)'),
   allowEmpty: flag('--allow-empty', 'a leg that leaves no commit is not failed'),
-  maxCost: flag('--max-cost <usd>', 'start no new leg once the agents\' streams report this much spend, then stop max (claude, opencode, or --agent-format claude|opencode)'),
+  maxCost: flag(
+    '--max-cost <usd>',
+    "start no new leg once the agents' streams report this much spend, then stop max (claude, opencode, or --agent-format claude|opencode)",
+  ),
   noWorktree: flag('--no-worktree', 'run in place on the branch instead of a worktree per card'),
-  push: flag('--push', 'push an implemented leg\'s branch to origin with your git credentials (fix: fast-forward only; review never pushes; default on for hosted runs)'),
+  push: flag(
+    '--push',
+    "push an implemented leg's branch to origin with your git credentials (fix: fast-forward only; review never pushes; default on for hosted runs)",
+  ),
   noPush: flag('--no-push', 'do not push implemented branches of a hosted run'),
   report: flag('--report <format:file>', 'write a report when the run ends: junit, markdown, html or json (repeatable)', { parse: collect }),
-  verify: flag('--verify <command>', 'the check a leg must pass to count as implemented, over .svc/workflow.yml\'s verify'),
-  noVerify: flag('--no-verify', 'run no check (.svc/workflow.yml\'s verify is skipped)'),
-  setup: flag('--setup <command>', 'run this in each worktree before the agent, instead of .svc/workflow.yml\'s setup'),
+  verify: flag('--verify <command>', "the check a leg must pass to count as implemented, over .svc/workflow.yml's verify"),
+  noVerify: flag('--no-verify', "run no check (.svc/workflow.yml's verify is skipped)"),
+  setup: flag('--setup <command>', "run this in each worktree before the agent, instead of .svc/workflow.yml's setup"),
 };
 
 /** next, batch and auto. */
-export const RERUN_FLAGS = [flag('--rerun', 'also pick cards an earlier local run implemented whose svc/KEY branch still holds that work, or that have an open delivery')];
+export const RERUN_FLAGS = [
+  flag('--rerun', 'also pick cards an earlier local run implemented whose svc/KEY branch still holds that work, or that have an open delivery'),
+];
 
 /** `--pr`, `--no-pr`, `--draft`, `--github-api-url` (docs/pull-requests.md); `svc attach` takes them too. */
 export const PULL_REQUEST_FLAGS = [

@@ -16,7 +16,13 @@ export async function openHosted(
 ): Promise<HostedOpen> {
   if (opts.command === 'auto') throw new UsageError('auto loops over runs on this machine; open hosted runs with batch or next instead');
   const selection = await selectCards(
-    { command: opts.command, projectKey: opts.projectKey, keys: opts.keys, ...(opts.lanes ? { lanes: opts.lanes } : {}), ...(opts.maxCards ? { max: opts.maxCards } : {}) },
+    {
+      command: opts.command,
+      projectKey: opts.projectKey,
+      keys: opts.keys,
+      ...(opts.lanes ? { lanes: opts.lanes } : {}),
+      ...(opts.maxCards ? { max: opts.maxCards } : {}),
+    },
     {
       service: deps.service,
       localRun: (runId) => {

@@ -99,7 +99,10 @@ export function checkAgentProgram(choice: AgentChoice, repo: string, path: strin
     return;
   }
   if (!findOnPath(program, path)) {
-    const hint = choice.agentCmd === undefined ? `: install ${AGENT_PRESETS[choice.agent as keyof typeof AGENT_PRESETS].title}, or pick another with --agent / --agent-cmd` : '';
+    const hint =
+      choice.agentCmd === undefined
+        ? `: install ${AGENT_PRESETS[choice.agent as keyof typeof AGENT_PRESETS].title}, or pick another with --agent / --agent-cmd`
+        : '';
     throw new UsageError(`${flag}: ${program} is not on PATH${hint}`);
   }
 }

@@ -16,14 +16,58 @@ interface Spec {
 }
 
 const SPECS: Spec[] = [
-  { name: 'next', args: '', summary: 'run the next unit of ready work: the first runnable container, else the first ready bug group', examples: ['svc next --agent claude', 'svc next --dry-run'] },
-  { name: 'run', args: '<keys...>', summary: 'run exactly the named work items, in that order', examples: ['svc run PROJ-12 --agent-cmd "./agent.sh {prompt_file}"', 'svc run PROJ-12 PROJ-14 --agent codex --parallel 2'] },
-  { name: 'run_scope', args: '<key>', summary: 'run every live leaf beneath KEY in tree order, then the close-out prompt', examples: ['svc run_scope PROJ-3 --agent claude', 'svc run_scope PROJ-3 --dry-run'] },
-  { name: 'batch', args: '', summary: 'run the ready leaves, up to --max (cards already implemented on svc/KEY, or with an open delivery, are skipped unless --rerun)', examples: ['svc batch --max 5 --priority high --agent claude', 'svc batch --ancestor PROJ-1 --dry-run'], lanes: true },
-  { name: 'auto', args: '', summary: 'open runs over the ready leaves until nothing is ready or --max is reached (skips work already done, unless --rerun)', examples: ['svc auto --max 20 --agent claude --on-failure continue'], lanes: true },
-  { name: 'fix', args: '<keys...>', summary: 'fix the failing pull requests of the named items: on the pull request\'s head fetched from origin; --push pushes the fix there (fast-forward only)', examples: ['svc fix PROJ-12 --agent claude'] },
-  { name: 'continue', args: '<run-id>', summary: 'run again the legs of a run that did not end implemented', examples: ['svc continue 01J9ZK3RUN --agent claude'] },
-  { name: 'review', args: '<keys...>', summary: 'review the open pull requests of the named items on their fetched head; the agent\'s final message is the result; a leg that changes files fails (kept on svc/review/KEY/RUN); never pushes', examples: ['svc review PROJ-12 --agent claude'] },
+  {
+    name: 'next',
+    args: '',
+    summary: 'run the next unit of ready work: the first runnable container, else the first ready bug group',
+    examples: ['svc next --agent claude', 'svc next --dry-run'],
+  },
+  {
+    name: 'run',
+    args: '<keys...>',
+    summary: 'run exactly the named work items, in that order',
+    examples: ['svc run PROJ-12 --agent-cmd "./agent.sh {prompt_file}"', 'svc run PROJ-12 PROJ-14 --agent codex --parallel 2'],
+  },
+  {
+    name: 'run_scope',
+    args: '<key>',
+    summary: 'run every live leaf beneath KEY in tree order, then the close-out prompt',
+    examples: ['svc run_scope PROJ-3 --agent claude', 'svc run_scope PROJ-3 --dry-run'],
+  },
+  {
+    name: 'batch',
+    args: '',
+    summary: 'run the ready leaves, up to --max (cards already implemented on svc/KEY, or with an open delivery, are skipped unless --rerun)',
+    examples: ['svc batch --max 5 --priority high --agent claude', 'svc batch --ancestor PROJ-1 --dry-run'],
+    lanes: true,
+  },
+  {
+    name: 'auto',
+    args: '',
+    summary: 'open runs over the ready leaves until nothing is ready or --max is reached (skips work already done, unless --rerun)',
+    examples: ['svc auto --max 20 --agent claude --on-failure continue'],
+    lanes: true,
+  },
+  {
+    name: 'fix',
+    args: '<keys...>',
+    summary:
+      "fix the failing pull requests of the named items: on the pull request's head fetched from origin; --push pushes the fix there (fast-forward only)",
+    examples: ['svc fix PROJ-12 --agent claude'],
+  },
+  {
+    name: 'continue',
+    args: '<run-id>',
+    summary: 'run again the legs of a run that did not end implemented',
+    examples: ['svc continue 01J9ZK3RUN --agent claude'],
+  },
+  {
+    name: 'review',
+    args: '<keys...>',
+    summary:
+      "review the open pull requests of the named items on their fetched head; the agent's final message is the result; a leg that changes files fails (kept on svc/review/KEY/RUN); never pushes",
+    examples: ['svc review PROJ-12 --agent claude'],
+  },
 ];
 
 export function registerDispatch(program: Command, context: (cmd: Command) => Context): void {
@@ -44,4 +88,3 @@ export function registerDispatch(program: Command, context: (cmd: Command) => Co
     });
   }
 }
-

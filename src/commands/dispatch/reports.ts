@@ -20,7 +20,8 @@ export async function planReports(specs: readonly string[] | undefined, ctx: Con
   const { parseReportSpec } = await import('../../dispatch/report/index.js');
   try {
     const planned = specs.map((s) => parseReportSpec(s, ctx.cwd));
-    if (ctx.out.json && planned.some((p) => p.file === '-')) throw new Error('--report FORMAT:- writes to stdout, which --json keeps for its one document; name a file');
+    if (ctx.out.json && planned.some((p) => p.file === '-'))
+      throw new Error('--report FORMAT:- writes to stdout, which --json keeps for its one document; name a file');
     for (const p of planned) checkWritable(p.file);
     return planned;
   } catch (error) {

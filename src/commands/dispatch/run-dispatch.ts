@@ -37,7 +37,8 @@ const DEFAULT_HEARTBEAT = '60s';
  * `continue` comes from its run, which is read later: it is left empty here.
  */
 export function dispatchOptions(command: DispatchCommand, keys: string[], flags: DispatchFlags, ctx: Context, token: string): DispatchOptions {
-  const heartbeat = ctx.env.SVC_HEARTBEAT_INTERVAL && !flags.heartbeatInterval ? ctx.env.SVC_HEARTBEAT_INTERVAL : (flags.heartbeatInterval ?? DEFAULT_HEARTBEAT);
+  const heartbeat =
+    ctx.env.SVC_HEARTBEAT_INTERVAL && !flags.heartbeatInterval ? ctx.env.SVC_HEARTBEAT_INTERVAL : (flags.heartbeatInterval ?? DEFAULT_HEARTBEAT);
   const lanes = {
     ...(flags.priority ? { priority: flags.priority } : {}),
     ...(flags.assignee ? { assignee: flags.assignee } : {}),
@@ -134,7 +135,13 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
     const { printAttachPlan } = await import('../hosted/attach.js');
     const reports = await planReports(flags.report, ctx);
     const summary = await runHostedCommand(ctx, { invokedAs: command, keys, flags }, (c, h) => printAttachPlan(c, h, flags.push !== false));
-    if (summary) await writeRunReports(ctx, reports, summary, [ctx.env.SVC_RUN_TOKEN, ctx.env.SVC_TOKEN].filter((s): s is string => Boolean(s)));
+    if (summary)
+      await writeRunReports(
+        ctx,
+        reports,
+        summary,
+        [ctx.env.SVC_RUN_TOKEN, ctx.env.SVC_TOKEN].filter((s): s is string => Boolean(s)),
+      );
     return;
   }
   const token = resolveToken(ctx);
@@ -157,7 +164,11 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
   // What would fail every leg is refused before anything is opened, in a dry run as in the real
   // run; a --hosted run's agent and checkout are the runner's, not this machine's.
   if (!flags.hosted) {
-    await checkRepository(opts.repo, flags.repo ? '--repo' : ctx.env.SVC_REPO ? 'SVC_REPO' : 'the current directory', command !== 'fix' && command !== 'review');
+    await checkRepository(
+      opts.repo,
+      flags.repo ? '--repo' : ctx.env.SVC_REPO ? 'SVC_REPO' : 'the current directory',
+      command !== 'fix' && command !== 'review',
+    );
     checkAgentProgram(opts.agent, opts.repo, ctx.env.PATH);
     // .svc/workflow.yml of the base commit (issue 30): a mistake there stops the command here.
     const { workflow, hint } = await workflowFor(flags, opts.repo, opts.baseRef);
@@ -185,7 +196,9 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
       noteHostedOpen(stateDir, run.run);
       if (ctx.out.json) return ctx.out.document(run);
       ctx.out.data(run.run.id);
-      ctx.out.info(`Opened hosted run ${run.run.id} (${run.run.cards.length} ${run.run.cards.length === 1 ? 'card' : 'cards'})${run.created ? '' : ' (existing run for this idempotency key)'}; a hosted runner executes it.`);
+      ctx.out.info(
+        `Opened hosted run ${run.run.id} (${run.run.cards.length} ${run.run.cards.length === 1 ? 'card' : 'cards'})${run.created ? '' : ' (existing run for this idempotency key)'}; a hosted runner executes it.`,
+      );
       return;
     }
     if (!opts.dryRun) Object.assign(opts, await agentUserFor(flags, ctx, { stateDir, hosted: false }));
@@ -193,10 +206,17 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
     ctx.interrupts.handle?.('dispatch');
     const summary = await runUnderProgress(ctx, (view) => {
       progress = view;
-      return runDispatch(opts, dispatchDeps({
-        service, stateDir, output: view, signal: ctx.interrupts.signal, pushBranch: pushToOrigin,
-        ...(opts.pr ? { pullRequests: createGhWriter({ env: ctx.env, redact: createRedactor(opts.secrets) }) } : {}),
-      }));
+      return runDispatch(
+        opts,
+        dispatchDeps({
+          service,
+          stateDir,
+          output: view,
+          signal: ctx.interrupts.signal,
+          pushBranch: pushToOrigin,
+          ...(opts.pr ? { pullRequests: createGhWriter({ env: ctx.env, redact: createRedactor(opts.secrets) }) } : {}),
+        }),
+      );
     });
     await writeRunReports(ctx, reports, summary, opts.secrets);
     printSummary(ctx, summary);

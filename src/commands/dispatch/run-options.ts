@@ -28,14 +28,23 @@ export function agentChoice(flags: AgentFlags, ctx: Context, required: boolean, 
   const model = flags.model ?? opened?.model ?? ctx.config().get('model');
   if (flags.agentFormat !== undefined && !flags.agentCmd) throw new UsageError('--agent-format describes an --agent-cmd; a preset (--agent) has its own');
   const stream = flags.agentFormat !== undefined ? AGENT_FORMATS[flags.agentFormat] : undefined;
-  if (flags.agentFormat !== undefined && !stream) throw new UsageError(`unknown --agent-format '${flags.agentFormat}'; one of ${Object.keys(AGENT_FORMATS).join(', ')}`);
-  const choice = { ...(agent ? { agent } : {}), ...(flags.agentCmd ? { agentCmd: flags.agentCmd } : {}), ...(model ? { model } : {}), ...(stream ? { stream } : {}) };
+  if (flags.agentFormat !== undefined && !stream)
+    throw new UsageError(`unknown --agent-format '${flags.agentFormat}'; one of ${Object.keys(AGENT_FORMATS).join(', ')}`);
+  const choice = {
+    ...(agent ? { agent } : {}),
+    ...(flags.agentCmd ? { agentCmd: flags.agentCmd } : {}),
+    ...(model ? { model } : {}),
+    ...(stream ? { stream } : {}),
+  };
   checkAgentChoice(choice, required, opened?.agent);
   return choice;
 }
 
 /** The flags of how legs run, shared by local and hosted runs. */
-export type LegFlags = Pick<DispatchFlags, 'onFailure' | 'parallel' | 'sendLogs' | 'allowEmpty' | 'timeout' | 'idleTimeout' | 'cardTimeout' | 'killGrace' | 'maxCost'>;
+export type LegFlags = Pick<
+  DispatchFlags,
+  'onFailure' | 'parallel' | 'sendLogs' | 'allowEmpty' | 'timeout' | 'idleTimeout' | 'cardTimeout' | 'killGrace' | 'maxCost'
+>;
 
 /** How legs run: failures, parallelism, logs, timeouts and spend, with their defaults. */
 export function legOptions(flags: LegFlags, ctx: Context) {
@@ -68,7 +77,11 @@ export async function agentUserFor(
 ): Promise<Pick<DispatchOptions, 'agentUser' | 'agentUserWarning'>> {
   const stored = ctx.config().get('agentUser');
   const [asked, source] =
-    flags.agentUser !== undefined ? [flags.agentUser, '--agent-user'] : ctx.env.SVC_AGENT_USER ? [ctx.env.SVC_AGENT_USER, 'SVC_AGENT_USER'] : [stored, 'agentUser'];
+    flags.agentUser !== undefined
+      ? [flags.agentUser, '--agent-user']
+      : ctx.env.SVC_AGENT_USER
+        ? [ctx.env.SVC_AGENT_USER, 'SVC_AGENT_USER']
+        : [stored, 'agentUser'];
   const uid = where.uid ?? (typeof process.getuid === 'function' ? process.getuid() : -1);
   let choice: Awaited<ReturnType<typeof resolveAgentUser>>;
   try {
@@ -79,7 +92,7 @@ export async function agentUserFor(
   }
   let warning = choice.warning;
   if (!choice.pool && where.hosted && uid !== 0 && asked !== 'none') {
-    warning = 'hosted run without root: agents run as svc\'s own user and could read its environment (start svc as root to run them as svc-agent-N)';
+    warning = "hosted run without root: agents run as svc's own user and could read its environment (start svc as root to run them as svc-agent-N)";
   }
   if (choice.pool) {
     await ensurePrivateDir(where.stateDir);
@@ -93,7 +106,11 @@ export async function agentUserFor(
  * `--no-verify` and `--setup` over it. A mistake in the file is one line and exit 2, before any
  * run opens; a working-tree file that differs from the committed one is said in `hint`.
  */
-export async function workflowFor(flags: Pick<DispatchFlags, 'verify' | 'setup'>, repo: string, baseRef = 'HEAD'): Promise<{ workflow: Workflow | null; hint: string | null }> {
+export async function workflowFor(
+  flags: Pick<DispatchFlags, 'verify' | 'setup'>,
+  repo: string,
+  baseRef = 'HEAD',
+): Promise<{ workflow: Workflow | null; hint: string | null }> {
   if (flags.verify !== undefined && flags.verify !== false && !flags.verify.trim()) throw new UsageError('--verify needs a command (or --no-verify for none)');
   if (flags.setup !== undefined && !flags.setup.trim()) throw new UsageError('--setup needs a command');
   try {

@@ -17,7 +17,10 @@ export async function runFoldersList(opts: FoldersListOptions, ctx: Context): Pr
   const rows: Folder[] = [];
   for await (const folder of walk(api, project, opts.parent, Boolean(opts.recursive))) rows.push(folder);
   if (ctx.out.json) return ctx.out.document(rows);
-  ctx.out.table(['ID', 'NAME', 'PATH'], rows.map((f) => [f.id, f.name, folderPath(f)]));
+  ctx.out.table(
+    ['ID', 'NAME', 'PATH'],
+    rows.map((f) => [f.id, f.name, folderPath(f)]),
+  );
   if (rows.length === 0) ctx.out.info(opts.parent ? `no folders in ${opts.parent}` : `no folders in ${project}`);
 }
 

@@ -34,14 +34,20 @@ export function placementOf(opts: FoldersMoveOptions): FolderUpdate {
 
 export async function runFoldersMove(opts: FoldersMoveOptions, ctx: Context): Promise<void> {
   const body = placementOf(opts);
-  const folder = await connect(ctx).updateFolder(opts.id, body).catch((error: unknown) => {
-    // An anchor the service refuses is named by the contract's field; say which flag set it.
-    if (error instanceof ApiError && error.code === 'INVALID_REQUEST' && (body.beforeId !== undefined || body.afterId !== undefined)) {
-      error.message += ' (--after/--first set beforeId, --before/--last set afterId)';
-    }
-    throw error;
-  });
+  const folder = await connect(ctx)
+    .updateFolder(opts.id, body)
+    .catch((error: unknown) => {
+      // An anchor the service refuses is named by the contract's field; say which flag set it.
+      if (error instanceof ApiError && error.code === 'INVALID_REQUEST' && (body.beforeId !== undefined || body.afterId !== undefined)) {
+        error.message += ' (--after/--first set beforeId, --before/--last set afterId)';
+      }
+      throw error;
+    });
   if (ctx.out.json) return ctx.out.document(folder);
-  const where = opts.first ? ', first' : opts.last ? ', last' : [opts.after && ` after ${opts.after}`, opts.before && ` before ${opts.before}`].filter(Boolean).join(' and');
+  const where = opts.first
+    ? ', first'
+    : opts.last
+      ? ', last'
+      : [opts.after && ` after ${opts.after}`, opts.before && ` before ${opts.before}`].filter(Boolean).join(' and');
   ctx.out.info(`Moved ${folder.id} to ${folderPath(folder)}${where}`);
 }

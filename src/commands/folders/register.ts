@@ -72,4 +72,3 @@ export function registerFolders(program: Command, context: (cmd: Command) => Con
     'svc folders rm fld_01J9ZK3',
   );
 }
-

@@ -15,10 +15,7 @@ export async function runFoldersRemove(opts: FoldersRemoveOptions, ctx: Context)
   const deleted = await api.deleteFolder(opts.id);
   if (ctx.out.json) return ctx.out.document(deleted);
   // Rows of what moved, for scripts; the sentence for people.
-  ctx.out.table(['MOVED', 'ID'], [
-    ...deleted.movedFolderIds.map((id) => ['folder', id]),
-    ...deleted.movedWorkItemIds.map((id) => ['work-item', id]),
-  ]);
+  ctx.out.table(['MOVED', 'ID'], [...deleted.movedFolderIds.map((id) => ['folder', id]), ...deleted.movedWorkItemIds.map((id) => ['work-item', id])]);
   const destination = deleted.destinationFolderId === null ? 'the project root' : folderPath({ path: folder.path.slice(0, -1) });
   ctx.out.info(
     `Removed ${folderPath(folder)}; moved ${plural(deleted.movedFolderIds.length, 'folder')} and ${plural(deleted.movedWorkItemIds.length, 'work item')} to ${destination}`,
@@ -26,4 +23,3 @@ export async function runFoldersRemove(opts: FoldersRemoveOptions, ctx: Context)
 }
 
 const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
-

@@ -19,9 +19,20 @@ const FLAG_VALUES: Record<string, readonly string[]> = {
 const ITEM_KEYS = 'svc items list --limit 200 2>/dev/null | cut -f1';
 const RUN_IDS = 'svc runs list 2>/dev/null | cut -f1';
 const POSITIONALS: Record<string, string> = {
-  run: ITEM_KEYS, run_scope: ITEM_KEYS, 'run-scope': ITEM_KEYS, fix: ITEM_KEYS, review: ITEM_KEYS,
-  'items show': ITEM_KEYS, 'items edit': ITEM_KEYS, 'backlog move': ITEM_KEYS,
-  continue: RUN_IDS, logs: RUN_IDS, 'runs show': RUN_IDS, 'runs watch': RUN_IDS, 'runs report': RUN_IDS, 'runs cancel': RUN_IDS,
+  run: ITEM_KEYS,
+  run_scope: ITEM_KEYS,
+  'run-scope': ITEM_KEYS,
+  fix: ITEM_KEYS,
+  review: ITEM_KEYS,
+  'items show': ITEM_KEYS,
+  'items edit': ITEM_KEYS,
+  'backlog move': ITEM_KEYS,
+  continue: RUN_IDS,
+  logs: RUN_IDS,
+  'runs show': RUN_IDS,
+  'runs watch': RUN_IDS,
+  'runs report': RUN_IDS,
+  'runs cancel': RUN_IDS,
 };
 
 /** Every flag with a known set of values (commander choices, then FLAG_VALUES), by flag. */
@@ -71,7 +82,10 @@ export function completionScript(program: Command, shell: 'bash' | 'zsh' | 'fish
 const key = (path: string) => (path ? `/${path.replaceAll(' ', '/')}` : '');
 
 function bash(nodes: Node[]): string {
-  const known = nodes.filter((n) => n.path).map((n) => `"${key(n.path)}"`).join('|');
+  const known = nodes
+    .filter((n) => n.path)
+    .map((n) => `"${key(n.path)}"`)
+    .join('|');
   const cases = nodes
     .map((n) => {
       const ask = POSITIONALS[n.path];
@@ -113,7 +127,10 @@ complete -o default -F _svc svc
 const zq = (s: string) => s.replace(/\\/g, '\\\\').replace(/:/g, '\\:').replace(/'/g, "'\\''");
 
 function zsh(nodes: Node[]): string {
-  const known = nodes.filter((n) => n.path).map((n) => `"${key(n.path)}"`).join('|');
+  const known = nodes
+    .filter((n) => n.path)
+    .map((n) => `"${key(n.path)}"`)
+    .join('|');
   const cases = nodes
     .map((n) => {
       const subs = n.subcommands.map((s) => `'${zq(s.name)}:${zq(s.description)}'`).join(' ');

@@ -21,7 +21,8 @@ export function runHelp(opts: HelpOptions, ctx: Context): void {
   let target: Command = opts.program;
   for (const word of topic) {
     const next = target.commands.find((c) => c.name() === word || c.aliases().includes(word));
-    if (!next) throw Object.assign(new Error(`unknown help topic '${topic.join(' ')}'; try \`svc help exit-codes\` or \`svc --help\``), { exitCode: EXIT.usage });
+    if (!next)
+      throw Object.assign(new Error(`unknown help topic '${topic.join(' ')}'; try \`svc help exit-codes\` or \`svc --help\``), { exitCode: EXIT.usage });
     target = next;
   }
   ctx.out.data(target.helpInformation().trimEnd());

@@ -6,12 +6,12 @@ import { type FlagsOf, rephrase } from '../flag-table.js';
 
 /** The dispatch flags a hosted execution honours, some said the way a hosted run reads them. */
 export const ATTACH_FLAGS = [
-  rephrase(D.repo, 'the workspace the run\'s repositories are cloned into (SVC_REPO; default: the current directory)'),
-  rephrase(D.agent, 'agent preset (default: the run\'s agent): claude, codex, aider, gemini, opencode'),
+  rephrase(D.repo, "the workspace the run's repositories are cloned into (SVC_REPO; default: the current directory)"),
+  rephrase(D.agent, "agent preset (default: the run's agent): claude, codex, aider, gemini, opencode"),
   D.agentCmd,
-  rephrase(D.model, 'model passed to the agent preset (default: the run\'s model)'),
+  rephrase(D.model, "model passed to the agent preset (default: the run's model)"),
   D.agentUser,
-  rephrase(D.dryRun, 'print the run\'s legs, repositories and branches; execute nothing, mint no git token'),
+  rephrase(D.dryRun, "print the run's legs, repositories and branches; execute nothing, mint no git token"),
   rephrase(D.onFailure, 'what a failed leg does to the run (default halt)'),
   D.parallel,
   D.timeout,
@@ -22,8 +22,8 @@ export const ATTACH_FLAGS = [
   D.allowEmpty,
   rephrase(D.maxCost, 'stop the run once the agents report this much spend'),
   rephrase(D.noWorktree, 'run in place in the clone instead of a worktree per card'),
-  rephrase(D.push, 'push an implemented leg\'s branch (the default)'),
-  rephrase(D.noPush, 'do not push implemented legs\' branches'),
+  rephrase(D.push, "push an implemented leg's branch (the default)"),
+  rephrase(D.noPush, "do not push implemented legs' branches"),
   ...PULL_REQUEST_FLAGS,
 ];
 

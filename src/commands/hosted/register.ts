@@ -10,9 +10,7 @@ import { ATTACH_FLAGS } from './flags.js';
 export function registerHosted(program: Command, context: (cmd: Command) => Context): void {
   withExamples(
     addFlags(
-      program
-        .command('attach')
-        .description('inside a hosted container (SVC_RUN_ID, SVC_RUN_TOKEN): execute the run (--dry-run: show what it would execute)'),
+      program.command('attach').description('inside a hosted container (SVC_RUN_ID, SVC_RUN_TOKEN): execute the run (--dry-run: show what it would execute)'),
       ATTACH_FLAGS,
     ).action(async (_o: unknown, cmd: Command) => {
       const { runAttach } = await import('./attach.js');

@@ -5,11 +5,7 @@ import { LIMIT, PROJECT as PROJECT_ROW } from '../common-flags.js';
 
 const PROJECT = rephrase(PROJECT_ROW, 'project key');
 
-export const LIST_FLAGS = [
-  PROJECT_ROW,
-  flag('--filter <expr>', 'a filter expression, e.g. "status:todo priority:high,highest"'),
-  LIMIT,
-];
+export const LIST_FLAGS = [PROJECT_ROW, flag('--filter <expr>', 'a filter expression, e.g. "status:todo priority:high,highest"'), LIMIT];
 export type ItemsListFlags = FlagsOf<typeof LIST_FLAGS>;
 
 export const COUNT_FLAGS = [PROJECT, flag('--filter <expr>', 'a filter expression')];

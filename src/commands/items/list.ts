@@ -17,7 +17,10 @@ export async function runItemsList(opts: ItemsListOptions, ctx: Context): Promis
   const max = wholeNumber(opts.limit, '--limit');
   const api = connect(ctx);
   const rows: WorkItemSummary[] = [];
-  const pages = paginate((cursor) => api.listWorkItems(project, { cursor, limit: 100, ...(opts.filter ? { filter: opts.filter } : {}) }), max ? { maxItems: max } : {});
+  const pages = paginate(
+    (cursor) => api.listWorkItems(project, { cursor, limit: 100, ...(opts.filter ? { filter: opts.filter } : {}) }),
+    max ? { maxItems: max } : {},
+  );
   for await (const item of pages) rows.push(item);
   if (ctx.out.json) return ctx.out.document(rows);
   ctx.out.table(['KEY', 'KIND', 'STATUS', 'PRIORITY', 'TITLE'], rows.map(summaryRow));

@@ -4,7 +4,13 @@ import { flag, type FlagsOf } from '../flag-table.js';
 import { PROJECT } from '../common-flags.js';
 
 /** `--target` may repeat and take comma lists: `--target A --target B` or `--target A,B`. */
-const targets = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((k) => k.trim()).filter(Boolean)];
+const targets = (value: string, previous: string[] = []) => [
+  ...previous,
+  ...value
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean),
+];
 
 export const THREAD_FLAGS = [
   PROJECT,

@@ -41,13 +41,17 @@ export async function runPlanSubmit(opts: PlanSubmitOptions, ctx: Context): Prom
   }
   if (outcome.kind === 'timeout') {
     spinner.stop();
-    throw Object.assign(new Error(`plan ${planId} did not finish within ${opts.timeout}; see it later with \`svc plan show ${planId}\``), { exitCode: EXIT.failed });
+    throw Object.assign(new Error(`plan ${planId} did not finish within ${opts.timeout}; see it later with \`svc plan show ${planId}\``), {
+      exitCode: EXIT.failed,
+    });
   }
 
   const plan = await api.getPlan(planId);
   if (outcome.kind === 'job_failed' || plan.status === 'declined') {
     // The plan is still printed (with --json, as the one document): what arrived may be useful.
-    spinner.fail(`Plan ${planId} ${plan.status === 'declined' ? 'was declined' : 'failed'}: ${outcome.kind === 'job_failed' ? outcome.reason : 'the planning job failed'}`);
+    spinner.fail(
+      `Plan ${planId} ${plan.status === 'declined' ? 'was declined' : 'failed'}: ${outcome.kind === 'job_failed' ? outcome.reason : 'the planning job failed'}`,
+    );
     ctx.exitCode = EXIT.failed;
   } else {
     spinner.stop();

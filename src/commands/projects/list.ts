@@ -9,5 +9,8 @@ export async function runProjectsList(_opts: ProjectsListOptions, ctx: Context):
   const api = connect(ctx);
   const rows = await collectAll((cursor) => api.listProjects({ cursor, limit: 100 }));
   if (ctx.out.json) return ctx.out.document(rows);
-  ctx.out.table(['KEY', 'ACCESS', 'ARCHIVED', 'NAME'], rows.map((p) => [p.key, p.accessMode, p.archived ? 'yes' : 'no', p.name]));
+  ctx.out.table(
+    ['KEY', 'ACCESS', 'ARCHIVED', 'NAME'],
+    rows.map((p) => [p.key, p.accessMode, p.archived ? 'yes' : 'no', p.name]),
+  );
 }

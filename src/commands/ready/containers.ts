@@ -13,5 +13,8 @@ export async function runReadyContainers(opts: ReadyContainersOptions, ctx: Cont
   const rows = [];
   for await (const c of paginate((cursor) => api.listReadyContainers(project, { ...laneFilters(opts), cursor, limit: 100 }))) rows.push(c);
   if (ctx.out.json) return ctx.out.document(rows);
-  ctx.out.table(['KEY', 'KIND', 'PRIORITY', 'READY', 'CHILDREN', 'TITLE'], rows.map((c) => [c.key, c.kind, c.priority, String(c.readyLeafCount), String(c.childCount), c.title]));
+  ctx.out.table(
+    ['KEY', 'KIND', 'PRIORITY', 'READY', 'CHILDREN', 'TITLE'],
+    rows.map((c) => [c.key, c.kind, c.priority, String(c.readyLeafCount), String(c.childCount), c.title]),
+  );
 }

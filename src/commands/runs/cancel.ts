@@ -15,7 +15,11 @@ export async function runRunsCancel(opts: RunsCancelOptions, ctx: Context): Prom
   try {
     const result = await cancelRun(dispatchServiceOf(api), resolveStateDir(ctx.env), runId);
     if (ctx.out.json) return ctx.out.document({ runId, ...result });
-    ctx.out.info(result.action === 'cancelled' ? `Cancelled run ${runId} (${result.stopReason}, ${result.status}).` : `Run ${runId} is already closed (${result.status}${result.stopReason ? `, ${result.stopReason}` : ''}).`);
+    ctx.out.info(
+      result.action === 'cancelled'
+        ? `Cancelled run ${runId} (${result.stopReason}, ${result.status}).`
+        : `Run ${runId} is already closed (${result.status}${result.stopReason ? `, ${result.stopReason}` : ''}).`,
+    );
   } finally {
     await api.close();
   }

@@ -7,7 +7,7 @@ export type RunsWatchFlags = FlagsOf<typeof WATCH_FLAGS>;
 
 export const REPORT_FLAGS = [
   flag('--since <duration>', 'also every local run opened this recently (e.g. 12h)'),
-  flag('--format <format>', 'junit, markdown, html or json (default: from --output\'s extension)'),
+  flag('--format <format>', "junit, markdown, html or json (default: from --output's extension)"),
   flag('-o, --output <file>', 'where to write it (default: stdout)'),
 ];
 export type RunsReportFlags = FlagsOf<typeof REPORT_FLAGS>;

@@ -15,7 +15,9 @@ export async function runRunsList(_opts: RunsListOptions, ctx: Context): Promise
       r.id,
       r.command,
       // Narrow enough for an 80-column terminal: what did not land is named only when there is some.
-      [`${r.cards.implemented}/${r.cards.total} ok`, r.cards.failed ? `${r.cards.failed} failed` : '', r.cards.skipped ? `${r.cards.skipped} skipped` : ''].filter(Boolean).join(', '),
+      [`${r.cards.implemented}/${r.cards.total} ok`, r.cards.failed ? `${r.cards.failed} failed` : '', r.cards.skipped ? `${r.cards.skipped} skipped` : '']
+        .filter(Boolean)
+        .join(', '),
       r.stopReason ? `${r.status} (${r.stopReason})` : r.status,
       // Minutes in UTC (--json keeps the full time).
       r.started.replace('T', ' ').slice(0, 16),

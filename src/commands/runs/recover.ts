@@ -35,7 +35,10 @@ export async function runRunsRecover(opts: RunsRecoverOptions, ctx: Context): Pr
     for (const path of (await removeOrphanLegs()).removed) ctx.out.info(`removed the agent leg folder ${path} (its svc is gone)`);
     if (ctx.out.json) return ctx.out.document(results);
     if (!results.length) return ctx.out.info('Nothing to recover: every local run is closed.');
-    ctx.out.table(['RUN', 'ACTION', 'SENT', 'STOP', 'STATUS', 'DETAIL'], results.map((r) => [r.runId, r.action, String(r.sent), r.stopReason ?? '', r.status ?? '', r.detail ?? '']));
+    ctx.out.table(
+      ['RUN', 'ACTION', 'SENT', 'STOP', 'STATUS', 'DETAIL'],
+      results.map((r) => [r.runId, r.action, String(r.sent), r.stopReason ?? '', r.status ?? '', r.detail ?? '']),
+    );
     if (results.some((r) => r.action === 'failed')) ctx.exitCode = EXIT.failed;
   } finally {
     await Promise.all(clients.map((c) => c.close()));

@@ -48,7 +48,9 @@ export function registerRuns(program: Command, context: (cmd: Command) => Contex
   withExamples(
     runs
       .command('recover [run-id]')
-      .description('finish runs whose svc died: stop their leftover agents, send what was not sent, close them as decided (else interrupted); live runs are skipped')
+      .description(
+        'finish runs whose svc died: stop their leftover agents, send what was not sent, close them as decided (else interrupted); live runs are skipped',
+      )
       .action(async (runId: string | undefined, _opts: unknown, cmd: Command) => {
         const { runRunsRecover } = await import('./recover.js');
         await runRunsRecover(runId === undefined ? {} : { runId }, context(cmd));

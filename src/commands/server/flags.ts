@@ -5,7 +5,8 @@ import { flag, type FlagsOf, rephrase } from '../flag-table.js';
 
 const port = (v: string) => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw Object.assign(new Error(`--port takes 0-65535, got '${v}'`), { code: 'commander.invalidArgument', exitCode: EXIT.usage });
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw Object.assign(new Error(`--port takes 0-65535, got '${v}'`), { code: 'commander.invalidArgument', exitCode: EXIT.usage });
   return n;
 };
 
@@ -23,7 +24,10 @@ export const SERVE_FLAGS = [
   flag('--hosted-timeout <duration>', "a hosted run's deadline: its runner is stopped and the run closed timed_out (default 60m)"),
   flag('--hosted-logs <dir>', "where runners' logs are kept (default: a fresh folder in the temp folder)"),
   flag('--hosted-network <name>', 'podman/docker: the network runners join (default host, so they reach a loopback service)'),
-  flag('--hosted-as-root', "podman/docker: the runner runs as root in its container, so svc runs each agent as a uid of its own (default: the image's non-root user)"),
+  flag(
+    '--hosted-as-root',
+    "podman/docker: the runner runs as root in its container, so svc runs each agent as a uid of its own (default: the image's non-root user)",
+  ),
   flag('--kubeconfig <file>', 'kubernetes: the kubeconfig to use (default KUBECONFIG or ~/.kube/config)'),
   flag('--hosted-namespace <ns>', "kubernetes: the Jobs' namespace (default the context's, else default)"),
   flag('--hosted-requests <list>', 'kubernetes: resource requests of the runner, e.g. cpu=500m,memory=512Mi'),
@@ -48,7 +52,7 @@ export const TOKEN_CREATE_FLAGS = [
 /** `svc server token create`'s flags; token-create.ts takes them with the `--db` found. */
 export type TokenCreateFlags = FlagsOf<typeof TOKEN_CREATE_FLAGS>;
 
-export const RUN_TOKEN_FLAGS = [DB, flag('--contract-prefix', 'mint it as svc_pat_… (the contract\'s one bearer prefix) instead of svc_run_…')];
+export const RUN_TOKEN_FLAGS = [DB, flag('--contract-prefix', "mint it as svc_pat_… (the contract's one bearer prefix) instead of svc_run_…")];
 
 export const DONE_FLAGS = [DB, flag('--status <status>', 'the done status to set: done or cancelled', { default: 'done' })];
 
@@ -57,11 +61,14 @@ export const INIT_FLAGS = [
   flag('--workspace <slug>', 'the workspace, by its slug (made if missing)', { required: true }),
   flag('--project <key>', 'the project key, e.g. PROJ (made if missing)', { required: true }),
   flag('--name <name>', 'the name of a project made now (default: its key)'),
-  flag('--repo <url>', 'a target repository of the project\'s items (repeatable): owner/name, https:// or ssh URL', { parse: (v: string, all: string[] = []) => [...all, v] }),
+  flag('--repo <url>', "a target repository of the project's items (repeatable): owner/name, https:// or ssh URL", {
+    parse: (v: string, all: string[] = []) => [...all, v],
+  }),
 ];
 
 const pullRequestNumber = (v: string) => {
-  if (!/^[1-9][0-9]*$/.test(v)) throw Object.assign(new Error(`--number takes a pull request number (1 or more), got '${v}'`), { code: 'commander.invalidArgument', exitCode: EXIT.usage });
+  if (!/^[1-9][0-9]*$/.test(v))
+    throw Object.assign(new Error(`--number takes a pull request number (1 or more), got '${v}'`), { code: 'commander.invalidArgument', exitCode: EXIT.usage });
   return Number(v);
 };
 
@@ -70,5 +77,5 @@ export const DELIVERY_FLAGS = [
   flag('--number <n>', 'the pull request number', { parse: pullRequestNumber, required: true }),
   flag('--state <state>', 'the pull request state', { choices: ['open', 'merged', 'closed'], default: 'open' }),
   flag('--ci <ci>', 'its checks', { choices: ['passing', 'failing', 'running'] }),
-  flag('--url <url>', 'its web address (default: the repository\'s /pull/N)'),
+  flag('--url <url>', "its web address (default: the repository's /pull/N)"),
 ];

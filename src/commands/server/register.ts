@@ -38,59 +38,60 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
   );
 
   const token = server.command('token').description('manage personal access tokens of the local service');
-  const create = addFlags(token.command('create').description('create a token and print it once'), TOKEN_CREATE_FLAGS)
-    .action(async (_o: unknown, cmd: Command) => {
+  const create = addFlags(token.command('create').description('create a token and print it once'), TOKEN_CREATE_FLAGS).action(
+    async (_o: unknown, cmd: Command) => {
       const raw = flagsOf(cmd, TOKEN_CREATE_FLAGS);
       const opts = { ...raw, db: dbOf(raw, cmd) };
       const ctx = context(cmd);
       const { runTokenCreate } = await import('./token-create.js');
       await runTokenCreate(opts, ctx);
-    });
+    },
+  );
   const runToken = server
     .command('run-token <run-id>')
     .description('mint the credential a hosted runner of this run is started with (SVC_RUN_TOKEN); printed once');
-  addFlags(runToken, RUN_TOKEN_FLAGS)
-    .action(async (runId: string, _o: unknown, cmd: Command) => {
-      const raw = flagsOf(cmd, RUN_TOKEN_FLAGS);
-      const opts = { db: dbOf(raw, cmd), runId, contractPrefix: Boolean(raw.contractPrefix) };
-      const ctx = context(cmd);
-      const { runRunToken } = await import('./run-token.js');
-      await runRunToken(opts, ctx);
-    });
+  addFlags(runToken, RUN_TOKEN_FLAGS).action(async (runId: string, _o: unknown, cmd: Command) => {
+    const raw = flagsOf(cmd, RUN_TOKEN_FLAGS);
+    const opts = { db: dbOf(raw, cmd), runId, contractPrefix: Boolean(raw.contractPrefix) };
+    const ctx = context(cmd);
+    const { runRunToken } = await import('./run-token.js');
+    await runRunToken(opts, ctx);
+  });
   const done = server
     .command('done <keys...>')
     .description('mark work items done in the local service (local only: writes the database, not /api/v1); blocked cards become ready');
-  addFlags(done, DONE_FLAGS)
-    .action(async (keys: string[], _o: unknown, cmd: Command) => {
-      const raw = flagsOf(cmd, DONE_FLAGS);
-      const opts = { db: dbOf(raw, cmd), keys, status: raw.status };
-      const ctx = context(cmd);
-      const { runServerDone } = await import('./done.js');
-      await runServerDone(opts, ctx);
-    });
+  addFlags(done, DONE_FLAGS).action(async (keys: string[], _o: unknown, cmd: Command) => {
+    const raw = flagsOf(cmd, DONE_FLAGS);
+    const opts = { db: dbOf(raw, cmd), keys, status: raw.status };
+    const ctx = context(cmd);
+    const { runServerDone } = await import('./done.js');
+    await runServerDone(opts, ctx);
+  });
   const init = server
     .command('init')
     .description('make (or find) a workspace and a project in the local service and print a token for them (offline use without --seed demo)');
-  addFlags(init, INIT_FLAGS)
-    .action(async (_o: unknown, cmd: Command) => {
-      const raw = flagsOf(cmd, INIT_FLAGS);
-      const opts = { db: dbOf(raw, cmd), workspace: raw.workspace, project: raw.project, ...(raw.name ? { name: raw.name } : {}), repos: raw.repo ?? [] };
-      const ctx = context(cmd);
-      const { runServerInit } = await import('./init.js');
-      await runServerInit(opts, ctx);
-    });
-  withExamples(init, 'TOKEN=$(svc server init --db svc.db --workspace acme --project PROJ)', 'svc server init --db svc.db --workspace acme --project PROJ --repo acme/shop');
+  addFlags(init, INIT_FLAGS).action(async (_o: unknown, cmd: Command) => {
+    const raw = flagsOf(cmd, INIT_FLAGS);
+    const opts = { db: dbOf(raw, cmd), workspace: raw.workspace, project: raw.project, ...(raw.name ? { name: raw.name } : {}), repos: raw.repo ?? [] };
+    const ctx = context(cmd);
+    const { runServerInit } = await import('./init.js');
+    await runServerInit(opts, ctx);
+  });
+  withExamples(
+    init,
+    'TOKEN=$(svc server init --db svc.db --workspace acme --project PROJ)',
+    'svc server init --db svc.db --workspace acme --project PROJ --repo acme/shop',
+  );
   const delivery = server
     .command('delivery <key>')
     .description('record a pull request on a work item in the local service, so `svc review` and `svc fix` select it');
-  addFlags(delivery, DELIVERY_FLAGS)
-    .action(async (key: string, _o: unknown, cmd: Command) => {
-      const raw = flagsOf(cmd, DELIVERY_FLAGS);
-      const opts = { db: dbOf(raw, cmd), key, number: raw.number, state: raw.state, ...(raw.ci ? { ci: raw.ci } : {}), ...(raw.url ? { url: raw.url } : {}) };
-      const ctx = context(cmd);
-      const { runServerDelivery } = await import('./init.js');
-      await runServerDelivery(opts, ctx);
-    });
+  addFlags(delivery, DELIVERY_FLAGS).action(async (key: string, _o: unknown, cmd: Command) => {
+    const raw = flagsOf(cmd, DELIVERY_FLAGS);
+    const opts = { db: dbOf(raw, cmd), key, number: raw.number, state: raw.state, ...(raw.ci ? { ci: raw.ci } : {}), ...(raw.url ? { url: raw.url } : {}) };
+    const ctx = context(cmd);
+    const { runServerDelivery } = await import('./init.js');
+    await runServerDelivery(opts, ctx);
+  });
   withExamples(delivery, 'svc server delivery PROJ-3 --db svc.db --number 12', 'svc server delivery PROJ-3 --db svc.db --number 12 --ci failing');
   withExamples(done, 'svc server done DEMO-3 --db svc.db', 'svc server done DEMO-4 DEMO-5 --db svc.db --status cancelled');
   withExamples(runToken, 'SVC_RUN_TOKEN=$(svc server run-token run_abc --db svc.db) SVC_RUN_ID=run_abc svc attach');

@@ -12,7 +12,10 @@ export type ServeOptions = Pick<ServeFlags, 'port' | 'host' | 'db' | 'seed' | 'r
 function resourceList(raw: string | undefined, flag: string): Record<string, string> | undefined {
   if (raw === undefined) return undefined;
   const out: Record<string, string> = {};
-  for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const m = /^([a-z0-9.\-/]+)=([0-9A-Za-z.+-]+)$/.exec(part);
     if (!m) throw new UsageError(`${flag} takes NAME=QUANTITY pairs such as cpu=500m,memory=512Mi, got '${part}'`);
     out[m[1]!] = m[2]!;
@@ -23,18 +26,33 @@ function resourceList(raw: string | undefined, flag: string): Record<string, str
 /** Flags to options: every --hosted-* flag but the engine needs the engine. */
 export function serveOptions(flags: ServeFlags, version: string): ServeOptions {
   const { hostedExecutor: engine, port, host, db, seed, rateLimit, gitRoot } = flags;
-  const hostedOnly = (['hostedImage', 'hostedAgentCmd', 'hostedBaseUrl', 'hostedTimeout', 'hostedLogs', 'hostedNetwork', 'hostedAsRoot', 'kubeconfig', 'hostedNamespace', 'hostedRequests', 'hostedLimits', 'hostedPoll', 'dryRun'] as const).filter(
-    (k) => flags[k] !== undefined,
-  );
+  const hostedOnly = (
+    [
+      'hostedImage',
+      'hostedAgentCmd',
+      'hostedBaseUrl',
+      'hostedTimeout',
+      'hostedLogs',
+      'hostedNetwork',
+      'hostedAsRoot',
+      'kubeconfig',
+      'hostedNamespace',
+      'hostedRequests',
+      'hostedLimits',
+      'hostedPoll',
+      'dryRun',
+    ] as const
+  ).filter((k) => flags[k] !== undefined);
   if (!engine) {
-    if (hostedOnly.length) throw new UsageError(`--${hostedOnly[0]!.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --hosted-executor podman|docker|kubernetes`);
+    if (hostedOnly.length)
+      throw new UsageError(`--${hostedOnly[0]!.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --hosted-executor podman|docker|kubernetes`);
     return { port, host, db, seed, rateLimit, gitRoot };
   }
   if (flags.hostedBaseUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(flags.hostedBaseUrl)) {
     throw new UsageError(`--hosted-base-url takes an http(s) URL, got '${flags.hostedBaseUrl}'`);
   }
   if (engine === 'kubernetes' && flags.hostedAsRoot) {
-    throw new UsageError('--hosted-as-root is for podman and docker: Kubernetes runners run as the image\'s non-root user (runAsNonRoot)');
+    throw new UsageError("--hosted-as-root is for podman and docker: Kubernetes runners run as the image's non-root user (runAsNonRoot)");
   }
   const kubernetesOnly = (['kubeconfig', 'hostedNamespace', 'hostedRequests', 'hostedLimits', 'hostedPoll'] as const).find((k) => flags[k] !== undefined);
   if (engine !== 'kubernetes' && kubernetesOnly) {

@@ -7,6 +7,9 @@ export type TokenCreateOptions = Omit<TokenCreateFlags, 'db'> & { db: string };
 
 export async function runTokenCreate(opts: TokenCreateOptions, ctx: Context): Promise<void> {
   const { runServerCommand } = await import('../../server/index.js');
-  const scopes = opts.scopes?.split(',').map((s) => s.trim()).filter(Boolean);
+  const scopes = opts.scopes
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   ctx.exitCode = await runServerCommand({ command: 'token-create', ...opts, ...(scopes ? { scopes } : {}) }, { stdout: ctx.stdout, stderr: ctx.stderr });
 }

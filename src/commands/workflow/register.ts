@@ -8,12 +8,13 @@ import { CHECK_FLAGS } from './flags.js';
 export function registerWorkflow(program: Command, context: (cmd: Command) => Context): void {
   const workflow = program.command('workflow').description("the repository's own workflow: setup, copy, ports, verify, teardown (.svc/workflow.yml)");
   withExamples(
-    addFlags(workflow.command('check').description('check .svc/workflow.yml: one line per mistake, with its line; exit 2 when there is one'), CHECK_FLAGS).action(
-      async (_o: unknown, cmd: Command) => {
-        const { runWorkflowCheck } = await import('./check.js');
-        await runWorkflowCheck(flagsOf(cmd, CHECK_FLAGS), context(cmd));
-      },
-    ),
+    addFlags(
+      workflow.command('check').description('check .svc/workflow.yml: one line per mistake, with its line; exit 2 when there is one'),
+      CHECK_FLAGS,
+    ).action(async (_o: unknown, cmd: Command) => {
+      const { runWorkflowCheck } = await import('./check.js');
+      await runWorkflowCheck(flagsOf(cmd, CHECK_FLAGS), context(cmd));
+    }),
     'svc workflow check',
     'svc workflow check --ref HEAD',
   );

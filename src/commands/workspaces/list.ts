@@ -9,5 +9,8 @@ export async function runWorkspacesList(_opts: WorkspacesListOptions, ctx: Conte
   const api = connect(ctx);
   const rows = await collectAll((cursor) => api.listWorkspaces({ cursor, limit: 100 }));
   if (ctx.out.json) return ctx.out.document(rows);
-  ctx.out.table(['ID', 'SLUG', 'NAME'], rows.map((w) => [w.id, w.slug, w.name]));
+  ctx.out.table(
+    ['ID', 'SLUG', 'NAME'],
+    rows.map((w) => [w.id, w.slug, w.name]),
+  );
 }

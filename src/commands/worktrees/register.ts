@@ -9,7 +9,9 @@ export function registerWorktrees(program: Command, context: (cmd: Command) => C
   const worktrees = program.command('worktrees').description('the per-card git worktrees');
   withExamples(
     addFlags(
-      worktrees.command('prune').description('remove clean worktrees of finished cards; never one with uncommitted work or of a run still live on this machine'),
+      worktrees
+        .command('prune')
+        .description('remove clean worktrees of finished cards; never one with uncommitted work or of a run still live on this machine'),
       PRUNE_FLAGS,
     ).action(async (_o: unknown, cmd: Command) => {
       const { runWorktreesPrune } = await import('./prune.js');

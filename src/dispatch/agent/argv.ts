@@ -92,7 +92,5 @@ const PLACEHOLDER = /\{(prompt_file|key|workdir|branch|run_id|prompt)\}/g;
  * `{key}` is never expanded again. Unknown `{words}` are left as they are (JSON in an argument).
  */
 export function expandPlaceholders(argv: readonly string[], values: PlaceholderValues): string[] {
-  return argv.map((arg) =>
-    arg.replace(PLACEHOLDER, (whole, name: keyof PlaceholderValues) => values[name] ?? whole),
-  );
+  return argv.map((arg) => arg.replace(PLACEHOLDER, (whole, name: keyof PlaceholderValues) => values[name] ?? whole));
 }

@@ -126,13 +126,22 @@ function canShare(user: AgentUser, objects: string): Promise<boolean> {
   const key = `${user.uid}:${user.gid}:${objects}`;
   let p = sharedOk.get(key);
   if (!p) {
-    p = run('test', ['-r', objects, '-a', '-x', objects, '-a', '-r', join(objects, 'pack'), '-a', '-x', join(objects, 'pack')], { user, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }).then((r) => r.code === 0);
+    p = run('test', ['-r', objects, '-a', '-x', objects, '-a', '-r', join(objects, 'pack'), '-a', '-x', join(objects, 'pack')], {
+      user,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    }).then((r) => r.code === 0);
     sharedOk.set(key, p);
   }
   return p;
 }
 
-const agentGitEnv = (home: string): Record<string, string> => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_GLOBAL: join(home, '.gitconfig') });
+const agentGitEnv = (home: string): Record<string, string> => ({
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  HOME: home,
+  LANG: 'C.UTF-8',
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_CONFIG_GLOBAL: join(home, '.gitconfig'),
+});
 
 /** Prepares the agent's folder for one leg: home, temp folder, prompt, settings; and, where the agent user cannot read the repository, the clone. */
 export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<AgentLeg> {
@@ -167,12 +176,18 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     // The agent's own git config: svc's identity, and (for its clone of a repository root owns)
     // git's ownership check told about that repository.
     const user_ = [identity.name && `\tname = ${gitValue(identity.name)}\n`, identity.email && `\temail = ${gitValue(identity.email)}\n`].join('');
-    await writeFile(join(home, '.gitconfig'), `${user_ ? `[user]\n${user_}` : ''}${shared ? `[safe]\n\tdirectory = ${common}\n` : ''}`, { mode: 0o600, flag: 'wx' });
+    await writeFile(join(home, '.gitconfig'), `${user_ ? `[user]\n${user_}` : ''}${shared ? `[safe]\n\tdirectory = ${common}\n` : ''}`, {
+      mode: 0o600,
+      flag: 'wx',
+    });
     if (!shared) {
       // The agent user cannot read the objects: root makes the copy, before the hand-over.
       const local = [...(identity.name ? ['-c', `user.name=${identity.name}`] : []), ...(identity.email ? ['-c', `user.email=${identity.email}`] : [])];
       await svcGit(dir, ['clone', '--quiet', '--template=', '--no-checkout', '--no-hardlinks', ...local, '--', common, workdir]);
-      await checkOut(() => svcGit(dir, ['-C', workdir, 'checkout', '--quiet', '-B', wt.branch, wt.headBefore]), () => onBranch(workdir, wt.branch));
+      await checkOut(
+        () => svcGit(dir, ['-C', workdir, 'checkout', '--quiet', '-B', wt.branch, wt.headBefore]),
+        () => onBranch(workdir, wt.branch),
+      );
       const r = await run('chown', ['-R', '--no-dereference', '--', `${user.uid}:${user.gid}`, dir]);
       if (r.code !== 0) throw new Error(`chown: ${r.stderr.trim()}`);
     } else {
@@ -234,7 +249,10 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     },
     async ensureClone() {
       if (!pending) return;
-      const r = await run('/bin/sh', ['-c', CLONE, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, identity.name, identity.email], { user, env: agentGitEnv(home) });
+      const r = await run('/bin/sh', ['-c', CLONE, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, identity.name, identity.email], {
+        user,
+        env: agentGitEnv(home),
+      });
       if (r.code !== 0) throw new Error(`could not make the agent's clone as ${user.name}: ${lastLine(r)}`);
       pending = false;
     },

@@ -30,7 +30,11 @@ export interface Run {
  * 2-core machine). Never rejects; `code` is null when it could not start or was killed. `fd3`:
  * the child's descriptor 3 is that file of svc's.
  */
-export function run(file: string, args: string[], opts: { cwd?: string; user?: { uid: number; gid: number }; env?: Record<string, string>; fd3?: number; input?: string } = {}): Promise<Run> {
+export function run(
+  file: string,
+  args: string[],
+  opts: { cwd?: string; user?: { uid: number; gid: number }; env?: Record<string, string>; fd3?: number; input?: string } = {},
+): Promise<Run> {
   return new Promise((done) => {
     const child = spawn(file, args, {
       cwd: opts.cwd ?? '/',
@@ -133,4 +137,3 @@ export async function removeLegDir(dir: string, user: { uid: number; gid: number
     if ((await stat(dir).catch(() => null))?.isDirectory()) throw new Error(`could not remove ${dir}`);
   });
 }
-

@@ -110,15 +110,20 @@ function cachedLookup(name: string): Promise<{ uid: number; gid: number } | null
 /** Makes a member of a named pool: a system user with a group of its own, no home, no login. */
 async function createUser(name: string): Promise<{ uid: number; gid: number }> {
   const made = await new Promise<string | null>((done) =>
-    execFile('useradd', ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', '--comment', 'svc agent', name], { cwd: '/' }, (error, _out, err) =>
-      done(error ? (String(err).trim().split('\n').pop() || error.message) : null),
+    execFile(
+      'useradd',
+      ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', '--comment', 'svc agent', name],
+      { cwd: '/' },
+      (error, _out, err) => done(error ? String(err).trim().split('\n').pop() || error.message : null),
     ),
   );
   known.delete(name);
   const ids = await cachedLookup(name);
   // Another svc may have made it at the same moment (useradd then says it exists): found is fine.
   if (ids) return ids;
-  throw new AgentUserError(`could not create the agent user ${name}: ${made ?? 'not found after useradd'}; create it (useradd --system ${name}), or pass --agent-user FIRST-LAST (a uid range) or none`);
+  throw new AgentUserError(
+    `could not create the agent user ${name}: ${made ?? 'not found after useradd'}; create it (useradd --system ${name}), or pass --agent-user FIRST-LAST (a uid range) or none`,
+  );
 }
 
 async function* members(pool: AgentPoolSpec): AsyncGenerator<AgentUser> {

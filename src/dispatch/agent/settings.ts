@@ -19,7 +19,12 @@ interface Setting {
 }
 
 const SETTINGS: readonly Setting[] = [
-  { from: (h, e) => e.CLAUDE_CONFIG_DIR ?? join(h, '.claude'), to: '.claude', variable: 'CLAUDE_CONFIG_DIR', skip: ['projects', 'todos', 'shell-snapshots', 'statsig', 'logs', 'ide', 'file-history', 'debug', 'session-env'] },
+  {
+    from: (h, e) => e.CLAUDE_CONFIG_DIR ?? join(h, '.claude'),
+    to: '.claude',
+    variable: 'CLAUDE_CONFIG_DIR',
+    skip: ['projects', 'todos', 'shell-snapshots', 'statsig', 'logs', 'ide', 'file-history', 'debug', 'session-env'],
+  },
   { from: (h, e) => (e.CLAUDE_CONFIG_DIR ? undefined : join(h, '.claude.json')), to: '.claude.json' },
   { from: (h, e) => e.CODEX_HOME ?? join(h, '.codex'), to: '.codex', variable: 'CODEX_HOME', skip: ['sessions', 'archived_sessions', 'log', 'history.jsonl'] },
   { from: (h) => join(h, '.gemini'), to: '.gemini', skip: ['tmp', 'history'] },
@@ -34,7 +39,11 @@ const SETTINGS: readonly Setting[] = [
  * nothing of the agent's has touched yet. Returns the variables to set in the agent's environment.
  * Symbolic links are copied as links, never followed.
  */
-export async function copyAgentSettings(home: string | undefined, env: Readonly<Record<string, string | undefined>>, legHome: string): Promise<Record<string, string>> {
+export async function copyAgentSettings(
+  home: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+  legHome: string,
+): Promise<Record<string, string>> {
   const vars: Record<string, string> = {};
   if (!home) return vars;
   for (const s of SETTINGS) {

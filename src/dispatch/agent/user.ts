@@ -19,10 +19,7 @@ export interface AgentUser {
  * - `range`: uids FIRST..LAST used as they are, without passwd entries (gid = uid);
  * - `user`: one given user or UID[:GID], a pool of one (its legs take turns).
  */
-export type AgentPoolSpec =
-  | { kind: 'named'; prefix: string; max: number }
-  | { kind: 'range'; first: number; last: number }
-  | { kind: 'user'; user: AgentUser };
+export type AgentPoolSpec = { kind: 'named'; prefix: string; max: number } | { kind: 'range'; first: number; last: number } | { kind: 'user'; user: AgentUser };
 
 /** The default pool when svc is root: `svc-agent-1` … `svc-agent-64`, made on first use. */
 export const DEFAULT_POOL: AgentPoolSpec = { kind: 'named', prefix: 'svc-agent', max: 64 };
@@ -77,15 +74,20 @@ export async function resolveAgentUser(req: AgentUserRequest): Promise<AgentUser
   const asked = req.asked?.trim();
   const root = req.uid === 0;
   if (asked === 'none') {
-    return { pool: null, warning: root ? `${req.source} none: agents run as root, with svc's own rights (they can read its environment, state and credential socket)` : null };
+    return {
+      pool: null,
+      warning: root ? `${req.source} none: agents run as root, with svc's own rights (they can read its environment, state and credential socket)` : null,
+    };
   }
   if (!asked) return { pool: root ? DEFAULT_POOL : null, warning: null };
   if (!AGENT_USER_SYNTAX.test(asked)) throw new AgentUserError(`${req.source}: expected a user, UID[:GID], a range FIRST-LAST or none, got '${asked}'`);
   const range = /^(\d+)-(\d+)$/.exec(asked);
   if (range) {
     const [first, last] = [Number(range[1]), Number(range[2])];
-    if (first === 0 || first > last || last > 2 ** 31 - 2) throw new AgentUserError(`${req.source}: '${asked}' is no range of unprivileged uids (FIRST-LAST, 0 < FIRST ≤ LAST)`);
-    if (SHARED_UIDS.has(first) || SHARED_UIDS.has(last) || (first < 65534 && last > 65534)) throw new AgentUserError(`${req.source}: '${asked}' includes 65534 (nobody), which other services share`);
+    if (first === 0 || first > last || last > 2 ** 31 - 2)
+      throw new AgentUserError(`${req.source}: '${asked}' is no range of unprivileged uids (FIRST-LAST, 0 < FIRST ≤ LAST)`);
+    if (SHARED_UIDS.has(first) || SHARED_UIDS.has(last) || (first < 65534 && last > 65534))
+      throw new AgentUserError(`${req.source}: '${asked}' includes 65534 (nobody), which other services share`);
     if (!root) throw new AgentUserError(`${req.source} ${asked}: running agents as other users needs svc to run as root`);
     return { pool: { kind: 'range', first, last }, warning: null };
   }
@@ -95,7 +97,9 @@ export async function resolveAgentUser(req: AgentUserRequest): Promise<AgentUser
   if (ids.uid === 0) throw new AgentUserError(`${req.source}: '${asked}' is root, which is no boundary; pass another user, or none`);
   if (ids.uid === req.uid) return { pool: null, warning: null };
   if (SHARED_UIDS.has(ids.uid)) {
-    throw new AgentUserError(`${req.source}: '${asked}' is shared by system services, and svc kills every process of an agent's user when its leg ends; pass a user of svc's own, or leave it out (svc-agent-N)`);
+    throw new AgentUserError(
+      `${req.source}: '${asked}' is shared by system services, and svc kills every process of an agent's user when its leg ends; pass a user of svc's own, or leave it out (svc-agent-N)`,
+    );
   }
   if (!root) throw new AgentUserError(`${req.source} ${asked}: running agents as another user needs svc to run as root`);
   return { pool: { kind: 'user', user: { name: asked, ...ids } }, warning: null };

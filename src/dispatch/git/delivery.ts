@@ -105,7 +105,10 @@ export async function prepareReviewWorktree(opts: { repo: string; key: string; r
   const root = opts.root ?? (await defaultWorktreeRoot(opts.repo));
   const path = join(root, 'review', opts.runId, opts.key);
   await mkdir(join(root, 'review', opts.runId), { recursive: true });
-  await checkOut(() => git(opts.repo, ['worktree', 'add', '--quiet', '--detach', path, opts.head.sha]), () => readHead(path) === opts.head.sha);
+  await checkOut(
+    () => git(opts.repo, ['worktree', 'add', '--quiet', '--detach', path, opts.head.sha]),
+    () => readHead(path) === opts.head.sha,
+  );
   return { path, branch: reviewBranchFor(opts.key, opts.runId), created: true, headBefore: opts.head.sha };
 }
 
@@ -120,7 +123,10 @@ export async function settleReview(repo: string, wt: PreparedWorktree, key: stri
     await git(repo, ['worktree', 'remove', wt.path]).catch(() => undefined);
     return null;
   }
-  await checkOut(() => git(wt.path, ['switch', '--quiet', '-c', wt.branch]), () => onBranch(wt.path, wt.branch));
+  await checkOut(
+    () => git(wt.path, ['switch', '--quiet', '-c', wt.branch]),
+    () => onBranch(wt.path, wt.branch),
+  );
   if (dirty) {
     await git(wt.path, ['add', '-A']);
     await git(wt.path, ownCommitArgs('svc', 'svc@localhost', `${key}: files the review agent left uncommitted`));
@@ -138,7 +144,11 @@ export async function pushToOrigin(repo: string, branch: string): Promise<void> 
     await git(repo, ['push', '--quiet', '--porcelain', REMOTE, `${ref}:${ref}`], { GIT_TERMINAL_PROMPT: '0' });
   } catch (error) {
     const text = (error as { stderr?: string; stdout?: string }).stderr || (error as { stdout?: string }).stdout || String(error);
-    const line = text.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('To ') && l !== 'Done').join(' | ');
+    const line = text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('To ') && l !== 'Done')
+      .join(' | ');
     throw new Error(`git push ${REMOTE} ${branch}: ${line || 'failed'}`);
   }
 }

@@ -64,12 +64,26 @@ export async function checkOut(run: () => Promise<unknown>, madeIt: () => boolea
  * user's key (a signer that asks for a passphrase would stop the run) and without the user's hooks.
  */
 export const ownCommitArgs = (name: string, email: string, message: string): string[] => [
-  '-c', `user.name=${name}`, '-c', `user.email=${email}`, '-c', 'commit.gpgsign=false', 'commit', '--quiet', '--no-verify', '-m', message,
+  '-c',
+  `user.name=${name}`,
+  '-c',
+  `user.email=${email}`,
+  '-c',
+  'commit.gpgsign=false',
+  'commit',
+  '--quiet',
+  '--no-verify',
+  '-m',
+  message,
 ];
 
 /** Whether the checkout at `dir` is on `branch` (asked of git: only after a checkout failed). */
 export async function onBranch(dir: string, branch: string): Promise<boolean> {
-  return (await git(dir).raw(['rev-parse', '--abbrev-ref', 'HEAD']).catch(() => '')) === branch;
+  return (
+    (await git(dir)
+      .raw(['rev-parse', '--abbrev-ref', 'HEAD'])
+      .catch(() => '')) === branch
+  );
 }
 
 const roots = new Map<string, Promise<string>>();
@@ -86,7 +100,9 @@ async function makeRoot(root: string): Promise<void> {
 export function defaultWorktreeRoot(repo: string): Promise<string> {
   let root = roots.get(repo);
   if (!root) {
-    root = git(repo).raw(['rev-parse', '--git-common-dir']).then((common) => join(isAbsolute(common) ? common : resolve(repo, common), 'svc-worktrees'));
+    root = git(repo)
+      .raw(['rev-parse', '--git-common-dir'])
+      .then((common) => join(isAbsolute(common) ? common : resolve(repo, common), 'svc-worktrees'));
     roots.set(repo, root);
     root.catch(() => roots.delete(repo));
   }

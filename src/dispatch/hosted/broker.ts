@@ -44,7 +44,10 @@ export const DEFAULT_REFRESH_AHEAD_MS = 5 * 60_000;
 
 /** `path` of a URL as git sends it: no leading or trailing slash, no `.git` suffix. */
 function normalPath(path: string): string {
-  return path.replace(/^\/+/, '').replace(/\/+$/, '').replace(/\.git$/, '');
+  return path
+    .replace(/^\/+/, '')
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '');
 }
 
 export class GitCredentialBroker {

@@ -92,13 +92,15 @@ export async function prepareHostedExecution(env: Record<string, string | undefi
     const env_ = gitEnv(env, server.socketPath);
     const workspaceDir = opts.workspaceDir ?? env.SVC_REPO ?? opts.cwd ?? '.';
     const git = { env: env_, helperArgv: opts.helperArgv };
-    const repositories =
-      (typeof opts.clone === 'function' ? !opts.clone(run) : opts.clone === false)
-        ? []
-        : await prepareHostedRepositories({
-            ...git, items: cards.map((c) => c.item), workspaceDir, broker,
-            checkouts: [workspaceDir, ...(opts.cwd ? [opts.cwd] : [])],
-          });
+    const repositories = (typeof opts.clone === 'function' ? !opts.clone(run) : opts.clone === false)
+      ? []
+      : await prepareHostedRepositories({
+          ...git,
+          items: cards.map((c) => c.item),
+          workspaceDir,
+          broker,
+          checkouts: [workspaceDir, ...(opts.cwd ? [opts.cwd] : [])],
+        });
     const byDir = new Map(repositories.map((r) => [r.dir, r.repository]));
     return {
       api,

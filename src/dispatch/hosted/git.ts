@@ -18,10 +18,31 @@ import { CREDENTIAL_SOCKET_ENV } from './credential-socket.js';
 
 /** Variables git may inherit: locale, home, temp, proxies and CA bundles of the container. */
 const PASSED = [
-  'PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'LC_MESSAGES', 'TMPDIR', 'TZ',
-  'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy',
-  'SSL_CERT_FILE', 'SSL_CERT_DIR', 'GIT_SSL_CAINFO', 'GIT_SSL_CAPATH',
-  'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL',
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  'LANGUAGE',
+  'LC_ALL',
+  'LC_CTYPE',
+  'LC_MESSAGES',
+  'TMPDIR',
+  'TZ',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'GIT_SSL_CAINFO',
+  'GIT_SSL_CAPATH',
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
 ];
 
 const GUARDED_BUT_SAFE = new Set([...PASSED.filter((k) => k.startsWith('GIT_')), 'GIT_TERMINAL_PROMPT']);
@@ -241,11 +262,15 @@ export function isAuthFailure(err: unknown): boolean {
  */
 function withAuthRetry<T>(broker: GitCredentialBroker, repository: string, fn: () => Promise<T>): Promise<T> {
   // No wait: a fresh token is there at once, and a second refusal is final.
-  return retry(fn, (err, r) => {
-    if (r.attempt > 1 || !isAuthFailure(err)) return null;
-    broker.invalidateRepository(repository);
-    return 0;
-  }, new Retrier({ maxWaitMs: 0, countElapsed: false }));
+  return retry(
+    fn,
+    (err, r) => {
+      if (r.attempt > 1 || !isAuthFailure(err)) return null;
+      broker.invalidateRepository(repository);
+      return 0;
+    },
+    new Retrier({ maxWaitMs: 0, countElapsed: false }),
+  );
 }
 
 /** The credential entry's URL is used as is; one that embeds a user or password is refused. */

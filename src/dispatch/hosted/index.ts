@@ -10,8 +10,16 @@ export type { CredentialAnswer, CredentialRequest, CredentialServer } from './cr
 export { isHostedEnvironment, prepareHostedExecution, RUN_ID_ENV, RUN_TOKEN_ENV } from './execution.js';
 export type { HostedExecution, HostedExecutionOptions } from './execution.js';
 export {
-  cloneDirOf, configureRepository, credentialConfig, gitEnv, helperCommand, hostedGit, isAuthFailure,
-  prepareHostedRepositories, pushBranch, targetRepositoriesOf,
+  cloneDirOf,
+  configureRepository,
+  credentialConfig,
+  gitEnv,
+  helperCommand,
+  hostedGit,
+  isAuthFailure,
+  prepareHostedRepositories,
+  pushBranch,
+  targetRepositoriesOf,
 } from './git.js';
 export type { HostedGitOptions, HostedRepository, PrepareHostedRepositoriesOptions, PushOptions } from './git.js';
 export { isOpenLeg, readHostedCards, readHostedRun } from './run.js';

@@ -39,7 +39,16 @@ export async function runLegAgent(
       ctx.deps.output.warn(ctx.opts.agentUserWarning);
     }
     // Workflow (issue 30): a card's leg runs inside .svc/workflow.yml's steps; a close-out does not.
-    if (eventKey) return runWorkflowLeg({ ctx, key, branch: wt.branch, place: { cwd: wt.path, user: null, env: (e) => e }, prompt, logFile, attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, null, collect) });
+    if (eventKey)
+      return runWorkflowLeg({
+        ctx,
+        key,
+        branch: wt.branch,
+        place: { cwd: wt.path, user: null, env: (e) => e },
+        prompt,
+        logFile,
+        attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, null, collect),
+      });
     return runAgentOnce(ctx, wt, key, prompt, logFile, eventKey, null, collect);
   }
   // --agent-user: the agent works as a uid leased for this leg alone, in a clone of its own; its
@@ -54,7 +63,12 @@ export async function runLegAgent(
   let killed = false;
   try {
     const leg = await prepareAgentLeg({
-      user: lease.user, repo: repoOf(ctx, key), key, wt, privateDir: ctx.paths.dir, prompt,
+      user: lease.user,
+      repo: repoOf(ctx, key),
+      key,
+      wt,
+      privateDir: ctx.paths.dir,
+      prompt,
       settingsFrom: { home: ctx.opts.env.HOME, env: ctx.opts.env },
     });
     // Workflow (issue 30): the steps run in the agent's clone, as its user, before the clone is
@@ -62,7 +76,12 @@ export async function runLegAgent(
     if (eventKey && ctx.opts.workflow) await leg.ensureClone();
     // Without workflow steps after it, the agent's own process start collects the leg too.
     else leg.collectWithAgent();
-    const place = { cwd: leg.workdir, user: leg.user, env: (e: Record<string, string>) => leg.env(e), writePrompt: (t: string) => leg.writeAsAgent(basename(leg.promptFile), t) };
+    const place = {
+      cwd: leg.workdir,
+      user: leg.user,
+      env: (e: Record<string, string>) => leg.env(e),
+      writePrompt: (t: string) => leg.writeAsAgent(basename(leg.promptFile), t),
+    };
     const result = await (eventKey
       ? runWorkflowLeg({ ctx, key, branch: wt.branch, place, prompt, logFile, attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, leg, collect) })
       : runAgentOnce(ctx, wt, key, prompt, logFile, eventKey, leg, collect)
@@ -80,7 +99,8 @@ export async function runLegAgent(
       ctx.deps.output.warn(`${key}: ${why}${/ is kept in /.test(why) ? '' : ` (its clone is kept at ${leg.workdir})`}`);
       return result.outcome === 'succeeded' ? { ...result, outcome: 'failed', reason: why } : result;
     }
-    if (!leg.cloneMade && result.exitCode === CLONE_FAILED) return { ...result, outcome: 'failed', reason: 'could not make the agent\'s clone (its log says why)' };
+    if (!leg.cloneMade && result.exitCode === CLONE_FAILED)
+      return { ...result, outcome: 'failed', reason: "could not make the agent's clone (its log says why)" };
     return result;
   } finally {
     await lease.release({ killed });
@@ -102,14 +122,24 @@ async function runAgentOnce(
   const promptFile = leg?.promptFile ?? join(ctx.paths.prompts, `${key}.md`);
   const workdir = leg?.workdir ?? wt.path;
   const command = resolveAgentCommand(opts.agent, {
-    prompt_file: promptFile, key, workdir, branch: wt.branch, run_id: ctx.runId, prompt,
+    prompt_file: promptFile,
+    key,
+    workdir,
+    branch: wt.branch,
+    run_id: ctx.runId,
+    prompt,
   });
   const parser = parserFor(command);
   const output = new AgentOutput({
     logFile,
     secrets: () => secretsNow(opts),
     live: opts.liveSecrets !== undefined,
-    bodies: opts.sendLogs ? { push: (bodies) => ctx.stream.pushAll(bodies.map((body) => (eventKey ? { workItemKey: eventKey, body } : { body }))), gather: (flush) => ctx.stream.gather(flush) } : undefined,
+    bodies: opts.sendLogs
+      ? {
+          push: (bodies) => ctx.stream.pushAll(bodies.map((body) => (eventKey ? { workItemKey: eventKey, body } : { body }))),
+          gather: (flush) => ctx.stream.gather(flush),
+        }
+      : undefined,
     onStdout: (chunk) => {
       collect?.(chunk);
       // runAgentProcess fed the parser first: the spend it reports now is the leg's so far.
@@ -125,9 +155,16 @@ async function runAgentOnce(
       argv: leg ? leg.command(command.argv) : command.argv,
       cwd,
       ...(leg && leg.fds().length ? { extraFds: leg.fds() } : {}),
-      env: (leg ? leg.env : (e: Record<string, string>) => e)(agentEnv(opts.env, {
-        SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: promptFile, SVC_WORKDIR: workdir, SVC_BRANCH: wt.branch, ...ctx.workflowEnv,
-      })),
+      env: (leg ? leg.env : (e: Record<string, string>) => e)(
+        agentEnv(opts.env, {
+          SVC_CARD_KEY: key,
+          SVC_RUN_ID: ctx.runId,
+          SVC_PROMPT_FILE: promptFile,
+          SVC_WORKDIR: workdir,
+          SVC_BRANCH: wt.branch,
+          ...ctx.workflowEnv,
+        }),
+      ),
       ...(leg ? { user: leg.user } : {}),
       prompt,
       promptVia: command.promptVia,

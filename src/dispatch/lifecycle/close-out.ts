@@ -19,7 +19,10 @@ export async function runCloseOut(ctx: LegContext, scope: WorkItemDetail): Promi
   const wt = await worktreeFor(ctx, scope.key);
   ctx.deps.output.info(`close-out of ${scope.key} on ${wt.branch} (${closeOut.landedKeys.length} landed)`);
   const prompt = ctx.deps.buildPrompt(scope, {
-    branch: wt.branch, runId: ctx.runId, mode: 'implement', expectsCode: false,
+    branch: wt.branch,
+    runId: ctx.runId,
+    mode: 'implement',
+    expectsCode: false,
     closeOut: { prompt: closeOut.prompt, landedKeys: closeOut.landedKeys },
   });
   const started = ctx.deps.clock.now();
@@ -27,11 +30,21 @@ export async function runCloseOut(ctx: LegContext, scope: WorkItemDetail): Promi
   const refused = ran.outcome === 'succeeded' ? await pushLeg(ctx, scope.key, wt.branch) : null;
   const result: LegResult = refused ? { ...ran, outcome: 'failed', reason: refused } : ran;
   recordLeg(ctx.paths, {
-    key: scope.key, title: scope.title, disposition: result.outcome === 'succeeded' ? 'implemented' : 'failed',
-    durationMs: result.durationMs, exitCode: result.exitCode, reason: result.outcome === 'succeeded' ? null : result.reason ?? 'failed',
-    costUsd: result.costUsd ?? null, tokens: { in: result.tokensIn ?? null, out: result.tokensOut ?? null }, sessionBranch: wt.branch,
-    startedAt: new Date(started).toISOString(), endedAt: new Date(ctx.deps.clock.now()).toISOString(),
-    repo: repoOf(ctx, scope.key), base: wt.headBefore, head: headOf(wt.path), closeOut: true,
+    key: scope.key,
+    title: scope.title,
+    disposition: result.outcome === 'succeeded' ? 'implemented' : 'failed',
+    durationMs: result.durationMs,
+    exitCode: result.exitCode,
+    reason: result.outcome === 'succeeded' ? null : (result.reason ?? 'failed'),
+    costUsd: result.costUsd ?? null,
+    tokens: { in: result.tokensIn ?? null, out: result.tokensOut ?? null },
+    sessionBranch: wt.branch,
+    startedAt: new Date(started).toISOString(),
+    endedAt: new Date(ctx.deps.clock.now()).toISOString(),
+    repo: repoOf(ctx, scope.key),
+    base: wt.headBefore,
+    head: headOf(wt.path),
+    closeOut: true,
   });
   return result;
 }

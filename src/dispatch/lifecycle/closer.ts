@@ -54,7 +54,7 @@ export async function closeAsDecided(opts: DispatchOptions, deps: DispatchDeps, 
       }
     }
     if (!stops.closedByServer) {
-      const flushed = await stream.flush(c.hurried ? opts.timeouts.flushMs ?? SIGNAL_FLUSH_MS : CLOSE_FLUSH_MS);
+      const flushed = await stream.flush(c.hurried ? (opts.timeouts.flushMs ?? SIGNAL_FLUSH_MS) : CLOSE_FLUSH_MS);
       // Events the service refused outright (a 4xx) can never be delivered: close anyway.
       const undeliverable = stream.failure !== null && !isRetryable(stream.failure);
       // (The stream's and the heartbeat's callbacks may have seen a close during the flush.)
@@ -69,9 +69,15 @@ export async function closeAsDecided(opts: DispatchOptions, deps: DispatchDeps, 
     if (!stops.closedByServer) {
       // An ambiguous failure is settled by reading the run, and the close repeated while it is
       // still running: exit by the run's outcome, not 5, when the close landed after all.
-      const closed = await closeRun(service, run.id, { stopReason, status }, {
-        warn: (m) => output.warn(m), ...(opts.giveUpAfterMs !== undefined ? { giveUpAfterMs: opts.giveUpAfterMs } : {}),
-      });
+      const closed = await closeRun(
+        service,
+        run.id,
+        { stopReason, status },
+        {
+          warn: (m) => output.warn(m),
+          ...(opts.giveUpAfterMs !== undefined ? { giveUpAfterMs: opts.giveUpAfterMs } : {}),
+        },
+      );
       if (closed.kind !== 'closed') stops.closed(new RunClosedError(run.id));
       final = closed.run;
     }

@@ -22,7 +22,14 @@ function selectDeps(deps: DispatchDeps, opts?: DispatchOptions): SelectDeps {
   return {
     service: deps.service,
     ...(lane
-      ? { priorWork: priorWorkCheck({ stateDir: deps.stateDir, projectKey: opts.projectKey, repo: opts.repo, ...(opts.baseRef ? { baseRef: opts.baseRef } : {}) }) }
+      ? {
+          priorWork: priorWorkCheck({
+            stateDir: deps.stateDir,
+            projectKey: opts.projectKey,
+            repo: opts.repo,
+            ...(opts.baseRef ? { baseRef: opts.baseRef } : {}),
+          }),
+        }
       : {}),
     localRun: (runId) => {
       const r = readRunRecord(deps.stateDir, runId);
@@ -46,8 +53,16 @@ function request(opts: DispatchOptions, extra: Partial<SelectRequest> = {}): Sel
 
 export function noRun(selection: Selection, note: string, dryRun: boolean, exitCode: number = EXIT.ok): RunSummary {
   return {
-    runId: null, command: selection.command, scopeKey: selection.scopeKey, stopReason: null, status: null, cards: cardSummaries(selection),
-    legs: [], exitCode, note, dryRun,
+    runId: null,
+    command: selection.command,
+    scopeKey: selection.scopeKey,
+    stopReason: null,
+    status: null,
+    cards: cardSummaries(selection),
+    legs: [],
+    exitCode,
+    note,
+    dryRun,
   };
 }
 
@@ -68,8 +83,15 @@ function nothingToRun(selection: Selection): RunSummary {
  */
 export function checkMaxCost(opts: Pick<DispatchOptions, 'agent' | 'maxCostUsd'>): void {
   if (opts.maxCostUsd == null || reportsSpend(opts.agent)) return;
-  const who = opts.agent.agentCmd !== undefined ? (opts.agent.stream ? `--agent-cmd with --agent-format ${Object.entries(AGENT_FORMATS).find(([, f]) => f === opts.agent.stream)?.[0] ?? opts.agent.stream}` : '--agent-cmd without --agent-format') : `--agent ${opts.agent.agent ?? '(none)'}`;
-  throw new SelectionError(`--max-cost needs an agent that reports its spend in dollars (claude, opencode, or --agent-cmd with --agent-format claude|opencode); ${who} reports none`);
+  const who =
+    opts.agent.agentCmd !== undefined
+      ? opts.agent.stream
+        ? `--agent-cmd with --agent-format ${Object.entries(AGENT_FORMATS).find(([, f]) => f === opts.agent.stream)?.[0] ?? opts.agent.stream}`
+        : '--agent-cmd without --agent-format'
+      : `--agent ${opts.agent.agent ?? '(none)'}`;
+  throw new SelectionError(
+    `--max-cost needs an agent that reports its spend in dollars (claude, opencode, or --agent-cmd with --agent-format claude|opencode); ${who} reports none`,
+  );
 }
 
 export async function runDispatch(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSummary> {
@@ -110,7 +132,9 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
     const pick = async (exclude: ReadonlySet<string>): Promise<Selection> => {
       const s = await selectBatch(
         request(opts, {
-          command: 'auto', max: Math.min(left, opts.perRun ?? left), exclude: new Set([...avoid, ...elsewhere, ...exclude]),
+          command: 'auto',
+          max: Math.min(left, opts.perRun ?? left),
+          exclude: new Set([...avoid, ...elsewhere, ...exclude]),
           ...(opts.perRun ? { spread: true } : {}),
         }),
         sdeps,

@@ -50,7 +50,10 @@ function watch(opts: DispatchOptions, deps: DispatchDeps, run: DispatchRun, loca
   };
   const giveUp = opts.giveUpAfterMs !== undefined ? { giveUpAfterMs: opts.giveUpAfterMs } : {};
   const stream = new EventStream({
-    service, runId: run.id, journal: local.journal, baseSeq: local.record.baseSeq,
+    service,
+    runId: run.id,
+    journal: local.journal,
+    baseSeq: local.record.baseSeq,
     ...(opts.flushIntervalMs ? { flushIntervalMs: opts.flushIntervalMs } : {}),
     ...giveUp,
     onClosed,
@@ -66,7 +69,11 @@ function watch(opts: DispatchOptions, deps: DispatchDeps, run: DispatchRun, loca
     opts.heartbeat === false
       ? { stop: async () => undefined }
       : startHeartbeat({
-          service, runId: run.id, intervalMs: opts.heartbeatIntervalMs, onClosed, warn: (m) => output.warn(m),
+          service,
+          runId: run.id,
+          intervalMs: opts.heartbeatIntervalMs,
+          onClosed,
+          warn: (m) => output.warn(m),
           // A service unreachable past --max-wait stops the run as an append past it does.
           ...giveUp,
           onFailed: (e) => stops.failed(e),
@@ -103,13 +110,22 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
   const local = await openLocalState(opts, deps, input);
   const stops = new RunStops();
   const { stream, heartbeat, unwatch } = watch(opts, deps, run, local, stops);
-  deps.output.info(`run ${run.id} ${input.resumed ? 'resumed' : 'opened'} (${selection.command}${selection.scopeKey ? ` ${selection.scopeKey}` : ''}): ${selection.note}`);
+  deps.output.info(
+    `run ${run.id} ${input.resumed ? 'resumed' : 'opened'} (${selection.command}${selection.scopeKey ? ` ${selection.scopeKey}` : ''}): ${selection.note}`,
+  );
 
   const landed = input.resumed ? run.cards.filter((c) => c.disposition === 'implemented').map((c) => c.workItemKey) : [];
   const legs = new LegScheduler({ opts, deps, selection, signal: stops.signal, landed });
   const { journal } = local;
   const ctx: LegContext = {
-    runId: run.id, command: selection.command, mode: selection.mode, opts, deps, stream, paths: local.paths, signal: stops.signal,
+    runId: run.id,
+    command: selection.command,
+    mode: selection.mode,
+    opts,
+    deps,
+    stream,
+    paths: local.paths,
+    signal: stops.signal,
     onSpend: (key, usd) => legs.onSpend(key, usd),
     onAgentGroup: (key, event, pgid) => (event === 'start' ? journal.agentStarted(key, pgid, processStart(pgid)) : journal.agentEnded(pgid)),
     records: [],
@@ -140,16 +156,33 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
     }
   }
   const decision = decideClose({
-    command: selection.originalCommand, capped: selection.capped, ...(moreReady !== undefined ? { moreReady } : {}),
-    ...stopped, failed: Boolean(stops.failure), failedLegs: legs.failed.size,
+    command: selection.originalCommand,
+    capped: selection.capped,
+    ...(moreReady !== undefined ? { moreReady } : {}),
+    ...stopped,
+    failed: Boolean(stops.failure),
+    failedLegs: legs.failed.size,
   });
   const exitCode = runExitCode({
-    status: decision.status, timedOut: stops.timedOut, failure: stops.failure, ...(interrupted ? { interrupted: { reason: deps.signal.reason } } : {}),
+    status: decision.status,
+    timedOut: stops.timedOut,
+    failure: stops.failure,
+    ...(interrupted ? { interrupted: { reason: deps.signal.reason } } : {}),
   });
 
   // The cards stay held by this run until their records are in (no other run may open over them).
   await Promise.all(ctx.records ?? []);
   return closeAsDecided(opts, deps, {
-    run, selection, legs: legs.legs, closeOut, local, stream, heartbeat, stops, decision, exitCode, hurried: interrupted || stops.timedOut,
+    run,
+    selection,
+    legs: legs.legs,
+    closeOut,
+    local,
+    stream,
+    heartbeat,
+    stops,
+    decision,
+    exitCode,
+    hurried: interrupted || stops.timedOut,
   });
 }

@@ -22,7 +22,11 @@ const COMMANDS: readonly DispatchCommand[] = ['next', 'run', 'run_scope', 'batch
  * selected: the run decided. Blockers inside the run order the legs as run_scope would, and a
  * blocker the run skipped as `executor: human` gates the legs behind it.
  */
-export function selectionOfRun(run: DispatchRun, items: ReadonlyMap<string, WorkItemDetail>, opts: { originalCommand?: DispatchCommand; doneStatuses?: readonly string[] } = {}): Selection {
+export function selectionOfRun(
+  run: DispatchRun,
+  items: ReadonlyMap<string, WorkItemDetail>,
+  opts: { originalCommand?: DispatchCommand; doneStatuses?: readonly string[] } = {},
+): Selection {
   const command = (COMMANDS as readonly string[]).includes(run.command) ? (run.command as DispatchCommand) : 'run';
   const original = opts.originalCommand ?? command;
   const inRun = new Map(run.cards.map((c) => [c.workItemKey, c]));
@@ -70,8 +74,16 @@ export async function runExistingRun(
   const items = new Map([...input.items].map((i) => [i.key, i]));
   let run = input.run;
   const emptySummary = (note: string, exitCode: number): RunSummary => ({
-    runId: run.id, command: (run.command as DispatchCommand) ?? 'run', scopeKey: run.scopeLabel, stopReason: run.stopReason, status: run.status,
-    cards: [], legs: [], exitCode, note, dryRun: opts.dryRun,
+    runId: run.id,
+    command: (run.command as DispatchCommand) ?? 'run',
+    scopeKey: run.scopeLabel,
+    stopReason: run.stopReason,
+    status: run.status,
+    cards: [],
+    legs: [],
+    exitCode,
+    note,
+    dryRun: opts.dryRun,
   });
   if (run.status !== 'running') {
     deps.output.info(`run ${run.id} is already ${run.status}${run.stopReason ? ` (${run.stopReason})` : ''}: nothing to run`);

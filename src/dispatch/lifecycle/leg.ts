@@ -60,7 +60,10 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
     deps.output.legStarted({ key, title: item.title, index, total, branch: wt.branch });
     const code = expectsCode(item) && ctx.mode !== 'review';
     const prompt = deps.buildPrompt(item, {
-      branch: wt.branch, runId: ctx.runId, mode: ctx.mode, expectsCode: code,
+      branch: wt.branch,
+      runId: ctx.runId,
+      mode: ctx.mode,
+      expectsCode: code,
       ...(opts.doneStatuses ? { doneStatuses: opts.doneStatuses } : {}),
       ...(opts.workflow ? { workflow: { rules: opts.workflow.prompt, verify: opts.workflow.verify, ports: opts.workflow.ports } } : {}),
     });
@@ -82,7 +85,14 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       // Pull requests (issue 17): a clean review is posted as a COMMENT review on the delivery.
       if (opts.pr && implemented) {
         pullRequest = await pullRequestAfterLeg(ctx, {
-          item, repo: repoOf(ctx, key), branch: wt.branch, headBefore: wt.headBefore, worktree: wt.path, result, pushed: false, finalMessage: review,
+          item,
+          repo: repoOf(ctx, key),
+          branch: wt.branch,
+          headBefore: wt.headBefore,
+          worktree: wt.path,
+          result,
+          pushed: false,
+          finalMessage: review,
         });
       }
       return finish(implemented);
@@ -103,7 +113,13 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
     if (opts.pr) {
       const pushed = implemented && Boolean(opts.push && deps.pushBranch);
       pullRequest = await pullRequestAfterLeg(ctx, {
-        item, repo: repoOf(ctx, key), branch: wt.branch, headBefore: wt.headBefore, worktree: wt.path, result, pushed,
+        item,
+        repo: repoOf(ctx, key),
+        branch: wt.branch,
+        headBefore: wt.headBefore,
+        worktree: wt.path,
+        result,
+        pushed,
       });
     }
     // Work advances across machines (DISPATCH §8): recorded on the item before the disposition.
@@ -132,7 +148,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       disposition,
       durationMs: result?.durationMs ?? deps.clock.now() - started,
       exitCode,
-      reason: implemented ? null : reason ?? 'failed',
+      reason: implemented ? null : (reason ?? 'failed'),
       costUsd: result?.costUsd ?? null,
       tokens: { in: result?.tokensIn ?? null, out: result?.tokensOut ?? null },
       sessionBranch: wt?.branch ?? null,
@@ -141,8 +157,12 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       ...(result?.check ? { check: result.check, attempts: result.attempts ?? 1 } : {}),
     };
     recordLeg(ctx.paths, {
-      ...summary, startedAt: new Date(started).toISOString(), endedAt: new Date(deps.clock.now()).toISOString(),
-      repo: wt ? repoOf(ctx, key) : null, base: wt?.headBefore ?? null, head: headOf(wt?.path),
+      ...summary,
+      startedAt: new Date(started).toISOString(),
+      endedAt: new Date(deps.clock.now()).toISOString(),
+      repo: wt ? repoOf(ctx, key) : null,
+      base: wt?.headBefore ?? null,
+      head: headOf(wt?.path),
     });
     deps.output.legFinished(summary);
     return { summary, implemented };

@@ -8,8 +8,15 @@ import { closeRun } from '../wire/close.js';
 import type { DispatchRun } from '../../contract/types.js';
 import type { Selection } from '../select/types.js';
 import {
-  LocalStateError, createRunFolder, describeFsError, readRunRecord, removePendingOpen, runPaths,
-  type PendingOpen, type RunPaths, type RunRecord,
+  LocalStateError,
+  createRunFolder,
+  describeFsError,
+  readRunRecord,
+  removePendingOpen,
+  runPaths,
+  type PendingOpen,
+  type RunPaths,
+  type RunRecord,
 } from '../state/folder.js';
 import { acquireRunLock, isRunLive, runLockOwner, RunLockedError, type RunLock } from '../state/run-lock.js';
 import type { DispatchDeps, DispatchOptions } from './types.js';
@@ -31,10 +38,21 @@ export function recordBase(
     openedAt: new Date(deps.clock.now()).toISOString(),
     cards: selection.cards.map((c) => (c.skipReason ? { workItemKey: c.key, skipReason: c.skipReason } : { workItemKey: c.key })),
     options: {
-      repo: opts.repo, agent: opts.agent, onFailure: opts.onFailure, parallel: opts.parallel, sendLogs: opts.sendLogs,
-      allowEmpty: opts.allowEmpty, timeouts: opts.timeouts, maxCostUsd: opts.maxCostUsd ?? null, worktree: opts.worktree,
-      lanes: opts.lanes ?? null, idempotencyKey, push: opts.push ?? false, origin,
-      pr: opts.pr ?? false, draft: opts.draft ?? false,
+      repo: opts.repo,
+      agent: opts.agent,
+      onFailure: opts.onFailure,
+      parallel: opts.parallel,
+      sendLogs: opts.sendLogs,
+      allowEmpty: opts.allowEmpty,
+      timeouts: opts.timeouts,
+      maxCostUsd: opts.maxCostUsd ?? null,
+      worktree: opts.worktree,
+      lanes: opts.lanes ?? null,
+      idempotencyKey,
+      push: opts.push ?? false,
+      origin,
+      pr: opts.pr ?? false,
+      draft: opts.draft ?? false,
       ...(opts.workflowFlags?.verify !== undefined ? { verify: opts.workflowFlags.verify } : {}),
       ...(opts.workflowFlags?.setup !== undefined ? { setup: opts.workflowFlags.setup } : {}),
     },
@@ -66,7 +84,14 @@ export async function deliverEarlierAttempt(deps: DispatchDeps, run: DispatchRun
     const pending = journal.lastN - journal.ackedN;
     if (pending === 0) return run;
     deps.output.info(`run ${run.id}: sending ${pending} event(s) an earlier attempt left undelivered`);
-    const stream = new EventStream({ service: deps.service, runId: run.id, journal, baseSeq: record.baseSeq, flushIntervalMs: 50, warn: (m) => deps.output.warn(m) });
+    const stream = new EventStream({
+      service: deps.service,
+      runId: run.id,
+      journal,
+      baseSeq: record.baseSeq,
+      flushIntervalMs: 50,
+      warn: (m) => deps.output.warn(m),
+    });
     try {
       const flushed = await stream.flush(timeoutMs);
       if (!flushed) deps.output.warn(`run ${run.id}: ${stream.pending} earlier event(s) still not delivered; they are sent with this attempt's`);
@@ -92,7 +117,7 @@ async function abandonUnrecorded(deps: DispatchDeps, run: DispatchRun, pendingPa
     if (pendingPath) removePendingOpen(pendingPath);
     return new LocalStateError(`${why}; the run was closed ${closed.run?.stopReason ?? 'interrupted'} without running anything`, error);
   } catch (closeError) {
-    const tail = pendingPath ? '`svc runs recover` closes it' : 'the service\'s reaper closes it';
+    const tail = pendingPath ? '`svc runs recover` closes it' : "the service's reaper closes it";
     return new LocalStateError(`${why}; it could not be closed either (${serviceErrorOf(closeError).message ?? String(closeError)}): ${tail}`, error);
   }
 }
@@ -120,7 +145,12 @@ export async function openLocalState(
   let state: LocalState;
   try {
     const existing = readRunRecord(deps.stateDir, run.id);
-    const record = existing ?? { ...recordBase(opts, deps, input.selection, input.idempotencyKey, input.origin ?? 'local'), runId: run.id, baseSeq: run.seq, run };
+    const record = existing ?? {
+      ...recordBase(opts, deps, input.selection, input.idempotencyKey, input.origin ?? 'local'),
+      runId: run.id,
+      baseSeq: run.seq,
+      run,
+    };
     const paths = existing ? runPaths(deps.stateDir, run.id) : createRunFolder(deps.stateDir, record);
     // Taken before the journal is touched: a run another live process holds (a second attempt
     // of a CI job while the first still runs) is left to it, its journal unread and unwritten.

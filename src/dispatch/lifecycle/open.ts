@@ -8,9 +8,7 @@ import type { Selection } from '../select/types.js';
 const MAX_REOPENS = 5;
 
 export function openBody(selection: Selection, projectKey: string, idempotencyKey: string, agent: string, model?: string): DispatchRunOpen {
-  const cards: DispatchCardInput[] = selection.cards.map((c) =>
-    c.skipReason ? { workItemKey: c.key, skipReason: c.skipReason } : { workItemKey: c.key },
-  );
+  const cards: DispatchCardInput[] = selection.cards.map((c) => (c.skipReason ? { workItemKey: c.key, skipReason: c.skipReason } : { workItemKey: c.key }));
   return {
     projectKey,
     command: selection.command,

@@ -62,7 +62,10 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
         const body = openBody(s, opts.projectKey, idempotencyKey, agentName, opts.agent.model);
         // Rewritten on each reselection: recover repeats the open exactly as last sent.
         pending.path = writePendingOpen(deps.stateDir, {
-          idempotencyKey, open: body, record: recordBase(opts, deps, s, idempotencyKey, 'local'), owner: selfMark(),
+          idempotencyKey,
+          open: body,
+          record: recordBase(opts, deps, s, idempotencyKey, 'local'),
+          owner: selfMark(),
         });
         return body;
       },
@@ -99,7 +102,11 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
     return summaryOf(selection, run, run.status === 'failed' ? 1 : 0, 'existing run, already closed', recordedLegs(deps.stateDir, run, selection));
   }
   return executeRun(opts, deps, {
-    run, selection, resumed: adopted, idempotencyKey, pendingPath: pending.path, ...(input.moreReady ? { moreReady: input.moreReady } : {}),
+    run,
+    selection,
+    resumed: adopted,
+    idempotencyKey,
+    pendingPath: pending.path,
+    ...(input.moreReady ? { moreReady: input.moreReady } : {}),
   });
 }
-

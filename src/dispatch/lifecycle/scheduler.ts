@@ -152,8 +152,15 @@ export class LegScheduler {
       (error: unknown): LegOutcome => ({
         implemented: false,
         summary: {
-          key: card.key, title: fresh.title, disposition: 'failed', durationMs: this.deps.clock.now() - started, exitCode: null,
-          reason: stateFolderFault(error, this.deps.stateDir)?.message ?? describeFsError(error), costUsd: null, tokens: { in: null, out: null }, sessionBranch: null,
+          key: card.key,
+          title: fresh.title,
+          disposition: 'failed',
+          durationMs: this.deps.clock.now() - started,
+          exitCode: null,
+          reason: stateFolderFault(error, this.deps.stateDir)?.message ?? describeFsError(error),
+          costUsd: null,
+          tokens: { in: null, out: null },
+          sessionBranch: null,
         },
       }),
     );

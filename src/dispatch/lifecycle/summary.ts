@@ -57,8 +57,15 @@ export function recordedLegs(stateDir: string, run: DispatchRun, selection: Pick
         return { ...leg, disposition: String(c.disposition) };
       }
       return {
-        key: c.workItemKey, title: titles.get(c.workItemKey) ?? '', disposition: String(c.disposition), durationMs: 0, exitCode: c.exitCode,
-        reason: null, costUsd: null, tokens: { in: null, out: null }, sessionBranch: c.sessionBranch,
+        key: c.workItemKey,
+        title: titles.get(c.workItemKey) ?? '',
+        disposition: String(c.disposition),
+        durationMs: 0,
+        exitCode: c.exitCode,
+        reason: null,
+        costUsd: null,
+        tokens: { in: null, out: null },
+        sessionBranch: c.sessionBranch,
       };
     });
 }

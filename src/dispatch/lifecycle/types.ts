@@ -4,7 +4,15 @@ import type { DispatchCommand } from '../../contract/types.js';
 import type { AgentChoice } from '../agent/presets.js';
 import type { AgentPoolSpec } from '../agent/user.js';
 import type {
-  BuildPrompt, CheckoutInPlace, Clock, CommitsSince, DispatchService, LegSummary, PrepareWorktree, ProgressSink, RunAgentProcess,
+  BuildPrompt,
+  CheckoutInPlace,
+  Clock,
+  CommitsSince,
+  DispatchService,
+  LegSummary,
+  PrepareWorktree,
+  ProgressSink,
+  RunAgentProcess,
 } from '../ports.js';
 import type { LaneFilters, LegMode } from '../select/types.js';
 import type { PullRequestWriter } from '../pr/types.js';

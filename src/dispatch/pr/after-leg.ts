@@ -82,7 +82,12 @@ export async function pullRequestAfterLeg(ctx: LegContext, input: AfterLegInput)
     durationMs: result.durationMs,
     tokens: { in: result.tokensIn ?? null, out: result.tokensOut ?? null },
     costUsd: result.costUsd ?? null,
-    finalMessage: input.finalMessage !== undefined ? input.finalMessage : result.finalMessage !== undefined ? result.finalMessage : plainTailOfLog(logPath(ctx.paths, item.key)),
+    finalMessage:
+      input.finalMessage !== undefined
+        ? input.finalMessage
+        : result.finalMessage !== undefined
+          ? result.finalMessage
+          : plainTailOfLog(logPath(ctx.paths, item.key)),
     delivery: deliveryFor(item, mode),
     draft: Boolean(opts.draft),
   };

@@ -49,8 +49,21 @@ export function reviewBody(leg: PullRequestLeg, redact: (s: string) => string): 
 
 /** A fix leg's comment: what it changed (its new commits) and what the agent said. */
 export function fixCommentBody(leg: PullRequestLeg, commits: readonly string[], redact: (s: string) => string): string {
-  const changed = commits.length
-    ? ['### What changed', '', ...commits.map((c) => `- ${c}`)]
-    : ['_No new commits._'];
-  return redact([SVC_MARKER, `svc fixed ${leg.key} on \`${leg.branch}\`.`, '', ...changed, '', '### What the agent said', '', message(leg), '', '---', ...facts(leg), ''].join('\n'));
+  const changed = commits.length ? ['### What changed', '', ...commits.map((c) => `- ${c}`)] : ['_No new commits._'];
+  return redact(
+    [
+      SVC_MARKER,
+      `svc fixed ${leg.key} on \`${leg.branch}\`.`,
+      '',
+      ...changed,
+      '',
+      '### What the agent said',
+      '',
+      message(leg),
+      '',
+      '---',
+      ...facts(leg),
+      '',
+    ].join('\n'),
+  );
 }

@@ -32,7 +32,11 @@ export function createGhWriter(opts: GhWriterOptions): PullRequestWriter {
   const run = async (args: string[], cwd: string): Promise<string> => {
     const r = await execa(gh, args, { cwd, env, extendEnv: false, reject: false, stdin: 'ignore' });
     if (r.exitCode !== 0) {
-      const why = opts.redact(`${r.stderr || r.stdout || (r as { shortMessage?: string }).shortMessage || `exit ${r.exitCode}`}`).split('\n').filter(Boolean)[0] ?? 'failed';
+      const why =
+        opts
+          .redact(`${r.stderr || r.stdout || (r as { shortMessage?: string }).shortMessage || `exit ${r.exitCode}`}`)
+          .split('\n')
+          .filter(Boolean)[0] ?? 'failed';
       throw new PullRequestError(`gh ${args[0]} ${args[1] ?? ''}: ${why}`.replace(/ +:/, ':'));
     }
     return String(r.stdout).trim();
@@ -68,10 +72,20 @@ export function createGhWriter(opts: GhWriterOptions): PullRequestWriter {
     // Without gh's login svc cannot tell a GitHub Enterprise host from another forge: only hosts
     // that say GitHub get a compare link, the rest a plain note (docs/pull-requests.md).
     if (!/(^|\.)github\.|github/.test(remote.host)) {
-      return { action: 'hint', url: null, number: null, hint: `${leg.key}: ${remote.host} is not a GitHub host gh is logged in to; open a ${what} for ${leg.branch} there` };
+      return {
+        action: 'hint',
+        url: null,
+        number: null,
+        hint: `${leg.key}: ${remote.host} is not a GitHub host gh is logged in to; open a ${what} for ${leg.branch} there`,
+      };
     }
     const url = what === 'pull request' ? compareUrl(remote, leg.branch, leg.delivery?.baseRef ?? null) : (leg.delivery?.url ?? remote.webUrl);
-    return { action: 'hint', url, number: null, hint: `${leg.key}: gh is not installed or not logged in to ${remote.host}; ${what === 'pull request' ? 'open the pull request at' : `post the ${what} at`} ${url}` };
+    return {
+      action: 'hint',
+      url,
+      number: null,
+      hint: `${leg.key}: gh is not installed or not logged in to ${remote.host}; ${what === 'pull request' ? 'open the pull request at' : `post the ${what} at`} ${url}`,
+    };
   };
   const deliveryNumber = (leg: PullRequestLeg, what: string): number => {
     if (!leg.delivery || !Number.isInteger(leg.delivery.number)) throw new PullRequestError(`${leg.key} has no pull request to ${what}`);
@@ -90,9 +104,30 @@ export function createGhWriter(opts: GhWriterOptions): PullRequestWriter {
       }
       const base = leg.delivery?.baseRef;
       const out = await withBody(body, (file) =>
-        run(['pr', 'create', '--repo', repoArg, '--head', leg.branch, ...(base ? ['--base', base] : []), '--title', title, '--body-file', file, ...(leg.draft ? ['--draft'] : [])], leg.repo),
+        run(
+          [
+            'pr',
+            'create',
+            '--repo',
+            repoArg,
+            '--head',
+            leg.branch,
+            ...(base ? ['--base', base] : []),
+            '--title',
+            title,
+            '--body-file',
+            file,
+            ...(leg.draft ? ['--draft'] : []),
+          ],
+          leg.repo,
+        ),
       );
-      const url = out.split('\n').reverse().find((l) => /^https?:\/\//.test(l.trim()))?.trim() ?? null;
+      const url =
+        out
+          .split('\n')
+          .reverse()
+          .find((l) => /^https?:\/\//.test(l.trim()))
+          ?.trim() ?? null;
       const number = url ? Number(/\/pull\/(\d+)/.exec(url)?.[1] ?? NaN) : NaN;
       return { action: 'opened', url, number: Number.isInteger(number) ? number : null };
     },
@@ -108,7 +143,11 @@ export function createGhWriter(opts: GhWriterOptions): PullRequestWriter {
       const { remote, repoArg } = await target(leg);
       if (!repoArg) return hint(leg, remote, 'comment');
       const out = await withBody(body, (file) => run(['pr', 'comment', String(number), '--repo', repoArg, '--body-file', file], leg.repo));
-      const url = out.split('\n').reverse().find((l) => /^https?:\/\//.test(l.trim()))?.trim();
+      const url = out
+        .split('\n')
+        .reverse()
+        .find((l) => /^https?:\/\//.test(l.trim()))
+        ?.trim();
       return { action: 'commented', url: url ?? leg.delivery!.url, number };
     },
   };

@@ -28,7 +28,11 @@ export interface GitHubResponse<T> {
 
 /** An answer GitHub gave that is not a rate limit: status and GitHub's own message. */
 export class GitHubApiError extends PullRequestError {
-  constructor(readonly status: number, message: string, readonly errors: string[] = []) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly errors: string[] = [],
+  ) {
     super(message);
   }
 }
@@ -48,7 +52,9 @@ function answerOf(error: unknown): FailedAnswer | null {
   const e = error as { status: number; response?: { headers?: Record<string, string>; data?: unknown }; message?: string };
   const data = e.response?.data as { message?: unknown; errors?: unknown } | undefined;
   const errors = Array.isArray(data?.errors)
-    ? data.errors.map((x) => (typeof x === 'string' ? x : typeof (x as { message?: unknown })?.message === 'string' ? (x as { message: string }).message : JSON.stringify(x)))
+    ? data.errors.map((x) =>
+        typeof x === 'string' ? x : typeof (x as { message?: unknown })?.message === 'string' ? (x as { message: string }).message : JSON.stringify(x),
+      )
     : [];
   const message = typeof data?.message === 'string' ? data.message : (e.message ?? `HTTP ${e.status}`);
   return { status: e.status, headers: e.response?.headers ?? {}, message, errors };

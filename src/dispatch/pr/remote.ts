@@ -33,7 +33,10 @@ export function parseRemote(url: string): RemoteRepository | null {
       return null;
     }
   }
-  const parts = path.replace(/\.git\/?$/, '').split('/').filter(Boolean);
+  const parts = path
+    .replace(/\.git\/?$/, '')
+    .split('/')
+    .filter(Boolean);
   if (parts.length < 2) return null;
   const [owner, name] = parts.slice(-2) as [string, string];
   host = host.toLowerCase();

@@ -58,7 +58,9 @@ function fact(name: string, value: string, cls = ''): string {
 }
 
 const checkCell = (l: LegReport) =>
-  l.check.status === 'none' ? '<span class="muted">none</span>' : `${badge(l.check.status)}${l.attempts !== null && l.attempts > 1 ? ` <span class="muted">${l.attempts} attempts</span>` : ''}`;
+  l.check.status === 'none'
+    ? '<span class="muted">none</span>'
+    : `${badge(l.check.status)}${l.attempts !== null && l.attempts > 1 ? ` <span class="muted">${l.attempts} attempts</span>` : ''}`;
 
 function legArticle(run: RunReport, l: LegReport, label: string): string {
   const facts: [string, string][] = [
@@ -79,11 +81,15 @@ function legArticle(run: RunReport, l: LegReport, label: string): string {
     const commits = l.commits.length
       ? `<ul class="commits">${l.commits.map((c) => `<li><code>${h(c.sha)}</code> ${h(c.subject)}</li>`).join('')}</ul>`
       : '<p class="muted">No commits.</p>';
-    blocks.push(`<div class="changes"><div><h5>Commits</h5>${commits}</div><div><h5>git diff --stat</h5>${l.diffStat ? `<pre class="stat">${h(l.diffStat)}</pre>` : '<p class="muted">No changes.</p>'}</div></div>`);
+    blocks.push(
+      `<div class="changes"><div><h5>Commits</h5>${commits}</div><div><h5>git diff --stat</h5>${l.diffStat ? `<pre class="stat">${h(l.diffStat)}</pre>` : '<p class="muted">No changes.</p>'}</div></div>`,
+    );
   }
   if (l.logTail !== null) {
     const n = l.logTail ? l.logTail.split('\n').length : 0;
-    blocks.push(`<details${l.disposition === 'failed' ? ' open' : ''}><summary>Log: last ${n} line${n === 1 ? '' : 's'}</summary><pre class="log">${h(l.logTail)}</pre></details>`);
+    blocks.push(
+      `<details${l.disposition === 'failed' ? ' open' : ''}><summary>Log: last ${n} line${n === 1 ? '' : 's'}</summary><pre class="log">${h(l.logTail)}</pre></details>`,
+    );
   }
   return `<article class="leg ${h(l.disposition)}" id="${anchor(run, l.key)}" data-key="${h(l.key)}"><h4>${badge(l.disposition)} ${h(label)}</h4>
 <table class="kv"><thead><tr>${facts.map(([k]) => `<th>${h(k)}</th>`).join('')}</tr></thead><tbody><tr>${facts.map(([, v]) => `<td>${v}</td>`).join('')}</tr></tbody></table>
@@ -107,7 +113,10 @@ function runSection(run: RunReport): string {
     ...(l.durationMs !== null ? { label: formatDuration(l.durationMs) } : {}),
   }));
   const facts = [
-    fact('Command', `<code>svc ${h(run.command)}</code>${run.originalCommand !== run.command ? ` <span class="muted">(of ${h(run.originalCommand)})</span>` : ''}`),
+    fact(
+      'Command',
+      `<code>svc ${h(run.command)}</code>${run.originalCommand !== run.command ? ` <span class="muted">(of ${h(run.originalCommand)})</span>` : ''}`,
+    ),
     fact('Scope', run.scopeKey ? h(run.scopeKey) : '<span class="muted">none</span>'),
     fact('Status', badge(run.status)),
     fact('Stop reason', h(run.stopReason ?? '–')),
@@ -119,7 +128,10 @@ function runSection(run: RunReport): string {
     fact('Cards', h(`${t.implemented} implemented · ${t.failed} failed · ${t.skipped} skipped${t.notReached ? ` · ${t.notReached} not reached` : ''}`)),
   ];
   const checks = hasWorkflow(run);
-  const overview = legs.map((l) => `<tr data-key="${h(l.key)}"><td><a href="#${anchor(run, l.key)}"><code>${h(l === run.closeOut ? `${l.key} (close-out)` : l.key)}</code></a> ${h(l.title ?? '')}</td><td>${badge(l.disposition)}</td>${checks ? `<td>${checkCell(l)}</td>` : ''}<td class="num">${l.durationMs === null ? '' : h(formatDuration(l.durationMs))}</td><td class="num">${l.exitCode ?? ''}</td><td class="num">${h(tokenCount(l.tokens))}</td><td class="num">${h(usd(l.costUsd))}</td><td>${l.branch ? `<code>${h(l.branch)}</code>` : ''}</td><td class="num">${l.startedAt ? l.commits.length : ''}</td><td>${h((l.disposition === 'skipped' ? l.skipReason : l.reason) ?? '')}</td></tr>`);
+  const overview = legs.map(
+    (l) =>
+      `<tr data-key="${h(l.key)}"><td><a href="#${anchor(run, l.key)}"><code>${h(l === run.closeOut ? `${l.key} (close-out)` : l.key)}</code></a> ${h(l.title ?? '')}</td><td>${badge(l.disposition)}</td>${checks ? `<td>${checkCell(l)}</td>` : ''}<td class="num">${l.durationMs === null ? '' : h(formatDuration(l.durationMs))}</td><td class="num">${l.exitCode ?? ''}</td><td class="num">${h(tokenCount(l.tokens))}</td><td class="num">${h(usd(l.costUsd))}</td><td>${l.branch ? `<code>${h(l.branch)}</code>` : ''}</td><td class="num">${l.startedAt ? l.commits.length : ''}</td><td>${h((l.disposition === 'skipped' ? l.skipReason : l.reason) ?? '')}</td></tr>`,
+  );
   return `<section class="run" id="run-${h(run.runId)}" data-run="${h(run.runId)}">
 <h2>${badge(run.status)} svc ${h(run.command)}${run.scopeKey ? ` ${h(run.scopeKey)}` : ''} <span class="muted mono">${h(run.runId)}</span></h2>
 <dl class="facts">${facts.join('')}</dl>

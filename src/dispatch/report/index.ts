@@ -81,7 +81,10 @@ const CI_LIMIT = 1000 * 1024;
 
 function capped(markdown: string): string {
   if (Buffer.byteLength(markdown) <= CI_LIMIT) return markdown;
-  return `${Buffer.from(markdown).subarray(0, CI_LIMIT - 200).toString('utf8').replace(/\uFFFD$/, '')}\n\n_(report cut: see the full report file)_\n`;
+  return `${Buffer.from(markdown)
+    .subarray(0, CI_LIMIT - 200)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '')}\n\n_(report cut: see the full report file)_\n`;
 }
 
 function onPath(name: string, env: Record<string, string | undefined>): string | null {

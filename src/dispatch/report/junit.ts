@@ -24,7 +24,8 @@ function testcase(run: RunReport, leg: LegReport, name: string): string {
   if (leg.costUsd !== null) out.push(`cost: $${leg.costUsd.toFixed(4)}`);
   if (leg.tokens.in !== null || leg.tokens.out !== null) out.push(`tokens: ${leg.tokens.in ?? 0} in, ${leg.tokens.out ?? 0} out`);
   for (const c of leg.commits) out.push(`commit ${c.sha} ${c.subject}`);
-  if (leg.check.status !== 'none') out.push(`check: ${leg.check.status}${leg.check.exitCode !== null ? ` (exit ${leg.check.exitCode})` : ''}: ${leg.check.command}`);
+  if (leg.check.status !== 'none')
+    out.push(`check: ${leg.check.status}${leg.check.exitCode !== null ? ` (exit ${leg.check.exitCode})` : ''}: ${leg.check.command}`);
   if (leg.attempts !== null && leg.attempts > 1) out.push(`attempts: ${leg.attempts}`);
   if (leg.diffStat) out.push(leg.diffStat);
   const systemOut = out.length ? `<system-out>${body(out.join('\n'))}</system-out>` : '';
@@ -53,9 +54,17 @@ function suite(run: RunReport): string {
   const errors = legs.filter((l) => !['failed', 'implemented', 'skipped', 'not_reached'].includes(l.disposition)).length;
   const skipped = legs.filter((l) => l.disposition === 'skipped' || l.disposition === 'not_reached').length;
   const props: [string, string | number | null][] = [
-    ['run', run.runId], ['project', run.projectKey], ['command', run.command], ['scope', run.scopeKey],
-    ['status', run.status], ['stopReason', run.stopReason], ['agent', run.agent], ['model', run.model],
-    ['costUsd', run.totals.costUsd], ['tokensIn', run.totals.tokens.in], ['tokensOut', run.totals.tokens.out],
+    ['run', run.runId],
+    ['project', run.projectKey],
+    ['command', run.command],
+    ['scope', run.scopeKey],
+    ['status', run.status],
+    ['stopReason', run.stopReason],
+    ['agent', run.agent],
+    ['model', run.model],
+    ['costUsd', run.totals.costUsd],
+    ['tokensIn', run.totals.tokens.in],
+    ['tokensOut', run.totals.tokens.out],
   ];
   const properties = props
     .filter(([, v]) => v !== null)

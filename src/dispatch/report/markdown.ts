@@ -9,7 +9,11 @@ const RUN_MARK: Record<string, string> = { succeeded: '✅', failed: '❌', canc
 
 /** A table cell: one line, pipes escaped, no HTML. */
 function cell(text: string | null | undefined): string {
-  return (text ?? '').replace(/\s+/g, ' ').trim().replace(/[\\|]/g, (c) => `\\${c}`).replace(/</g, '&lt;');
+  return (text ?? '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[\\|]/g, (c) => `\\${c}`)
+    .replace(/</g, '&lt;');
 }
 
 export function usd(x: number | null): string {
@@ -38,7 +42,11 @@ function legRow(l: LegReport, checks: boolean): string {
 }
 
 function failedSection(l: LegReport): string {
-  const parts = [`#### ❌ ${cell(l.title ? `${l.key} ${l.title}` : l.key)}`, '', `**Reason:** ${cell(l.reason ?? 'failed')}${l.exitCode !== null ? ` · exit code ${l.exitCode}` : ''}${l.branch ? ` · branch \`${cell(l.branch)}\`` : ''}`];
+  const parts = [
+    `#### ❌ ${cell(l.title ? `${l.key} ${l.title}` : l.key)}`,
+    '',
+    `**Reason:** ${cell(l.reason ?? 'failed')}${l.exitCode !== null ? ` · exit code ${l.exitCode}` : ''}${l.branch ? ` · branch \`${cell(l.branch)}\`` : ''}`,
+  ];
   if (l.check.status === 'failed') {
     parts.push('', `**Check:** \`${cell(l.check.command)}\` failed${l.check.exitCode !== null ? ` (exit ${l.check.exitCode})` : ''}`);
     if (l.check.output) parts.push('', fenced(l.check.output));
@@ -58,7 +66,13 @@ function runMarkdown(run: RunReport): string {
     ...(tokenCount(t.tokens) ? [`${tokenCount(t.tokens)} tokens`] : []),
     ...(t.costUsd !== null ? [usd(t.costUsd)] : []),
   ];
-  const counts = [`${t.implemented} implemented`, `${t.failed} failed`, `${t.skipped} skipped`, ...(t.notReached ? [`${t.notReached} not reached`] : []), ...(t.running ? [`${t.running} running`] : [])];
+  const counts = [
+    `${t.implemented} implemented`,
+    `${t.failed} failed`,
+    `${t.skipped} skipped`,
+    ...(t.notReached ? [`${t.notReached} not reached`] : []),
+    ...(t.running ? [`${t.running} running`] : []),
+  ];
   const legs = run.closeOut ? [...run.legs, { ...run.closeOut, key: `${run.closeOut.key} (close-out)` }] : run.legs;
   const checks = hasWorkflow(run);
   const out = [

@@ -99,10 +99,13 @@ async function gitOf(repo: string | null, base: string | null, head: string | nu
   try {
     const log = await git('git', ['log', '--format=%h%x09%s', '--no-decorate', `${base}..${head}`], { cwd: repo, maxBuffer: 8 << 20 });
     const stat = await git('git', ['diff', '--stat=100', base, head], { cwd: repo, maxBuffer: 8 << 20 });
-    const commits = log.stdout.split('\n').filter(Boolean).map((l) => {
-      const tab = l.indexOf('\t');
-      return { sha: l.slice(0, tab), subject: l.slice(tab + 1) };
-    });
+    const commits = log.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const tab = l.indexOf('\t');
+        return { sha: l.slice(0, tab), subject: l.slice(tab + 1) };
+      });
     return { commits, diffStat: stat.stdout.replace(/\n+$/, '') || null };
   } catch {
     return { commits: [], diffStat: null };
@@ -114,8 +117,14 @@ function spanMs(a: string | null, b: string | null): number | null {
 }
 
 async function legReport(
-  key: string, skipReason: string | null, rec: LegRecord | undefined, j: JournalLeg | undefined, closed: boolean,
-  logFile: string, redact: (t: string) => string, tail: number,
+  key: string,
+  skipReason: string | null,
+  rec: LegRecord | undefined,
+  j: JournalLeg | undefined,
+  closed: boolean,
+  logFile: string,
+  redact: (t: string) => string,
+  tail: number,
 ): Promise<LegReport> {
   let disposition = rec?.disposition ?? j?.disposition ?? (skipReason ? 'skipped' : 'not_reached');
   // A leg the journal last saw running in a closed run never finished: the service calls it failed.
@@ -143,7 +152,9 @@ async function legReport(
     commits: commits.map((c) => ({ sha: c.sha, subject: redact(c.subject) })),
     diffStat: diffStat === null ? null : redact(diffStat),
     logTail: ran ? tailOf(logFile, tail, redact) : null,
-    check: rec?.check ? { ...rec.check, output: rec.check.output === null ? null : redact(rec.check.output) } : { status: 'none', command: null, exitCode: null, output: null },
+    check: rec?.check
+      ? { ...rec.check, output: rec.check.output === null ? null : redact(rec.check.output) }
+      : { status: 'none', command: null, exitCode: null, output: null },
     attempts: rec?.attempts ?? null,
   };
 }
@@ -173,7 +184,18 @@ export async function buildRunReport(stateDir: string, runId: string, opts: Repo
   const legs: LegReport[] = [];
   for (const card of record.cards) {
     const skip = card.skipReason ?? opened.get(card.workItemKey)?.skipReason ?? null;
-    legs.push(await legReport(card.workItemKey, skip, byKey.get(card.workItemKey), journal.legs.get(card.workItemKey), closed, logPath(paths, card.workItemKey), redact, tail));
+    legs.push(
+      await legReport(
+        card.workItemKey,
+        skip,
+        byKey.get(card.workItemKey),
+        journal.legs.get(card.workItemKey),
+        closed,
+        logPath(paths, card.workItemKey),
+        redact,
+        tail,
+      ),
+    );
   }
   const closeOut = closeOutRec
     ? await legReport(closeOutRec.key, null, closeOutRec, undefined, closed, join(paths.logs, `${closeOutRec.key}.close-out.log`), redact, tail)

@@ -41,12 +41,7 @@ async function selectNamed(req: SelectRequest, deps: SelectDeps, command: Dispat
   const items: WorkItemDetail[] = [];
   for (const key of req.keys) items.push(await deps.service.getWorkItem(key));
   const cards = items.map((item) =>
-    newCard(
-      item,
-      baseSkipReason(item, req.doneStatuses) ??
-        commandSkip(command, item) ??
-        (exclude.has(item.key) ? 'already in another running run' : null),
-    ),
+    newCard(item, baseSkipReason(item, req.doneStatuses) ?? commandSkip(command, item) ?? (exclude.has(item.key) ? 'already in another running run' : null)),
   );
   await markGated(cards, detailCache(deps), req.doneStatuses);
   const runnable = cards.filter((c) => !c.skipReason).length;
@@ -83,7 +78,10 @@ async function selectContinue(req: SelectRequest, deps: SelectDeps): Promise<Sel
   const cards = scoped
     ? await settleSet(items, detail, req.doneStatuses, exclude)
     : items.map((item) =>
-        newCard(item, baseSkipReason(item, req.doneStatuses) ?? commandSkip(original, item) ?? (exclude.has(item.key) ? 'already in another running run' : null)),
+        newCard(
+          item,
+          baseSkipReason(item, req.doneStatuses) ?? commandSkip(original, item) ?? (exclude.has(item.key) ? 'already in another running run' : null),
+        ),
       );
   if (!scoped) await markGated(cards, detail, req.doneStatuses);
   const runnable = cards.filter((c) => !c.skipReason).length;

@@ -138,7 +138,14 @@ export async function selectNext(req: SelectRequest, deps: SelectDeps): Promise<
     };
   }
   return {
-    command: 'next', originalCommand: 'next', cards: [], scopeKey: null, mode: 'implement', closeOut: false,
-    capped: false, empty: true, note: 'nothing is ready',
+    command: 'next',
+    originalCommand: 'next',
+    cards: [],
+    scopeKey: null,
+    mode: 'implement',
+    closeOut: false,
+    capped: false,
+    empty: true,
+    note: 'nothing is ready',
   };
 }

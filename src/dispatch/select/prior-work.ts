@@ -33,7 +33,12 @@ async function pendingCommits(repo: string, key: string, base: string): Promise<
 }
 
 /** The skip reason of earlier work on a card, or null; built once per command invocation. */
-export function priorWorkCheck(opts: { stateDir: string; projectKey: string; repo: string; baseRef?: string }): (item: WorkItemDetail) => Promise<string | null> {
+export function priorWorkCheck(opts: {
+  stateDir: string;
+  projectKey: string;
+  repo: string;
+  baseRef?: string;
+}): (item: WorkItemDetail) => Promise<string | null> {
   let runs: Map<string, string> | null = null;
   return async (item) => {
     // The listing leaves recorded items out, but another machine may record one between our

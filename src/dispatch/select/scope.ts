@@ -43,9 +43,7 @@ export async function settleSet(
   doneStatuses?: readonly string[],
   exclude: ReadonlySet<string> = new Set(),
 ): Promise<SelectedCard[]> {
-  const cards = items.map((item) =>
-    newCard(item, baseSkipReason(item, doneStatuses) ?? (exclude.has(item.key) ? 'already in another running run' : null)),
-  );
+  const cards = items.map((item) => newCard(item, baseSkipReason(item, doneStatuses) ?? (exclude.has(item.key) ? 'already in another running run' : null)));
   // The parent-ready cascade: an ancestor's open blockers hold its leaves back too.
   const inherited = new Map<string, string[]>();
   for (const card of cards) {

@@ -22,7 +22,16 @@ import { Journal } from '../wire/journal.js';
 import { RunLockedError, acquireRunLock, isAlive, killLeftoverGroup, type RunLock } from './run-lock.js';
 import { serviceErrorOf, type DispatchService, type ProgressSink } from '../ports.js';
 import {
-  createRunFolder, describeFsError, stateFolderFault, listPendingOpens, listRunRecords, readRunRecord, removePendingOpen, runPaths, type PendingOpen, type RunRecord,
+  createRunFolder,
+  describeFsError,
+  stateFolderFault,
+  listPendingOpens,
+  listRunRecords,
+  readRunRecord,
+  removePendingOpen,
+  runPaths,
+  type PendingOpen,
+  type RunRecord,
 } from './folder.js';
 
 /** What recover asks of the service. */
@@ -125,7 +134,14 @@ async function recoverPending(deps: RecoverDeps, path: string, pending: PendingO
     try {
       const closed = await closeRun(service, run.id, { stopReason: 'interrupted', status: 'cancelled' }, { warn: (m) => deps.output.warn(m) });
       removePendingOpen(path);
-      return { ...base, runId: run.id, action: closed.kind === 'closed' ? 'closed' : 'already-closed', stopReason: closed.run?.stopReason ?? null, status: closed.run?.status ?? null, detail };
+      return {
+        ...base,
+        runId: run.id,
+        action: closed.kind === 'closed' ? 'closed' : 'already-closed',
+        stopReason: closed.run?.stopReason ?? null,
+        status: closed.run?.status ?? null,
+        detail,
+      };
     } catch (closeError) {
       return { ...base, runId: run.id, action: 'failed', detail: `${detail}; close: ${serviceErrorOf(closeError).message ?? String(closeError)}` };
     }
@@ -173,7 +189,11 @@ async function recoverOne(deps: RecoverDeps, record: RunRecord): Promise<Recover
     const toSend = journal.lastN - journal.ackedN;
     let closed = false;
     stream = new EventStream({
-      service, runId: record.runId, journal, baseSeq: record.baseSeq, flushIntervalMs: 50,
+      service,
+      runId: record.runId,
+      journal,
+      baseSeq: record.baseSeq,
+      flushIntervalMs: 50,
       onClosed: () => {
         closed = true;
       },

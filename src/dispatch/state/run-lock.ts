@@ -74,7 +74,10 @@ export function isRunLive(stateDir: string, runId: string): boolean {
 /** The run is held by another live process: a one-line error, exit 1. */
 export class RunLockedError extends SvcError {
   readonly kind = 'failed';
-  constructor(readonly runId: string, readonly owner: ProcessMark) {
+  constructor(
+    readonly runId: string,
+    readonly owner: ProcessMark,
+  ) {
     super(`run ${runId} is live in process ${owner.pid} on this machine; leaving it alone`);
     this.name = 'RunLockedError';
   }

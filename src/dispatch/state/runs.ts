@@ -27,7 +27,6 @@ export interface LocalRunRow {
   live: boolean;
 }
 
-
 interface JournalFacts {
   dispositions: Map<string, string>;
   closed: { stopReason: string | null; status: string | null } | null;
@@ -98,7 +97,12 @@ function hostedNotePath(stateDir: string, runId: string): string {
 export function noteHostedOpen(stateDir: string, run: DispatchRun): void {
   makeDirs(join(stateDir, 'hosted'), 0o700);
   const note: HostedNote = {
-    runId: run.id, command: run.command, cards: run.cards.length, skipped: run.cards.filter((c) => c.skipReason).length, openedAt: run.startedAt, closed: null,
+    runId: run.id,
+    command: run.command,
+    cards: run.cards.length,
+    skipped: run.cards.filter((c) => c.skipReason).length,
+    openedAt: run.startedAt,
+    closed: null,
   };
   writeFileSync(hostedNotePath(stateDir, run.id), `${JSON.stringify(note)}\n`, { mode: 0o600 });
 }
@@ -119,21 +123,31 @@ function hostedRows(stateDir: string, known: Set<string>): LocalRunRow[] {
     .map((f) => readHostedNote(stateDir, f.slice(0, -5)))
     .filter((n): n is HostedNote => n !== null && !known.has(n.runId))
     .map((n) => ({
-      id: n.runId, command: n.command, cards: { total: n.cards, implemented: 0, failed: 0, skipped: n.skipped },
-      status: n.closed?.status ?? 'open', stopReason: n.closed?.stopReason ?? null, started: n.openedAt, where: 'hosted', live: false,
+      id: n.runId,
+      command: n.command,
+      cards: { total: n.cards, implemented: 0, failed: 0, skipped: n.skipped },
+      status: n.closed?.status ?? 'open',
+      stopReason: n.closed?.stopReason ?? null,
+      started: n.openedAt,
+      where: 'hosted',
+      live: false,
     }));
 }
 
 function settleHostedNote(stateDir: string, runId: string, run: Pick<DispatchRun, 'status' | 'stopReason'>): void {
   const note = readHostedNote(stateDir, runId);
-  if (note) writeFileSync(hostedNotePath(stateDir, runId), `${JSON.stringify({ ...note, closed: { status: run.status, stopReason: run.stopReason } })}\n`, { mode: 0o600 });
+  if (note)
+    writeFileSync(hostedNotePath(stateDir, runId), `${JSON.stringify({ ...note, closed: { status: run.status, stopReason: run.stopReason } })}\n`, {
+      mode: 0o600,
+    });
 }
 
 /** Every run recorded here, newest first. */
 export function listLocalRuns(stateDir: string): LocalRunRow[] {
   const local = listRunRecords(stateDir).map((r) => rowOf(stateDir, r));
-  return [...local, ...hostedRows(stateDir, new Set(local.map((r) => r.id)))]
-    .sort((a, b) => (a.started < b.started ? 1 : a.started > b.started ? -1 : a.id < b.id ? 1 : -1));
+  return [...local, ...hostedRows(stateDir, new Set(local.map((r) => r.id)))].sort((a, b) =>
+    a.started < b.started ? 1 : a.started > b.started ? -1 : a.id < b.id ? 1 : -1,
+  );
 }
 
 /**
@@ -142,7 +156,9 @@ export function listLocalRuns(stateDir: string): LocalRunRow[] {
  */
 export function logsInRunOrder(stateDir: string, runId: string): string[] {
   const paths = runPaths(stateDir, runId);
-  const stems = readdirSync(paths.logs).filter((f) => f.endsWith('.log')).map((f) => f.slice(0, -4));
+  const stems = readdirSync(paths.logs)
+    .filter((f) => f.endsWith('.log'))
+    .map((f) => f.slice(0, -4));
   const present = new Set(stems);
   const order = (readRunRecord(stateDir, runId)?.cards ?? []).map((c) => c.workItemKey).filter((k) => present.has(k));
   const placed = new Set(order);
@@ -164,7 +180,11 @@ export type CancelOutcome = { action: 'cancelled' | 'already closed'; status: st
  * it with Ctrl-C), and so is one whose journal holds undelivered events (`svc runs recover` sends
  * them first: a disposition is never dropped).
  */
-export async function cancelRun(service: Pick<DispatchService, 'getDispatchRun' | 'closeDispatchRun'>, stateDir: string, runId: string): Promise<CancelOutcome> {
+export async function cancelRun(
+  service: Pick<DispatchService, 'getDispatchRun' | 'closeDispatchRun'>,
+  stateDir: string,
+  runId: string,
+): Promise<CancelOutcome> {
   runPaths(stateDir, runId);
   if (isRunLive(stateDir, runId)) throw new CancelRefusedError(`run ${runId} is live on this machine; stop it with Ctrl-C in its terminal`);
   const record = readRunRecord(stateDir, runId);
@@ -172,7 +192,9 @@ export async function cancelRun(service: Pick<DispatchService, 'getDispatchRun' 
   const journal = record && existsSync(journalPath) ? Journal.open(journalPath) : null;
   try {
     if (journal && journal.lastN > journal.ackedN) {
-      throw new CancelRefusedError(`run ${runId} has ${journal.lastN - journal.ackedN} event(s) only this machine holds; \`svc runs recover ${runId}\` sends them and closes it`);
+      throw new CancelRefusedError(
+        `run ${runId} has ${journal.lastN - journal.ackedN} event(s) only this machine holds; \`svc runs recover ${runId}\` sends them and closes it`,
+      );
     }
     const run = await service.getDispatchRun(runId);
     if (run.status !== 'running') {

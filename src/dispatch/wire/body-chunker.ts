@@ -23,7 +23,10 @@ export class BodyChunker {
   /** A text's last unit when it is the first half of a surrogate pair: it waits for its pair. */
   private highSurrogate = '';
 
-  constructor(private readonly emit: (body: string) => void, private readonly maxBytes = 16_384) {}
+  constructor(
+    private readonly emit: (body: string) => void,
+    private readonly maxBytes = 16_384,
+  ) {}
 
   write(output: string | Buffer): void {
     const bytes = typeof output === 'string' ? this.encode(output) : output;

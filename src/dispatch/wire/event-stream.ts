@@ -50,8 +50,7 @@ type State = 'running' | 'closed' | 'failed' | 'stopped';
 const URGENT_GAP_MS = 250;
 
 export class EventStream {
-  private readonly o: Required<Omit<EventStreamOptions, 'onClosed' | 'onFailed' | 'warn'>> &
-    Pick<EventStreamOptions, 'onClosed' | 'onFailed' | 'warn'>;
+  private readonly o: Required<Omit<EventStreamOptions, 'onClosed' | 'onFailed' | 'warn'>> & Pick<EventStreamOptions, 'onClosed' | 'onFailed' | 'warn'>;
   private readonly reader: JournalReader;
   private state: State = 'running';
   private baseSeq: number;

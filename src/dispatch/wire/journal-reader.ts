@@ -78,7 +78,11 @@ export function parse(line: string): JournalRecord | null {
 export class JournalReader {
   private pos = 0;
 
-  constructor(private readonly fd: number, private afterN: number, private readonly tornEnds: ReadonlySet<number> = new Set()) {}
+  constructor(
+    private readonly fd: number,
+    private afterN: number,
+    private readonly tornEnds: ReadonlySet<number> = new Set(),
+  ) {}
 
   /** Up to `maxEvents` events (and about `maxBytes` of them, at least one), in order. */
   read(maxEvents: number, maxBytes: number): JournalEntry[] {

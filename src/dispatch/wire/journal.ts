@@ -37,7 +37,6 @@ export interface EncodedEntry {
   json: Buffer;
 }
 
-
 /** ES2024's String.prototype.isWellFormed (Node 20+), beyond the TypeScript lib this project targets. */
 interface WellFormed {
   isWellFormed(): boolean;

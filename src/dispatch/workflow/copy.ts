@@ -51,20 +51,25 @@ async function listFiles(checkout: string, globs: readonly string[]): Promise<{ 
   const root = (await run('git', ['rev-parse', '--show-toplevel'], { cwd: checkout })).stdout.trim();
   if (!globs.length) return { root, files: [] };
   const { stdout } = await run('git', ['ls-files', '-z', '--others', '--', ...globs.map((g) => `:(glob)${g}`)], { cwd: root, maxBuffer: 16 << 20 });
-  const files = stdout.split('\0').filter(Boolean).filter((f) => {
-    try {
-      return lstatSync(join(root, f)).isFile();
-    } catch {
-      return false;
-    }
-  });
+  const files = stdout
+    .split('\0')
+    .filter(Boolean)
+    .filter((f) => {
+      try {
+        return lstatSync(join(root, f)).isFile();
+      } catch {
+        return false;
+      }
+    });
   return { root, files };
 }
 
 /** Writes `data` to `rel` under `dir` as svc itself: no symlink followed, nothing overwritten. */
 function writeOwn(dir: string, rel: string, data: Buffer, mode: number): void {
   let at = dir;
-  for (const part of dirname(rel).split('/').filter((p) => p && p !== '.')) {
+  for (const part of dirname(rel)
+    .split('/')
+    .filter((p) => p && p !== '.')) {
     at = join(at, part);
     let stat = null;
     try {
@@ -88,7 +93,10 @@ function writeAs(place: StepPlace, rel: string, data: Buffer, mode: number): Pro
   const script = 'set -C; umask 077; mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && chmod "$2" "$1"';
   return new Promise((done, fail) => {
     const child = spawn('sh', ['-c', script, 'svc-copy', rel, mode.toString(8)], {
-      cwd: place.cwd, uid: place.user!.uid, gid: place.user!.gid, stdio: ['pipe', 'ignore', 'pipe'],
+      cwd: place.cwd,
+      uid: place.user!.uid,
+      gid: place.user!.gid,
+      stdio: ['pipe', 'ignore', 'pipe'],
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' },
     });
     let err = '';

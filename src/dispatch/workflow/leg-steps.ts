@@ -99,7 +99,12 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
     log.note(`${name}: ${command}`);
     const out = log.step();
     const r = await runStep({
-      command, cwd: place.cwd, env: stepEnv, user: place.user, timeoutMs: wf.timeouts[name], killGraceMs: ctx.opts.timeouts.killGraceMs,
+      command,
+      cwd: place.cwd,
+      env: stepEnv,
+      user: place.user,
+      timeoutMs: wf.timeouts[name],
+      killGraceMs: ctx.opts.timeouts.killGraceMs,
       // Teardown runs after an interruption too: it is what stops the leg's servers.
       ...(name === 'teardown' ? {} : { signal: ctx.signal }),
       onOutput: (c) => out.push(c),
@@ -156,7 +161,13 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
       if (attempts > wf.verifyAttempts || ctx.signal.aborted) return { ...r, outcome: 'failed', reason: `verify failed (${v.outcome})` };
       log.note(`attempt ${attempts + 1} of ${wf.verifyAttempts + 1}: the agent again, with the check's output`);
       ctx.stream.push({ workItemKey: key, disposition: 'running', sessionBranch: leg.branch });
-      prompt = checkFailedPrompt(leg.prompt, { command: verify, outcome: v.outcome, output: check.output ?? '', attempt: attempts + 1, of: wf.verifyAttempts + 1 });
+      prompt = checkFailedPrompt(leg.prompt, {
+        command: verify,
+        outcome: v.outcome,
+        output: check.output ?? '',
+        attempt: attempts + 1,
+        of: wf.verifyAttempts + 1,
+      });
       await place.writePrompt?.(prompt);
     }
   };

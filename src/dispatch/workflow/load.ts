@@ -12,8 +12,13 @@ const run = promisify(execFile);
 /** The file has mistakes: each with its line; `where` names the file as it was read. */
 export class WorkflowFileError extends Error {
   override readonly name = 'WorkflowFileError';
-  constructor(readonly where: string, readonly problems: WorkflowProblem[]) {
-    super(`${where}:${problems[0]!.line}: ${problems[0]!.message}${problems.length > 1 ? ` (and ${problems.length - 1} more: svc workflow check lists them)` : ''}`);
+  constructor(
+    readonly where: string,
+    readonly problems: WorkflowProblem[],
+  ) {
+    super(
+      `${where}:${problems[0]!.line}: ${problems[0]!.message}${problems.length > 1 ? ` (and ${problems.length - 1} more: svc workflow check lists them)` : ''}`,
+    );
   }
 }
 

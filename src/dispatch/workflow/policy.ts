@@ -38,37 +38,50 @@ export interface WorkflowProblem {
 }
 
 export const EMPTY_WORKFLOW: Workflow = {
-  setup: [], copy: [], ports: 0, verify: null, verifyAttempts: 0, teardown: [], prompt: null, timeouts: { ...DEFAULT_STEP_TIMEOUTS },
+  setup: [],
+  copy: [],
+  ports: 0,
+  verify: null,
+  verifyAttempts: 0,
+  teardown: [],
+  prompt: null,
+  timeouts: { ...DEFAULT_STEP_TIMEOUTS },
 };
 
 type Check = (node: Node, say: (message: string, at?: Node) => void) => unknown;
 
-const text = (what: string, kind: string): Check => (node, say) => {
-  if (isScalar(node) && typeof node.value === 'string' && node.value.trim()) return node.value;
-  say(`${what} must be a string (${kind}), not ${isScalar(node) ? JSON.stringify(node.value) : 'a list or map'}`);
-  return undefined;
-};
+const text =
+  (what: string, kind: string): Check =>
+  (node, say) => {
+    if (isScalar(node) && typeof node.value === 'string' && node.value.trim()) return node.value;
+    say(`${what} must be a string (${kind}), not ${isScalar(node) ? JSON.stringify(node.value) : 'a list or map'}`);
+    return undefined;
+  };
 
 /** One string, or a list of them. */
-const texts = (what: string): Check => (node, say) => {
-  if (isScalar(node) && typeof node.value === 'string' && node.value.trim()) return [node.value];
-  if (!isSeq(node)) {
-    say(`${what} must be a string or a list of strings, not ${isScalar(node) ? JSON.stringify(node.value) : 'a map'}`);
-    return undefined;
-  }
-  const out: string[] = [];
-  for (const item of node.items) {
-    if (isScalar(item) && typeof item.value === 'string' && item.value.trim()) out.push(item.value);
-    else say(`each entry of ${what} must be a non-empty string`, item as Node);
-  }
-  return out;
-};
+const texts =
+  (what: string): Check =>
+  (node, say) => {
+    if (isScalar(node) && typeof node.value === 'string' && node.value.trim()) return [node.value];
+    if (!isSeq(node)) {
+      say(`${what} must be a string or a list of strings, not ${isScalar(node) ? JSON.stringify(node.value) : 'a map'}`);
+      return undefined;
+    }
+    const out: string[] = [];
+    for (const item of node.items) {
+      if (isScalar(item) && typeof item.value === 'string' && item.value.trim()) out.push(item.value);
+      else say(`each entry of ${what} must be a non-empty string`, item as Node);
+    }
+    return out;
+  };
 
-const whole = (what: string, min: number, max: number): Check => (node, say) => {
-  if (isScalar(node) && typeof node.value === 'number' && Number.isInteger(node.value) && node.value >= min && node.value <= max) return node.value;
-  say(`${what} must be a whole number from ${min} to ${max}, not ${isScalar(node) ? JSON.stringify(node.value) : 'a list or map'}`);
-  return undefined;
-};
+const whole =
+  (what: string, min: number, max: number): Check =>
+  (node, say) => {
+    if (isScalar(node) && typeof node.value === 'number' && Number.isInteger(node.value) && node.value >= min && node.value <= max) return node.value;
+    say(`${what} must be a whole number from ${min} to ${max}, not ${isScalar(node) ? JSON.stringify(node.value) : 'a list or map'}`);
+    return undefined;
+  };
 
 /** A glob of files inside the checkout: relative, without `..`. */
 const globs: Check = (node, say) => {
@@ -129,7 +142,8 @@ export function parseWorkflow(source: string): { workflow: Workflow | null; prob
   const lineOf = (node: Node | null | undefined) => (node?.range ? lines.linePos(node.range[0]).line : 1);
   const root = doc.contents as Node | null;
   if (root === null || (isScalar(root) && root.value === null)) return { workflow: { ...EMPTY_WORKFLOW, timeouts: { ...DEFAULT_STEP_TIMEOUTS } }, problems };
-  if (!isMap(root)) return { workflow: null, problems: [{ line: lineOf(root), message: `the file must be a map of keys (${Object.keys(FIELDS).join(', ')})` }] };
+  if (!isMap(root))
+    return { workflow: null, problems: [{ line: lineOf(root), message: `the file must be a map of keys (${Object.keys(FIELDS).join(', ')})` }] };
   const values: Record<string, unknown> = {};
   for (const pair of root.items) {
     const key = isScalar(pair.key) ? String(pair.key.value) : '';

@@ -12,8 +12,7 @@ import { DONE_SQL } from '../work-items/status.js';
 
 export function listBacklog(ctx: RequestContext): Reply {
   const { project, filter, q } = filteredProjectItems(ctx);
-  q.where(`w.sprint_id IS NULL OR w.sprint_id IN (SELECT s.id FROM sprints s WHERE s.state = 'closed')`)
-    .where(`w.status NOT IN ${DONE_SQL}`);
+  q.where(`w.sprint_id IS NULL OR w.sprint_id IN (SELECT s.id FROM sprints s WHERE s.state = 'closed')`).where(`w.status NOT IN ${DONE_SQL}`);
   // Scoped to the project and the exact filter, so a cursor cannot page another list.
   const paging = readPaging(ctx.query, ctx.cursors, `backlog:${project.id}:${sha256(filter ?? '').slice(0, 24)}`);
   const rows = q.rows(ctx.db, 'ORDER BY w.rank IS NULL, w.rank, w.created_at, w.id LIMIT ? OFFSET ?', [paging.limit + 1, paging.offset]);

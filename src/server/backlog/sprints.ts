@@ -31,9 +31,7 @@ export function resolveSprint(db: Database, projectId: string, value: string | n
     if (!active) throw invalid('sprintId=active: the project has no active sprint');
     return active.id;
   }
-  const sprint = db.prepare('SELECT id FROM sprints WHERE id = ? AND project_id = ?').get(value, projectId) as
-    | { id: string }
-    | undefined;
+  const sprint = db.prepare('SELECT id FROM sprints WHERE id = ? AND project_id = ?').get(value, projectId) as { id: string } | undefined;
   if (!sprint) throw invalid(`sprintId ${value} is not a sprint of this project`);
   return sprint.id;
 }

@@ -35,9 +35,7 @@ export function browsableProjects(principal: Principal): { sql: string; params: 
 /** The project with `key` if the principal may browse it; otherwise the same 404 as a missing one. */
 export function projectForKey(db: Database, principal: Principal, key: string): ProjectRow {
   const scope = browsableProjects(principal);
-  const row = db
-    .prepare(`SELECT ${PROJECT_COLUMNS} FROM projects p WHERE p.key = ? AND ${scope.sql}`)
-    .get(key, ...scope.params) as ProjectRow | undefined;
+  const row = db.prepare(`SELECT ${PROJECT_COLUMNS} FROM projects p WHERE p.key = ? AND ${scope.sql}`).get(key, ...scope.params) as ProjectRow | undefined;
   if (!row) throw notFound(`project ${key}`);
   return row;
 }
@@ -45,11 +43,7 @@ export function projectForKey(db: Database, principal: Principal, key: string): 
 /** The project with internal `id` if the principal may browse it, else null. */
 export function projectById(db: Database, principal: Principal, id: string): ProjectRow | null {
   const scope = browsableProjects(principal);
-  return (
-    (db.prepare(`SELECT ${PROJECT_COLUMNS} FROM projects p WHERE p.id = ? AND ${scope.sql}`).get(id, ...scope.params) as
-      | ProjectRow
-      | undefined) ?? null
-  );
+  return (db.prepare(`SELECT ${PROJECT_COLUMNS} FROM projects p WHERE p.id = ? AND ${scope.sql}`).get(id, ...scope.params) as ProjectRow | undefined) ?? null;
 }
 
 /**

@@ -70,9 +70,7 @@ export function toDesignRows(db: Database, records: readonly DesignRecord[]): De
   const byDesign = new Map<string, DesignAsset[]>(records.map((r) => [r.id, []]));
   if (records.length > 0) {
     const assets = db
-      .prepare(
-        `SELECT * FROM design_assets WHERE design_id IN (${records.map(() => '?').join(',')}) ORDER BY design_id, seq`,
-      )
+      .prepare(`SELECT * FROM design_assets WHERE design_id IN (${records.map(() => '?').join(',')}) ORDER BY design_id, seq`)
       .all(...records.map((r) => r.id)) as unknown as AssetRecord[];
     for (const a of assets) {
       byDesign.get(a.design_id)?.push({

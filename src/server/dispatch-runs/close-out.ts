@@ -19,9 +19,11 @@ export function buildCloseOutPrompt(db: Database, run: RunRow): CloseOutPrompt {
   if (!run.scope_work_item_id) {
     throw new ServiceError(422, 'NO_RUN_TARGET', 'this run was not launched with a scope, so it has no close-out target');
   }
-  const scope = db
-    .prepare('SELECT key, title, description_md FROM work_items WHERE id = ?')
-    .get(run.scope_work_item_id) as { key: string; title: string; description_md: string | null };
+  const scope = db.prepare('SELECT key, title, description_md FROM work_items WHERE id = ?').get(run.scope_work_item_id) as {
+    key: string;
+    title: string;
+    description_md: string | null;
+  };
   const landed = (
     db
       .prepare(
@@ -41,10 +43,7 @@ export function buildCloseOutPrompt(db: Database, run: RunRow): CloseOutPrompt {
 
 function promptText(runId: string, scope: { key: string; title: string; description_md: string | null }, landed: Landed[]): string {
   const target = branchOf(scope.key);
-  const lines = [
-    `Close out dispatch run ${runId} for ${scope.key} "${scope.title}".`,
-    '',
-  ];
+  const lines = [`Close out dispatch run ${runId} for ${scope.key} "${scope.title}".`, ''];
   if (scope.description_md?.trim()) lines.push(`What ${scope.key} asks for:`, scope.description_md.trim(), '');
   if (landed.length === 0) {
     lines.push(

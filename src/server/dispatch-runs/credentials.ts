@@ -19,18 +19,27 @@ import { getRunRow } from './store.js';
  * (`svc_run_`) unless told: the contract's `svc_pat_` makes a credential shaped as api-v1 §5 says
  * every bearer token is, which a client must take as it is.
  */
-export function mintRunCredential(db: Database, runId: string, now: Date = new Date(), prefix: typeof RUN_TOKEN_PREFIX | typeof PAT_PREFIX = RUN_TOKEN_PREFIX): string {
+export function mintRunCredential(
+  db: Database,
+  runId: string,
+  now: Date = new Date(),
+  prefix: typeof RUN_TOKEN_PREFIX | typeof PAT_PREFIX = RUN_TOKEN_PREFIX,
+): string {
   return transaction(db, () => {
     const run = getRunRow(db, runId);
     if (!run) throw notFound('dispatch run');
     if (run.origin !== 'hosted') {
-      throw new ServiceError(409, 'CONFLICT', 'only a hosted run has a run credential; a local run uses its operator\'s token');
+      throw new ServiceError(409, 'CONFLICT', "only a hosted run has a run credential; a local run uses its operator's token");
     }
     if (run.status !== 'running') throw runClosed();
     const raw = mintSecret(prefix);
-    db.prepare(
-      'INSERT INTO run_credentials (hash, run_id, workspace_id, project_id, created_at) VALUES (?, ?, ?, ?, ?)',
-    ).run(sha256(raw), run.id, run.workspace_id, run.project_id, iso(now));
+    db.prepare('INSERT INTO run_credentials (hash, run_id, workspace_id, project_id, created_at) VALUES (?, ?, ?, ?, ?)').run(
+      sha256(raw),
+      run.id,
+      run.workspace_id,
+      run.project_id,
+      iso(now),
+    );
     return raw;
   });
 }
@@ -84,7 +93,7 @@ export function gitCredentialRoute(ctx: RequestContext): Reply {
   const { db, principal } = ctx;
   const id = ctx.params.id ?? '';
   if (principal.kind !== 'run' || principal.runId !== id) {
-    throw new ServiceError(403, 'FORBIDDEN', 'git credentials are answered only to the run\'s own credential');
+    throw new ServiceError(403, 'FORBIDDEN', "git credentials are answered only to the run's own credential");
   }
   return transaction(db, () => {
     const run = getRunRow(db, id);
@@ -96,9 +105,7 @@ export function gitCredentialRoute(ctx: RequestContext): Reply {
     const repositories = repositoriesOfRun(db, id);
     const token = mintGitToken();
     const hash = sha256(token);
-    const insert = db.prepare(
-      'INSERT INTO git_tokens (hash, repository, run_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)',
-    );
+    const insert = db.prepare('INSERT INTO git_tokens (hash, repository, run_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)');
     const base = ctx.config.baseUrl.replace(/\/+$/, '');
     const credentials: GitCredential[] = repositories.map((repository) => {
       insert.run(hash, repository, id, iso(now), expiresAt);
@@ -110,8 +117,8 @@ export function gitCredentialRoute(ctx: RequestContext): Reply {
 
 /** For the smart-HTTP git remote: is `token` a live installation token that may write `repository`? */
 export function checkGitToken(db: Database, token: string, repository: string, now: Date): boolean {
-  const row = db
-    .prepare('SELECT expires_at, revoked_at FROM git_tokens WHERE hash = ? AND repository = ?')
-    .get(sha256(token), repository) as { expires_at: string; revoked_at: string | null } | undefined;
+  const row = db.prepare('SELECT expires_at, revoked_at FROM git_tokens WHERE hash = ? AND repository = ?').get(sha256(token), repository) as
+    | { expires_at: string; revoked_at: string | null }
+    | undefined;
   return !!row && row.revoked_at === null && Date.parse(row.expires_at) > now.getTime();
 }

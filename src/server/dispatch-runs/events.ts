@@ -53,8 +53,7 @@ export function appendEvents(ctx: RequestContext): Reply {
     let seq = current.seq;
     for (const e of events) {
       seq += 1;
-      insert.run(run.id, seq, e.workItemKey ?? null, e.disposition ?? null, e.sessionBranch ?? null,
-        e.exitCode ?? null, e.body ?? null, at);
+      insert.run(run.id, seq, e.workItemKey ?? null, e.disposition ?? null, e.sessionBranch ?? null, e.exitCode ?? null, e.body ?? null, at);
       const touchesLeg = e.disposition !== undefined || e.sessionBranch !== undefined || e.exitCode !== undefined;
       if (e.workItemKey !== undefined && touchesLeg) {
         moveLeg.run(e.disposition ?? null, e.sessionBranch ?? null, e.exitCode ?? null, at, run.id, e.workItemKey);
@@ -62,7 +61,9 @@ export function appendEvents(ctx: RequestContext): Reply {
       }
     }
     db.prepare('UPDATE dispatch_runs SET seq = ? WHERE id = ?').run(seq, run.id);
-    const cards = cardRows(db, run.id).filter((c) => moved.has(c.work_item_key)).map(toCard);
+    const cards = cardRows(db, run.id)
+      .filter((c) => moved.has(c.work_item_key))
+      .map(toCard);
     return { status: 200, body: { runId: run.id, appended: events.length, seq, cards } };
   });
 }

@@ -18,9 +18,7 @@ export function heartbeatRoute(ctx: RequestContext): Reply {
   if (run.origin !== 'local') {
     throw new ServiceError(409, 'CONFLICT', 'heartbeats are for local runs; a hosted run is watched by its platform');
   }
-  const r = db
-    .prepare(`UPDATE dispatch_runs SET last_heartbeat_at = ? WHERE id = ? AND status = 'running'`)
-    .run(iso(ctx.now()), run.id);
+  const r = db.prepare(`UPDATE dispatch_runs SET last_heartbeat_at = ? WHERE id = ? AND status = 'running'`).run(iso(ctx.now()), run.id);
   if (Number(r.changes) === 0) throw runClosed();
   return { status: 204 };
 }

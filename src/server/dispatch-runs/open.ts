@@ -15,9 +15,7 @@ interface ItemRef {
 }
 
 const itemOfProject = (db: Database, projectId: string, key: string): ItemRef | undefined =>
-  db.prepare('SELECT id, key FROM work_items WHERE project_id = ? AND key = ?').get(projectId, key) as
-    | ItemRef
-    | undefined;
+  db.prepare('SELECT id, key FROM work_items WHERE project_id = ? AND key = ?').get(projectId, key) as ItemRef | undefined;
 
 export function openRun(ctx: RequestContext): Reply {
   const { db, principal } = ctx;
@@ -59,14 +57,22 @@ export function openRun(ctx: RequestContext): Reply {
          idempotency_key, seq)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, 0)`,
     ).run(
-      id, principal.workspaceId, project.id, body.command, origin, scope?.id ?? null,
+      id,
+      principal.workspaceId,
+      project.id,
+      body.command,
+      origin,
+      scope?.id ?? null,
       // Without a label the scope's key names the run: short, stable and what the operator typed.
       body.scopeLabel ?? scope?.key ?? null,
-      body.agent ?? null, body.model ?? null, now,
+      body.agent ?? null,
+      body.model ?? null,
+      now,
       // A local run is counted silent from its open, so one that never beats is still reaped;
       // a hosted run is watched by its platform and never reaped here.
       origin === 'local' ? now : null,
-      principal.userId, body.idempotencyKey ?? null,
+      principal.userId,
+      body.idempotencyKey ?? null,
     );
     const insert = db.prepare(
       `INSERT INTO dispatch_cards (run_id, position, work_item_id, work_item_key, disposition, skip_reason, updated_at)

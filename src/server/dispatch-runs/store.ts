@@ -40,8 +40,7 @@ export interface CardRow {
   updated_at: string;
 }
 
-export const getRunRow = (db: Database, id: string): RunRow | undefined =>
-  db.prepare('SELECT * FROM dispatch_runs WHERE id = ?').get(id) as RunRow | undefined;
+export const getRunRow = (db: Database, id: string): RunRow | undefined => db.prepare('SELECT * FROM dispatch_runs WHERE id = ?').get(id) as RunRow | undefined;
 
 export const cardRows = (db: Database, runId: string): CardRow[] =>
   db.prepare('SELECT * FROM dispatch_cards WHERE run_id = ? ORDER BY position').all(runId) as unknown as CardRow[];

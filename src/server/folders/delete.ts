@@ -30,9 +30,7 @@ export function deleteFolder(ctx: RequestContext): Reply {
     const clash = children.find((c) => siblingNames.has(fold(c.name)));
     if (clash) throw nameTakenError(clash.name);
 
-    const items = db
-      .prepare('SELECT id, key, kind, parent_id FROM work_items WHERE folder_id = ? ORDER BY number')
-      .all(folder.id) as unknown as FiledItem[];
+    const items = db.prepare('SELECT id, key, kind, parent_id FROM work_items WHERE folder_id = ? ORDER BY number').all(folder.id) as unknown as FiledItem[];
     // A subtask is placed by its parent or its folder; leaving the root folder would strip both.
     const stranded = destination === null ? items.find((i) => i.kind === 'subtask' && i.parent_id === null) : undefined;
     if (stranded) {

@@ -45,11 +45,7 @@ export function getFolderRow(db: Database, id: string): LocatedFolder | undefine
 
 /** Children of `parentId` (null: the root) in tree order. */
 export function childFolders(db: Database, projectId: string, parentId: string | null): FolderRow[] {
-  return db
-    .prepare(
-      `SELECT * FROM folders WHERE project_id = ? AND parent_id IS ? ORDER BY position, id`,
-    )
-    .all(projectId, parentId) as unknown as FolderRow[];
+  return db.prepare(`SELECT * FROM folders WHERE project_id = ? AND parent_id IS ? ORDER BY position, id`).all(projectId, parentId) as unknown as FolderRow[];
 }
 
 /** Names from the root down to and including the folder itself. */
@@ -59,9 +55,7 @@ export function folderPath(db: Database, folder: FolderRow): string[] {
   const seen = new Set([folder.id]);
   while (parentId !== null && !seen.has(parentId)) {
     seen.add(parentId);
-    const parent = db.prepare('SELECT id, name, parent_id FROM folders WHERE id = ?').get(parentId) as
-      | Pick<FolderRow, 'id' | 'name' | 'parent_id'>
-      | undefined;
+    const parent = db.prepare('SELECT id, name, parent_id FROM folders WHERE id = ?').get(parentId) as Pick<FolderRow, 'id' | 'name' | 'parent_id'> | undefined;
     if (!parent) break;
     path.unshift(parent.name);
     parentId = parent.parent_id;
@@ -94,13 +88,7 @@ export function validFolderName(raw: string): string {
 const fold = (name: string) => name.toLocaleLowerCase('und');
 
 /** True when a sibling under `parentId` (other than `exceptId`) has this name, ignoring case. */
-export function nameTaken(
-  db: Database,
-  projectId: string,
-  parentId: string | null,
-  name: string,
-  exceptId: string | null = null,
-): boolean {
+export function nameTaken(db: Database, projectId: string, parentId: string | null, name: string, exceptId: string | null = null): boolean {
   const wanted = fold(name);
   return childFolders(db, projectId, parentId).some((f) => f.id !== exceptId && fold(f.name) === wanted);
 }
@@ -120,13 +108,7 @@ export function inReach(db: Database, principal: Principal, folder: LocatedFolde
  * Resolves a folder id given as a destination or anchor within `projectId`: FOLDER_NOT_FOUND when
  * the caller cannot see it, CROSS_PROJECT_FOLDER when it is a visible folder of another project.
  */
-export function folderInProject(
-  db: Database,
-  principal: Principal,
-  projectId: string,
-  folderId: string,
-  role: string,
-): LocatedFolder {
+export function folderInProject(db: Database, principal: Principal, projectId: string, folderId: string, role: string): LocatedFolder {
   const folder = getFolderRow(db, folderId);
   if (!folder || !inReach(db, principal, folder)) {
     throw new ServiceError(404, 'FOLDER_NOT_FOUND', `${role} ${folderId} is not a folder of this project`);

@@ -28,10 +28,7 @@ export function createFolder(ctx: RequestContext): Reply {
   if (typeof body.name !== 'string') throw invalid('name is required');
   const name = validFolderName(body.name);
   return transaction(ctx.db, () => {
-    const parentId =
-      body.parentFolderId == null
-        ? null
-        : folderInProject(ctx.db, ctx.principal, project.id, body.parentFolderId, 'parentFolderId').id;
+    const parentId = body.parentFolderId == null ? null : folderInProject(ctx.db, ctx.principal, project.id, body.parentFolderId, 'parentFolderId').id;
     if (nameTaken(ctx.db, project.id, parentId, name)) throw nameTakenError(name);
     // Appended last among its siblings (api-v1 op 14).
     const last = childFolders(ctx.db, project.id, parentId).at(-1);
@@ -131,12 +128,7 @@ function place(ctx: RequestContext, folder: LocatedFolder, body: FolderUpdate): 
   else pred = siblings.length - 1; // a move without anchors appends last, like a create
   const lo = pred >= 0 ? siblings[pred]!.position : null;
   const hi = pred + 1 < siblings.length ? siblings[pred + 1]!.position : null;
-  db.prepare('UPDATE folders SET parent_id = ?, position = ?, updated_at = ? WHERE id = ?').run(
-    parentId,
-    positionBetween(lo, hi),
-    iso(ctx.now()),
-    folder.id,
-  );
+  db.prepare('UPDATE folders SET parent_id = ?, position = ?, updated_at = ? WHERE id = ?').run(parentId, positionBetween(lo, hi), iso(ctx.now()), folder.id);
 }
 
 /** True when `dest` is the folder itself or lies beneath it. */

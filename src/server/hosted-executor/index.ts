@@ -135,7 +135,8 @@ export async function createHostedExecutor(opts: HostedExecutorOptions, deps: Ex
     const deadline = setTimeout(() => {
       timedOut = true;
       try {
-        if (closeLeftOpen(runId, true)) deps.log(`svc server: run ${runId} passed its deadline (${Math.round(timeoutMs / 1000)} s): closed timed_out, its runner stopped; logs ${logFile}`);
+        if (closeLeftOpen(runId, true))
+          deps.log(`svc server: run ${runId} passed its deadline (${Math.round(timeoutMs / 1000)} s): closed timed_out, its runner stopped; logs ${logFile}`);
       } catch (error) {
         deps.log(`svc server: closing ${runId} at its deadline: ${(error as Error).message}`);
       }

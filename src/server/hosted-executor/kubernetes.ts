@@ -106,12 +106,14 @@ export async function kubernetesEngine(opts: KubernetesEngineOptions): Promise<H
           try {
             job = await batch.readNamespacedJobStatus({ name: spec.name, namespace });
           } catch (error) {
-            if ((error as { code?: number }).code === 404 || stopped) return { exitCode: null, error: stopped ? null : `${apiError(error)} (the Job is gone)`, timedOut: false };
+            if ((error as { code?: number }).code === 404 || stopped)
+              return { exitCode: null, error: stopped ? null : `${apiError(error)} (the Job is gone)`, timedOut: false };
             continue; // the API server may be briefly away; the Job goes on
           }
           const conditions = job.status?.conditions ?? [];
           const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True');
-          const done = conditions.some((c) => c.type === 'Complete' && c.status === 'True') || failed || (job.status?.succeeded ?? 0) > 0 || (job.status?.failed ?? 0) > 0;
+          const done =
+            conditions.some((c) => c.type === 'Complete' && c.status === 'True') || failed || (job.status?.succeeded ?? 0) > 0 || (job.status?.failed ?? 0) > 0;
           if (!done) continue;
           const exitCode = await collect(spec, logFile).catch(() => null);
           const timedOut = failed?.reason === 'DeadlineExceeded';

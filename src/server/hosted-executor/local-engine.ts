@@ -34,18 +34,25 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network: string
     '--rm',
     '--pull=never',
     '--init',
-    '--name', spec.name,
-    '--label', `svc.run-id=${spec.runId}`,
+    '--name',
+    spec.name,
+    '--label',
+    `svc.run-id=${spec.runId}`,
     // Loopback services (the default `svc server` address) are reachable only on the host's network.
-    '--network', opts.network,
+    '--network',
+    opts.network,
     // As the image's non-root user, no capability is needed. As root, svc runs each agent as a uid
     // of its own (useradd, setuid, chown, kill: the engine's default capabilities), docs/hosted.md.
     ...(opts.asRoot ? ['--user', '0'] : ['--cap-drop', 'ALL']),
-    '--security-opt', 'no-new-privileges',
-    '--env', `SVC_BASE_URL=${spec.baseUrl}`,
-    '--env', `SVC_RUN_ID=${spec.runId}`,
+    '--security-opt',
+    'no-new-privileges',
+    '--env',
+    `SVC_BASE_URL=${spec.baseUrl}`,
+    '--env',
+    `SVC_RUN_ID=${spec.runId}`,
     // Rootless podman maps the image's user to a sub-uid: `U` hands the file to it.
-    '--volume', `${secretFile}:${SECRET_PATH}:ro${engine === 'podman' && !isRoot ? ',U' : ''}`,
+    '--volume',
+    `${secretFile}:${SECRET_PATH}:ro${engine === 'podman' && !isRoot ? ',U' : ''}`,
     spec.image,
     ...spec.args,
   ];
@@ -69,7 +76,10 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network: string
       } catch (error) {
         const line = engineError(engine, error);
         // Debian 12 as root without CAP_SYS_RESOURCE, hybrid cgroups: the settings that work are documented.
-        const hint = engine === 'podman' && /rlimit|cgroups? .*hybrid/i.test(line) ? ' (this host needs runc, cgroupfs and no default ulimits: docs/hosted.md, "Podman on hosts like ours")' : '';
+        const hint =
+          engine === 'podman' && /rlimit|cgroups? .*hybrid/i.test(line)
+            ? ' (this host needs runc, cgroupfs and no default ulimits: docs/hosted.md, "Podman on hosts like ours")'
+            : '';
         throw new HostedEngineError(`${engine} cannot start a container of ${image}: ${line}${hint}`);
       }
     },

@@ -26,7 +26,11 @@ export const DEADLINE_GRACE_S = 60;
  * base62 and two of them may differ only in case.
  */
 export function jobName(runId: string): string {
-  const readable = runId.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 40).replace(/-+$/, '');
+  const readable = runId
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .slice(0, 40)
+    .replace(/-+$/, '');
   const hash = createHash('sha256').update(runId).digest('hex').slice(0, 8);
   return `svc-${readable}-${hash}`;
 }

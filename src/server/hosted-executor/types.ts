@@ -57,6 +57,9 @@ export class HostedEngineError extends Error {
 
 /** The last non-empty line of an engine's output, the one that names its error. */
 export function lastLine(text: string): string {
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return (lines.at(-1) ?? '').slice(0, 500);
 }

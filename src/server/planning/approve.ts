@@ -58,9 +58,11 @@ function approveIn(db: Database, planId: string, now: Date, approverId: string |
   const reporterId =
     approverId ??
     plan.created_by ??
-    (db.prepare('SELECT m.user_id FROM memberships m JOIN projects p ON p.workspace_id = m.workspace_id WHERE p.id = ? LIMIT 1').get(plan.project_id) as
-      | { user_id: string }
-      | undefined)?.user_id;
+    (
+      db.prepare('SELECT m.user_id FROM memberships m JOIN projects p ON p.workspace_id = m.workspace_id WHERE p.id = ? LIMIT 1').get(plan.project_id) as
+        | { user_id: string }
+        | undefined
+    )?.user_id;
   if (!reporterId) throw new Error(`plan ${planId}: nobody to record as reporter`);
 
   const result: PlanApproval = { planId, createdKeys: [], modifiedKeys: [], removedKeys: [] };

@@ -92,9 +92,7 @@ function plannerInput(db: Database, job: JobRow): PlannerInput {
   const project = db.prepare('SELECT key, name FROM projects WHERE id = ?').get(job.project_id) as { key: string; name: string };
   const targetKeys = JSON.parse(thread.anchor) as string[];
   const find = db.prepare('SELECT key, kind, title FROM work_items WHERE project_id = ? AND key = ?');
-  const targets = targetKeys
-    .map((k) => find.get(job.project_id, k) as { key: string; kind: string; title: string } | undefined)
-    .filter((t) => t !== undefined);
+  const targets = targetKeys.map((k) => find.get(job.project_id, k) as { key: string; kind: string; title: string } | undefined).filter((t) => t !== undefined);
   // The job sends the turns that existed when it was submitted, in order.
   const turns = turnsOf(db, job.thread_id, job.turn_count).map((t) => ({ seq: t.seq, body: t.body, createdAt: t.created_at }));
   return { project, targetKeys, targets, turns };
@@ -121,9 +119,12 @@ function recordAnswer(db: Database, job: JobRow, answer: PlannerAnswer, now: str
         p.rationale,
       ),
     );
-    db.prepare(
-      `UPDATE plans SET status = 'planned', planned_at = ?, title = ?, summary = ? WHERE id = ? AND status = 'generating'`,
-    ).run(now, answer.title, answer.summary, job.plan_id);
+    db.prepare(`UPDATE plans SET status = 'planned', planned_at = ?, title = ?, summary = ? WHERE id = ? AND status = 'generating'`).run(
+      now,
+      answer.title,
+      answer.summary,
+      job.plan_id,
+    );
     db.prepare(`UPDATE plan_jobs SET status = 'succeeded', finished_at = ? WHERE id = ?`).run(now, job.id);
   });
 }

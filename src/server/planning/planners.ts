@@ -150,7 +150,13 @@ export function builtinPlanner(input: PlannerInput): PlannerAnswer {
       .map((l) => l.replace(/^\s*(?:[-*•]|\d+[.)])\s*/, '').trim())
       .filter((l) => l.length > 0),
   );
-  const pieces = lines.length === 1 ? lines[0]!.split(/(?<=[.;!?])\s+/).map((s) => s.trim()).filter(Boolean) : lines;
+  const pieces =
+    lines.length === 1
+      ? lines[0]!
+          .split(/(?<=[.;!?])\s+/)
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : lines;
   const seen = new Set<string>();
   const titles = pieces.filter((p) => {
     const k = p.toLowerCase();
@@ -187,12 +193,7 @@ export function builtinPlanner(input: PlannerInput): PlannerAnswer {
  * started (spawn error, or the shell's 126/127 "cannot execute"/"not found") was never asked:
  * `reachable: false`. A non-zero exit, a timeout or a malformed answer fails the job as reachable.
  */
-export function runPlannerCommand(
-  command: string,
-  input: PlannerInput,
-  timeoutMs: number,
-  track: (kill: () => void) => () => void,
-): Promise<PlannerAnswer> {
+export function runPlannerCommand(command: string, input: PlannerInput, timeoutMs: number, track: (kill: () => void) => () => void): Promise<PlannerAnswer> {
   return new Promise((resolve, reject) => {
     // Its own process group, so a timeout or a shutdown ends the shell and everything it started.
     const child = spawn(command, { shell: true, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });

@@ -32,17 +32,13 @@ function addressThread(ctx: RequestContext, project: ProjectRow, addr: PlanSessi
   const anchor = addr.targetKeys === undefined ? undefined : JSON.stringify(anchorFromBody(db, project, addr.targetKeys));
   if (addr.sessionId !== undefined) {
     if (typeof addr.sessionId !== 'string') throw invalid('sessionId must be a string');
-    const thread = db.prepare('SELECT * FROM plan_threads WHERE id = ? AND project_id = ?').get(addr.sessionId, project.id) as
-      | ThreadRow
-      | undefined;
+    const thread = db.prepare('SELECT * FROM plan_threads WHERE id = ? AND project_id = ?').get(addr.sessionId, project.id) as ThreadRow | undefined;
     if (!thread) throw notFound('planning session');
     if (anchor !== undefined && anchor !== thread.anchor) throw invalid('sessionId names a thread with other targetKeys');
     return thread;
   }
   const key = anchor ?? '[]';
-  const existing = db.prepare('SELECT * FROM plan_threads WHERE project_id = ? AND anchor = ?').get(project.id, key) as
-    | ThreadRow
-    | undefined;
+  const existing = db.prepare('SELECT * FROM plan_threads WHERE project_id = ? AND anchor = ?').get(project.id, key) as ThreadRow | undefined;
   if (existing || !create) return existing;
   const now = iso(ctx.now());
   const thread: ThreadRow = {
@@ -54,9 +50,15 @@ function addressThread(ctx: RequestContext, project: ProjectRow, addr: PlanSessi
     created_at: now,
     updated_at: now,
   };
-  db.prepare(
-    'INSERT INTO plan_threads (id, project_id, anchor, last_job_id, last_submitted_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  ).run(thread.id, thread.project_id, thread.anchor, null, null, now, now);
+  db.prepare('INSERT INTO plan_threads (id, project_id, anchor, last_job_id, last_submitted_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+    thread.id,
+    thread.project_id,
+    thread.anchor,
+    null,
+    null,
+    now,
+    now,
+  );
   return thread;
 }
 

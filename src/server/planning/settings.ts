@@ -36,8 +36,7 @@ export function currentPlanner(db: Database, env: NodeJS.ProcessEnv = process.en
 }
 
 /** Stored on the job so a later configuration change does not alter a job already submitted. */
-export const describePlanner = (p: Exclude<PlannerSetting, { kind: 'none' }>): string =>
-  p.kind === 'builtin' ? 'builtin' : `command:${p.command}`;
+export const describePlanner = (p: Exclude<PlannerSetting, { kind: 'none' }>): string => (p.kind === 'builtin' ? 'builtin' : `command:${p.command}`);
 
 /**
  * Admin: sets a workspace's remaining AI credits (each submission spends one); null removes the
@@ -47,9 +46,10 @@ export function setPlanCredits(db: Database, workspaceId: string, remaining: num
   if (remaining === null) db.prepare('DELETE FROM plan_credits WHERE workspace_id = ?').run(workspaceId);
   else {
     if (!Number.isSafeInteger(remaining) || remaining < 0) throw new Error('credits must be a whole number >= 0');
-    db.prepare(
-      'INSERT INTO plan_credits (workspace_id, remaining) VALUES (?, ?) ON CONFLICT (workspace_id) DO UPDATE SET remaining = excluded.remaining',
-    ).run(workspaceId, remaining);
+    db.prepare('INSERT INTO plan_credits (workspace_id, remaining) VALUES (?, ?) ON CONFLICT (workspace_id) DO UPDATE SET remaining = excluded.remaining').run(
+      workspaceId,
+      remaining,
+    );
   }
 }
 

@@ -113,11 +113,9 @@ export const isKey = (k: string): boolean => KEY_PATTERN.test(k);
 export const turnsOf = (db: Database, threadId: string, upToSeq = Number.MAX_SAFE_INTEGER): TurnRow[] =>
   db.prepare('SELECT * FROM plan_turns WHERE thread_id = ? AND seq <= ? ORDER BY seq').all(threadId, upToSeq) as unknown as TurnRow[];
 
-export const jobById = (db: Database, id: string): JobRow | undefined =>
-  db.prepare('SELECT * FROM plan_jobs WHERE id = ?').get(id) as JobRow | undefined;
+export const jobById = (db: Database, id: string): JobRow | undefined => db.prepare('SELECT * FROM plan_jobs WHERE id = ?').get(id) as JobRow | undefined;
 
-export const planById = (db: Database, id: string): PlanRow | undefined =>
-  db.prepare('SELECT * FROM plans WHERE id = ?').get(id) as PlanRow | undefined;
+export const planById = (db: Database, id: string): PlanRow | undefined => db.prepare('SELECT * FROM plans WHERE id = ?').get(id) as PlanRow | undefined;
 
 export const proposalsOf = (db: Database, planId: string): ProposalRow[] =>
   db.prepare('SELECT * FROM plan_proposals WHERE plan_id = ? ORDER BY seq').all(planId) as unknown as ProposalRow[];

@@ -65,18 +65,28 @@ export const readyModule: ServiceModule = {
     {
       operationId: 'listReadyBugs',
       handle: (ctx) =>
-        lanePage(ctx, 'bugs', { fromIndex: indexedBugGroups, renderIndexed: renderIndexedGroups }, {
-          compute: (pid, p) => readyBugGroups(ctx.db, pid, p),
-          render: (g) => renderBugGroups(ctx.db, g),
-        }),
+        lanePage(
+          ctx,
+          'bugs',
+          { fromIndex: indexedBugGroups, renderIndexed: renderIndexedGroups },
+          {
+            compute: (pid, p) => readyBugGroups(ctx.db, pid, p),
+            render: (g) => renderBugGroups(ctx.db, g),
+          },
+        ),
     },
     {
       operationId: 'listReadyContainers',
       handle: (ctx) =>
-        lanePage(ctx, 'containers', { fromIndex: indexedContainers, renderIndexed: renderIndexedContainers }, {
-          compute: (pid, p) => readyContainers(ctx.db, pid, p),
-          render: (cs) => cs,
-        }),
+        lanePage(
+          ctx,
+          'containers',
+          { fromIndex: indexedContainers, renderIndexed: renderIndexedContainers },
+          {
+            compute: (pid, p) => readyContainers(ctx.db, pid, p),
+            render: (cs) => cs,
+          },
+        ),
     },
   ],
 };

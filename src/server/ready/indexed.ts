@@ -105,6 +105,9 @@ export function renderIndexedGroups(db: Database, groups: IndexedGroup[]): Ready
 }
 
 export function renderIndexedContainers(db: Database, containers: IndexedContainer[]): ReadyContainer[] {
-  const rows = rowsByIds(db, containers.map((c) => c.node.id));
+  const rows = rowsByIds(
+    db,
+    containers.map((c) => c.node.id),
+  );
   return containers.map((c) => ({ ...toLinkItem(rows.get(c.node.id)!), readyLeafCount: c.readyLeafCount, childCount: c.childCount }));
 }

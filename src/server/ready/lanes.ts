@@ -91,7 +91,7 @@ export function readyBugGroups(db: Database, projectId: string, p: LaneParams): 
   const bugs = nearestBugs(db, leaves);
   const groups = new Map<string, BugGroupRows>();
   for (const leaf of leaves) {
-    const container = leaf.kind === 'bug' ? null : bugs.get(leaf.id) ?? null;
+    const container = leaf.kind === 'bug' ? null : (bugs.get(leaf.id) ?? null);
     const head = container ?? leaf;
     const g = groups.get(head.id) ?? { head, container, items: [] };
     g.items.push(leaf);
@@ -119,9 +119,7 @@ export function readyContainers(db: Database, projectId: string, p: LaneParams):
   lq.where(`NOT ${lq.bugworkSql()}`);
   lq.where('w.parent_id IS NOT NULL');
   const stmt = lq.build('w.parent_id AS id, COUNT(*) AS n', 'GROUP BY w.parent_id');
-  const perParent = new Map(
-    (db.prepare(stmt.sql).all(...stmt.params) as { id: string; n: number }[]).map((r) => [r.id, r.n]),
-  );
+  const perParent = new Map((db.prepare(stmt.sql).all(...stmt.params) as { id: string; n: number }[]).map((r) => [r.id, r.n]));
   const parentIds = [...perParent.keys()];
   if (parentIds.length === 0) return [];
 

@@ -66,7 +66,10 @@ export class ReadyIndex {
   private readonly dataVersion;
   private syncedVersion = -1;
 
-  constructor(private readonly db: Database, private readonly changes: ReadyChanges) {
+  constructor(
+    private readonly db: Database,
+    private readonly changes: ReadyChanges,
+  ) {
     this.rowById = db.prepare(`SELECT id, ${READY_COLUMNS.join(', ')} FROM work_items WHERE id = ?`);
     this.blockersOf = db.prepare(`SELECT from_id AS id FROM work_item_links WHERE to_id = ? AND kind = 'blocks'`);
     this.dataVersion = db.prepare('PRAGMA data_version');

@@ -36,10 +36,18 @@ export function listRuns(db: Database, principal: Principal, limit = 200): RunRo
     )
     .all(...scope.params, limit) as Record<string, string | number | null>[];
   return rows.map((r) => ({
-    id: String(r.id), projectKey: String(r.project_key), command: String(r.command), origin: String(r.origin),
-    scopeKey: (r.scope_key as string | null) ?? null, status: String(r.status), stopReason: (r.stop_reason as string | null) ?? null,
-    startedAt: String(r.started_at), endedAt: (r.ended_at as string | null) ?? null,
-    cards: Number(r.cards), implemented: Number(r.implemented), failed: Number(r.failed),
+    id: String(r.id),
+    projectKey: String(r.project_key),
+    command: String(r.command),
+    origin: String(r.origin),
+    scopeKey: (r.scope_key as string | null) ?? null,
+    status: String(r.status),
+    stopReason: (r.stop_reason as string | null) ?? null,
+    startedAt: String(r.started_at),
+    endedAt: (r.ended_at as string | null) ?? null,
+    cards: Number(r.cards),
+    implemented: Number(r.implemented),
+    failed: Number(r.failed),
   }));
 }
 
@@ -70,7 +78,9 @@ export function runView(db: Database, principal: Principal, id: string): RunView
     return null;
   }
   const project = db.prepare('SELECT key FROM projects WHERE id = ?').get(run.projectId) as { key: string } | undefined;
-  const scope = run.scopeWorkItemId ? (db.prepare('SELECT key FROM work_items WHERE id = ?').get(run.scopeWorkItemId) as { key: string } | undefined) : undefined;
+  const scope = run.scopeWorkItemId
+    ? (db.prepare('SELECT key FROM work_items WHERE id = ?').get(run.scopeWorkItemId) as { key: string } | undefined)
+    : undefined;
   const times = db
     .prepare(
       `SELECT work_item_key AS key,
@@ -80,14 +90,22 @@ export function runView(db: Database, principal: Principal, id: string): RunView
     )
     .all(id) as { key: string; started: string | null; ended: string | null }[];
   const byKey = new Map(times.map((t) => [t.key, t]));
-  const titles = db.prepare(`SELECT w.key, w.title FROM dispatch_cards c JOIN work_items w ON w.id = c.work_item_id WHERE c.run_id = ?`).all(id) as { key: string; title: string }[];
+  const titles = db.prepare(`SELECT w.key, w.title FROM dispatch_cards c JOIN work_items w ON w.id = c.work_item_id WHERE c.run_id = ?`).all(id) as {
+    key: string;
+    title: string;
+  }[];
   const titleOf = new Map(titles.map((t) => [t.key, t.title]));
   const legs = run.cards.map((c) => {
     const t = byKey.get(c.workItemKey);
     const started = t?.started ?? null;
     return {
-      key: c.workItemKey, title: titleOf.get(c.workItemKey) ?? null, disposition: String(c.disposition), skipReason: c.skipReason,
-      branch: c.sessionBranch, exitCode: c.exitCode, startedAt: started,
+      key: c.workItemKey,
+      title: titleOf.get(c.workItemKey) ?? null,
+      disposition: String(c.disposition),
+      skipReason: c.skipReason,
+      branch: c.sessionBranch,
+      exitCode: c.exitCode,
+      startedAt: started,
       endedAt: c.disposition === 'running' ? null : started ? (t?.ended ?? c.updatedAt) : null,
     };
   });

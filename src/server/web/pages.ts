@@ -49,13 +49,17 @@ ${opts.refreshSeconds ? `<noscript><meta http-equiv="refresh" content="${opts.re
 }
 
 export function loginPage(error: string | null): string {
-  return layout('svc: log in', `<form class="login" method="post" action="/login">
+  return layout(
+    'svc: log in',
+    `<form class="login" method="post" action="/login">
 <h1>Log in</h1>
 <p class="muted">A personal access token of this service (<code>svc_pat_…</code>) with the <code>project:browse</code> scope. It is kept on the server for this session only; your browser holds a session cookie.</p>
 ${error ? `<p class="error" role="alert">${h(error)}</p>` : ''}
 <label for="token">Token</label>
 <input id="token" name="token" type="password" autocomplete="off" spellcheck="false" required autofocus>
-<button type="submit">Log in</button></form>`, { loggedIn: false });
+<button type="submit">Log in</button></form>`,
+    { loggedIn: false },
+  );
 }
 
 /** The live part of the runs list (replaced in place by the script). */
@@ -70,7 +74,10 @@ ${rows.map((r) => `<tr data-run="${h(r.id)}"><td><a href="/runs/${encodeURICompo
 }
 
 export function runsPage(rows: readonly RunRowView[], now: number, intervalMs: number): string {
-  return layout('svc: dispatch runs', `<h1>Dispatch runs <span class="muted">newest first</span></h1>${runsFragment(rows, now, intervalMs)}`, { loggedIn: true, refreshSeconds: 10 });
+  return layout('svc: dispatch runs', `<h1>Dispatch runs <span class="muted">newest first</span></h1>${runsFragment(rows, now, intervalMs)}`, {
+    loggedIn: true,
+    refreshSeconds: 10,
+  });
 }
 
 /** The live part of a run's page: facts, timeline, legs. */
@@ -81,8 +88,11 @@ export function runFragment(v: RunView, now: number, intervalMs: number): string
   const legEnds = v.legs.map((l) => (l.endedAt ? Date.parse(l.endedAt) : 0));
   const end = Math.max(start + 1, run.endedAt ? Date.parse(run.endedAt) : now, ...legEnds);
   const bars = v.legs.map((l) => ({
-    key: l.key, disposition: l.disposition, note: l.skipReason,
-    start: l.startedAt ? Date.parse(l.startedAt) : null, end: l.endedAt ? Date.parse(l.endedAt) : null,
+    key: l.key,
+    disposition: l.disposition,
+    note: l.skipReason,
+    start: l.startedAt ? Date.parse(l.startedAt) : null,
+    end: l.endedAt ? Date.parse(l.endedAt) : null,
   }));
   const facts: [string, string][] = [
     ['Command', `<code>svc ${h(String(run.command))}</code>`],
@@ -96,7 +106,10 @@ export function runFragment(v: RunView, now: number, intervalMs: number): string
     ['Origin', h(String(run.origin))],
     ['Last heartbeat', when(run.lastHeartbeatAt)],
   ];
-  const rows = v.legs.map((l) => `<tr data-key="${h(l.key)}"><td><code>${h(l.key)}</code> ${h(l.title ?? '')}</td><td>${badge(l.disposition)}</td><td class="num">${l.startedAt ? h(formatDuration((l.endedAt ? Date.parse(l.endedAt) : now) - Date.parse(l.startedAt))) : ''}</td><td class="num">${l.exitCode ?? ''}</td><td>${l.branch ? `<code>${h(l.branch)}</code>` : ''}</td><td>${h(l.skipReason ?? '')}</td></tr>`);
+  const rows = v.legs.map(
+    (l) =>
+      `<tr data-key="${h(l.key)}"><td><code>${h(l.key)}</code> ${h(l.title ?? '')}</td><td>${badge(l.disposition)}</td><td class="num">${l.startedAt ? h(formatDuration((l.endedAt ? Date.parse(l.endedAt) : now) - Date.parse(l.startedAt))) : ''}</td><td class="num">${l.exitCode ?? ''}</td><td>${l.branch ? `<code>${h(l.branch)}</code>` : ''}</td><td>${h(l.skipReason ?? '')}</td></tr>`,
+  );
   return `<div id="live" data-live="${live ? 1 : 0}" data-interval="${intervalMs}">
 <dl class="facts">${facts.map(([k, x]) => `<div><dt>${h(k)}</dt><dd>${x}</dd></div>`).join('')}</dl>
 <h2>Timeline</h2>

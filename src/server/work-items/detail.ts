@@ -43,14 +43,21 @@ export function ancestorsOf(db: Database, row: WorkItemRow): WorkItemRow[] {
   return out;
 }
 
-const linkRows = (db: Database, sql: string, id: string): WorkItemRow[] =>
-  db.prepare(sql).all(id) as unknown as WorkItemRow[];
+const linkRows = (db: Database, sql: string, id: string): WorkItemRow[] => db.prepare(sql).all(id) as unknown as WorkItemRow[];
 
 function linksOf(db: Database, id: string): Links {
   const out = (kind: string) =>
-    linkRows(db, `SELECT ${ROW_COLUMNS} FROM work_item_links l JOIN work_items w ON w.id = l.to_id WHERE l.from_id = ? AND l.kind = '${kind}' ORDER BY w.key`, id);
+    linkRows(
+      db,
+      `SELECT ${ROW_COLUMNS} FROM work_item_links l JOIN work_items w ON w.id = l.to_id WHERE l.from_id = ? AND l.kind = '${kind}' ORDER BY w.key`,
+      id,
+    );
   const inbound = (kind: string) =>
-    linkRows(db, `SELECT ${ROW_COLUMNS} FROM work_item_links l JOIN work_items w ON w.id = l.from_id WHERE l.to_id = ? AND l.kind = '${kind}' ORDER BY w.key`, id);
+    linkRows(
+      db,
+      `SELECT ${ROW_COLUMNS} FROM work_item_links l JOIN work_items w ON w.id = l.from_id WHERE l.to_id = ? AND l.kind = '${kind}' ORDER BY w.key`,
+      id,
+    );
   // `relates` is symmetric: stored once, shown from both ends.
   const relates = [...out('relates'), ...inbound('relates')].filter((r, i, all) => all.findIndex((x) => x.id === r.id) === i);
   return {
@@ -66,11 +73,9 @@ function linksOf(db: Database, id: string): Links {
 const isOpenBlocker = (l: LinkItem) => !isDone(l.status) && !l.archived;
 
 function openBlockersOfId(db: Database, id: string): boolean {
-  const open = linkRows(
-    db,
-    `SELECT ${ROW_COLUMNS} FROM work_item_links l JOIN work_items w ON w.id = l.from_id WHERE l.to_id = ? AND l.kind = 'blocks'`,
-    id,
-  ).map(toLinkItem).filter(isOpenBlocker);
+  const open = linkRows(db, `SELECT ${ROW_COLUMNS} FROM work_item_links l JOIN work_items w ON w.id = l.from_id WHERE l.to_id = ? AND l.kind = 'blocks'`, id)
+    .map(toLinkItem)
+    .filter(isOpenBlocker);
   return open.length > 0;
 }
 

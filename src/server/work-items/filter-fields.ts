@@ -152,7 +152,7 @@ export const FIELDS: Record<string, FieldSpec> = {
   assignee: {
     ops: [':'],
     compile(_q, c, s, params) {
-      const ids = c.values.map((v) => (v === 'me' ? s.userId ?? '' : v));
+      const ids = c.values.map((v) => (v === 'me' ? (s.userId ?? '') : v));
       return enumField('w.assignee_id', null, true).compile(_q, { ...c, values: ids }, s, params);
     },
   },

@@ -107,4 +107,3 @@ export function applyFilter(q: ItemQuery, filter: string | null, scope: FilterSc
 export function filteredItems(filter: string | null, scope: FilterScope): ItemQuery {
   return applyFilter(new ItemQuery(scope.projectId), filter, scope);
 }
-

@@ -126,7 +126,10 @@ export function toSummary(row: WorkItemRow, deps: Dependencies | undefined): Wor
 
 /** Summaries of rows, their dependencies loaded in one go. */
 export function summariesOf(db: Database, rows: readonly WorkItemRow[]): WorkItemSummary[] {
-  const deps = dependenciesOf(db, rows.map((r) => r.id));
+  const deps = dependenciesOf(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) => toSummary(r, deps.get(r.id)));
 }
 

@@ -47,9 +47,7 @@ function defaultRepos(db: Database, projectId: string): string[] {
  */
 export function insertWorkItem(db: Database, item: NewWorkItem, now: Date): WorkItemRow {
   return transaction(db, () => {
-    const project = db.prepare('SELECT key, next_number FROM projects WHERE id = ?').get(item.projectId) as
-      | { key: string; next_number: number }
-      | undefined;
+    const project = db.prepare('SELECT key, next_number FROM projects WHERE id = ?').get(item.projectId) as { key: string; next_number: number } | undefined;
     if (!project) throw new Error(`no project ${item.projectId}`);
     const number = project.next_number;
     db.prepare('UPDATE projects SET next_number = next_number + 1 WHERE id = ?').run(item.projectId);
@@ -64,13 +62,34 @@ export function insertWorkItem(db: Database, item: NewWorkItem, now: Date): Work
          created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
-      id, item.projectId, number, `${project.key}-${number}`, item.kind, item.type ?? null, item.title,
-      item.descriptionMd ?? null, item.status ?? 'todo', item.priority ?? 'medium', item.parentId ?? null,
-      item.assigneeId ?? null, item.reporterId, item.dueDate ?? null, item.estimateMinutes ?? null,
-      item.storyPoints ?? null, item.executor ?? null, item.sprintId ?? null, item.targetRepo ?? null,
-      JSON.stringify(targetRepos), JSON.stringify(item.targetRepositories ?? []),
-      JSON.stringify(item.labels ?? []), JSON.stringify(item.components ?? []),
-      JSON.stringify(item.deliveries ?? []), JSON.stringify(item.extra ?? {}), item.archivedAt ?? null, at, at,
+      id,
+      item.projectId,
+      number,
+      `${project.key}-${number}`,
+      item.kind,
+      item.type ?? null,
+      item.title,
+      item.descriptionMd ?? null,
+      item.status ?? 'todo',
+      item.priority ?? 'medium',
+      item.parentId ?? null,
+      item.assigneeId ?? null,
+      item.reporterId,
+      item.dueDate ?? null,
+      item.estimateMinutes ?? null,
+      item.storyPoints ?? null,
+      item.executor ?? null,
+      item.sprintId ?? null,
+      item.targetRepo ?? null,
+      JSON.stringify(targetRepos),
+      JSON.stringify(item.targetRepositories ?? []),
+      JSON.stringify(item.labels ?? []),
+      JSON.stringify(item.components ?? []),
+      JSON.stringify(item.deliveries ?? []),
+      JSON.stringify(item.extra ?? {}),
+      item.archivedAt ?? null,
+      at,
+      at,
     );
     return rowById(db, id)!;
   });
@@ -84,9 +103,11 @@ export function updateColumns(db: Database, id: string, changes: ColumnChanges, 
   const cols = Object.keys(changes);
   if (cols.length > 0) {
     for (const c of cols) if (!/^[a-z_]+$/.test(c)) throw new Error(`bad column ${c}`);
-    db.prepare(
-      `UPDATE work_items SET ${cols.map((c) => `${c} = ?`).join(', ')}, version = version + 1, updated_at = ? WHERE id = ?`,
-    ).run(...cols.map((c) => changes[c]!), iso(now), id);
+    db.prepare(`UPDATE work_items SET ${cols.map((c) => `${c} = ?`).join(', ')}, version = version + 1, updated_at = ? WHERE id = ?`).run(
+      ...cols.map((c) => changes[c]!),
+      iso(now),
+      id,
+    );
   }
   return rowById(db, id)!;
 }

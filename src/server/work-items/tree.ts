@@ -28,9 +28,7 @@ export function checkPlacement(db: Database, kind: Kind, parent: WorkItemRow | n
   if (parent.project_id !== projectId) throw invalid(`parentKey: ${parent.key} is in another project`);
   if (parent.archived_at !== null) throw invalid(`parentKey: ${parent.key} is archived`);
   if (!legal.includes(parent.kind as Kind)) {
-    throw invalid(
-      `parentKey: a ${kind} cannot sit under a ${parent.kind} (${legal.length ? `allowed: ${legal.join(', ')}` : 'it takes no parent'})`,
-    );
+    throw invalid(`parentKey: a ${kind} cannot sit under a ${parent.kind} (${legal.length ? `allowed: ${legal.join(', ')}` : 'it takes no parent'})`);
   }
   if (selfId) {
     // Walking up from the new parent must never reach the item itself.

@@ -122,9 +122,7 @@ export const updateWorkItem: Route = {
         changes.status = f.status;
       }
       // The explanation (the latest one) and an implementation's record live in the item's extras.
-      const extras = (['explanationMd', 'implementationSource', 'implementationHarness', 'implementationModel'] as const).filter(
-        (k) => f[k] !== undefined,
-      );
+      const extras = (['explanationMd', 'implementationSource', 'implementationHarness', 'implementationModel'] as const).filter((k) => f[k] !== undefined);
       if (extras.length > 0) {
         const extra = JSON.parse(current.extra) as Record<string, unknown>;
         for (const k of extras) extra[k] = f[k];
@@ -132,7 +130,7 @@ export const updateWorkItem: Route = {
       }
       const kind = (f.kind ?? current.kind) as Kind;
       if (f.kind !== undefined || f.parentKey !== undefined) {
-        const parentKey = f.parentKey === undefined ? current.parent_key ?? null : f.parentKey;
+        const parentKey = f.parentKey === undefined ? (current.parent_key ?? null) : f.parentKey;
         const parent = parentKey ? parentRow(db, principal, parentKey) : null;
         checkPlacement(db, kind, parent, current.project_id, current.id);
         if (f.kind !== undefined && f.kind !== current.kind) checkChildrenFit(db, current.id, kind);

@@ -33,10 +33,36 @@ export const anthropic: Wire = {
       // Claude Code falls back to a whole answer when a stream breaks: the model refuses there too.
       const refused = reply.kind === 'stream-error';
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id, type: 'message', role: 'assistant', model: reply.model, content: refused ? [] : content, stop_reason: refused ? 'refusal' : stop, stop_sequence: null, usage }));
+      res.end(
+        JSON.stringify({
+          id,
+          type: 'message',
+          role: 'assistant',
+          model: reply.model,
+          content: refused ? [] : content,
+          stop_reason: refused ? 'refusal' : stop,
+          stop_sequence: null,
+          usage,
+        }),
+      );
       return;
     }
-    const start = { event: 'message_start', data: { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: reply.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } } };
+    const start = {
+      event: 'message_start',
+      data: {
+        type: 'message_start',
+        message: {
+          id,
+          type: 'message',
+          role: 'assistant',
+          model: reply.model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { ...usage, output_tokens: 1 },
+        },
+      },
+    };
     if (reply.kind === 'stream-error') {
       sse(res, [start, { event: 'error', data: { type: 'error', error: { type: 'invalid_request_error', message: reply.text } } }], false);
       return;
@@ -46,19 +72,29 @@ export const anthropic: Wire = {
       block.type === 'tool_use'
         ? [
             { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { ...block, input: {} } } },
-            { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(reply.tool!.args) } } },
+            {
+              event: 'content_block_delta',
+              data: { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(reply.tool!.args) } },
+            },
           ]
         : [
             { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } },
             { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: reply.text } } },
           ];
-    sse(res, [
-      start,
-      ...events,
-      { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
-      { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: reply.usage.output } } },
-      { event: 'message_stop', data: { type: 'message_stop' } },
-    ], cut);
+    sse(
+      res,
+      [
+        start,
+        ...events,
+        { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+        {
+          event: 'message_delta',
+          data: { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: reply.usage.output } },
+        },
+        { event: 'message_stop', data: { type: 'message_stop' } },
+      ],
+      cut,
+    );
   },
   errorBody: (status, message) => ({ type: 'error', error: { type: status === 400 ? 'invalid_request_error' : 'api_error', message } }),
 };

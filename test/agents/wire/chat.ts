@@ -23,28 +23,45 @@ export const chat: Wire = {
   answer(res: ServerResponse, turn: Turn, reply: Reply, cut: Cut) {
     const id = `chatcmpl-${Date.now().toString(36)}`;
     const usage = { prompt_tokens: reply.usage.input, completion_tokens: reply.usage.output, total_tokens: reply.usage.input + reply.usage.output };
-    const toolCalls = reply.tool ? [{ index: 0, id: `call_${id}`, type: 'function', function: { name: reply.tool.name, arguments: JSON.stringify(reply.tool.args) } }] : undefined;
+    const toolCalls = reply.tool
+      ? [{ index: 0, id: `call_${id}`, type: 'function', function: { name: reply.tool.name, arguments: JSON.stringify(reply.tool.args) } }]
+      : undefined;
     const finish = reply.kind === 'tool-call' ? 'tool_calls' : 'stop';
     if (!turn.stream) {
       res.writeHead(200, { 'content-type': 'application/json' });
-      const message = toolCalls ? { role: 'assistant', content: null, tool_calls: toolCalls.map(({ index: _i, ...c }) => c) } : { role: 'assistant', content: reply.text };
-      res.end(JSON.stringify({ id, object: 'chat.completion', created: 0, model: reply.model, choices: [{ index: 0, message, finish_reason: finish }], usage }));
+      const message = toolCalls
+        ? { role: 'assistant', content: null, tool_calls: toolCalls.map(({ index: _i, ...c }) => c) }
+        : { role: 'assistant', content: reply.text };
+      res.end(
+        JSON.stringify({ id, object: 'chat.completion', created: 0, model: reply.model, choices: [{ index: 0, message, finish_reason: finish }], usage }),
+      );
       return;
     }
     const chunk = (delta: unknown, finishReason: string | null, extra: Record<string, unknown> = {}) => ({
       data: { id, object: 'chat.completion.chunk', created: 0, model: reply.model, choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra },
     });
     if (reply.kind === 'stream-error') {
-      sse(res, [chunk({ role: 'assistant', content: '' }, null), { data: { error: { message: reply.text, type: 'invalid_request_error', code: 'context_length_exceeded' } } }], false);
+      sse(
+        res,
+        [
+          chunk({ role: 'assistant', content: '' }, null),
+          { data: { error: { message: reply.text, type: 'invalid_request_error', code: 'context_length_exceeded' } } },
+        ],
+        false,
+      );
       return;
     }
-    sse(res, [
-      chunk({ role: 'assistant', content: '' }, null),
-      chunk(toolCalls ? { tool_calls: toolCalls } : { content: reply.text }, null),
-      chunk({}, finish),
-      { data: { id, object: 'chat.completion.chunk', created: 0, model: reply.model, choices: [], usage } },
-      { data: '[DONE]' },
-    ], cut);
+    sse(
+      res,
+      [
+        chunk({ role: 'assistant', content: '' }, null),
+        chunk(toolCalls ? { tool_calls: toolCalls } : { content: reply.text }, null),
+        chunk({}, finish),
+        { data: { id, object: 'chat.completion.chunk', created: 0, model: reply.model, choices: [], usage } },
+        { data: '[DONE]' },
+      ],
+      cut,
+    );
   },
   errorBody: (status, message) => ({ error: { message, type: status === 400 ? 'invalid_request_error' : 'server_error', code: null } }),
 };

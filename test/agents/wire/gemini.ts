@@ -24,7 +24,11 @@ export const gemini: Wire = {
     };
   },
   answer(res: ServerResponse, turn: Turn, reply: Reply, cut: Cut) {
-    const usageMetadata = { promptTokenCount: reply.usage.input, candidatesTokenCount: reply.usage.output, totalTokenCount: reply.usage.input + reply.usage.output };
+    const usageMetadata = {
+      promptTokenCount: reply.usage.input,
+      candidatesTokenCount: reply.usage.output,
+      totalTokenCount: reply.usage.input + reply.usage.output,
+    };
     // Side requests in JSON mode (model routing, next-speaker checks) want an object of their schema.
     const text = turn.jsonSchema !== undefined ? JSON.stringify(fill(turn.jsonSchema as Schema)) : (reply.text ?? '');
     const parts = reply.tool ? [{ functionCall: { name: reply.tool.name, args: reply.tool.args } }] : [{ text }];
@@ -49,7 +53,7 @@ type Schema = { type?: string | string[]; enum?: unknown[]; properties?: Record<
 /** The smallest value of a JSON schema: first enum value, minimum or 1, "mock", one-level objects. */
 function fill(schema: Schema): unknown {
   if (schema.enum?.length) return schema.enum[0];
-  const type = String(Array.isArray(schema.type) ? schema.type[0] : schema.type ?? 'object').toLowerCase();
+  const type = String(Array.isArray(schema.type) ? schema.type[0] : (schema.type ?? 'object')).toLowerCase();
   if (type === 'string') return 'mock';
   if (type === 'number' || type === 'integer') return schema.minimum ?? 1;
   if (type === 'boolean') return false;

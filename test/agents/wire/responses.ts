@@ -31,18 +31,32 @@ export const responses: Wire = {
     };
     const created = { event: 'response.created', data: { type: 'response.created', response: { id, status: 'in_progress', model: reply.model } } };
     if (reply.kind === 'stream-error') {
-      sse(res, [created, { event: 'response.failed', data: { type: 'response.failed', response: { id, status: 'failed', error: { code: 'invalid_prompt', message: reply.text } } } }], false);
+      sse(
+        res,
+        [
+          created,
+          {
+            event: 'response.failed',
+            data: { type: 'response.failed', response: { id, status: 'failed', error: { code: 'invalid_prompt', message: reply.text } } },
+          },
+        ],
+        false,
+      );
       return;
     }
     const item = reply.tool
       ? { type: 'function_call', id: `fc_${id}`, call_id: `call_${id}`, name: reply.tool.name, arguments: JSON.stringify(reply.tool.args), status: 'completed' }
       : { type: 'message', id: `msg_${id}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: reply.text, annotations: [] }] };
-    sse(res, [
-      created,
-      { event: 'response.output_item.added', data: { type: 'response.output_item.added', output_index: 0, item } },
-      { event: 'response.output_item.done', data: { type: 'response.output_item.done', output_index: 0, item } },
-      { event: 'response.completed', data: { type: 'response.completed', response: { id, status: 'completed', model: reply.model, output: [item], usage } } },
-    ], cut);
+    sse(
+      res,
+      [
+        created,
+        { event: 'response.output_item.added', data: { type: 'response.output_item.added', output_index: 0, item } },
+        { event: 'response.output_item.done', data: { type: 'response.output_item.done', output_index: 0, item } },
+        { event: 'response.completed', data: { type: 'response.completed', response: { id, status: 'completed', model: reply.model, output: [item], usage } } },
+      ],
+      cut,
+    );
   },
   errorBody: (status, message) => ({ error: { message, type: status === 400 ? 'invalid_request_error' : 'server_error', code: null } }),
 };

@@ -35,9 +35,14 @@ describe('expandPlaceholders', () => {
   const values = { prompt_file: '/s/p.md', key: 'SVC-7', workdir: '/w t', branch: 'svc/SVC-7', run_id: 'r1' };
 
   it('substitutes inside each argument without splitting or re-expanding', () => {
-    expect(
-      expandPlaceholders(['agent', '--file={prompt_file}', '{workdir}', '{key}@{branch}', '{run_id}', '{other}'], values),
-    ).toEqual(['agent', '--file=/s/p.md', '/w t', 'SVC-7@svc/SVC-7', 'r1', '{other}']);
+    expect(expandPlaceholders(['agent', '--file={prompt_file}', '{workdir}', '{key}@{branch}', '{run_id}', '{other}'], values)).toEqual([
+      'agent',
+      '--file=/s/p.md',
+      '/w t',
+      'SVC-7@svc/SVC-7',
+      'r1',
+      '{other}',
+    ]);
     expect(expandPlaceholders(['{key}'], { ...values, key: '{branch} $(x)' })).toEqual(['{branch} $(x)']);
   });
 

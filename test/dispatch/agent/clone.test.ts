@@ -40,35 +40,51 @@ async function cloneLeg(key: string, open: boolean) {
 
 /** A shell command as the agent user, in its clone, with its environment. */
 function asAgent(user: AgentUser, cwd: string, home: string, script: string) {
-  return execa('sh', ['-c', script], { cwd, uid: user.uid, gid: user.gid, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home }, extendEnv: false, reject: false });
+  return execa('sh', ['-c', script], {
+    cwd,
+    uid: user.uid,
+    gid: user.gid,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home },
+    extendEnv: false,
+    reject: false,
+  });
 }
 
 describe.skipIf(!isRoot)('the agent clone, as root', () => {
   it.each([
     ['a repository the agent can read: shared objects', true, true],
     ['a private repository: the objects are copied', false, false],
-  ])('%s', async (_name, open, shared) => {
-    const { user, dir, wt, leg } = await cloneLeg('CLN-1', open);
-    expect(statSync(leg.workdir).uid).toBe(user.uid);
-    expect(statSync(leg.home).uid).toBe(user.uid);
-    expect(existsSync(join(leg.workdir, '.git', 'objects', 'info', 'alternates'))).toBe(shared);
+  ])(
+    '%s',
+    async (_name, open, shared) => {
+      const { user, dir, wt, leg } = await cloneLeg('CLN-1', open);
+      expect(statSync(leg.workdir).uid).toBe(user.uid);
+      expect(statSync(leg.home).uid).toBe(user.uid);
+      expect(existsSync(join(leg.workdir, '.git', 'objects', 'info', 'alternates'))).toBe(shared);
 
-    // The agent commits in its clone (with svc's identity) and cannot write the main repository.
-    const work = await asAgent(user, leg.workdir, leg.home, 'echo hi > a.txt && git add a.txt && git commit -qm "CLN-1: work" && git rev-parse --abbrev-ref HEAD && git log -1 --format=%an');
-    expect(work.exitCode, work.stderr).toBe(0);
-    expect(work.stdout.split('\n')).toEqual(['svc/CLN-1', 'Svc Runner']);
-    const intrude = await asAgent(user, leg.workdir, leg.home, `git push -q ${dir} HEAD:refs/heads/main`);
-    expect(intrude.exitCode).not.toBe(0);
-    expect((await execa('git', ['log', '-1', '--format=%s', 'main'], { cwd: dir })).stdout).toBe('init');
+      // The agent commits in its clone (with svc's identity) and cannot write the main repository.
+      const work = await asAgent(
+        user,
+        leg.workdir,
+        leg.home,
+        'echo hi > a.txt && git add a.txt && git commit -qm "CLN-1: work" && git rev-parse --abbrev-ref HEAD && git log -1 --format=%an',
+      );
+      expect(work.exitCode, work.stderr).toBe(0);
+      expect(work.stdout.split('\n')).toEqual(['svc/CLN-1', 'Svc Runner']);
+      const intrude = await asAgent(user, leg.workdir, leg.home, `git push -q ${dir} HEAD:refs/heads/main`);
+      expect(intrude.exitCode).not.toBe(0);
+      expect((await execa('git', ['log', '-1', '--format=%s', 'main'], { cwd: dir })).stdout).toBe('init');
 
-    expect(await leg.collect()).toBe(true);
-    expect((await execa('git', ['log', '-1', '--format=%s'], { cwd: wt.path })).stdout).toBe('CLN-1: work');
-    expect((await execa('git', ['log', '-1', '--format=%s', 'svc/CLN-1'], { cwd: dir })).stdout).toBe('CLN-1: work');
-    await leg.dispose();
-    expect(existsSync(leg.workdir)).toBe(false);
-  }, 60_000);
+      expect(await leg.collect()).toBe(true);
+      expect((await execa('git', ['log', '-1', '--format=%s'], { cwd: wt.path })).stdout).toBe('CLN-1: work');
+      expect((await execa('git', ['log', '-1', '--format=%s', 'svc/CLN-1'], { cwd: dir })).stdout).toBe('CLN-1: work');
+      await leg.dispose();
+      expect(existsSync(leg.workdir)).toBe(false);
+    },
+    60_000,
+  );
 
-  it('is made under a user\'s git config whose post-checkout hook refuses (git clone passes its status on)', async () => {
+  it("is made under a user's git config whose post-checkout hook refuses (git clone passes its status on)", async () => {
     const user = await nobody();
     const dir = await repo(true);
     const wt = await prepareWorktree({ repo: dir, key: 'CLN-3' });
@@ -97,7 +113,7 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     await leg.dispose();
   }, 60_000);
 
-  it('brings back a rewritten branch and uncommitted work, and never runs the clone\'s config as root', async () => {
+  it("brings back a rewritten branch and uncommitted work, and never runs the clone's config as root", async () => {
     const { user, dir, wt, leg } = await cloneLeg('CLN-2', true);
     // The agent plants a command in its own .git/config that any git status/diff would run.
     // Outside the leg's folder, which collect empties: a folder the agent user may write.
@@ -106,7 +122,9 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     const marker = join(outside, 'fsmonitor-ran');
     writeFileSync(join(leg.home, 'hook.sh'), `#!/bin/sh\nid -u >> ${marker}\n`, { mode: 0o755 });
     const r = await asAgent(
-      user, leg.workdir, leg.home,
+      user,
+      leg.workdir,
+      leg.home,
       `git config core.fsmonitor ${join(leg.home, 'hook.sh')} && git commit -q --allow-empty -m one && git commit -q --amend --allow-empty -m "CLN-2: rewritten" && git reset -q --soft HEAD~0 && echo dirty > d.txt && git status --porcelain > /dev/null`,
     );
     expect(r.exitCode, r.stderr).toBe(0);
@@ -117,8 +135,11 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     expect((await execa('git', ['log', '-1', '--format=%s'], { cwd: wt.path })).stdout).toBe('CLN-2: rewritten');
     // The hook ran for git calls as the agent (its own, and svc's snapshot of its work, made as the agent), never as root.
     const ran = existsSync(marker) ? (await execa('cat', [marker])).stdout.split('\n').filter(Boolean) : [];
-    expect(ran.length, 'the planted hook is live (it ran for the agent\'s own git calls)').toBeGreaterThan(0);
-    expect(ran.every((uid) => Number(uid) === user.uid), ran.join(',')).toBe(true);
+    expect(ran.length, "the planted hook is live (it ran for the agent's own git calls)").toBeGreaterThan(0);
+    expect(
+      ran.every((uid) => Number(uid) === user.uid),
+      ran.join(','),
+    ).toBe(true);
     await leg.dispose();
     expect(existsSync(leg.workdir)).toBe(false);
   }, 60_000);

@@ -19,20 +19,17 @@ describe('parseDuration', () => {
     expect(parseDuration(input)).toBe(ms);
   });
 
-  it.each(['', 'abc', '5 minutes', '-5s', '5w', 's', '1e3', '10sec', 'Infinity', '99999999999h'])(
-    'rejects %j with a one-line usage error',
-    (input) => {
-      let caught: unknown;
-      try {
-        parseDuration(input, '--idle-timeout');
-      } catch (error) {
-        caught = error;
-      }
-      expect(caught).toBeInstanceOf(DurationError);
-      const error = caught as DurationError;
-      expect(error.exitCode).toBe(2);
-      expect(error.message).not.toContain('\n');
-      expect(error.message).toContain('--idle-timeout');
-    },
-  );
+  it.each(['', 'abc', '5 minutes', '-5s', '5w', 's', '1e3', '10sec', 'Infinity', '99999999999h'])('rejects %j with a one-line usage error', (input) => {
+    let caught: unknown;
+    try {
+      parseDuration(input, '--idle-timeout');
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(DurationError);
+    const error = caught as DurationError;
+    expect(error.exitCode).toBe(2);
+    expect(error.message).not.toContain('\n');
+    expect(error.message).toContain('--idle-timeout');
+  });
 });

@@ -69,7 +69,7 @@ describe.skipIf(!isRoot)('the agent uid pool', () => {
     await until(() => !running(pid), 'the sleeper is gone');
   });
 
-  it('a lease whose owner died is taken over, and the uid\'s leftovers are killed first', async () => {
+  it("a lease whose owner died is taken over, and the uid's leftovers are killed first", async () => {
     const uid = 47105;
     // A lease of a process that is gone (pid 2^22 - 1 is past any pid_max default).
     writeFileSync(join(leaseDir(), String(uid)), JSON.stringify({ pid: 4_194_303, start: '1' }), { mode: 0o600 });
@@ -77,7 +77,7 @@ describe.skipIf(!isRoot)('the agent uid pool', () => {
     await until(() => running(pid), 'the sleeper runs');
     const lease = await acquireAgentUser({ kind: 'range', first: uid, last: uid });
     expect(lease.user.uid).toBe(uid);
-    await until(() => !running(pid), 'the dead owner\'s leftover is gone');
+    await until(() => !running(pid), "the dead owner's leftover is gone");
     await lease.release();
     // freeStaleLeases does the same for `runs recover`.
     writeFileSync(join(leaseDir(), String(uid)), JSON.stringify({ pid: 4_194_303, start: '1' }), { mode: 0o600 });
@@ -89,7 +89,9 @@ describe.skipIf(!isRoot)('the agent uid pool', () => {
     vi.stubEnv('PATH', '/nonexistent');
     const err = await acquireAgentUser({ kind: 'named', prefix: 'svc-test-nouseradd', max: 1 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AgentUserError);
-    expect((err as Error).message).toMatch(/^could not create the agent user svc-test-nouseradd-1: .*; create it \(useradd --system svc-test-nouseradd-1\), or pass --agent-user FIRST-LAST/);
+    expect((err as Error).message).toMatch(
+      /^could not create the agent user svc-test-nouseradd-1: .*; create it \(useradd --system svc-test-nouseradd-1\), or pass --agent-user FIRST-LAST/,
+    );
     expect((err as Error).message).not.toContain('\n');
   });
 });

@@ -6,17 +6,33 @@ const values = { prompt_file: '/state/run-1/SVC-1.prompt.md', key: 'SVC-1', work
 
 describe('agent presets', () => {
   it.each([
-    ['claude', ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'bypassPermissions', '--model', 'M'], 'stdin', 'claude-stream-json'],
+    [
+      'claude',
+      ['claude', '-p', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'bypassPermissions', '--model', 'M'],
+      'stdin',
+      'claude-stream-json',
+    ],
     ['codex', ['codex', 'exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '--model', 'M', '-'], 'stdin', 'codex-json'],
     ['gemini', ['gemini', '--output-format', 'stream-json', '--approval-mode', 'yolo', '--skip-trust', '--model', 'M'], 'stdin', 'gemini-stream-json'],
     ['opencode', ['opencode', 'run', '--format', 'json', '--auto', '--model', 'M'], 'stdin', 'opencode-json'],
     [
       'aider',
       [
-        'aider', '--message-file', '/state/run-1/SVC-1.prompt.md', '--yes-always', '--no-stream', '--no-pretty',
-        '--no-check-update', '--no-show-release-notes', '--no-gitignore',
-        '--chat-history-file', '/state/run-1/SVC-1.prompt.md.chat-history.md',
-        '--input-history-file', '/state/run-1/SVC-1.prompt.md.input-history', '--model', 'M',
+        'aider',
+        '--message-file',
+        '/state/run-1/SVC-1.prompt.md',
+        '--yes-always',
+        '--no-stream',
+        '--no-pretty',
+        '--no-check-update',
+        '--no-show-release-notes',
+        '--no-gitignore',
+        '--chat-history-file',
+        '/state/run-1/SVC-1.prompt.md.chat-history.md',
+        '--input-history-file',
+        '/state/run-1/SVC-1.prompt.md.input-history',
+        '--model',
+        'M',
       ],
       'file',
       null,
@@ -28,9 +44,7 @@ describe('agent presets', () => {
   });
 
   it('adds no model flag without --model', () => {
-    expect(resolveAgentCommand({ agent: 'codex' }, values).argv).toEqual([
-      'codex', 'exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '-',
-    ]);
+    expect(resolveAgentCommand({ agent: 'codex' }, values).argv).toEqual(['codex', 'exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '-']);
   });
 
   it('covers the five agents of DISPATCH.md §3', () => {
@@ -76,7 +90,7 @@ describe('agent presets', () => {
     expect(() => checkAgentChoice(choice)).toThrow(message);
   });
 
-  it('lets no agent through only where none is required, and names a hosted run\'s own', () => {
+  it("lets no agent through only where none is required, and names a hosted run's own", () => {
     expect(checkAgentChoice({}, false)).toBeNull();
     expect(checkAgentChoice({ agentCmd: 'my-agent' })).toBeNull();
     expect(checkAgentChoice({ agent: 'codex' })).toBe('codex');

@@ -42,7 +42,7 @@ function follow(script: string, onOutput: (chunk: Buffer, name: 'stdout' | 'stde
 }
 
 describe('followGroup', () => {
-  it('hands on each stream, then ends once with the leader\'s exit; a throwing hook stops nothing', async () => {
+  it("hands on each stream, then ends once with the leader's exit; a throwing hook stops nothing", async () => {
     const seen: string[] = [];
     let calls = 0;
     const r = await follow('echo out; echo err >&2; exit 3', (chunk, name) => {

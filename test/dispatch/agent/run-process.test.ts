@@ -111,16 +111,17 @@ describe('runAgentProcess', () => {
   it('sets PWD to the worktree, whatever PWD svc itself was started with', async () => {
     // opencode 1.18 took its project folder from an inherited PWD and committed outside the worktree.
     let out = '';
-    const env = agentEnv({ ...process.env, PWD: '/somewhere/else' }, { SVC_CARD_KEY: 'SVC-9', SVC_RUN_ID: 'r', SVC_PROMPT_FILE: '/p', SVC_WORKDIR: dir, SVC_BRANCH: 'b' });
+    const env = agentEnv(
+      { ...process.env, PWD: '/somewhere/else' },
+      { SVC_CARD_KEY: 'SVC-9', SVC_RUN_ID: 'r', SVC_PROMPT_FILE: '/p', SVC_WORKDIR: dir, SVC_BRANCH: 'b' },
+    );
     await runAgentProcess(spec({ argv: [node, join(AGENTS, 'print-env.mjs')], env, onOutput: (c) => (out += c.toString()) }));
     expect((JSON.parse(out) as { env: Record<string, string> }).env.PWD).toBe(dir);
   });
 
   it('consumes a lot of output on both streams without blocking the agent', async () => {
     const sizes = { stdout: 0, stderr: 0 };
-    const result = await runAgentProcess(
-      spec({ argv: [node, join(AGENTS, 'chatty.mjs'), '8192'], onOutput: (c, s) => (sizes[s] += c.length) }),
-    );
+    const result = await runAgentProcess(spec({ argv: [node, join(AGENTS, 'chatty.mjs'), '8192'], onOutput: (c, s) => (sizes[s] += c.length) }));
     expect(result.outcome).toBe('succeeded');
     expect(sizes.stdout).toBe(8192 * 1024 + 4);
     expect(sizes.stderr).toBe(1024 * 1024);
@@ -146,9 +147,7 @@ describe('runAgentProcess', () => {
 
   it('sends SIGKILL after the grace period to an agent that ignores SIGTERM', async () => {
     const started = Date.now();
-    const result = await runAgentProcess(
-      spec({ argv: [node, join(AGENTS, 'ignore-term.mjs')], idleTimeoutMs: 10_000, cardTimeoutMs: 700, killGraceMs: 400 }),
-    );
+    const result = await runAgentProcess(spec({ argv: [node, join(AGENTS, 'ignore-term.mjs')], idleTimeoutMs: 10_000, cardTimeoutMs: 700, killGraceMs: 400 }));
     expect(result).toMatchObject({ outcome: 'failed', reason: 'card timeout', signal: 'SIGKILL' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
   });
@@ -164,9 +163,7 @@ describe('runAgentProcess', () => {
     const controller = new AbortController();
     controller.abort();
     const marker = join(dir, 'ran');
-    const result = await runAgentProcess(
-      spec({ argv: [node, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, '')`], signal: controller.signal }),
-    );
+    const result = await runAgentProcess(spec({ argv: [node, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, '')`], signal: controller.signal }));
     expect(result).toMatchObject({ outcome: 'failed', reason: 'interrupted', exitCode: null });
     expect(existsSync(marker)).toBe(false);
   });
@@ -195,9 +192,7 @@ describe('runAgentProcess', () => {
   it('lets the exit code decide when the stream has no terminal event', async () => {
     const empty = join(dir, 'empty.jsonl');
     await writeFile(empty, '{"type":"system","subtype":"init"}\n');
-    const result = await runAgentProcess(
-      spec({ argv: [node, join(AGENTS, 'emit.mjs'), empty, '2'], parser: createStreamParser('claude-stream-json') }),
-    );
+    const result = await runAgentProcess(spec({ argv: [node, join(AGENTS, 'emit.mjs'), empty, '2'], parser: createStreamParser('claude-stream-json') }));
     expect(result).toMatchObject({ outcome: 'failed', reason: 'exit 2' });
   });
 

@@ -121,7 +121,7 @@ describe('stream parsers', () => {
   });
 });
 
-describe('the final message each format carries (a review\'s text, a pull request\'s body)', () => {
+describe("the final message each format carries (a review's text, a pull request's body)", () => {
   const said = (format: StreamFormat, events: unknown[]): string | null => {
     const parser = createStreamParser(format);
     parser.push(`noise before the stream\n${events.map((e) => JSON.stringify(e)).join('\n')}`);
@@ -131,24 +131,36 @@ describe('the final message each format carries (a review\'s text, a pull reques
 
   it.each([
     ['claude-stream-json', [{ type: 'result', subtype: 'success', result: '  Looks good.  ' }], 'Looks good.'],
-    ['codex-json', [
-      { type: 'item.completed', item: { type: 'agent_message', text: 'first' } },
-      { type: 'item.completed', item: { type: 'command_execution', text: 'ls' } },
-      { type: 'item.completed', item: { type: 'agent_message', text: 'last word' } },
-      { type: 'turn.completed', usage: {} },
-    ], 'last word'],
-    ['gemini-stream-json', [
-      { type: 'message', role: 'assistant', content: 'before the tool' },
-      { type: 'tool_use', tool_name: 'shell' },
-      { type: 'message', role: 'assistant', content: 'Two ' },
-      { type: 'message', role: 'assistant', content: 'deltas.' },
-      { type: 'result', status: 'success' },
-    ], 'Two deltas.'],
-    ['opencode-json', [
-      { type: 'text', part: { text: 'thinking aloud' } },
-      { type: 'text', part: { text: 'Done: one file.' } },
-      { type: 'step_finish', part: { reason: 'stop' } },
-    ], 'Done: one file.'],
+    [
+      'codex-json',
+      [
+        { type: 'item.completed', item: { type: 'agent_message', text: 'first' } },
+        { type: 'item.completed', item: { type: 'command_execution', text: 'ls' } },
+        { type: 'item.completed', item: { type: 'agent_message', text: 'last word' } },
+        { type: 'turn.completed', usage: {} },
+      ],
+      'last word',
+    ],
+    [
+      'gemini-stream-json',
+      [
+        { type: 'message', role: 'assistant', content: 'before the tool' },
+        { type: 'tool_use', tool_name: 'shell' },
+        { type: 'message', role: 'assistant', content: 'Two ' },
+        { type: 'message', role: 'assistant', content: 'deltas.' },
+        { type: 'result', status: 'success' },
+      ],
+      'Two deltas.',
+    ],
+    [
+      'opencode-json',
+      [
+        { type: 'text', part: { text: 'thinking aloud' } },
+        { type: 'text', part: { text: 'Done: one file.' } },
+        { type: 'step_finish', part: { reason: 'stop' } },
+      ],
+      'Done: one file.',
+    ],
   ] as const)('%s', (format, events, expected) => {
     expect(said(format, [...events])).toBe(expected);
   });

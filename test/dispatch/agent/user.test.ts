@@ -7,7 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { AgentUserError, DEFAULT_POOL, lookupUser, resolveAgentUser } from '../../../src/dispatch/agent/user.js';
 import { ensurePrivateDir } from '../../../src/dispatch/state/private-dir.js';
 
-const users: Record<string, { uid: number; gid: number }> = { 'svc-agent': { uid: 990, gid: 990 }, nobody: { uid: 65534, gid: 65534 }, root: { uid: 0, gid: 0 }, dev: { uid: 1000, gid: 1000 } };
+const users: Record<string, { uid: number; gid: number }> = {
+  'svc-agent': { uid: 990, gid: 990 },
+  nobody: { uid: 65534, gid: 65534 },
+  root: { uid: 0, gid: 0 },
+  dev: { uid: 1000, gid: 1000 },
+};
 const lookup = (known: string[]) => async (name: string) => (known.includes(name) ? users[name]! : null);
 const all = Object.keys(users);
 
@@ -15,7 +20,7 @@ describe('resolveAgentUser', () => {
   const pool = (user: { name: string; uid: number; gid: number }) => ({ kind: 'user', user });
   it.each([
     ['root, nothing asked: the default pool svc-agent-N', undefined, 0, all, DEFAULT_POOL],
-    ['not root, nothing asked: svc\'s own user', undefined, 1000, all, null],
+    ["not root, nothing asked: svc's own user", undefined, 1000, all, null],
     ['root asks a named user: a pool of one', 'dev', 0, all, pool({ name: 'dev', uid: 1000, gid: 1000 })],
     ['root asks a numeric uid without a passwd entry', '4242', 0, [], pool({ name: '4242', uid: 4242, gid: 4242 })],
     ['root asks uid:gid', '4242:100', 0, [], pool({ name: '4242:100', uid: 4242, gid: 100 })],
@@ -27,7 +32,7 @@ describe('resolveAgentUser', () => {
     expect(choice.warning).toBeNull();
   });
 
-  it('none keeps svc\'s user: a warning as root, silence otherwise', async () => {
+  it("none keeps svc's user: a warning as root, silence otherwise", async () => {
     const asRoot = await resolveAgentUser({ asked: 'none', source: 'SVC_AGENT_USER', uid: 0, lookup: lookup(all) });
     expect(asRoot).toEqual({ pool: null, warning: expect.stringMatching(/^SVC_AGENT_USER none: agents run as root/) });
     expect(await resolveAgentUser({ asked: 'none', source: '--agent-user', uid: 1000, lookup: lookup(all) })).toEqual({ pool: null, warning: null });
@@ -57,7 +62,7 @@ describe('resolveAgentUser', () => {
 });
 
 describe('ensurePrivateDir', () => {
-  it('creates a missing folder 0700 and closes an open one of svc\'s', async () => {
+  it("creates a missing folder 0700 and closes an open one of svc's", async () => {
     const root = mkdtempSync(join(tmpdir(), 'svc-private-'));
     await ensurePrivateDir(join(root, 'a', 'b'));
     expect(statSync(join(root, 'a', 'b')).mode & 0o777).toBe(0o700);

@@ -48,9 +48,12 @@ function agentSleepRuns(pid: number): boolean {
 }
 
 describe.skipIf(!isRoot)('what a leg through the boundary leaves behind', () => {
-  it('a failed leg\'s uncommitted files do not block the next run of its card: they are stashed, with a line saying so', async () => {
+  it("a failed leg's uncommitted files do not block the next run of its card: they are stashed, with a line saying so", async () => {
     const key = h.item('task', 'leftovers');
-    const first = await runDispatch(h.opts({ command: 'run', keys: [key], agentUser: DEFAULT_POOL, agent: { agentCmd: 'sh -c "echo draft > notes.txt; exit 1"' } }), h.deps());
+    const first = await runDispatch(
+      h.opts({ command: 'run', keys: [key], agentUser: DEFAULT_POOL, agent: { agentCmd: 'sh -c "echo draft > notes.txt; exit 1"' } }),
+      h.deps(),
+    );
     expect(first.legs[0]).toMatchObject({ disposition: 'failed', reason: 'exit 1' });
     const commit = 'sh -c "echo final > notes.txt && git add -A && git -c user.name=a -c user.email=a@example.invalid commit -qm \\"$SVC_CARD_KEY: done\\""';
     const second = await runDispatch(h.opts({ command: 'run', keys: [key], agentUser: DEFAULT_POOL, agent: { agentCmd: commit } }), h.deps());
@@ -65,7 +68,10 @@ describe.skipIf(!isRoot)('what a leg through the boundary leaves behind', () => 
   it('svc killed with -9 mid-leg: runs recover removes its leg folder and kills what its agent left running', async () => {
     const key = h.item('task', 'killed mid-leg');
     const env = isolatedEnv({ SVC_BASE_URL: h.svc.url, SVC_TOKEN: h.svc.token, SVC_PROJECT: h.svc.projectKey, SVC_AGENT_USER: undefined });
-    const child = spawn(process.execPath, [BIN, 'run', key, '--agent-cmd', 'sh -c "setsid sleep 300 & echo $! > started; sleep 300"', '--repo', h.repo], { env, stdio: 'ignore' });
+    const child = spawn(process.execPath, [BIN, 'run', key, '--agent-cmd', 'sh -c "setsid sleep 300 & echo $! > started; sleep 300"', '--repo', h.repo], {
+      env,
+      stdio: 'ignore',
+    });
     // Root may look: the agent is up when its clone holds `started`.
     let started = '';
     for (let i = 0; i < 600 && !started; i++) {

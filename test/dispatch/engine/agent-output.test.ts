@@ -18,7 +18,12 @@ function stream(flushIntervalMs = 20) {
   const dir = mkdtempSync(join(tmpdir(), 'svc-pipe-'));
   const service = new FakeRunService();
   const s = new EventStream({ service, runId: 'run1', journal: Journal.open(join(dir, 'journal.jsonl')), baseSeq: 0, flushIntervalMs });
-  return { dir, service, stream: s, bodies: { push: (bs: string[]) => void s.pushAll(bs.map((body) => ({ workItemKey: 'A-1', body }))), gather: (f: () => void) => s.gather(f) } };
+  return {
+    dir,
+    service,
+    stream: s,
+    bodies: { push: (bs: string[]) => void s.pushAll(bs.map((body) => ({ workItemKey: 'A-1', body }))), gather: (f: () => void) => s.gather(f) },
+  };
 }
 
 /** Feeds `bytes` to the pipe in pieces of `size`. */
@@ -48,7 +53,12 @@ describe('AgentOutput', () => {
   it('a token split between writes of stdout, with stderr between them, leaks from neither stream', () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-pipe-'));
     const got: string[] = [];
-    const out = new AgentOutput({ logFile: join(dir, 'l.log'), secrets: () => [SECRET], live: false, bodies: { push: (b) => void got.push(...b), gather: () => () => undefined } });
+    const out = new AgentOutput({
+      logFile: join(dir, 'l.log'),
+      secrets: () => [SECRET],
+      live: false,
+      bodies: { push: (b) => void got.push(...b), gather: () => () => undefined },
+    });
     out.write(Buffer.from(`a ${SECRET.slice(0, 9)}`), 'stdout');
     out.write(Buffer.from('err line\n'), 'stderr');
     out.write(Buffer.from(`${SECRET.slice(9)} b\n`), 'stdout');
@@ -65,7 +75,12 @@ describe('AgentOutput', () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-pipe-'));
     const live: string[] = [];
     const got: string[] = [];
-    const out = new AgentOutput({ logFile: join(dir, 'l.log'), secrets: () => live, live: true, bodies: { push: (b) => void got.push(...b), gather: () => () => undefined } });
+    const out = new AgentOutput({
+      logFile: join(dir, 'l.log'),
+      secrets: () => live,
+      live: true,
+      bodies: { push: (b) => void got.push(...b), gather: () => () => undefined },
+    });
     out.write(Buffer.from('before\n'), 'stdout');
     live.push('fresh-git-token-abcdef123456');
     out.write(Buffer.from('pushing with fresh-git-token-abcdef123456 now\n'), 'stdout');

@@ -22,7 +22,11 @@ describe('auto --per-run', () => {
       h.opts({ command: 'auto', perRun: 2, allowEmpty: true }),
       h.deps({ runAgentProcess: instantAgent, prepareWorktree: inRepoWorktree }),
     );
-    expect(s.runs?.map((r) => [r.cards.length, r.stopReason])).toEqual([[2, 'completed'], [2, 'completed'], [1, 'drained']]);
+    expect(s.runs?.map((r) => [r.cards.length, r.stopReason])).toEqual([
+      [2, 'completed'],
+      [2, 'completed'],
+      [1, 'drained'],
+    ]);
     expect(s.legs.map((l) => l.key).sort()).toEqual([...keys].sort());
     expect(s.legs.map((l) => l.disposition)).toEqual(Array(5).fill('implemented'));
   });
@@ -48,7 +52,10 @@ describe('auto --per-run', () => {
       h.opts({ command: 'auto', perRun: 2, maxCards: 3, allowEmpty: true }),
       h.deps({ runAgentProcess: instantAgent, prepareWorktree: inRepoWorktree }),
     );
-    expect(s.runs?.map((r) => [r.cards.length, r.stopReason])).toEqual([[2, 'completed'], [1, 'max']]);
+    expect(s.runs?.map((r) => [r.cards.length, r.stopReason])).toEqual([
+      [2, 'completed'],
+      [1, 'max'],
+    ]);
   });
 
   it('a round whose every card is held by other runs, past the reselections, moves on to the next round', async () => {

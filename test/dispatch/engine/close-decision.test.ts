@@ -75,7 +75,16 @@ describe('endedByCommand: when the command is asked for its own stop', () => {
 });
 
 describe('runExitCode: how a run ended → its exit code (DISPATCH §2)', () => {
-  const unavailable = new ApiError({ status: 503, code: 'unavailable', message: 'down', requestId: 'r', operationId: 'getDispatchRun', method: 'GET', path: '/x', ambiguous: false });
+  const unavailable = new ApiError({
+    status: 503,
+    code: 'unavailable',
+    message: 'down',
+    requestId: 'r',
+    operationId: 'getDispatchRun',
+    method: 'GET',
+    path: '/x',
+    ambiguous: false,
+  });
   it.each<[string, RunEnd, number]>([
     ['succeeded', { status: 'succeeded' }, 0],
     ['failed (a leg failed)', { status: 'failed' }, 1],

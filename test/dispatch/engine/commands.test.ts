@@ -16,8 +16,7 @@ afterEach(async () => {
   await h.close();
 });
 
-const cardsOf = async (runId: string) =>
-  (await h.service.getDispatchRun(runId)).cards.map((c) => [c.workItemKey, c.disposition, c.skipReason]);
+const cardsOf = async (runId: string) => (await h.service.getDispatchRun(runId)).cards.map((c) => [c.workItemKey, c.disposition, c.skipReason]);
 
 describe('run_scope', () => {
   it('runs the leaves blockers first, records skips, then the close-out once in the scope branch', async () => {
@@ -69,7 +68,7 @@ describe('batch and next', () => {
     expect(h.seen.some((l) => l.includes(`already in another running run: ${a}`))).toBe(true);
   });
 
-  it('next moves on to the following container when another run holds the first one\'s leaves', async () => {
+  it("next moves on to the following container when another run holds the first one's leaves", async () => {
     const first = h.item('story', 'first', { priority: 'highest' });
     const taken = h.item('subtask', 'taken', { parentKey: first });
     const second = h.item('story', 'second', { priority: 'high' });
@@ -104,7 +103,11 @@ describe('auto', () => {
     expect(first.legs.map((l) => l.key)).toEqual([a, b]);
 
     const failing = await runDispatch(h.opts({ command: 'auto', keys: [], rerun: true, onFailure: 'continue', agent: { agentCmd: 'false' } }), h.deps());
-    expect(failing.legs.map((l) => [l.key, l.disposition])).toEqual([[a, 'failed'], [b, 'failed'], [c, 'failed']]);
+    expect(failing.legs.map((l) => [l.key, l.disposition])).toEqual([
+      [a, 'failed'],
+      [b, 'failed'],
+      [c, 'failed'],
+    ]);
     expect(failing.runs!.map((r) => r.stopReason)).toEqual(['drained']);
 
     // Those three failed recently: a new auto leaves them alone unless retryFailed.
@@ -182,8 +185,16 @@ describe('recover', () => {
     const opened = await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'run', cards: [{ workItemKey: a }] });
     const id = opened.run.id;
     const paths = createRunFolder(h.stateDir, {
-      runId: id, baseUrl: h.svc.url, projectKey: h.svc.projectKey, command: 'run', originalCommand: 'run', scopeKey: null,
-      baseSeq: 0, openedAt: new Date().toISOString(), cards: [{ workItemKey: a }], options: {},
+      runId: id,
+      baseUrl: h.svc.url,
+      projectKey: h.svc.projectKey,
+      command: 'run',
+      originalCommand: 'run',
+      scopeKey: null,
+      baseSeq: 0,
+      openedAt: new Date().toISOString(),
+      cards: [{ workItemKey: a }],
+      options: {},
     });
     const journal = Journal.open(paths.journal);
     journal.append({ workItemKey: a, disposition: 'running', sessionBranch: `svc/${a}` });
@@ -202,8 +213,16 @@ describe('recover', () => {
 
     const other = await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'run', cards: [{ workItemKey: a }] });
     createRunFolder(h.stateDir, {
-      runId: other.run.id, baseUrl: h.svc.url, projectKey: h.svc.projectKey, command: 'run', originalCommand: 'run',
-      scopeKey: null, baseSeq: 0, openedAt: new Date().toISOString(), cards: [{ workItemKey: a }], options: {},
+      runId: other.run.id,
+      baseUrl: h.svc.url,
+      projectKey: h.svc.projectKey,
+      command: 'run',
+      originalCommand: 'run',
+      scopeKey: null,
+      baseSeq: 0,
+      openedAt: new Date().toISOString(),
+      cards: [{ workItemKey: a }],
+      options: {},
     });
     await h.service.closeDispatchRun(other.run.id, { stopReason: 'halted', status: 'failed' });
     const [reaped] = await recoverRuns(deps);

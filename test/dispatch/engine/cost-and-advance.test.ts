@@ -45,7 +45,10 @@ describe('--max-cost', () => {
     const [slowGate, fastGate] = [join(h.stateDir, 'slow-gate'), join(h.stateDir, 'fast-gate')];
     const dispatched = runDispatch(
       h.opts({
-        keys: [a, b, c], parallel: 2, allowEmpty: true, maxCostUsd: 0.5,
+        keys: [a, b, c],
+        parallel: 2,
+        allowEmpty: true,
+        maxCostUsd: 0.5,
         agent: { agentCmd: `"${process.execPath}" ${SPEND}`, stream: 'claude-stream-json' },
         env: { PATH: process.env.PATH, SLOW_KEY: a, SLOW_GATE: slowGate, FAST_GATE: fastGate },
       }),
@@ -62,7 +65,10 @@ describe('--max-cost', () => {
     }
     const s = await dispatched;
     // Without the mid-leg check C would have started in B's slot.
-    expect(s.legs.map((l) => [l.key, l.disposition])).toEqual([[a, 'implemented'], [b, 'implemented']]);
+    expect(s.legs.map((l) => [l.key, l.disposition])).toEqual([
+      [a, 'implemented'],
+      [b, 'implemented'],
+    ]);
     expect(s).toMatchObject({ stopReason: 'max', status: 'succeeded' });
     const run = await h.service.getDispatchRun(s.runId!);
     expect(run.cards.find((x) => x.workItemKey === c)?.disposition).toBe('not_reached');
@@ -94,26 +100,51 @@ describe('work advances', () => {
     const [a, b] = [h.item('task', 'A'), h.item('task', 'B')];
     await runDispatch(h.opts({ command: 'batch' }), h.deps());
     for (const k of [a, b]) h.svc.admin.setStatus(k, 'todo'); // as above: the local check alone
-    await run('git', ['worktree', 'remove', '--force', (await run('git', ['worktree', 'list', '--porcelain'], h.repo)).split('\n').find((l) => l.endsWith(`/${a}`))!.slice(9)], h.repo);
+    await run(
+      'git',
+      [
+        'worktree',
+        'remove',
+        '--force',
+        (await run('git', ['worktree', 'list', '--porcelain'], h.repo))
+          .split('\n')
+          .find((l) => l.endsWith(`/${a}`))!
+          .slice(9),
+      ],
+      h.repo,
+    );
     await run('git', ['branch', '-D', `svc/${a}`], h.repo);
     await run('git', ['merge', '-q', '--ff-only', `svc/${b}`], h.repo);
     const dry = await runDispatch(h.opts({ command: 'batch', dryRun: true }), h.deps());
-    expect(dry.cards.map((c) => [c.key, c.skipReason])).toEqual([[a, null], [b, null]]);
+    expect(dry.cards.map((c) => [c.key, c.skipReason])).toEqual([
+      [a, null],
+      [b, null],
+    ]);
   });
 
   it('a card with an open delivery is skipped by next, batch and auto', async () => {
-    const a = h.item('task', 'A', { deliveries: [{ repo: 'acme/shop', number: 3, title: 'PR', url: 'https://x.test/acme/shop/pull/3', state: 'open', ci: null, baseRef: 'main', defaultBranch: 'main' }] });
+    const a = h.item('task', 'A', {
+      deliveries: [
+        { repo: 'acme/shop', number: 3, title: 'PR', url: 'https://x.test/acme/shop/pull/3', state: 'open', ci: null, baseRef: 'main', defaultBranch: 'main' },
+      ],
+    });
     for (const command of ['batch', 'auto'] as const) {
       const s = await runDispatch(h.opts({ command, dryRun: true }), h.deps());
       expect(s.cards.map((c) => [c.key, c.skipReason])).toEqual([[a, 'has an open delivery (acme/shop#3)']]);
     }
     const story = h.item('story', 'S');
-    const sub = h.item('subtask', 'sub', { parentKey: story, deliveries: [{ repo: 'acme/shop', number: 4, title: 'PR', url: 'u', state: 'open', ci: null, baseRef: null, defaultBranch: 'main' }] });
+    const sub = h.item('subtask', 'sub', {
+      parentKey: story,
+      deliveries: [{ repo: 'acme/shop', number: 4, title: 'PR', url: 'u', state: 'open', ci: null, baseRef: null, defaultBranch: 'main' }],
+    });
     const free = h.item('subtask', 'free', { parentKey: story });
     h.svc.admin.addLink(sub, free, 'blocks');
     // The skipped card's work exists: the card waiting on it inside the set still runs.
     const next = await runDispatch(h.opts({ command: 'next' }), h.deps());
-    expect(next.cards.map((c) => [c.key, c.skipReason])).toEqual([[sub, 'has an open delivery (acme/shop#4)'], [free, null]]);
+    expect(next.cards.map((c) => [c.key, c.skipReason])).toEqual([
+      [sub, 'has an open delivery (acme/shop#4)'],
+      [free, null],
+    ]);
     expect(next.legs.map((l) => [l.key, l.disposition])).toEqual([[free, 'implemented']]);
   });
 });

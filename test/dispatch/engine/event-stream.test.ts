@@ -13,8 +13,15 @@ function setup(service = new FakeRunService(), extra: Partial<ConstructorParamet
   const journal = Journal.open(join(dir, 'journal.jsonl'));
   const closed: RunClosedError[] = [];
   const stream = new EventStream({
-    service, runId: 'run1', journal, baseSeq: 0, flushIntervalMs: 20, retryBaseMs: 5, retryMaxMs: 20,
-    onClosed: (e) => closed.push(e), ...extra,
+    service,
+    runId: 'run1',
+    journal,
+    baseSeq: 0,
+    flushIntervalMs: 20,
+    retryBaseMs: 5,
+    retryMaxMs: 20,
+    onClosed: (e) => closed.push(e),
+    ...extra,
   });
   return { service, journal, stream, closed, dir };
 }
@@ -104,7 +111,10 @@ describe('EventStream', () => {
     await stream.stop();
     expect(service.maxInFlight).toBe(1);
     // The journal holds every event, in order, with local numbers.
-    const lines = readFileSync(journal.path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(journal.path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const evs = lines.filter((l) => l.t === 'ev');
     expect(evs).toHaveLength(20_000);
     expect(evs[19_999].n).toBe(20_000);

@@ -36,17 +36,40 @@ describe('selectionOfRun', () => {
     const items = new Map<string, WorkItemDetail>();
     for (const k of [a, b, c]) items.set(k, await h.service.getWorkItem(k));
     const s = selectionOfRun(run, items);
-    expect(s.cards.map((x) => [x.key, x.after, x.gatedBy])).toEqual([[a, [], null], [b, [a], null], [c, [], human]]);
+    expect(s.cards.map((x) => [x.key, x.after, x.gatedBy])).toEqual([
+      [a, [], null],
+      [b, [a], null],
+      [c, [], human],
+    ]);
     expect(s).toMatchObject({ command: 'run', originalCommand: 'run', mode: 'implement', closeOut: false, empty: false });
   });
 
   it('a scoped run_scope run closes out; review runs in review mode', () => {
     const base: Omit<DispatchRun, 'command' | 'scopeWorkItemId' | 'scopeLabel'> = {
-      id: 'r', projectId: 'p', origin: 'hosted', status: 'running', stopReason: null, agent: null, model: null, startedAt: '', endedAt: null,
-      lastHeartbeatAt: null, createdById: null, agentInstance: null, cards: [], seq: 0,
+      id: 'r',
+      projectId: 'p',
+      origin: 'hosted',
+      status: 'running',
+      stopReason: null,
+      agent: null,
+      model: null,
+      startedAt: '',
+      endedAt: null,
+      lastHeartbeatAt: null,
+      createdById: null,
+      agentInstance: null,
+      cards: [],
+      seq: 0,
     };
-    expect(selectionOfRun({ ...base, command: 'run_scope', scopeWorkItemId: 'w', scopeLabel: 'PROJ-1' }, new Map())).toMatchObject({ scopeKey: 'PROJ-1', closeOut: true, empty: true });
-    expect(selectionOfRun({ ...base, command: 'review', scopeWorkItemId: null, scopeLabel: null }, new Map())).toMatchObject({ mode: 'review', closeOut: false });
+    expect(selectionOfRun({ ...base, command: 'run_scope', scopeWorkItemId: 'w', scopeLabel: 'PROJ-1' }, new Map())).toMatchObject({
+      scopeKey: 'PROJ-1',
+      closeOut: true,
+      empty: true,
+    });
+    expect(selectionOfRun({ ...base, command: 'review', scopeWorkItemId: null, scopeLabel: null }, new Map())).toMatchObject({
+      mode: 'review',
+      closeOut: false,
+    });
   });
 });
 
@@ -98,15 +121,28 @@ describe('runExistingRun', () => {
   });
 });
 
-describe('continue RUN_ID takes the original run\'s options', () => {
+describe("continue RUN_ID takes the original run's options", () => {
   it('defaults agent and flags from run.json; flags still win', () => {
     const recorded = {
-      agent: { agentCmd: './agent.sh {prompt_file}', model: 'm1' }, onFailure: 'continue', parallel: 3, sendLogs: true, allowEmpty: true,
-      maxCostUsd: 2.5, timeouts: { idleMs: 60_000, cardMs: 120_000, killGraceMs: 1_000, runMs: null },
+      agent: { agentCmd: './agent.sh {prompt_file}', model: 'm1' },
+      onFailure: 'continue',
+      parallel: 3,
+      sendLogs: true,
+      allowEmpty: true,
+      maxCostUsd: 2.5,
+      timeouts: { idleMs: 60_000, cardMs: 120_000, killGraceMs: 1_000, runMs: null },
     };
     expect(continueFlags({}, recorded)).toMatchObject({
-      agentCmd: './agent.sh {prompt_file}', model: 'm1', onFailure: 'continue', parallel: '3', sendLogs: true, allowEmpty: true, maxCost: '2.5',
-      idleTimeout: '60000ms', cardTimeout: '120000ms', killGrace: '1000ms',
+      agentCmd: './agent.sh {prompt_file}',
+      model: 'm1',
+      onFailure: 'continue',
+      parallel: '3',
+      sendLogs: true,
+      allowEmpty: true,
+      maxCost: '2.5',
+      idleTimeout: '60000ms',
+      cardTimeout: '120000ms',
+      killGrace: '1000ms',
     });
     const mine = continueFlags({ agent: 'claude', parallel: '1', sendLogs: false, idleTimeout: '5m' }, recorded);
     expect(mine).toMatchObject({ agent: 'claude', parallel: '1', sendLogs: false, idleTimeout: '5m' });
@@ -123,16 +159,29 @@ describe('continue RUN_ID takes the original run\'s options', () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-continue-'));
     const marker = join(dir, 'ok');
     // Fails until the marker exists, then commits.
-    writeFileSync(join(dir, 'agent.sh'), `test -f ${marker} || exit 3\necho x > card-$SVC_CARD_KEY.txt\ngit add -A\ngit -c user.name=a -c user.email=a@example.invalid commit -qm "$SVC_CARD_KEY: done"\n`);
+    writeFileSync(
+      join(dir, 'agent.sh'),
+      `test -f ${marker} || exit 3\necho x > card-$SVC_CARD_KEY.txt\ngit add -A\ngit -c user.name=a -c user.email=a@example.invalid commit -qm "$SVC_CARD_KEY: done"\n`,
+    );
     const agent = `sh ${join(dir, 'agent.sh')}`;
     const a = h.item('task', 'A');
     const b = h.item('task', 'B');
-    const env = { SVC_BASE_URL: h.svc.url, SVC_TOKEN: h.svc.token, SVC_PROJECT: h.svc.projectKey, SVC_STATE_DIR: h.stateDir, SVC_REPO: h.repo, PATH: process.env.PATH };
+    const env = {
+      SVC_BASE_URL: h.svc.url,
+      SVC_TOKEN: h.svc.token,
+      SVC_PROJECT: h.svc.projectKey,
+      SVC_STATE_DIR: h.stateDir,
+      SVC_REPO: h.repo,
+      PATH: process.env.PATH,
+    };
     const first = testContext({ env, globals: { json: true } });
     await runDispatchCommand({ command: 'run', keys: [a, b], agentCmd: agent, onFailure: 'continue', idleTimeout: '40s', verify: 'true' }, first);
     const firstSummary = JSON.parse(first.stdout.text);
     expect(firstSummary).toMatchObject({ status: 'failed' });
-    expect(firstSummary.legs.map((l: { disposition: string; exitCode: number }) => [l.disposition, l.exitCode])).toEqual([['failed', 3], ['failed', 3]]);
+    expect(firstSummary.legs.map((l: { disposition: string; exitCode: number }) => [l.disposition, l.exitCode])).toEqual([
+      ['failed', 3],
+      ['failed', 3],
+    ]);
     const recorded = readRunRecord(h.stateDir, firstSummary.runId)!;
     expect(recorded.options).toMatchObject({ agent: { agentCmd: agent }, onFailure: 'continue', timeouts: { idleMs: 40_000 }, verify: 'true' });
     expect(JSON.stringify(recorded)).not.toContain(h.svc.token);
@@ -142,7 +191,15 @@ describe('continue RUN_ID takes the original run\'s options', () => {
     await runDispatchCommand({ command: 'continue', keys: [firstSummary.runId] }, again);
     const summary = JSON.parse(again.stdout.text);
     expect(summary, again.stderr.text).toMatchObject({ command: 'continue', status: 'succeeded' });
-    expect(summary.legs.map((l: { key: string; disposition: string }) => [l.key, l.disposition])).toEqual([[a, 'implemented'], [b, 'implemented']]);
-    expect(readRunRecord(h.stateDir, summary.runId)!.options).toMatchObject({ agent: { agentCmd: agent }, onFailure: 'continue', timeouts: { idleMs: 40_000 }, verify: 'true' });
+    expect(summary.legs.map((l: { key: string; disposition: string }) => [l.key, l.disposition])).toEqual([
+      [a, 'implemented'],
+      [b, 'implemented'],
+    ]);
+    expect(readRunRecord(h.stateDir, summary.runId)!.options).toMatchObject({
+      agent: { agentCmd: agent },
+      onFailure: 'continue',
+      timeouts: { idleMs: 40_000 },
+      verify: 'true',
+    });
   });
 });

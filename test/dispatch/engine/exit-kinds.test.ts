@@ -16,7 +16,14 @@ import { LocalStateError, UnsafeRunIdError } from '../../../src/dispatch/state/f
 
 // The numbers as DISPATCH.md §2 writes them, not read back from the table under test.
 const DOCUMENTED: Record<FailureKind, number> = {
-  failed: 1, usage: 2, auth: 3, notFound: 4, unavailable: 5, entitlement: 6, sigint: 130, sigterm: 143,
+  failed: 1,
+  usage: 2,
+  auth: 3,
+  notFound: 4,
+  unavailable: 5,
+  entitlement: 6,
+  sigint: 130,
+  sigterm: 143,
 };
 
 describe('every kind maps to its documented number', () => {

@@ -49,9 +49,23 @@ export class FakeRunService implements Pick<DispatchService, 'appendDispatchEven
   async getDispatchRun(id: string): Promise<DispatchRun> {
     this.reads++;
     return {
-      id, projectId: 'p', command: 'run', origin: 'local', scopeWorkItemId: null, scopeLabel: null,
-      status: this.status, stopReason: null, agent: null, model: null, startedAt: new Date().toISOString(),
-      endedAt: null, lastHeartbeatAt: null, createdById: null, agentInstance: null, cards: [], seq: this.stored.length,
+      id,
+      projectId: 'p',
+      command: 'run',
+      origin: 'local',
+      scopeWorkItemId: null,
+      scopeLabel: null,
+      status: this.status,
+      stopReason: null,
+      agent: null,
+      model: null,
+      startedAt: new Date().toISOString(),
+      endedAt: null,
+      lastHeartbeatAt: null,
+      createdById: null,
+      agentInstance: null,
+      cards: [],
+      seq: this.stored.length,
     };
   }
 

@@ -34,7 +34,10 @@ export async function copyRepoWithOrigin(): Promise<{ repo: string; origin: stri
 
 /** The commit `ref` names in `dir`, or null. */
 export async function refOf(dir: string, ref: string): Promise<string | null> {
-  return run('git', ['rev-parse', '--verify', '-q', ref], dir).then((s) => s.trim(), () => null);
+  return run('git', ['rev-parse', '--verify', '-q', ref], dir).then(
+    (s) => s.trim(),
+    () => null,
+  );
 }
 
 /**
@@ -69,6 +72,13 @@ export async function commitOnRemoteOnly(bare: string, branch: string, file: str
 
 /** An open pull request of `svc/<KEY>` on acme/shop, as the service records a delivery. */
 export const openDelivery = (over: Record<string, unknown> = {}) => ({
-  repo: 'acme/shop', number: 7, title: 'PR', url: 'https://git.example.test/acme/shop/pull/7', state: 'open', ci: 'failing',
-  baseRef: 'main', defaultBranch: 'main', ...over,
+  repo: 'acme/shop',
+  number: 7,
+  title: 'PR',
+  url: 'https://git.example.test/acme/shop/pull/7',
+  state: 'open',
+  ci: 'failing',
+  baseRef: 'main',
+  defaultBranch: 'main',
+  ...over,
 });

@@ -46,29 +46,49 @@ export async function startHarness(over: { repo?: string } = {}): Promise<Harnes
   const seen: string[] = [];
   const legs: LegSummary[] = [];
   return {
-    svc, service, repo, stateDir, seen, legs,
+    svc,
+    service,
+    repo,
+    stateDir,
+    seen,
+    legs,
     item: (kind, title, extra = {}) => svc.admin.createWorkItem({ projectKey: svc.projectKey, kind, title, type: 'code', ...extra }).key,
     opts: (over = {}) => ({
-      command: 'run', keys: [], projectKey: svc.projectKey, baseUrl: svc.url, repo,
-      agent: { agentCmd: EMPTY_COMMIT_AGENT }, onFailure: 'halt', parallel: 1, sendLogs: false, allowEmpty: false,
+      command: 'run',
+      keys: [],
+      projectKey: svc.projectKey,
+      baseUrl: svc.url,
+      repo,
+      agent: { agentCmd: EMPTY_COMMIT_AGENT },
+      onFailure: 'halt',
+      parallel: 1,
+      sendLogs: false,
+      allowEmpty: false,
       timeouts: { idleMs: 30_000, cardMs: 60_000, killGraceMs: 500, runMs: null, flushMs: 5_000 },
-      heartbeatIntervalMs: 60_000, worktree: true, dryRun: false, secrets: [svc.token], env: { PATH: process.env.PATH },
-      flushIntervalMs: 30, ...over,
-    }),
-    deps: (over = {}) => dispatchDeps({
-      service, stateDir,
-      output: {
-        legStarted: (l) => seen.push(`start ${l.key}`),
-        legFinished: (l) => {
-          legs.push(l);
-          seen.push(`end ${l.key} ${l.disposition}`);
-        },
-        info: (m) => seen.push(`info ${m}`),
-        warn: (m) => seen.push(`warn ${m}`),
-      },
-      signal: new AbortController().signal,
+      heartbeatIntervalMs: 60_000,
+      worktree: true,
+      dryRun: false,
+      secrets: [svc.token],
+      env: { PATH: process.env.PATH },
+      flushIntervalMs: 30,
       ...over,
     }),
+    deps: (over = {}) =>
+      dispatchDeps({
+        service,
+        stateDir,
+        output: {
+          legStarted: (l) => seen.push(`start ${l.key}`),
+          legFinished: (l) => {
+            legs.push(l);
+            seen.push(`end ${l.key} ${l.disposition}`);
+          },
+          info: (m) => seen.push(`info ${m}`),
+          warn: (m) => seen.push(`warn ${m}`),
+        },
+        signal: new AbortController().signal,
+        ...over,
+      }),
     async close() {
       await client.close();
       await svc.close();

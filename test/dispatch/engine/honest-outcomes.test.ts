@@ -22,7 +22,25 @@ const runCount = () => (h.svc.db.prepare('SELECT COUNT(*) AS n FROM dispatch_run
 describe('a command given keys of which no card ran', () => {
   it.each([
     ['review with no open pull request', 'review', {}, 'no open delivery'],
-    ['fix with no failing pull request', 'fix', { deliveries: [{ repo: 'acme/shop', number: 7, title: 'PR', url: 'https://x.test/acme/shop/pull/7', state: 'open', ci: 'passing', baseRef: null, defaultBranch: 'main' }] }, 'no open delivery with ci: failing'],
+    [
+      'fix with no failing pull request',
+      'fix',
+      {
+        deliveries: [
+          {
+            repo: 'acme/shop',
+            number: 7,
+            title: 'PR',
+            url: 'https://x.test/acme/shop/pull/7',
+            state: 'open',
+            ci: 'passing',
+            baseRef: null,
+            defaultBranch: 'main',
+          },
+        ],
+      },
+      'no open delivery with ci: failing',
+    ],
     ['run of a done item', 'run', { status: 'done' }, 'done (status done)'],
     ['run of a human item', 'run', { executor: 'human' }, 'executor: human'],
   ] as const)('%s: exit 1, the reason, no run opened', async (_name, command, extra, reason) => {
@@ -34,7 +52,14 @@ describe('a command given keys of which no card ran', () => {
 
   it('run KEY while KEY is in another live run: exit 1, "already in another running run", nothing opened here', async () => {
     const key = h.item('task', 'T');
-    const other = await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'run', origin: 'local', agent: 'custom', idempotencyKey: 'elsewhere', cards: [{ workItemKey: key }] });
+    const other = await h.service.openDispatchRun({
+      projectKey: h.svc.projectKey,
+      command: 'run',
+      origin: 'local',
+      agent: 'custom',
+      idempotencyKey: 'elsewhere',
+      cards: [{ workItemKey: key }],
+    });
     const s = await runDispatch(h.opts({ command: 'run', keys: [key] }), h.deps());
     expect(s).toMatchObject({ runId: null, exitCode: 1, note: `no card ran: ${key} already in another running run` });
     expect(runCount()).toBe(1);
@@ -76,7 +101,7 @@ describe('--idempotency-key, the command retried whole', () => {
     expect(again.legs.map((l) => [l.key, l.disposition, l.sessionBranch])).toEqual([[key, 'implemented', `svc/${key}`]]);
   });
 
-  it('on a machine without the local record: the service\'s cards (disposition, exit code, branch)', async () => {
+  it("on a machine without the local record: the service's cards (disposition, exit code, branch)", async () => {
     const key = h.item('task', 'T');
     const first = await runDispatch(h.opts({ command: 'run', keys: [key], idempotencyKey: 'ci-job-8' }), h.deps());
     const { mkdtempSync } = await import('node:fs');

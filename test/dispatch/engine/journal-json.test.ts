@@ -15,7 +15,25 @@ function texts(count: number): string[] {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
     return seed % n;
   };
-  const pieces = ['plain words ', '\n', '\t', '\r', '"', '\\', '\u001b[31m', '\u0000', '\u007f', 'é', '€', '😀', '\ud800', '\udc00', '\u2028', '</script>', "'"];
+  const pieces = [
+    'plain words ',
+    '\n',
+    '\t',
+    '\r',
+    '"',
+    '\\',
+    '\u001b[31m',
+    '\u0000',
+    '\u007f',
+    'é',
+    '€',
+    '😀',
+    '\ud800',
+    '\udc00',
+    '\u2028',
+    '</script>',
+    "'",
+  ];
   return Array.from({ length: count }, (_, i) => {
     // Half are plain text and newlines (the quick way); the rest draw from everything.
     const pool = i % 2 === 0 ? pieces.slice(0, 2) : pieces;

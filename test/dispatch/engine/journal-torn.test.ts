@@ -26,7 +26,12 @@ describe('a torn last journal line', () => {
     const reread = Journal.open(path);
     expect(reread.lastN).toBe(2);
     expect(reread.closing).toEqual({ stopReason: 'completed', status: 'succeeded' });
-    expect(reread.reader(0).read(10, 1 << 20).map((e) => e.ev.body)).toEqual(['one', 'two']);
+    expect(
+      reread
+        .reader(0)
+        .read(10, 1 << 20)
+        .map((e) => e.ev.body),
+    ).toEqual(['one', 'two']);
     reread.close();
     const lines = readFileSync(path, 'utf8').split('\n');
     expect(lines[1]).toMatch(/"bo$/);
@@ -52,7 +57,11 @@ describe('a torn last journal line', () => {
     const k = Journal.open(path);
     k.append(ev('two'));
     k.close();
-    expect(readFileSync(path, 'utf8').split('\n').filter((l) => l === '')).toEqual(['']);
+    expect(
+      readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((l) => l === ''),
+    ).toEqual(['']);
   });
 
   it('records its agents and forgets the ones that ended', () => {
@@ -82,11 +91,21 @@ describe('events read as the journal holds them (what an append sends)', () => {
     expect(encodeEvents(encoded, Buffer.alloc(1 << 16, 0x7b)).equals(encodeEvents(encoded))).toBe(true);
     // The same byte budget cuts both readers at the same event.
     const budget = readFileSync(path, 'utf8').split('\n')[0]!.length + 10;
-    expect(j.reader(0).readEncoded(10, budget).map((e) => e.n)).toEqual(j.reader(0).read(10, budget).map((e) => e.n));
+    expect(
+      j
+        .reader(0)
+        .readEncoded(10, budget)
+        .map((e) => e.n),
+    ).toEqual(
+      j
+        .reader(0)
+        .read(10, budget)
+        .map((e) => e.n),
+    );
     j.close();
   });
 
-  it('batch after batch through the reader\'s one buffer: every event once, in order, a line longer than the buffer too', () => {
+  it("batch after batch through the reader's one buffer: every event once, in order, a line longer than the buffer too", () => {
     const path = join(mkdtempSync(join(tmpdir(), 'svc-journal-')), 'journal.jsonl');
     const j = Journal.open(path);
     const bodies = Array.from({ length: 60 }, (_, i) => (i === 30 ? 'x'.repeat(200_000) : `event ${i} `.repeat(i * 40)));
@@ -115,7 +134,10 @@ describe('events read as the journal holds them (what an append sends)', () => {
     again.append(ev('two'));
     again.close();
     for (const j of [Journal.open(path)]) {
-      const sent = j.reader(0).readEncoded(10, 1 << 20).map((e) => JSON.parse(e.json.toString('utf8')).body);
+      const sent = j
+        .reader(0)
+        .readEncoded(10, 1 << 20)
+        .map((e) => JSON.parse(e.json.toString('utf8')).body);
       expect(sent).toEqual(['one', 'two']);
       j.close();
     }
@@ -131,7 +153,17 @@ describe('several events in one write (appendAll)', () => {
     j.close();
     const again = Journal.open(path);
     expect(again.lastN).toBe(4);
-    expect(again.reader(0).read(10, 1 << 20).map((e) => [e.n, e.ev.body!.slice(0, 4)])).toEqual([[1, 'zero'], [2, 'one'], [3, 'two'], [4, 'xxxx']]);
+    expect(
+      again
+        .reader(0)
+        .read(10, 1 << 20)
+        .map((e) => [e.n, e.ev.body!.slice(0, 4)]),
+    ).toEqual([
+      [1, 'zero'],
+      [2, 'one'],
+      [3, 'two'],
+      [4, 'xxxx'],
+    ]);
     again.close();
   });
 
@@ -158,7 +190,9 @@ describe('several events in one write (appendAll)', () => {
       }
       expect((failure as NodeJS.ErrnoException).code).toBe('ENOSPC');
       expect(j.lastN % 8).not.toBe(0);
-      const whole = readFileSync(path, 'utf8').split('\n').filter((l) => l.endsWith('}}')).length;
+      const whole = readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((l) => l.endsWith('}}')).length;
       // The events whole in the file are numbered 1..lastN: the next one is not given a taken number.
       expect(j.lastN).toBe(whole);
       j.close();

@@ -15,10 +15,12 @@ afterEach(async () => {
   await h.close();
 });
 
-const cardsOf = async (runId: string) =>
-  Object.fromEntries((await h.service.getDispatchRun(runId)).cards.map((c) => [c.workItemKey, c.disposition]));
+const cardsOf = async (runId: string) => Object.fromEntries((await h.service.getDispatchRun(runId)).cards.map((c) => [c.workItemKey, c.disposition]));
 const journalOf = (runId: string) =>
-  readFileSync(runPaths(h.stateDir, runId).journal, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  readFileSync(runPaths(h.stateDir, runId).journal, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('run KEY...', () => {
   it('runs the named cards in order, streams dispositions and closes completed/succeeded', async () => {
@@ -104,7 +106,10 @@ describe('run KEY...', () => {
 
   it.each([
     ['archived', (b: string) => h.svc.admin.archiveItem(b)],
-    ['re-parented', (b: string) => h.svc.admin.setFields(b, { parent_id: h.svc.db.prepare(`SELECT id FROM work_items WHERE title = 'new parent'`).get()!.id as string })],
+    [
+      're-parented',
+      (b: string) => h.svc.admin.setFields(b, { parent_id: h.svc.db.prepare(`SELECT id FROM work_items WHERE title = 'new parent'`).get()!.id as string }),
+    ],
   ])('stops replanned when the next item was %s since the run opened', async (what, change) => {
     h.item('story', 'new parent');
     const a = h.item('task', 'A');
@@ -126,7 +131,10 @@ describe('run KEY...', () => {
     const done = h.item('task', 'done', { status: 'done' });
     const s = await runDispatch(h.opts({ keys: [a, done], dryRun: true }), h.deps());
     expect(s).toMatchObject({ runId: null, dryRun: true, exitCode: 0 });
-    expect(s.cards.map((c) => [c.key, c.skipReason])).toEqual([[a, null], [done, 'done (status done)']]);
+    expect(s.cards.map((c) => [c.key, c.skipReason])).toEqual([
+      [a, null],
+      [done, 'done (status done)'],
+    ]);
     expect(existsSync(`${h.stateDir}/runs`)).toBe(false);
   });
 

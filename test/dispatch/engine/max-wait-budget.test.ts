@@ -65,8 +65,14 @@ describe('one --max-wait for an engine loop and the client inside it', () => {
     const journal = Journal.open(join(mkdtempSync(join(tmpdir(), 'svc-maxwait-')), 'journal.jsonl'));
     let failed: unknown = null;
     const stream = new EventStream({
-      service: dispatchServiceOf(client(time)), runId: 'run_1', journal, baseSeq: 0, flushIntervalMs: 5,
-      giveUpAfterMs: MAX_WAIT, random: () => 0.999, pacing: { sleep: time.engineSleep, now: time.now },
+      service: dispatchServiceOf(client(time)),
+      runId: 'run_1',
+      journal,
+      baseSeq: 0,
+      flushIntervalMs: 5,
+      giveUpAfterMs: MAX_WAIT,
+      random: () => 0.999,
+      pacing: { sleep: time.engineSleep, now: time.now },
       onFailed: (e) => {
         failed = e;
       },
@@ -86,8 +92,13 @@ describe('one --max-wait for an engine loop and the client inside it', () => {
     let failed: unknown = null;
     const interval = 1_000;
     const hb = startHeartbeat({
-      service: dispatchServiceOf(client(time)), runId: 'run_1', intervalMs: interval, retryMs: 1_000, giveUpAfterMs: MAX_WAIT,
-      pacing: { sleep: time.engineSleep, now: time.now }, onClosed: () => {},
+      service: dispatchServiceOf(client(time)),
+      runId: 'run_1',
+      intervalMs: interval,
+      retryMs: 1_000,
+      giveUpAfterMs: MAX_WAIT,
+      pacing: { sleep: time.engineSleep, now: time.now },
+      onClosed: () => {},
       onFailed: (e) => {
         failed = e;
       },

@@ -43,11 +43,19 @@ function viaProxy(maxWaitMs = 2_000) {
   return dispatchServiceOf(client);
 }
 
-const rows = () => h.svc.db.prepare('SELECT id, status, stop_reason AS stopReason FROM dispatch_runs ORDER BY started_at, id').all() as { id: string; status: string; stopReason: string | null }[];
+const rows = () =>
+  h.svc.db.prepare('SELECT id, status, stop_reason AS stopReason FROM dispatch_runs ORDER BY started_at, id').all() as {
+    id: string;
+    status: string;
+    stopReason: string | null;
+  }[];
 
 /** The journal's `closed` record, or null. */
 function journalClosed(stateDir: string, runId: string): { stopReason: string | null; status: string | null } | null {
-  const lines = readFileSync(runPaths(stateDir, runId).journal, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { t: string; stopReason: string | null; status: string | null });
+  const lines = readFileSync(runPaths(stateDir, runId).journal, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { t: string; stopReason: string | null; status: string | null });
   const closed = lines.find((l) => l.t === 'closed');
   return closed ? { stopReason: closed.stopReason, status: closed.status } : null;
 }
@@ -145,7 +153,7 @@ describe('closeRun', () => {
     expect(await closeRun(s.service, 'run_1', close)).toMatchObject({ kind: 'closed-elsewhere', run: { stopReason: 'abandoned' } });
   });
 
-  it('a 409 on the first close is someone else\'s close', async () => {
+  it("a 409 on the first close is someone else's close", async () => {
     const s = scripted([conflict], [run({ status: 'succeeded', stopReason: 'completed' })]);
     expect(await closeRun(s.service, 'run_1', close)).toMatchObject({ kind: 'closed-elsewhere' });
   });
@@ -175,7 +183,7 @@ describe('the local record comes before the open', () => {
     expect(rows()).toEqual([]);
   });
 
-  it('a user\'s idempotency key never names a path', () => {
+  it("a user's idempotency key never names a path", () => {
     for (const key of ['../../etc/passwd', 'a/b', '.', '']) {
       expect(pendingOpenPath(h.stateDir, key).startsWith(join(h.stateDir, 'opening') + '/')).toBe(true);
     }
@@ -193,8 +201,16 @@ describe('the local record comes before the open', () => {
     const s = await runDispatch(h.opts({ keys: [a], idempotencyKey: 'ci-job-7' }), h.deps({ service }));
     expect(s.exitCode).toBe(0);
     expect(seenDuringOpen).not.toBeNull();
-    const p = JSON.parse(seenDuringOpen!) as { idempotencyKey: string; open: { cards: unknown[] }; record: { baseUrl: string; projectKey: string; command: string } };
-    expect(p).toMatchObject({ idempotencyKey: 'ci-job-7', open: { idempotencyKey: 'ci-job-7', cards: [{ workItemKey: a }] }, record: { baseUrl: h.svc.url, projectKey: h.svc.projectKey, command: 'run' } });
+    const p = JSON.parse(seenDuringOpen!) as {
+      idempotencyKey: string;
+      open: { cards: unknown[] };
+      record: { baseUrl: string; projectKey: string; command: string };
+    };
+    expect(p).toMatchObject({
+      idempotencyKey: 'ci-job-7',
+      open: { idempotencyKey: 'ci-job-7', cards: [{ workItemKey: a }] },
+      record: { baseUrl: h.svc.url, projectKey: h.svc.projectKey, command: 'run' },
+    });
     expect(seenDuringOpen).not.toContain(h.svc.token);
     expect(listPendingOpens(h.stateDir)).toEqual([]);
   });
@@ -237,8 +253,18 @@ describe('the local record comes before the open', () => {
     const a = h.item('task', 'A');
     const open = { projectKey: h.svc.projectKey, command: 'run' as const, origin: 'local' as const, idempotencyKey: 'killed-1', cards: [{ workItemKey: a }] };
     writePendingOpen(h.stateDir, {
-      idempotencyKey: 'killed-1', open,
-      record: { baseUrl: h.svc.url, projectKey: h.svc.projectKey, command: 'run', originalCommand: 'run', scopeKey: null, openedAt: new Date().toISOString(), cards: open.cards, options: { idempotencyKey: 'killed-1' } },
+      idempotencyKey: 'killed-1',
+      open,
+      record: {
+        baseUrl: h.svc.url,
+        projectKey: h.svc.projectKey,
+        command: 'run',
+        originalCommand: 'run',
+        scopeKey: null,
+        openedAt: new Date().toISOString(),
+        cards: open.cards,
+        options: { idempotencyKey: 'killed-1' },
+      },
     });
     const { run } = await h.service.openDispatchRun(open);
     const [r] = await recover();
@@ -268,13 +294,24 @@ describe('the local record comes before the open', () => {
     expect(listPendingOpens(h.stateDir)).toEqual([]);
   });
 
-  it('an open that never landed: recover\'s repeat opens it now and closes it at once; a 409 opens nothing', async () => {
+  it("an open that never landed: recover's repeat opens it now and closes it at once; a 409 opens nothing", async () => {
     const a = h.item('task', 'A');
     const b = h.item('task', 'B');
-    const pendingOf = (key: string, card: string) => writePendingOpen(h.stateDir, {
-      idempotencyKey: key, open: { projectKey: h.svc.projectKey, command: 'run', idempotencyKey: key, cards: [{ workItemKey: card }] },
-      record: { baseUrl: h.svc.url, projectKey: h.svc.projectKey, command: 'run', originalCommand: 'run', scopeKey: null, openedAt: new Date().toISOString(), cards: [{ workItemKey: card }], options: {} },
-    });
+    const pendingOf = (key: string, card: string) =>
+      writePendingOpen(h.stateDir, {
+        idempotencyKey: key,
+        open: { projectKey: h.svc.projectKey, command: 'run', idempotencyKey: key, cards: [{ workItemKey: card }] },
+        record: {
+          baseUrl: h.svc.url,
+          projectKey: h.svc.projectKey,
+          command: 'run',
+          originalCommand: 'run',
+          scopeKey: null,
+          openedAt: new Date().toISOString(),
+          cards: [{ workItemKey: card }],
+          options: {},
+        },
+      });
     pendingOf('lost-1', a);
     const [r] = await recover();
     expect(r).toMatchObject({ action: 'closed', stopReason: 'interrupted', status: 'cancelled' });

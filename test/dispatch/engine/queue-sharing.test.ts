@@ -55,7 +55,7 @@ function machine(name: string, over: Partial<DispatchDeps> = {}): { deps: Dispat
 const runningRuns = () => (h.svc.db.prepare("SELECT COUNT(*) AS n FROM dispatch_runs WHERE status = 'running'").get() as { n: number }).n;
 
 describe('two auto over one queue', () => {
-  it('A with --max 3 opens first and closes first; B never runs A\'s cards: each card is implemented exactly once', async () => {
+  it("A with --max 3 opens first and closes first; B never runs A's cards: each card is implemented exactly once", async () => {
     const keys = Array.from({ length: 10 }, (_, i) => h.item('task', `leaf ${i + 1}`));
     const bLegStarted = deferred();
     const aDone = deferred();
@@ -81,12 +81,27 @@ describe('two auto over one queue', () => {
     const [sa, sb] = await Promise.all([runA, runB]);
 
     const context = `A: ${a.seen.join(' | ')}\nB: ${b.seen.join(' | ')}`;
-    expect(sa.legs.map((l) => l.key), context).toEqual(keys.slice(0, 3));
-    expect(sa.runs!.map((r) => r.stopReason), context).toEqual(['max']);
-    expect(b.seen.some((l) => l.startsWith(`info already in another running run: ${keys.slice(0, 3).join(', ')}`)), context).toBe(true);
+    expect(
+      sa.legs.map((l) => l.key),
+      context,
+    ).toEqual(keys.slice(0, 3));
+    expect(
+      sa.runs!.map((r) => r.stopReason),
+      context,
+    ).toEqual(['max']);
+    expect(
+      b.seen.some((l) => l.startsWith(`info already in another running run: ${keys.slice(0, 3).join(', ')}`)),
+      context,
+    ).toBe(true);
     // B ran the rest once, and its one run drained: A's cards, still ready, are not "more".
-    expect(sb.legs.map((l) => l.key), context).toEqual(keys.slice(3));
-    expect(sb.runs!.map((r) => r.stopReason), context).toEqual(['drained']);
+    expect(
+      sb.legs.map((l) => l.key),
+      context,
+    ).toEqual(keys.slice(3));
+    expect(
+      sb.runs!.map((r) => r.stopReason),
+      context,
+    ).toEqual(['drained']);
     expect([sa.exitCode, sb.exitCode]).toEqual([0, 0]);
 
     // The service agrees: every card implemented in exactly one leg across both machines.
@@ -94,7 +109,10 @@ describe('two auto over one queue', () => {
       .prepare("SELECT work_item_key AS key, COUNT(*) AS n FROM dispatch_cards WHERE disposition = 'implemented' GROUP BY work_item_key ORDER BY work_item_key")
       .all() as { key: string; n: number }[];
     expect(legs.map((l) => [l.key, l.n]).sort(), context).toEqual(keys.map((k) => [k, 1]).sort());
-    expect([...sa.legs, ...sb.legs].every((l) => l.disposition === 'implemented'), context).toBe(true);
+    expect(
+      [...sa.legs, ...sb.legs].every((l) => l.disposition === 'implemented'),
+      context,
+    ).toBe(true);
   }, 60_000);
 
   it('a later round of B leaves A\'s cards alone too (not only the "is more ready?" check)', async () => {
@@ -124,17 +142,34 @@ describe('two auto over one queue', () => {
     const runB = runDispatch(h.opts({ command: 'auto', repo: await makeRepo(), allowEmpty: true }), b.deps);
     const [sa, sb] = await Promise.all([runA, runB]);
     const context = `A: ${a.seen.join(' | ')}\nB: ${b.seen.join(' | ')}`;
-    expect(sa.legs.map((l) => l.key), context).toEqual([a1, a2]);
-    expect(sb.legs.map((l) => l.key), context).toEqual([b1, b2]);
-    expect(sb.runs!.map((r) => r.stopReason), context).toEqual(['completed', 'drained']);
+    expect(
+      sa.legs.map((l) => l.key),
+      context,
+    ).toEqual([a1, a2]);
+    expect(
+      sb.legs.map((l) => l.key),
+      context,
+    ).toEqual([b1, b2]);
+    expect(
+      sb.runs!.map((r) => r.stopReason),
+      context,
+    ).toEqual(['completed', 'drained']);
   }, 60_000);
 });
 
 describe('openWithReselect', () => {
-  const selection = (keys: string[]): Selection => ({
-    command: 'auto', originalCommand: 'auto', scopeKey: null, mode: 'implement', closeOut: false, capped: false, empty: keys.length === 0, note: '',
-    cards: keys.map((key) => ({ key, title: key, item: {} as Selection['cards'][number]['item'], skipReason: null, after: [], gatedBy: null })),
-  } as Selection);
+  const selection = (keys: string[]): Selection =>
+    ({
+      command: 'auto',
+      originalCommand: 'auto',
+      scopeKey: null,
+      mode: 'implement',
+      closeOut: false,
+      capped: false,
+      empty: keys.length === 0,
+      note: '',
+      cards: keys.map((key) => ({ key, title: key, item: {} as Selection['cards'][number]['item'], skipReason: null, after: [], gatedBy: null })),
+    }) as Selection;
 
   it('reports the keys each 409 excluded, as they are excluded and with the opened run', async () => {
     const heard: string[][] = [];

@@ -37,7 +37,11 @@ describe('an implemented leg records itself on its item', () => {
     expect(first.legs.map((l) => l.disposition)).toEqual(['implemented', 'implemented']);
     for (const key of [a, b]) {
       expect(await detail(key)).toMatchObject({
-        status: 'in_review', statusCategory: 'in_progress', implementationSource: 'byok', implementationHarness: 'git', implementationModel: 'm-1',
+        status: 'in_review',
+        statusCategory: 'in_progress',
+        implementationSource: 'byok',
+        implementationHarness: 'git',
+        implementationModel: 'm-1',
       });
     }
     const other = await elsewhere();
@@ -46,7 +50,10 @@ describe('an implemented leg records itself on its item', () => {
       expect([command, s.runId, s.cards]).toEqual([command, null, []]);
     }
     const forced = await runDispatch(h.opts({ command: 'batch', dryRun: true, rerun: true, ...other.opts }), h.deps(other.deps));
-    expect(forced.cards.map((c) => [c.key, c.skipReason])).toEqual([[a, null], [b, null]]);
+    expect(forced.cards.map((c) => [c.key, c.skipReason])).toEqual([
+      [a, null],
+      [b, null],
+    ]);
   });
 
   it('a failed leg leaves its item as it was: status, fields and ETag', async () => {
@@ -146,7 +153,10 @@ describe('an implemented leg records itself on its item', () => {
       },
     };
     const s = await runDispatch(h.opts({ command: 'batch' }), h.deps({ service }));
-    expect(s.cards.map((c) => [c.key, c.skipReason])).toEqual([[a, 'implemented by an earlier run (in_review)'], [b, null]]);
+    expect(s.cards.map((c) => [c.key, c.skipReason])).toEqual([
+      [a, 'implemented by an earlier run (in_review)'],
+      [b, null],
+    ]);
     expect(s.legs.map((l) => l.key)).toEqual([b]);
   });
 

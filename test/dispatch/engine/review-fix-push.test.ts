@@ -29,7 +29,10 @@ afterEach(async () => {
 function journalEvents(runId: string) {
   const j = Journal.open(runPaths(h.stateDir, runId).journal);
   try {
-    return j.reader(0).read(1000, 1 << 24).map((e) => e.ev);
+    return j
+      .reader(0)
+      .read(1000, 1 << 24)
+      .map((e) => e.ev);
   } finally {
     j.close();
   }
@@ -50,7 +53,12 @@ describe('review', () => {
     const kept = await refOf(h.repo, `refs/heads/${side}`);
     expect(kept).not.toBeNull();
     // The agent worked on the pull request's head, and its commit sits on the side branch.
-    expect((await run('git', ['merge-base', '--is-ancestor', head, kept!], h.repo).then(() => true, () => false))).toBe(true);
+    expect(
+      await run('git', ['merge-base', '--is-ancestor', head, kept!], h.repo).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(true);
     expect(await refOf(h.repo, `refs/heads/svc/${key}`)).toBeNull();
     // Nothing reached the remote: its only svc branch is the pull request's, unchanged.
     expect((await run('git', ['for-each-ref', '--format=%(refname) %(objectname)'], origin)).trim().split('\n').sort()).toEqual(
@@ -74,7 +82,9 @@ describe('review', () => {
     const stream = [
       { type: 'assistant', message: { content: [{ type: 'text', text: 'looking' }] } },
       { type: 'result', subtype: 'success', is_error: false, result: `Looks good. ${h.svc.token} Ship it.`, total_cost_usd: 0.01 },
-    ].map((o) => `echo '${JSON.stringify(o)}'`).join('; ');
+    ]
+      .map((o) => `echo '${JSON.stringify(o)}'`)
+      .join('; ');
     const s = await runDispatch(
       h.opts({ command: 'review', keys: [key], sendLogs: true, agent: { agentCmd: `sh -c "${stream.replace(/"/g, '\\"')}"`, stream: 'claude-stream-json' } }),
       h.deps(),
@@ -129,7 +139,10 @@ describe('fix', () => {
     const key = h.item('task', 'fix me', { deliveries: [openDelivery()] });
     const head = await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
     await run('git', ['branch', `svc/${key}`, 'main'], h.repo);
-    const s = await runDispatch(h.opts({ command: 'fix', keys: [key], worktree, agent: { agentCmd: `sh -c "test -f feature.txt && ${COMMITTING_AGENT.slice(7, -1)}"` } }), h.deps());
+    const s = await runDispatch(
+      h.opts({ command: 'fix', keys: [key], worktree, agent: { agentCmd: `sh -c "test -f feature.txt && ${COMMITTING_AGENT.slice(7, -1)}"` } }),
+      h.deps(),
+    );
     expect(s.legs[0]).toMatchObject({ disposition: 'implemented' });
     expect(await run('git', ['rev-parse', `svc/${key}~1`], h.repo)).toBe(`${head}\n`);
     if (!worktree) await run('git', ['checkout', '-q', 'main'], h.repo);
@@ -154,7 +167,7 @@ describe('fix', () => {
 });
 
 describe('--push on a local run', () => {
-  it('pushes an implemented leg\'s branch to origin and tells onBranchPushed once', async () => {
+  it("pushes an implemented leg's branch to origin and tells onBranchPushed once", async () => {
     const key = h.item('task', 'push me');
     const pushed: BranchPushed[] = [];
     const s = await runDispatch(h.opts({ keys: [key], push: true }), h.deps({ pushBranch: pushToOrigin, onBranchPushed: async (p) => void pushed.push(p) }));
@@ -189,7 +202,10 @@ describe.skipIf(process.getuid?.() !== 0)('review as root, through the agent bou
   it('a clean review succeeds and leaves no worktree and no legs folder behind', async () => {
     const key = h.item('task', 'review me', { deliveries: [openDelivery({ ci: 'passing' })] });
     await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
-    const s = await runDispatch(h.opts({ command: 'review', keys: [key], agentUser: DEFAULT_POOL, agent: { agentCmd: 'sh -c "id -u; echo Looks good"' } }), h.deps());
+    const s = await runDispatch(
+      h.opts({ command: 'review', keys: [key], agentUser: DEFAULT_POOL, agent: { agentCmd: 'sh -c "id -u; echo Looks good"' } }),
+      h.deps(),
+    );
     expect(s).toMatchObject({ status: 'succeeded', exitCode: 0 });
     expect(s.legs[0]).toMatchObject({ disposition: 'implemented', reason: null, review: expect.stringMatching(/Looks good$/) });
     expect(Number(s.legs[0]!.review!.split('\n')[0])).not.toBe(0);
@@ -201,7 +217,10 @@ describe.skipIf(process.getuid?.() !== 0)('review as root, through the agent bou
   it('a review agent that changes files fails, its change kept on the side branch, its worktree gone', async () => {
     const key = h.item('task', 'review me', { deliveries: [openDelivery({ ci: null })] });
     await commitOnRemoteOnly(origin, `svc/${key}`, 'feature.txt');
-    const s = await runDispatch(h.opts({ command: 'review', keys: [key], agentUser: DEFAULT_POOL, agent: { agentCmd: 'sh -c "echo scribble > notes.txt"' } }), h.deps());
+    const s = await runDispatch(
+      h.opts({ command: 'review', keys: [key], agentUser: DEFAULT_POOL, agent: { agentCmd: 'sh -c "echo scribble > notes.txt"' } }),
+      h.deps(),
+    );
     expect(s.legs[0]).toMatchObject({ disposition: 'failed', reason: 'changed files during review' });
     expect(await run('git', ['show', `svc/review/${key}/${s.runId}:notes.txt`], h.repo)).toBe('scribble\n');
   });

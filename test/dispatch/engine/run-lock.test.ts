@@ -28,7 +28,10 @@ describe('run lock', () => {
 
   it('a dead owner, or a live pid with another start time (reused), holds nothing: the lock is taken over', () => {
     const dead = spawnSync('true').pid;
-    for (const lock of [{ pid: dead, start: '1' }, { pid: sleeper.pid, start: 'not-its-start' }]) {
+    for (const lock of [
+      { pid: dead, start: '1' },
+      { pid: sleeper.pid, start: 'not-its-start' },
+    ]) {
       const stateDir = stateWith('run_b', lock);
       expect(isRunLive(stateDir, 'run_b')).toBe(false);
       const held = acquireRunLock(stateDir, 'run_b');

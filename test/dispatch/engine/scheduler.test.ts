@@ -48,14 +48,27 @@ function setup(cards: SelectedCard[], over: Partial<DispatchOptions> = {}, items
   } as unknown as DispatchDeps;
   const opts = { parallel: 1, onFailure: 'halt', maxCostUsd: null, ...over } as DispatchOptions;
   const legs: LegScheduler = new LegScheduler({
-    opts, deps, selection: selection(cards), signal: controller.signal,
+    opts,
+    deps,
+    selection: selection(cards),
+    signal: controller.signal,
     runCardLeg: (_ctx, fresh) =>
       new Promise<LegOutcome>((resolve) => {
         started.push(fresh.key);
         ends.set(fresh.key, (implemented, costUsd = 0) =>
           resolve({
             implemented,
-            summary: { key: fresh.key, title: fresh.title, disposition: implemented ? 'implemented' : 'failed', durationMs: 0, exitCode: 0, reason: null, costUsd, tokens: { in: null, out: null }, sessionBranch: null },
+            summary: {
+              key: fresh.key,
+              title: fresh.title,
+              disposition: implemented ? 'implemented' : 'failed',
+              durationMs: 0,
+              exitCode: 0,
+              reason: null,
+              costUsd,
+              tokens: { in: null, out: null },
+              sessionBranch: null,
+            },
           }),
         );
       }),
@@ -66,7 +79,12 @@ function setup(cards: SelectedCard[], over: Partial<DispatchOptions> = {}, items
   };
   const run = legs.run({} as LegContext);
   return {
-    legs, run, started, lines, end, controller,
+    legs,
+    run,
+    started,
+    lines,
+    end,
+    controller,
     reads: () => reads,
     onRead: (f: (key: string) => void) => (onRead = f),
   };
@@ -74,7 +92,10 @@ function setup(cards: SelectedCard[], over: Partial<DispatchOptions> = {}, items
 
 describe('LegScheduler', () => {
   it('starts legs in card order, never more than --parallel at once, and reports them in card order', async () => {
-    const t = setup(['A', 'B', 'C', 'D'].map((k) => card(k)), { parallel: 2 });
+    const t = setup(
+      ['A', 'B', 'C', 'D'].map((k) => card(k)),
+      { parallel: 2 },
+    );
     await settle();
     expect(t.started).toEqual(['A', 'B']);
     await t.end('B');

@@ -67,7 +67,12 @@ describe('named commands', () => {
     const c = h.item('task', 'C', { executor: 'human' });
     const d = h.item('task', 'D', { blockedBy: [c] });
     const s = await sel('run', [d, a, b, c]);
-    expect(view(s.cards)).toEqual([[d, `gated:${c}`], [a, 'run'], [b, 'done'], [c, 'executor:']]);
+    expect(view(s.cards)).toEqual([
+      [d, `gated:${c}`],
+      [a, 'run'],
+      [b, 'done'],
+      [c, 'executor:'],
+    ]);
     expect(s.scopeKey).toBeNull();
   });
 
@@ -79,16 +84,29 @@ describe('named commands', () => {
 
   it('fix takes items whose delivery fails CI; review those with an open delivery', async () => {
     const pr = (state: string, ci: string | null) => ({
-      repo: 'o/r', number: 1, title: 't', url: 'https://x/1', state, ci, baseRef: 'main', defaultBranch: 'main',
+      repo: 'o/r',
+      number: 1,
+      title: 't',
+      url: 'https://x/1',
+      state,
+      ci,
+      baseRef: 'main',
+      defaultBranch: 'main',
     });
     const failing = h.item('task', 'failing', { deliveries: [pr('open', 'failing')] });
     const passing = h.item('task', 'passing', { deliveries: [pr('open', 'passing')] });
     const merged = h.item('task', 'merged', { deliveries: [pr('merged', null)] });
     const fix = await sel('fix', [failing, passing]);
-    expect(view(fix.cards)).toEqual([[failing, 'run'], [passing, 'no']]);
+    expect(view(fix.cards)).toEqual([
+      [failing, 'run'],
+      [passing, 'no'],
+    ]);
     expect(fix.mode).toBe('fix');
     const review = await sel('review', [passing, merged]);
-    expect(view(review.cards)).toEqual([[passing, 'run'], [merged, 'no']]);
+    expect(view(review.cards)).toEqual([
+      [passing, 'run'],
+      [merged, 'no'],
+    ]);
     expect(review.mode).toBe('review');
   });
 });

@@ -7,7 +7,11 @@ describe('trapSignals', () => {
     const proc = new EventEmitter();
     const exits: number[] = [];
     const notices: string[] = [];
-    const trap = trapSignals(proc, (c) => exits.push(c), (m) => notices.push(m));
+    const trap = trapSignals(
+      proc,
+      (c) => exits.push(c),
+      (m) => notices.push(m),
+    );
     trap.handle('dispatch');
     proc.emit('SIGINT');
     expect(trap.signal.aborted).toBe(true);
@@ -38,7 +42,11 @@ describe('trapSignals', () => {
     const proc = new EventEmitter();
     const exits: number[] = [];
     const notices: string[] = [];
-    const trap = trapSignals(proc, (c) => exits.push(c), (m) => notices.push(m));
+    const trap = trapSignals(
+      proc,
+      (c) => exits.push(c),
+      (m) => notices.push(m),
+    );
     proc.emit('SIGTERM');
     expect(exits).toEqual([143]);
     expect(notices).toEqual([]);
@@ -49,7 +57,11 @@ describe('trapSignals', () => {
     const proc = new EventEmitter();
     const exits: number[] = [];
     const notices: string[] = [];
-    const trap = trapSignals(proc, (c) => exits.push(c), (m) => notices.push(m));
+    const trap = trapSignals(
+      proc,
+      (c) => exits.push(c),
+      (m) => notices.push(m),
+    );
     trap.handle('graceful');
     proc.emit('SIGINT');
     expect(trap.signal.aborted).toBe(true);

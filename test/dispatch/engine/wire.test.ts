@@ -114,7 +114,11 @@ describe('parallel legs', () => {
       ].join('\n'),
     );
     const s = await runDispatch(h.opts({ keys, parallel: 2, agent: { agentCmd: `sh ${script}` } }), h.deps());
-    const saw = keys.map((k) => readFileSync(join(dir, `${k}.saw`), 'utf8').trim().split(' '));
+    const saw = keys.map((k) =>
+      readFileSync(join(dir, `${k}.saw`), 'utf8')
+        .trim()
+        .split(' '),
+    );
     expect(saw.map(([running]) => running)).toEqual(['2', '2']);
     expect(new Set(saw.map(([, cwd]) => cwd)).size).toBe(2);
     expect(s.legs.map((l) => [l.key, l.disposition])).toEqual(keys.map((k) => [k, 'implemented']));

@@ -24,7 +24,7 @@ describe('copy', () => {
     expect(files.sort()).toEqual(['.env', '.env.test', 'sub/.env']);
   });
 
-  test('svc\'s own write refuses a link at the file or on its way, and a file already there', async () => {
+  test("svc's own write refuses a link at the file or on its way, and a file already there", async () => {
     const src = dir();
     writeFileSync(join(src, 'a'), 'secret\n');
     const target = join(dir(), 'target');

@@ -21,7 +21,10 @@ import { run } from '../../support/cli.js';
 import { startHarness, type Harness } from '../engine/harness.js';
 
 const isRoot = process.getuid?.() === 0;
-const USERS: [string, AgentPoolSpec | null][] = [['--agent-user none', null], ...(isRoot ? [['the default agent users (a uid per leg)', DEFAULT_POOL] as [string, AgentPoolSpec]] : [])];
+const USERS: [string, AgentPoolSpec | null][] = [
+  ['--agent-user none', null],
+  ...(isRoot ? [['the default agent users (a uid per leg)', DEFAULT_POOL] as [string, AgentPoolSpec]] : []),
+];
 
 const COMMIT = 'git -c user.name=agent -c user.email=agent@example.invalid commit -q';
 
@@ -49,7 +52,7 @@ describe.each(USERS)('the workflow, agents as %s', (_name, user) => {
   const opts = (over: Partial<DispatchOptions>) => h.opts({ agentUser: user, ...over });
   const log = (runId: string, key: string) => readFileSync(logPath(runPaths(h.stateDir, runId), key), 'utf8');
 
-  it('runs setup before the agent, as the agent\'s user, and the agent sees what it installed', async () => {
+  it("runs setup before the agent, as the agent's user, and the agent sees what it installed", async () => {
     const key = h.item('task', 'Uses a dependency');
     const setup = 'mkdir -p deps && echo "installed by $(id -u)" > deps/dep.txt';
     const agent = script(`cat deps/dep.txt\necho "agent is $(id -u)"\n${COMMIT} --allow-empty -m "$SVC_CARD_KEY: used it"`);
@@ -80,7 +83,7 @@ describe.each(USERS)('the workflow, agents as %s', (_name, user) => {
     expect(log(s.runId!, key)).toContain('cannot install');
   });
 
-  it('copies .env into the leg, and no commit carries it, not even the agent\'s `git add -A`', async () => {
+  it("copies .env into the leg, and no commit carries it, not even the agent's `git add -A`", async () => {
     const key = h.item('task', 'Reads the config');
     writeFileSync(join(h.repo, '.env'), 'API_KEY=from-the-checkout\n', { mode: 0o600 });
     writeFileSync(join(h.repo, '.env.local'), 'LOCAL=1\n');
@@ -92,7 +95,10 @@ describe.each(USERS)('the workflow, agents as %s', (_name, user) => {
     expect(files).toContain('seen.txt');
     expect(files.filter((f) => f.startsWith('.env'))).toEqual([]);
     // Nothing of the copy is left as work in svc's worktree either (a review or prune would judge it).
-    const wt = (await git(h.repo, 'worktree', 'list', '--porcelain')).split('\n').find((l) => l.endsWith(`/${key}`))!.slice('worktree '.length);
+    const wt = (await git(h.repo, 'worktree', 'list', '--porcelain'))
+      .split('\n')
+      .find((l) => l.endsWith(`/${key}`))!
+      .slice('worktree '.length);
     expect(await git(wt, 'status', '--porcelain', '--untracked-files=all')).toBe('');
     expect(readdirSync(wt)).not.toContain('.env');
     expect(readFileSync(join(h.repo, '.env'), 'utf8')).toBe('API_KEY=from-the-checkout\n');
@@ -105,13 +111,15 @@ describe.each(USERS)('the workflow, agents as %s', (_name, user) => {
     const gate = mkdtempSync(join(tmpdir(), 'svc-wf-gate-'));
     chmodSync(gate, 0o777);
     // Each agent waits (at most 20 s) until both are running, so the two legs hold their ports at once.
-    const agent = script([
-      `touch ${gate}/$SVC_CARD_KEY`,
-      `i=0; while [ "$(ls ${gate} | wc -l)" -lt 2 ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done`,
-      'echo "$SVC_PORT $SVC_PORT_COUNT" > port.txt',
-      'git add port.txt',
-      `${COMMIT} -m "$SVC_CARD_KEY: port"`,
-    ].join('\n'));
+    const agent = script(
+      [
+        `touch ${gate}/$SVC_CARD_KEY`,
+        `i=0; while [ "$(ls ${gate} | wc -l)" -lt 2 ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done`,
+        'echo "$SVC_PORT $SVC_PORT_COUNT" > port.txt',
+        'git add port.txt',
+        `${COMMIT} -m "$SVC_CARD_KEY: port"`,
+      ].join('\n'),
+    );
     const s = await runDispatch(opts({ keys: [a, b], parallel: 2, agent: { agentCmd: agent }, workflow: wf({ ports: 3 }) }), h.deps());
     expect(s.legs.map((l) => l.disposition)).toEqual(['implemented', 'implemented']);
     const [pa, pb] = await Promise.all([a, b].map(async (k) => (await git(h.repo, 'show', `svc/${k}:port.txt`)).trim().split(' ').map(Number)));
@@ -127,7 +135,10 @@ describe.each(USERS)('the workflow, agents as %s', (_name, user) => {
     const s = await runDispatch(opts({ keys: [key], agent: { agentCmd: agent }, workflow: wf({ verify }) }), h.deps());
     expect(s).toMatchObject({ status: 'failed', exitCode: 1 });
     expect(s.legs[0]).toMatchObject({
-      disposition: 'failed', reason: 'verify failed (exit 1)', exitCode: 0, attempts: 1,
+      disposition: 'failed',
+      reason: 'verify failed (exit 1)',
+      exitCode: 0,
+      attempts: 1,
       check: { status: 'failed', command: verify, exitCode: 1, output: 'test suite: 1 failing (ok.txt missing)' },
     });
     expect(log(s.runId!, key)).toContain('[svc] verify: exit 1');
@@ -141,14 +152,16 @@ describe.each(USERS)('the workflow, agents as %s', (_name, user) => {
     expect(renderHtml([report])).toContain('<pre class="check">test suite: 1 failing');
   });
 
-  it('starts the agent again with the check\'s output; fixed on the second attempt it is implemented, spend added up', async () => {
+  it("starts the agent again with the check's output; fixed on the second attempt it is implemented, spend added up", async () => {
     const key = h.item('task', 'Fixed on the second try');
     const result = JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: 'done', total_cost_usd: 0.25 });
-    const agent = script([
-      'if grep -q "The check failed (attempt 2 of 3)" "$SVC_PROMPT_FILE" && grep -q "^ok.txt is missing" "$SVC_PROMPT_FILE"; then echo fixed > ok.txt; git add ok.txt; fi',
-      `${COMMIT} --allow-empty -m "$SVC_CARD_KEY: attempt"`,
-      `echo '${result}'`,
-    ].join('\n'));
+    const agent = script(
+      [
+        'if grep -q "The check failed (attempt 2 of 3)" "$SVC_PROMPT_FILE" && grep -q "^ok.txt is missing" "$SVC_PROMPT_FILE"; then echo fixed > ok.txt; git add ok.txt; fi',
+        `${COMMIT} --allow-empty -m "$SVC_CARD_KEY: attempt"`,
+        `echo '${result}'`,
+      ].join('\n'),
+    );
     const verify = 'test -f ok.txt || { echo "ok.txt is missing"; exit 1; }';
     const s = await runDispatch(
       opts({ keys: [key], agent: { agentCmd: agent, stream: 'claude-stream-json' }, workflow: wf({ verify, verifyAttempts: 2 }) }),
@@ -157,8 +170,12 @@ describe.each(USERS)('the workflow, agents as %s', (_name, user) => {
     expect(s.legs[0]).toMatchObject({ disposition: 'implemented', attempts: 2, costUsd: 0.5, check: { status: 'passed', exitCode: 0 } });
     expect(await git(h.repo, 'log', '--format=%s', `svc/${key}`, '-2')).toBe(`${key}: attempt\n${key}: attempt\n`);
     // Each attempt is an event: the leg went `running` twice before it ended.
-    const events = readFileSync(runPaths(h.stateDir, s.runId!).journal, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
-      .filter((r) => r.t === 'ev' && r.ev.workItemKey === key).map((r) => r.ev.disposition);
+    const events = readFileSync(runPaths(h.stateDir, s.runId!).journal, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.t === 'ev' && r.ev.workItemKey === key)
+      .map((r) => r.ev.disposition);
     expect(events).toEqual(['running', 'running', 'implemented']);
     expect(log(s.runId!, key)).toContain('[svc] attempt 2 of 3');
     const report = await buildRunReport(h.stateDir, s.runId!, { secrets: [] });
@@ -166,11 +183,16 @@ describe.each(USERS)('the workflow, agents as %s', (_name, user) => {
   });
 });
 
-describe('the workflow\'s steps and what leaves the machine', () => {
+describe("the workflow's steps and what leaves the machine", () => {
   const journal = (runId: string) =>
-    readFileSync(runPaths(h.stateDir, runId).journal, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.t === 'ev').map((r) => r.ev);
+    readFileSync(runPaths(h.stateDir, runId).journal, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.t === 'ev')
+      .map((r) => r.ev);
 
-  it('steps get the agent\'s environment without svc\'s credentials; their output is redacted, and sent only with --send-logs', async () => {
+  it("steps get the agent's environment without svc's credentials; their output is redacted, and sent only with --send-logs", async () => {
     const key = h.item('task', 'Prints its environment');
     const setup = 'env | sort; echo ghp_0123456789abcdefghijklmnopqrstuvwxyzAB';
     const env = { PATH: process.env.PATH, SVC_TOKEN: 'plain-service-credential', GITHUB_TOKEN: 'plain-github-credential', KEEP_ME: 'kept' };
@@ -185,7 +207,9 @@ describe('the workflow\'s steps and what leaves the machine', () => {
 
     const key2 = h.item('task', 'Prints, with --send-logs');
     const sent = await runDispatch(h.opts({ keys: [key2], env, sendLogs: true, workflow: wf({ setup: [setup] }) }), h.deps());
-    const bodies = journal(sent.runId!).map((e) => e.body ?? '').join('');
+    const bodies = journal(sent.runId!)
+      .map((e) => e.body ?? '')
+      .join('');
     expect(bodies).toContain('[svc] setup: env | sort');
     expect(bodies).toContain('KEEP_ME=kept');
     expect(bodies).not.toContain('ghp_0123456789abcdefghijklmnopqrstuvwxyzAB');

@@ -23,8 +23,14 @@ describe('parseWorkflow', () => {
     expect(parseWorkflow(source)).toEqual({
       problems: [],
       workflow: {
-        setup: ['npm ci', 'npm run build'], copy: ['.env*'], ports: 2, verify: 'npm test', verifyAttempts: 2,
-        teardown: ['pkill -f vite || true'], prompt: 'Use pnpm.\n', timeouts: { ...DEFAULT_STEP_TIMEOUTS, verify: 90_000 },
+        setup: ['npm ci', 'npm run build'],
+        copy: ['.env*'],
+        ports: 2,
+        verify: 'npm test',
+        verifyAttempts: 2,
+        teardown: ['pkill -f vite || true'],
+        prompt: 'Use pnpm.\n',
+        timeouts: { ...DEFAULT_STEP_TIMEOUTS, verify: 90_000 },
       },
     });
   });

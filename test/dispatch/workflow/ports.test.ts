@@ -17,7 +17,9 @@ afterEach(() => {
 
 /** Another process holding svc's lock of `port`, as a second svc would. */
 async function otherSvcHolding(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-e', `require('node:net').createServer().listen('\\0svc-port-${port}', () => console.log('held'))`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', `require('node:net').createServer().listen('\\0svc-port-${port}', () => console.log('held'))`], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.push(child);
   await new Promise<void>((done) => child.stdout!.once('data', () => done()));
   return child;

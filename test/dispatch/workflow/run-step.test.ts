@@ -6,7 +6,18 @@ import { runStep, stepOutcome, type StepSpec } from '../../../src/dispatch/workf
 
 const spec = (command: string, over: Partial<StepSpec> = {}) => {
   const out: string[] = [];
-  return { out, spec: { command, cwd: '/', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, timeoutMs: 10_000, killGraceMs: 200, onOutput: (c: Buffer) => out.push(c.toString()), ...over } };
+  return {
+    out,
+    spec: {
+      command,
+      cwd: '/',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      timeoutMs: 10_000,
+      killGraceMs: 200,
+      onOutput: (c: Buffer) => out.push(c.toString()),
+      ...over,
+    },
+  };
 };
 
 /** Running (a zombie nobody reaped yet is not: the container's init may be slow to reap). */

@@ -37,7 +37,12 @@ test('transaction commits, rolls back on a throw, and nested calls join the oute
       throw new Error('boom');
     }),
   ).toThrow('boom');
-  expect(db.prepare('SELECT v FROM t').all().map((r) => (r as { v: number }).v)).toEqual([1]);
+  expect(
+    db
+      .prepare('SELECT v FROM t')
+      .all()
+      .map((r) => (r as { v: number }).v),
+  ).toEqual([1]);
   expect(db.prepare('PRAGMA foreign_keys').get()).toEqual({ foreign_keys: 1 });
 });
 

@@ -48,20 +48,25 @@ describe('401 is undifferentiated', () => {
     ['malformed token', () => 'not-a-token'],
     ['wrong prefix', () => `svc_xyz_${'a'.repeat(32)}`],
     ['unknown token', () => `svc_pat_${'A'.repeat(32)}`],
-    ['revoked token', () => {
-      const t = s.admin.createToken({ workspaceId: s.workspaceId, userId: s.userId });
-      s.admin.revokeToken(t.id);
-      return t.token;
-    }],
-    ['expired token', () =>
-      s.admin.createToken({ workspaceId: s.workspaceId, userId: s.userId, expiresAt: '2000-01-01T00:00:00Z' }).token],
-    ['owner no longer a member', () => {
-      const u = s.admin.createUser({ name: 'Gone', email: `gone-${Math.random()}@x.test` });
-      s.admin.addMember(s.workspaceId, u.id);
-      const t = s.admin.createToken({ workspaceId: s.workspaceId, userId: u.id }).token;
-      s.admin.removeMember(s.workspaceId, u.id);
-      return t;
-    }],
+    [
+      'revoked token',
+      () => {
+        const t = s.admin.createToken({ workspaceId: s.workspaceId, userId: s.userId });
+        s.admin.revokeToken(t.id);
+        return t.token;
+      },
+    ],
+    ['expired token', () => s.admin.createToken({ workspaceId: s.workspaceId, userId: s.userId, expiresAt: '2000-01-01T00:00:00Z' }).token],
+    [
+      'owner no longer a member',
+      () => {
+        const u = s.admin.createUser({ name: 'Gone', email: `gone-${Math.random()}@x.test` });
+        s.admin.addMember(s.workspaceId, u.id);
+        const t = s.admin.createToken({ workspaceId: s.workspaceId, userId: u.id }).token;
+        s.admin.removeMember(s.workspaceId, u.id);
+        return t;
+      },
+    ],
     ['unknown run credential', () => `svc_run_${'B'.repeat(32)}`],
   ];
   test.each(cases)('%s', async (_name, token) => {
@@ -78,17 +83,14 @@ describe('401 is undifferentiated', () => {
 
 describe('403 when the token lacks the permission', () => {
   const mine = OPERATIONS.filter((o) => [1, 2, 3, 4, 5, 6, 7, 8, 9, 23, 24].includes(o.n));
-  test.each(mine.map((o) => [o.n, o.id, o.method, o.path, o.permission] as const))(
-    'op %i %s',
-    async (_n, _id, method, path, permission) => {
-      const others = (['project:browse', 'work_item:edit', 'sprint:manage', 'ai:plan'] as const).filter((x) => x !== permission);
-      const token = s.admin.createToken({ workspaceId: s.workspaceId, userId: s.userId, scopes: others }).token;
-      const concrete = path.replace('{projectKey}', s.projectKey).replace('{key}', `${s.projectKey}-1`);
-      const r = await s.call(method, concrete, { token, body: method === 'GET' ? undefined : { title: 'x' } });
-      expect(r.status).toBe(403);
-      expect(r.body.code).toBe('FORBIDDEN');
-    },
-  );
+  test.each(mine.map((o) => [o.n, o.id, o.method, o.path, o.permission] as const))('op %i %s', async (_n, _id, method, path, permission) => {
+    const others = (['project:browse', 'work_item:edit', 'sprint:manage', 'ai:plan'] as const).filter((x) => x !== permission);
+    const token = s.admin.createToken({ workspaceId: s.workspaceId, userId: s.userId, scopes: others }).token;
+    const concrete = path.replace('{projectKey}', s.projectKey).replace('{key}', `${s.projectKey}-1`);
+    const r = await s.call(method, concrete, { token, body: method === 'GET' ? undefined : { title: 'x' } });
+    expect(r.status).toBe(403);
+    expect(r.body.code).toBe('FORBIDDEN');
+  });
 });
 
 describe('paths', () => {
@@ -192,11 +194,14 @@ describe('rate limit', () => {
     }
   });
 
-  test('requests without a valid token spend a per-address budget, not a token\'s', async () => {
+  test("requests without a valid token spend a per-address budget, not a token's", async () => {
     const t = await startTestService({ config: { rateLimit: 2, rateWindowMs: 60_000 } });
     try {
       const anon = [await t.call('GET', '/me', { token: null }), await t.call('GET', '/me', { token: 'bad' })];
-      expect(anon.map((r) => [r.status, r.headers['x-ratelimit-remaining']])).toEqual([[401, '1'], [401, '0']]);
+      expect(anon.map((r) => [r.status, r.headers['x-ratelimit-remaining']])).toEqual([
+        [401, '1'],
+        [401, '0'],
+      ]);
       const limited = await t.call('GET', '/me', { token: null });
       expect(limited.status).toBe(429);
       expect(limited.body.code).toBe('RATE_LIMITED');

@@ -13,7 +13,9 @@ import { MODULES } from '../../../src/server/modules.js';
 const file = () => join(mkdtempSync(join(tmpdir(), 'svc-mig-')), 'svc.db');
 const version = (db: DatabaseSync) => (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
 const tables = (db: DatabaseSync) =>
-  (db.prepare("SELECT name FROM sqlite_schema WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+  (db.prepare("SELECT name FROM sqlite_schema WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[]).map(
+    (r) => r.name,
+  );
 
 // An older build's store, with the DDL such a build ran (CREATE TABLE IF NOT EXISTS at start, no
 // user_version): the plain parent index the newer composite one replaced, and no project_members.
@@ -111,19 +113,24 @@ test('a store from a newer build is refused and left untouched', () => {
   newer.close();
 
   expect(() => openDatabase(path, MODULES)).toThrow(NewerDatabaseError);
-  expect(() => openDatabase(path, MODULES)).toThrow(`the database ${path} was made by a newer svc (schema 99, this build knows ${migrations([]).at(-1)!.version})`);
+  expect(() => openDatabase(path, MODULES)).toThrow(
+    `the database ${path} was made by a newer svc (schema 99, this build knows ${migrations([]).at(-1)!.version})`,
+  );
   const check = new DatabaseSync(path);
   expect(version(check)).toBe(99);
   expect(tables(check)).toEqual(['from_the_future']);
   check.close();
 });
 
-test('svc server on a newer build\'s store exits 2 with one line naming the file and both versions', () => {
+test("svc server on a newer build's store exits 2 with one line naming the file and both versions", () => {
   const path = file();
   const newer = new DatabaseSync(path);
   newer.exec('PRAGMA user_version = 7');
   newer.close();
-  for (const args of [['server', '--port', '0', '--db', path], ['server', 'token', 'create', '--db', path, '--workspace', 'acme']]) {
+  for (const args of [
+    ['server', '--port', '0', '--db', path],
+    ['server', 'token', 'create', '--db', path, '--workspace', 'acme'],
+  ]) {
     const run = spawnSync(process.execPath, ['bin/svc.js', ...args], { encoding: 'utf8', timeout: 20_000 });
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');

@@ -34,9 +34,15 @@ function raw(method: string, path: string, body?: Buffer | string, headers: Reco
   return new Promise((resolve, reject) => {
     const req = request(
       {
-        agent, host: url.hostname, port: url.port, method, path: `/api/v1${path}`,
+        agent,
+        host: url.hostname,
+        port: url.port,
+        method,
+        path: `/api/v1${path}`,
         headers: {
-          authorization: `Bearer ${s.token}`, 'content-type': 'application/json', ...headers,
+          authorization: `Bearer ${s.token}`,
+          'content-type': 'application/json',
+          ...headers,
           ...(payload ? { 'content-length': String(payload.length) } : {}),
         },
       },
@@ -75,9 +81,10 @@ describe('the body is consumed before the answer', () => {
     ['422 (bad cursor, a GET)', 'GET', '/projects?cursor=nope', {}, 422],
     ['200 (a DELETE of a folder)', 'DELETE', '/folders/{folder}', {}, 200],
   ] as const)('%s: answered after the body, the connection kept open', async (_name, method, path, extra, status) => {
-    let headers: Record<string, string> = extra === 'browse-only'
-      ? { authorization: `Bearer ${s.admin.createToken({ workspaceId: s.workspaceId, userId: s.userId, scopes: ['project:browse'] }).token}` }
-      : { ...extra };
+    let headers: Record<string, string> =
+      extra === 'browse-only'
+        ? { authorization: `Bearer ${s.admin.createToken({ workspaceId: s.workspaceId, userId: s.userId, scopes: ['project:browse'] }).token}` }
+        : { ...extra };
     if (headers.authorization === '') headers = { authorization: 'Bearer nope' };
     let concrete: string = path;
     if (path.includes('{folder}')) {
@@ -179,11 +186,14 @@ describe('consumeBody', () => {
     });
 
   test('keeps at most `keep` bytes, reads to the end, and says whether it went over', async () => {
-    const got = await withServer((req) => consumeBody(req, 10), async (port) => {
-      await post(port, Buffer.from('0123456789'));
-      await post(port, Buffer.from('0123456789abcdef'));
-      await post(port, Buffer.alloc(0));
-    });
+    const got = await withServer(
+      (req) => consumeBody(req, 10),
+      async (port) => {
+        await post(port, Buffer.from('0123456789'));
+        await post(port, Buffer.from('0123456789abcdef'));
+        await post(port, Buffer.alloc(0));
+      },
+    );
     expect(got.map((g) => [g.bytes.toString(), g.size, g.over, g.complete, g.gone])).toEqual([
       ['0123456789', 10, false, true, false],
       ['0123456789', 16, true, true, false],
@@ -192,10 +202,13 @@ describe('consumeBody', () => {
   });
 
   test('stops reading past the drain limit, or at once when the declared length is past it', async () => {
-    const got = await withServer((req) => consumeBody(req, 4, 64 * 1024), async (port) => {
-      await post(port, Buffer.alloc(256 * 1024, 'z'), false);
-      await post(port, Buffer.alloc(256 * 1024, 'z'));
-    });
+    const got = await withServer(
+      (req) => consumeBody(req, 4, 64 * 1024),
+      async (port) => {
+        await post(port, Buffer.alloc(256 * 1024, 'z'), false);
+        await post(port, Buffer.alloc(256 * 1024, 'z'));
+      },
+    );
     expect(got.map((g) => [g.bytes.toString(), g.over, g.complete, g.gone])).toEqual([
       ['zzzz', true, false, false],
       ['', true, false, false],

@@ -104,7 +104,10 @@ describe('SVC_SERVER_VALIDATE_LOG', () => {
       // A priority outside the document's enum, planted in the store, makes the read break it.
       svc.db.prepare("UPDATE work_items SET priority = 'urgent' WHERE key = 'DEMO-1'").run();
       expect((await fetch(`${svc.url}/api/v1/work-items/DEMO-1`, { headers: auth })).status).toBe(200);
-      const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { operationId: string; status: number; message: string });
+      const lines = readFileSync(log, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { operationId: string; status: number; message: string });
       expect(lines.length).toBeGreaterThan(0);
       expect(lines[0]).toMatchObject({ operationId: 'getWorkItem', status: 200, message: expect.any(String) });
     } finally {

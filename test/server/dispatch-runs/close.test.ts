@@ -18,7 +18,13 @@ describe('close (op 27)', () => {
   test('settles the legs: queued → not_reached, running → failed, the rest untouched; endedAt stamped', async () => {
     const keys = h.items(5);
     const run = await h.open({
-      cards: [{ workItemKey: keys[0] }, { workItemKey: keys[1] }, { workItemKey: keys[2] }, { workItemKey: keys[3], skipReason: 'human' }, { workItemKey: keys[4] }],
+      cards: [
+        { workItemKey: keys[0] },
+        { workItemKey: keys[1] },
+        { workItemKey: keys[2] },
+        { workItemKey: keys[3], skipReason: 'human' },
+        { workItemKey: keys[4] },
+      ],
     });
     await append(run.id, [...moves('implemented', keys[0]), ...moves('running', keys[1]), ...moves('failed', keys[4])]);
     h.clock.advance(60_000);
@@ -50,7 +56,7 @@ describe('close (op 27)', () => {
     expect((await close(run.id, { stopReason: 'completed', status: 'timed_out' })).body.status).toBe('timed_out');
   });
 
-  test('422 without stopReason, with an unknown one, a bad status, or abandoned (the reaper\'s own)', async () => {
+  test("422 without stopReason, with an unknown one, a bad status, or abandoned (the reaper's own)", async () => {
     const run = await h.open();
     for (const body of [{}, { stopReason: 'bored' }, { stopReason: 'completed', status: 'running' }, { stopReason: 'abandoned' }]) {
       const res = await close(run.id, body);
@@ -81,11 +87,7 @@ describe('close-out prompt (op 28)', () => {
     const leaf = (title: string) => h.svc.admin.createWorkItem({ projectKey: 'PROJ', kind: 'subtask', title, parentKey: scope }).key;
     const [a, b, c] = [leaf('Cart totals'), leaf('Payment form'), leaf('Receipt email')];
     const run = await h.open({ command: 'run_scope', scopeKey: scope, cards: [a, b, c].map((workItemKey) => ({ workItemKey })) });
-    await append(run.id, [
-      ...moves('implemented', c),
-      { workItemKey: a, disposition: 'implemented', sessionBranch: `svc/${a}` },
-      ...moves('failed', b),
-    ]);
+    await append(run.id, [...moves('implemented', c), { workItemKey: a, disposition: 'implemented', sessionBranch: `svc/${a}` }, ...moves('failed', b)]);
     const res = await h.svc.call('GET', `/dispatch-runs/${run.id}/close-out-prompt`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ runId: run.id, targetKey: scope, landedKeys: [a, c] });

@@ -15,8 +15,7 @@ afterEach(async () => {
   await h.svc.close();
 });
 
-const append = (events: unknown[], id = run.id, token?: string) =>
-  h.svc.call('POST', `/dispatch-runs/${id}/events`, { token, body: { events } });
+const append = (events: unknown[], id = run.id, token?: string) => h.svc.call('POST', `/dispatch-runs/${id}/events`, { token, body: { events } });
 const read = async (): Promise<DispatchRun> => (await h.svc.call('GET', `/dispatch-runs/${run.id}`)).body;
 const storedSeqs = () =>
   (h.svc.db.prepare('SELECT seq FROM dispatch_events WHERE run_id = ? ORDER BY rowid').all(run.id) as { seq: number }[]).map((r) => r.seq);
@@ -41,8 +40,14 @@ test('a disposition moves its leg in the same append; the answer lists every mov
   ]);
   expect(res.status).toBe(200);
   expect(res.body.seq).toBe(4);
-  expect(res.body.cards.map((c: { workItemKey: string; disposition: string; sessionBranch: string | null; exitCode: number | null }) =>
-    [c.workItemKey, c.disposition, c.sessionBranch, c.exitCode])).toEqual([
+  expect(
+    res.body.cards.map((c: { workItemKey: string; disposition: string; sessionBranch: string | null; exitCode: number | null }) => [
+      c.workItemKey,
+      c.disposition,
+      c.sessionBranch,
+      c.exitCode,
+    ]),
+  ).toEqual([
     [keys[0], 'implemented', `svc/${keys[0]}`, 0],
     [keys[2], 'failed', null, 3],
   ]);

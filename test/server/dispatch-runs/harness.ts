@@ -39,8 +39,9 @@ export async function startHarness(opts: TestServiceOptions = {}): Promise<Harne
     svc,
     clock,
     items(n, fields = {}) {
-      return Array.from({ length: n }, (_, i) =>
-        svc.admin.createWorkItem({ projectKey: svc.projectKey, kind: 'task', title: `Card ${i + 1}`, ...fields }).key,
+      return Array.from(
+        { length: n },
+        (_, i) => svc.admin.createWorkItem({ projectKey: svc.projectKey, kind: 'task', title: `Card ${i + 1}`, ...fields }).key,
       ) as Keys;
     },
     async open(body = {}, token) {

@@ -51,7 +51,8 @@ describe('the run credential', () => {
 
   test('appends to its own run and reads the work items of its own cards only', async () => {
     const appended = await h.svc.call('POST', `/dispatch-runs/${run.id}/events`, {
-      token: runToken, body: { events: [{ workItemKey: keys[0], disposition: 'running' }] },
+      token: runToken,
+      body: { events: [{ workItemKey: keys[0], disposition: 'running' }] },
     });
     expect(appended.status).toBe(200);
     expect(appended.body.seq).toBe(1);
@@ -101,8 +102,11 @@ describe('git credentials (op 30)', () => {
     const expiresAt = new Date(h.clock.now().getTime() + 60 * 60_000).toISOString();
     for (const c of creds) {
       expect(c).toEqual({
-        repository: c.repository, url: `${h.svc.url}/git/${c.repository}.git`, username: 'x-access-token',
-        token: creds[0]!.token, expiresAt,
+        repository: c.repository,
+        url: `${h.svc.url}/git/${c.repository}.git`,
+        username: 'x-access-token',
+        token: creds[0]!.token,
+        expiresAt,
       });
     }
     expect(creds[0]!.token).toMatch(/^ghs_[A-Za-z0-9]{36}$/);
@@ -123,7 +127,7 @@ describe('git credentials (op 30)', () => {
     expect(checkGitToken(h.svc.db, second, 'acme/api', h.clock.now())).toBe(true);
   });
 
-  test('a personal token, the operator\'s included, is refused 403 before the run is read', async () => {
+  test("a personal token, the operator's included, is refused 403 before the run is read", async () => {
     for (const id of [run.id, 'run_nope']) {
       const res = await trade(id);
       expect(res.status).toBe(403);
@@ -132,7 +136,7 @@ describe('git credentials (op 30)', () => {
     expect((await trade(run.id, null)).status).toBe(401);
   });
 
-  test('another run\'s credential is refused 403 as well', async () => {
+  test("another run's credential is refused 403 as well", async () => {
     const other = await h.open({ origin: 'hosted' });
     const res = await trade(run.id, h.runToken(other.id));
     expect(res.status).toBe(403);

@@ -15,7 +15,11 @@ describe('open (op 25)', () => {
     const [a, b, c, scope] = h.items(4);
     const res = await h.svc.call('POST', '/dispatch-runs', {
       body: {
-        projectKey: 'PROJ', command: 'run_scope', scopeKey: scope, agent: 'claude', model: 'opus',
+        projectKey: 'PROJ',
+        command: 'run_scope',
+        scopeKey: scope,
+        agent: 'claude',
+        model: 'opus',
         cards: [{ workItemKey: c }, { workItemKey: a, skipReason: 'executor: human' }, { workItemKey: b }],
       },
     });
@@ -23,18 +27,29 @@ describe('open (op 25)', () => {
     expect(res.body.created).toBe(true);
     const run = res.body.run;
     expect(run).toMatchObject({
-      command: 'run_scope', origin: 'local', status: 'running', stopReason: null, agent: 'claude', model: 'opus',
-      endedAt: null, createdById: h.svc.userId, agentInstance: null, seq: 0,
-      scopeWorkItemId: h.svc.admin.workItem(scope!).id, scopeLabel: scope,
+      command: 'run_scope',
+      origin: 'local',
+      status: 'running',
+      stopReason: null,
+      agent: 'claude',
+      model: 'opus',
+      endedAt: null,
+      createdById: h.svc.userId,
+      agentInstance: null,
+      seq: 0,
+      scopeWorkItemId: h.svc.admin.workItem(scope!).id,
+      scopeLabel: scope,
       projectId: h.svc.admin.projectId('PROJ'),
     });
     // A local run is counted silent from its open.
     expect(run.lastHeartbeatAt).toBe(run.startedAt);
-    expect(run.cards.map((x: { workItemKey: string; disposition: string; skipReason: string | null }) => [x.workItemKey, x.disposition, x.skipReason])).toEqual([
-      [c, 'queued', null],
-      [a, 'skipped', 'executor: human'],
-      [b, 'queued', null],
-    ]);
+    expect(run.cards.map((x: { workItemKey: string; disposition: string; skipReason: string | null }) => [x.workItemKey, x.disposition, x.skipReason])).toEqual(
+      [
+        [c, 'queued', null],
+        [a, 'skipped', 'executor: human'],
+        [b, 'queued', null],
+      ],
+    );
   });
 
   test('a given scopeLabel is kept; a hosted run has no heartbeat stamp; no cards is a run with no legs', async () => {
@@ -64,7 +79,7 @@ describe('open (op 25)', () => {
     expect(other.body.created).toBe(true);
   });
 
-  test('an idempotencyKey already used in another project is a 409, not that project\'s run', async () => {
+  test("an idempotencyKey already used in another project is a 409, not that project's run", async () => {
     h.svc.admin.createProject({ workspaceId: h.svc.workspaceId, key: 'OTHER', name: 'Other' });
     await h.open({ idempotencyKey: 'k1' });
     const res = await h.svc.call('POST', '/dispatch-runs', { body: { projectKey: 'OTHER', command: 'run', idempotencyKey: 'k1' } });
@@ -75,7 +90,14 @@ describe('open (op 25)', () => {
   test('409 CONFLICT naming the keys while a card is queued or running in another running run; fine once it closes', async () => {
     const [a, b, c] = h.items(3);
     const first = await h.open({ cards: [{ workItemKey: a }, { workItemKey: b }, { workItemKey: c }] });
-    await h.svc.call('POST', `/dispatch-runs/${first.id}/events`, { body: { events: [{ workItemKey: b, disposition: 'running' }, { workItemKey: c, disposition: 'implemented' }] } });
+    await h.svc.call('POST', `/dispatch-runs/${first.id}/events`, {
+      body: {
+        events: [
+          { workItemKey: b, disposition: 'running' },
+          { workItemKey: c, disposition: 'implemented' },
+        ],
+      },
+    });
     const clash = await h.svc.call('POST', '/dispatch-runs', {
       body: { projectKey: 'PROJ', command: 'run', cards: [{ workItemKey: c }, { workItemKey: b }, { workItemKey: a }] },
     });
@@ -112,7 +134,11 @@ describe('open (op 25)', () => {
     h.svc.admin.createProject({ workspaceId: h.svc.workspaceId, key: 'SECRET', name: 's', accessMode: 'members' });
     h.svc.admin.createProject({ workspaceId: h.svc.workspaceId, key: 'OTHER', name: 'o' });
     const narrowed = h.svc.admin.createToken({ workspaceId: h.svc.workspaceId, userId: h.svc.userId, projectKey: 'OTHER' }).token;
-    for (const [projectKey, token] of [['NOPE', undefined], ['SECRET', undefined], ['PROJ', narrowed]] as const) {
+    for (const [projectKey, token] of [
+      ['NOPE', undefined],
+      ['SECRET', undefined],
+      ['PROJ', narrowed],
+    ] as const) {
       const res = await h.svc.call('POST', '/dispatch-runs', { token, body: { projectKey, command: 'run' } });
       expect(res.status, projectKey).toBe(404);
       expect(res.body.code).toBe('NOT_FOUND');
@@ -145,7 +171,11 @@ describe('read (op 26)', () => {
     const ws = h.svc.admin.createWorkspace({ name: 'Elsewhere', slug: 'elsewhere' });
     h.svc.admin.addMember(ws.id, h.svc.userId);
     const foreign = h.svc.admin.createToken({ workspaceId: ws.id, userId: h.svc.userId }).token;
-    for (const [id, token] of [['run_nope', undefined], [run.id, narrowed], [run.id, foreign]] as const) {
+    for (const [id, token] of [
+      ['run_nope', undefined],
+      [run.id, narrowed],
+      [run.id, foreign],
+    ] as const) {
       const res = await h.svc.call('GET', `/dispatch-runs/${id}`, { token });
       expect(res.status).toBe(404);
       expect(res.body.code).toBe('NOT_FOUND');

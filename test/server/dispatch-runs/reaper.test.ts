@@ -40,7 +40,7 @@ test('a silent local run is closed abandoned (failed) with its legs settled; hos
   }
 });
 
-test('silence is counted from the open, then from the last beat, on the server\'s clock', async () => {
+test("silence is counted from the open, then from the last beat, on the server's clock", async () => {
   h = await startHarness({ config: { reapAfterMs: 5 * 60_000, reapEveryMs: 10 } });
   const run = await h.open();
   // A tick of the reaper at the clock's time, the one its timer runs: nothing to reap yet.
@@ -88,6 +88,9 @@ test('event bodies are cleared 30 days after their event; the events and their s
   const bodies = () =>
     h!.svc.db.prepare('SELECT seq, body FROM dispatch_events WHERE run_id = ? ORDER BY seq').all(run.id) as { seq: number; body: string | null }[];
   await vi.waitFor(() => expect(bodies()[0]!.body).toBeNull(), { timeout: 2_000, interval: 20 });
-  expect(bodies()).toEqual([{ seq: 1, body: null }, { seq: 2, body: 'newer log' }]);
+  expect(bodies()).toEqual([
+    { seq: 1, body: null },
+    { seq: 2, body: 'newer log' },
+  ]);
   expect((await read(run.id)).seq).toBe(2);
 });

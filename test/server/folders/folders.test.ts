@@ -147,10 +147,7 @@ describe('GET /folders/{folderId} (op 15)', () => {
   test.each([
     ['nonexistent', async () => ({ id: 'fld_nope', token: svc.token })],
     ['in another workspace', async () => ({ id: (await foreignWorkspace()).folderId, token: svc.token })],
-    [
-      'in a project the token is not bound to',
-      async () => ({ id: await folder(project(), 'hidden'), token: tokenWith(svc, ['project:browse'], project()) }),
-    ],
+    ['in a project the token is not bound to', async () => ({ id: await folder(project(), 'hidden'), token: tokenWith(svc, ['project:browse'], project()) })],
     [
       'in a members-only project the caller is not a member of',
       async () => {

@@ -19,10 +19,12 @@ async function names(key: string, parent?: string): Promise<string[]> {
 
 const positions = (key: string): Map<string, string> =>
   new Map(
-    (svc.db.prepare('SELECT f.id, f.position FROM folders f JOIN projects p ON p.id = f.project_id WHERE p.key = ?').all(key) as {
-      id: string;
-      position: string;
-    }[]).map((r) => [r.id, r.position]),
+    (
+      svc.db.prepare('SELECT f.id, f.position FROM folders f JOIN projects p ON p.id = f.project_id WHERE p.key = ?').all(key) as {
+        id: string;
+        position: string;
+      }[]
+    ).map((r) => [r.id, r.position]),
   );
 
 /** Project with root folders A, B, C (in that order). */

@@ -6,7 +6,7 @@ import { isPosition, positionBetween, positionsBetween } from '../../../src/serv
 /** A small deterministic generator, so a failure reproduces. */
 function rng(seed: number): () => number {
   let s = seed;
-  return () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 describe('positionBetween', () => {

@@ -121,13 +121,10 @@ describe('refusals of ops 18 and 19', () => {
     }
   });
 
-  test.each([[{}], [{ body: '' }], [{ body: '   ' }], [{ body: 'x'.repeat(20_001) }], [{ body: 42 }]])(
-    'turn %j is 422 INVALID_REQUEST',
-    async (input) => {
-      const res = await call('POST', `/projects/${project()}/plan-session/turns`, input);
-      expect([res.status, res.body.code]).toEqual([422, 'INVALID_REQUEST']);
-    },
-  );
+  test.each([[{}], [{ body: '' }], [{ body: '   ' }], [{ body: 'x'.repeat(20_001) }], [{ body: 42 }]])('turn %j is 422 INVALID_REQUEST', async (input) => {
+    const res = await call('POST', `/projects/${project()}/plan-session/turns`, input);
+    expect([res.status, res.body.code]).toEqual([422, 'INVALID_REQUEST']);
+  });
 
   test.each(ops)('%s: 401, 403 without ai:plan, 404 for an unknown or unreachable project', async (path, body) => {
     const unauth = await call('POST', `/projects/PROJ/${path}`, body, null);

@@ -5,14 +5,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
-import {
-  approvePlan,
-  configurePlanner,
-  planCredits,
-  reconcilePlans,
-  runnerFor,
-  setPlanCredits,
-} from '../../../src/server/planning/index.js';
+import { approvePlan, configurePlanner, planCredits, reconcilePlans, runnerFor, setPlanCredits } from '../../../src/server/planning/index.js';
 import { tokenWith } from '../support/http.js';
 import { useProjectService } from '../support/project-service.js';
 
@@ -86,7 +79,9 @@ describe('POST /projects/{projectKey}/plan-session/submissions (op 20)', () => {
     const plan = await call('GET', `/plans/${sub.planId}`);
     expect(plan.status).toBe(200);
     expect(plan.body).toMatchObject({ id: sub.planId, status: 'planned', sourceJobId: sub.jobId, proposalCount: 2, title: `Plan for ${key}` });
-    expect(plan.body.proposals.map((p: { op: string; proposedFields: { title: string }; workItemKey: null }) => [p.op, p.proposedFields.title, p.workItemKey])).toEqual([
+    expect(
+      plan.body.proposals.map((p: { op: string; proposedFields: { title: string }; workItemKey: null }) => [p.op, p.proposedFields.title, p.workItemKey]),
+    ).toEqual([
       ['add', 'Collect payment details', null],
       ['add', 'Confirm the order', null],
     ]);

@@ -12,8 +12,17 @@ let s: TestService;
 let dir: string;
 const P = 'PROJ';
 
-interface Group { container: { key: string } | null; items: { key: string; title: string }[] }
-interface Container { key: string; title: string; readyLeafCount: number; childCount: number; priority: string }
+interface Group {
+  container: { key: string } | null;
+  items: { key: string; title: string }[];
+}
+interface Container {
+  key: string;
+  title: string;
+  readyLeafCount: number;
+  childCount: number;
+  priority: string;
+}
 
 async function bugs(qs = ''): Promise<Group[]> {
   const r = await s.call('GET', `/projects/${P}/ready/bugs${qs ? `?${qs}` : ''}`);

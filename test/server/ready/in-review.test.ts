@@ -20,7 +20,8 @@ const lane = async (name: 'bugs' | 'containers') => {
   expect(r.status).toBe(200);
   return r.body.items as { key?: string; container?: { key: string } | null; items?: { key: string }[]; readyLeafCount?: number }[];
 };
-const listed = async (filter: string) => (await s.call('GET', `/projects/${P}/work-items?filter=${encodeURIComponent(filter)}`)).body.items.map((i: { key: string }) => i.key);
+const listed = async (filter: string) =>
+  (await s.call('GET', `/projects/${P}/work-items?filter=${encodeURIComponent(filter)}`)).body.items.map((i: { key: string }) => i.key);
 
 describe('in_review items and the ready lanes', () => {
   test('op 9 sets the status and the implementation; the lanes drop the item, readiness does not', async () => {

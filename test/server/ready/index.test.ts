@@ -62,7 +62,10 @@ describe('the maintained ready set answers what the SQL answers', () => {
       }
     };
     for (let i = 0; i < 60; i++) make();
-    const qss = { bugs: ['', 'allowSoftBlock=true', 'priority=high&priority=highest', `sprintId=${sprint}`, 'kind=subtask', 'assigneeId=none'], containers: ['', 'priority=medium', 'assigneeId=none'] };
+    const qss = {
+      bugs: ['', 'allowSoftBlock=true', 'priority=high&priority=highest', `sprintId=${sprint}`, 'kind=subtask', 'assigneeId=none'],
+      containers: ['', 'priority=medium', 'assigneeId=none'],
+    };
     await viaHttp('bugs', ''); // the index is read whole once; from here on it only follows writes
     const id = (key: string) => (s.db.prepare('SELECT id FROM work_items WHERE key = ?').get(key) as { id: string }).id;
     const writes: (() => Promise<unknown> | void)[] = [
@@ -87,17 +90,23 @@ describe('the maintained ready set answers what the SQL answers', () => {
       // A move under another parent (raw SQL: never under its own subtree, so no cycle).
       () => {
         const [a, b] = [pick(keys), pick(keys)];
-        const under = s.db.prepare(`WITH RECURSIVE t(id) AS (SELECT ? UNION SELECT w.id FROM work_items w JOIN t ON w.parent_id = t.id) SELECT 1 FROM t WHERE id = ?`).get(id(a), id(b));
+        const under = s.db
+          .prepare(`WITH RECURSIVE t(id) AS (SELECT ? UNION SELECT w.id FROM work_items w JOIN t ON w.parent_id = t.id) SELECT 1 FROM t WHERE id = ?`)
+          .get(id(a), id(b));
         if (!under) s.db.prepare('UPDATE work_items SET parent_id = ? WHERE id = ?').run(rnd(4) ? id(b) : null, id(a));
       },
       // The writes that reach furthest: a blocker's status or archive changes what it blocks and
       // everything beneath that.
       () => {
-        const l = s.db.prepare(`SELECT w.key FROM work_item_links l JOIN work_items w ON w.id = l.from_id ORDER BY random() LIMIT 1`).get() as { key: string } | undefined;
+        const l = s.db.prepare(`SELECT w.key FROM work_item_links l JOIN work_items w ON w.id = l.from_id ORDER BY random() LIMIT 1`).get() as
+          | { key: string }
+          | undefined;
         if (l) s.admin.setStatus(l.key, pick(STATUSES));
       },
       () => {
-        const l = s.db.prepare(`SELECT w.key FROM work_item_links l JOIN work_items w ON w.id = l.from_id ORDER BY random() LIMIT 1`).get() as { key: string } | undefined;
+        const l = s.db.prepare(`SELECT w.key FROM work_item_links l JOIN work_items w ON w.id = l.from_id ORDER BY random() LIMIT 1`).get() as
+          | { key: string }
+          | undefined;
         if (l) s.admin.archiveItem(l.key, rnd(2) === 0);
       },
       () => s.db.prepare('UPDATE work_items SET kind = ? WHERE id = ?').run(pick(KINDS), id(pick(keys))),

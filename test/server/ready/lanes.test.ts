@@ -51,7 +51,10 @@ beforeAll(async () => {
 });
 afterAll(() => s.close());
 
-interface Group { container: { key: string } | null; items: { key: string }[] }
+interface Group {
+  container: { key: string } | null;
+  items: { key: string }[];
+}
 const bugs = async (qs = '') => s.call('GET', `/projects/${P}/ready/bugs${qs ? `?${qs}` : ''}`);
 const containers = async (qs = '') => s.call('GET', `/projects/${P}/ready/containers${qs ? `?${qs}` : ''}`);
 const shape = (body: { items: Group[] }) => body.items.map((g) => [g.container?.key ?? null, g.items.map((i) => i.key)]);
@@ -78,7 +81,7 @@ describe('GET ready/bugs', () => {
     expect([...leafKeys, ...bugKeys].sort()).toEqual(all.body.items.map((i: { key: string }) => i.key).sort());
   });
 
-  test('allowSoftBlock=true drops the parent-ready cascade, not the leaf\'s own blockers', async () => {
+  test("allowSoftBlock=true drops the parent-ready cascade, not the leaf's own blockers", async () => {
     expect(shape((await bugs('allowSoftBlock=true')).body)).toEqual([
       [k.BUG3, [k.s1]],
       [null, [k.BUG1]],
@@ -91,19 +94,59 @@ describe('GET ready/bugs', () => {
 
   test.each([
     ['kind=bug', () => [[null, [k.BUG2]]]],
-    ['kind=subtask&kind=bug', () => [[k.BUG3, [k.s1]], [null, [k.BUG2]], [k.BUG4, [k.f]]]],
+    [
+      'kind=subtask&kind=bug',
+      () => [
+        [k.BUG3, [k.s1]],
+        [null, [k.BUG2]],
+        [k.BUG4, [k.f]],
+      ],
+    ],
     ['priority=high', () => [[k.BUG3, [k.s1]]]],
-    ['priority=medium&priority=high', () => [[k.BUG3, [k.s1]], [null, [k.BUG2]], [k.BUG4, [k.f]]]],
-    ['assigneeId=none', () => [[null, [k.BUG2]], [k.BUG4, [k.f]]]],
+    [
+      'priority=medium&priority=high',
+      () => [
+        [k.BUG3, [k.s1]],
+        [null, [k.BUG2]],
+        [k.BUG4, [k.f]],
+      ],
+    ],
+    [
+      'assigneeId=none',
+      () => [
+        [null, [k.BUG2]],
+        [k.BUG4, [k.f]],
+      ],
+    ],
     ['assigneeId=USER', () => [[k.BUG3, [k.s1]]]],
-    ['assigneeId=', () => [[k.BUG3, [k.s1]], [null, [k.BUG2]], [k.BUG4, [k.f]]]],
+    [
+      'assigneeId=',
+      () => [
+        [k.BUG3, [k.s1]],
+        [null, [k.BUG2]],
+        [k.BUG4, [k.f]],
+      ],
+    ],
     ['ancestor=BUG3', () => [[k.BUG3, [k.s1]]]],
     ['ancestor=S4', () => [[k.BUG4, [k.f]]]],
-    ['ancestor=BUG3&ancestor=S4', () => [[k.BUG3, [k.s1]], [k.BUG4, [k.f]]]],
+    [
+      'ancestor=BUG3&ancestor=S4',
+      () => [
+        [k.BUG3, [k.s1]],
+        [k.BUG4, [k.f]],
+      ],
+    ],
     ['ancestor=BUG2', () => []],
     ['sprintId=active', () => [[null, [k.BUG2]]]],
     ['sprintId=SPRINT', () => [[null, [k.BUG2]]]],
-    ['sprintId=', () => [[k.BUG3, [k.s1]], [null, [k.BUG2]], [k.BUG4, [k.f]]]],
+    [
+      'sprintId=',
+      () => [
+        [k.BUG3, [k.s1]],
+        [null, [k.BUG2]],
+        [k.BUG4, [k.f]],
+      ],
+    ],
   ])('%s narrows the rows', async (qs, expected) => {
     const query = qs
       .replace('USER', s.userId)

@@ -21,9 +21,23 @@ describe('POST /projects/{projectKey}/work-items', () => {
     expect(r.headers.etag).toMatch(/^".+"$/);
     expect(r.headers.location).toBe(`/api/v1/work-items/${r.body.key}`);
     expect(r.body).toMatchObject({
-      key: expect.stringMatching(/^PROJ-\d+$/), kind: 'task', title: 'Write docs', type: null, status: 'todo',
-      statusCategory: 'todo', priority: 'medium', assigneeId: null, reporterId: s.userId, parentKey: null,
-      ancestorKeys: [], children: [], labels: [], components: [], deliveries: [], commentCount: 0, archivedAt: null,
+      key: expect.stringMatching(/^PROJ-\d+$/),
+      kind: 'task',
+      title: 'Write docs',
+      type: null,
+      status: 'todo',
+      statusCategory: 'todo',
+      priority: 'medium',
+      assigneeId: null,
+      reporterId: s.userId,
+      parentKey: null,
+      ancestorKeys: [],
+      children: [],
+      labels: [],
+      components: [],
+      deliveries: [],
+      commentCount: 0,
+      archivedAt: null,
       readiness: { ready: true, openBlockers: [], blockedByAncestorKey: null, blockedByAncestorTitle: null },
       links: { blockedBy: [], blocks: [], relatesTo: [], duplicates: [], clones: [] },
     });
@@ -31,18 +45,35 @@ describe('POST /projects/{projectKey}/work-items', () => {
 
   test('every create field is stored and read back', async () => {
     const body = {
-      kind: 'task', title: 'Full', descriptionMd: '# hi', priority: 'high', type: 'code', executor: 'coding_agent',
-      storyPoints: 9999.99, estimateMinutes: 9007199254740991, targetRepo: 'acme/web', targetRepos: ['acme/web', 'acme/api'],
-      targetRepositories: ['acme/web'], assigneeId: s.userId, dueDate: '2030-01-02T03:04:05Z',
+      kind: 'task',
+      title: 'Full',
+      descriptionMd: '# hi',
+      priority: 'high',
+      type: 'code',
+      executor: 'coding_agent',
+      storyPoints: 9999.99,
+      estimateMinutes: 9007199254740991,
+      targetRepo: 'acme/web',
+      targetRepos: ['acme/web', 'acme/api'],
+      targetRepositories: ['acme/web'],
+      assigneeId: s.userId,
+      dueDate: '2030-01-02T03:04:05Z',
     };
     const r = await create(body);
     expect(r.status).toBe(201);
     const read = await s.call('GET', `/work-items/${r.body.key}`);
     expect(read.body).toMatchObject({
-      descriptionMd: '# hi', priority: 'high', type: 'code', executor: 'coding_agent', storyPoints: 9999.99,
-      estimateMinutes: 9007199254740991, targetRepo: 'acme/web', targetRepos: ['acme/web', 'acme/api'],
+      descriptionMd: '# hi',
+      priority: 'high',
+      type: 'code',
+      executor: 'coding_agent',
+      storyPoints: 9999.99,
+      estimateMinutes: 9007199254740991,
+      targetRepo: 'acme/web',
+      targetRepos: ['acme/web', 'acme/api'],
       targetRepositories: [{ ref: 'acme/web', name: 'web', role: 'target', label: null, state: 'active', primary: true }],
-      assigneeId: s.userId, dueDate: '2030-01-02T03:04:05.000Z',
+      assigneeId: s.userId,
+      dueDate: '2030-01-02T03:04:05.000Z',
     });
   });
 
@@ -55,12 +86,29 @@ describe('POST /projects/{projectKey}/work-items', () => {
     parents.subtask = (await create({ kind: 'subtask', title: 'parent subtask', parentKey: parents.task })).body.key;
   });
   const legal: [string, string | null, boolean][] = [
-    ['epic', null, true], ['epic', 'epic', false], ['epic', 'story', false],
-    ['story', null, true], ['story', 'epic', true], ['story', 'story', false], ['story', 'task', false], ['story', 'bug', false],
-    ['task', null, true], ['task', 'epic', true], ['task', 'story', false], ['task', 'task', false],
-    ['bug', null, true], ['bug', 'epic', true], ['bug', 'story', true], ['bug', 'task', false], ['bug', 'bug', false],
-    ['subtask', null, false], ['subtask', 'story', true], ['subtask', 'task', true], ['subtask', 'bug', true],
-    ['subtask', 'epic', false], ['subtask', 'subtask', false],
+    ['epic', null, true],
+    ['epic', 'epic', false],
+    ['epic', 'story', false],
+    ['story', null, true],
+    ['story', 'epic', true],
+    ['story', 'story', false],
+    ['story', 'task', false],
+    ['story', 'bug', false],
+    ['task', null, true],
+    ['task', 'epic', true],
+    ['task', 'story', false],
+    ['task', 'task', false],
+    ['bug', null, true],
+    ['bug', 'epic', true],
+    ['bug', 'story', true],
+    ['bug', 'task', false],
+    ['bug', 'bug', false],
+    ['subtask', null, false],
+    ['subtask', 'story', true],
+    ['subtask', 'task', true],
+    ['subtask', 'bug', true],
+    ['subtask', 'epic', false],
+    ['subtask', 'subtask', false],
   ];
   test.each(legal)('a %s under %s: legal=%s', async (kind, parentKind, ok) => {
     const r = await create({ kind, title: 'x', ...(parentKind ? { parentKey: parents[parentKind] } : {}) });
@@ -104,9 +152,7 @@ describe('POST /projects/{projectKey}/work-items', () => {
     expect((await create({ kind: 'subtask', title: 'x', parentKey: story.body.key })).status).toBe(422);
   });
 
-  test.each([
-    ['missing project', 'NOPE'],
-  ])('%s is 404', async (_n, key) => {
+  test.each([['missing project', 'NOPE']])('%s is 404', async (_n, key) => {
     const r = await s.call('POST', `/projects/${key}/work-items`, { body: { kind: 'task', title: 'x' } });
     expect(r.status).toBe(404);
   });
@@ -133,7 +179,11 @@ describe('GET /work-items/{key}', () => {
     a.addLink(rel, sub, 'relates');
     a.addLink(sub, blocker, 'duplicates');
     a.addLink(sub, doneBlocker, 'clones');
-    a.setFields(sub, { deliveries: JSON.stringify([{ repo: 'acme/web', number: 7, title: 'PR', url: 'https://x/7', state: 'open', ci: 'failing', baseRef: null, defaultBranch: 'main' }]) });
+    a.setFields(sub, {
+      deliveries: JSON.stringify([
+        { repo: 'acme/web', number: 7, title: 'PR', url: 'https://x/7', state: 'open', ci: 'failing', baseRef: null, defaultBranch: 'main' },
+      ]),
+    });
 
     const r = await s.call('GET', `/work-items/${sub}`);
     expect(r.status).toBe(200);
@@ -154,7 +204,10 @@ describe('GET /work-items/{key}', () => {
     expect(d.deliveries[0]).toMatchObject({ repo: 'acme/web', number: 7, ci: 'failing' });
 
     const storyDetail = (await s.call('GET', `/work-items/${story}`)).body;
-    expect(storyDetail.children.map((c: { key: string; archived: boolean }) => [c.key, c.archived])).toEqual([[sub, false], [sub2, true]]);
+    expect(storyDetail.children.map((c: { key: string; archived: boolean }) => [c.key, c.archived])).toEqual([
+      [sub, false],
+      [sub2, true],
+    ]);
     expect(storyDetail.children[0].dependencies.blockedBy).toEqual([{ key: doneBlocker, title: 'Done blocker', status: 'done' }]);
     expect(storyDetail.readiness.ready).toBe(false);
     expect(storyDetail.readiness.openBlockers.map((b: { key: string }) => b.key)).toEqual([blocker]);
@@ -165,12 +218,15 @@ describe('GET /work-items/{key}', () => {
 
   test.each([
     ['missing', () => 'PROJ-99999'],
-    ['in a project of another workspace', () => {
-      const ws = s.admin.createWorkspace({ name: 'Far', slug: 'far' });
-      s.admin.createProject({ workspaceId: ws.id, key: 'FAR', name: 'Far' });
-      return s.admin.createWorkItem({ projectKey: 'FAR', kind: 'task', title: 'far' }).key;
-    }],
-    ['outside the token\'s narrowed project', () => 'OTH-1'],
+    [
+      'in a project of another workspace',
+      () => {
+        const ws = s.admin.createWorkspace({ name: 'Far', slug: 'far' });
+        s.admin.createProject({ workspaceId: ws.id, key: 'FAR', name: 'Far' });
+        return s.admin.createWorkItem({ projectKey: 'FAR', kind: 'task', title: 'far' }).key;
+      },
+    ],
+    ["outside the token's narrowed project", () => 'OTH-1'],
   ])('an item %s is 404', async (_n, key) => {
     const token = s.admin.createToken({ workspaceId: s.workspaceId, userId: s.userId, projectKey: P }).token;
     const r = await s.call('GET', `/work-items/${key()}`, { token });

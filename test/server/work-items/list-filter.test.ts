@@ -42,8 +42,7 @@ afterAll(() => s.close());
 const keys = (body: { items: { key: string }[] }) => body.items.map((i) => i.key);
 const list = async (filter?: string, extra = '') =>
   s.call('GET', `/projects/${P}/work-items?limit=100${filter === undefined ? '' : `&filter=${encodeURIComponent(filter)}`}${extra}`);
-const count = async (filter?: string) =>
-  s.call('GET', `/projects/${P}/work-items/count${filter === undefined ? '' : `?filter=${encodeURIComponent(filter)}`}`);
+const count = async (filter?: string) => s.call('GET', `/projects/${P}/work-items/count${filter === undefined ? '' : `?filter=${encodeURIComponent(filter)}`}`);
 const fillers = ['PROJ-10', 'PROJ-11', 'PROJ-12', 'PROJ-13', 'PROJ-14', 'PROJ-15', 'PROJ-16'];
 
 describe('listing', () => {
@@ -65,12 +64,15 @@ describe('listing', () => {
     const r = await s.call('GET', `/projects/${P}/work-items`);
     const story = r.body.items.find((i: { key: string }) => i.key === 'PROJ-2');
     expect(story).toMatchObject({
-      kind: 'story', type: 'code', status: 'todo', statusCategory: 'todo', assigneeId: otherUser, storyPoints: 5,
+      kind: 'story',
+      type: 'code',
+      status: 'todo',
+      statusCategory: 'todo',
+      assigneeId: otherUser,
+      storyPoints: 5,
       dependencies: { blockedBy: [{ key: 'PROJ-9', title: 'Quoted, title', status: 'todo' }], blocks: [] },
     });
-    expect(r.body.items.find((i: { key: string }) => i.key === 'PROJ-9').dependencies.blocks).toEqual([
-      { key: 'PROJ-2', title: 'S', status: 'todo' },
-    ]);
+    expect(r.body.items.find((i: { key: string }) => i.key === 'PROJ-9').dependencies.blocks).toEqual([{ key: 'PROJ-2', title: 'S', status: 'todo' }]);
   });
 
   test('a cursor is scoped to its filter', async () => {

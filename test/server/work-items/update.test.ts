@@ -5,10 +5,8 @@ import { startTestService, type TestService } from '../../support/service.js';
 
 let s: TestService;
 const P = 'PROJ';
-const patch = (key: string, body: unknown, headers?: Record<string, string>, token?: string) =>
-  s.call('PATCH', `/work-items/${key}`, { body, headers, token });
-const newItem = (fields: Omit<Parameters<TestService['admin']['createWorkItem']>[0], 'projectKey'>) =>
-  s.admin.createWorkItem({ projectKey: P, ...fields }).key;
+const patch = (key: string, body: unknown, headers?: Record<string, string>, token?: string) => s.call('PATCH', `/work-items/${key}`, { body, headers, token });
+const newItem = (fields: Omit<Parameters<TestService['admin']['createWorkItem']>[0], 'projectKey'>) => s.admin.createWorkItem({ projectKey: P, ...fields }).key;
 
 beforeAll(async () => {
   s = await startTestService();
@@ -126,10 +124,14 @@ describe('PATCH /work-items/{key}', () => {
 
   test.each([
     ['missing item', () => 'PROJ-99999', undefined],
-    ['item outside the narrowed project', () => {
-      s.admin.createProject({ workspaceId: s.workspaceId, key: 'NAR', name: 'Narrow' });
-      return newItem({ kind: 'task', title: 'x' });
-    }, 'NAR'],
+    [
+      'item outside the narrowed project',
+      () => {
+        s.admin.createProject({ workspaceId: s.workspaceId, key: 'NAR', name: 'Narrow' });
+        return newItem({ kind: 'task', title: 'x' });
+      },
+      'NAR',
+    ],
   ])('%s is 404', async (_n, key, narrowTo) => {
     const target = key();
     const token = narrowTo ? s.admin.createToken({ workspaceId: s.workspaceId, userId: s.userId, projectKey: narrowTo }).token : undefined;

@@ -32,9 +32,7 @@ export class ClaudeStreamParser extends JsonLinesParser {
     this.spend = {
       ...(tokensIn !== undefined ? { tokensIn } : {}),
       ...(num(usage.output_tokens) !== undefined ? { tokensOut: num(usage.output_tokens)! } : {}),
-      ...((num(event.total_cost_usd) ?? num(event.cost_usd)) !== undefined
-        ? { costUsd: (num(event.total_cost_usd) ?? num(event.cost_usd))! }
-        : {}),
+      ...((num(event.total_cost_usd) ?? num(event.cost_usd)) !== undefined ? { costUsd: (num(event.total_cost_usd) ?? num(event.cost_usd))! } : {}),
     };
   }
 }

@@ -7,12 +7,7 @@ import { OpencodeJsonParser } from './opencode.js';
 
 export { ClaudeStreamParser, CodexJsonParser, GeminiStreamParser, OpencodeJsonParser };
 
-export const STREAM_FORMATS: readonly StreamFormat[] = [
-  'claude-stream-json',
-  'codex-json',
-  'gemini-stream-json',
-  'opencode-json',
-];
+export const STREAM_FORMATS: readonly StreamFormat[] = ['claude-stream-json', 'codex-json', 'gemini-stream-json', 'opencode-json'];
 
 /** A fresh parser for one leg (parsers keep state, so never share one between legs). */
 export function createStreamParser(format: StreamFormat): StreamParser {
