@@ -54,6 +54,15 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
   let reason: string | null = null;
   let review: string | null = null;
   let pullRequest: PullRequestRef | null = null;
+  // What a pull request step reads of the leg, a review's and a push's alike.
+  const afterLeg = (at: PreparedWorktree, done: LegResult) => ({
+    item,
+    repo: repoOf(ctx, key),
+    branch: at.branch,
+    headBefore: at.headBefore,
+    worktree: at.path,
+    result: done,
+  });
   try {
     wt = await worktreeFor(ctx, key, item);
     stream.push({ workItemKey: key, disposition: 'running', sessionBranch: wt.branch });
@@ -84,16 +93,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       }
       // Pull requests (issue 17): a clean review is posted as a COMMENT review on the delivery.
       if (opts.pr && implemented) {
-        pullRequest = await pullRequestAfterLeg(ctx, {
-          item,
-          repo: repoOf(ctx, key),
-          branch: wt.branch,
-          headBefore: wt.headBefore,
-          worktree: wt.path,
-          result,
-          pushed: false,
-          finalMessage: review,
-        });
+        pullRequest = await pullRequestAfterLeg(ctx, { ...afterLeg(wt, result), pushed: false, finalMessage: review });
       }
       return finish(implemented);
     }
@@ -112,15 +112,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
     // Pull requests (issue 17): after the push (a review's returned above); never fails the leg.
     if (opts.pr) {
       const pushed = implemented && Boolean(opts.push && deps.pushBranch);
-      pullRequest = await pullRequestAfterLeg(ctx, {
-        item,
-        repo: repoOf(ctx, key),
-        branch: wt.branch,
-        headBefore: wt.headBefore,
-        worktree: wt.path,
-        result,
-        pushed,
-      });
+      pullRequest = await pullRequestAfterLeg(ctx, { ...afterLeg(wt, result), pushed });
     }
     // Work advances across machines (DISPATCH §8): recorded on the item before the disposition.
     if (implemented) await recordBeforeDisposition(ctx, key);
