@@ -2,16 +2,22 @@ import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { Interrupted, interruptionExitCode, trapSignals } from '../../../src/dispatch/signals.js';
 
+// A trap on a stand-in process that records the exit codes it asks for and the notices it prints.
+function trapped() {
+  const proc = new EventEmitter();
+  const exits: number[] = [];
+  const notices: string[] = [];
+  const trap = trapSignals(
+    proc,
+    (c) => exits.push(c),
+    (m) => notices.push(m),
+  );
+  return { proc, exits, notices, trap };
+}
+
 describe('trapSignals', () => {
   it('aborts on the first SIGINT and exits 130 at once on the second', () => {
-    const proc = new EventEmitter();
-    const exits: number[] = [];
-    const notices: string[] = [];
-    const trap = trapSignals(
-      proc,
-      (c) => exits.push(c),
-      (m) => notices.push(m),
-    );
+    const { proc, exits, notices, trap } = trapped();
     trap.handle('dispatch');
     proc.emit('SIGINT');
     expect(trap.signal.aborted).toBe(true);
@@ -39,14 +45,7 @@ describe('trapSignals', () => {
   });
 
   it('a command that holds nothing open exits at once on the first signal, quietly', () => {
-    const proc = new EventEmitter();
-    const exits: number[] = [];
-    const notices: string[] = [];
-    const trap = trapSignals(
-      proc,
-      (c) => exits.push(c),
-      (m) => notices.push(m),
-    );
+    const { proc, exits, notices, trap } = trapped();
     proc.emit('SIGTERM');
     expect(exits).toEqual([143]);
     expect(notices).toEqual([]);
@@ -54,14 +53,7 @@ describe('trapSignals', () => {
   });
 
   it('graceful (svc server): the first signal aborts with no dispatch notice', () => {
-    const proc = new EventEmitter();
-    const exits: number[] = [];
-    const notices: string[] = [];
-    const trap = trapSignals(
-      proc,
-      (c) => exits.push(c),
-      (m) => notices.push(m),
-    );
+    const { proc, exits, notices, trap } = trapped();
     trap.handle('graceful');
     proc.emit('SIGINT');
     expect(trap.signal.aborted).toBe(true);
