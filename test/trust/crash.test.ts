@@ -98,6 +98,32 @@ function cards(n: number): string[] {
 
 const envFor = (home: string): CliEnv => trustEnv(server, home, pidFile());
 
+/** The pids the test agents have written so far, oldest first. */
+const agentPids = (): string[] => (existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean) : []);
+
+/**
+ * `svc run` on two fresh cards in a home of its own, with `--agent-cmd agent --kill-grace killGrace`,
+ * once its first agent has started: what the signal tests send their signals to. `pid` is that
+ * agent's (it leads its own process group); `before`, the service's runs before this one.
+ */
+async function startSignalRun(agent: string, killGrace: string) {
+  const home = mkdtempSync(join(tmpdir(), 'svc-signal-home-'));
+  const env = envFor(home);
+  const stateDir = join(home, 'state');
+  const before = new Set(rowsOf(db).map((x) => x.id));
+  const seenPids = agentPids().length;
+  const run = spawnSvc(env, ['run', ...cards(2), '--agent-cmd', agent, '--send-logs', '--allow-empty', '--kill-grace', killGrace, '--repo', await makeRepo()]);
+  const pid = await waitFor(
+    'the agent to start',
+    () => {
+      const pids = agentPids();
+      return pids.length > seenPids ? Number(pids[pids.length - 1]) : null;
+    },
+    20_000,
+  );
+  return { env, stateDir, before, run, pid };
+}
+
 const runIdsIn = (stateDir: string): string[] => (existsSync(join(stateDir, 'runs')) ? readdirSync(join(stateDir, 'runs')) : []);
 
 /** Every problem between the service and the state folder, plus runs left running on the service. */
@@ -257,31 +283,7 @@ describe('signals', () => {
   ] as const)(
     '%s: agents stopped (process group gone), run closed interrupted/cancelled, exit %i',
     async (signal, code) => {
-      const home = mkdtempSync(join(tmpdir(), 'svc-signal-home-'));
-      const env = envFor(home);
-      const stateDir = join(home, 'state');
-      const before = new Set(rowsOf(db).map((x) => x.id));
-      const seenPids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean).length : 0;
-      const run = spawnSvc(env, [
-        'run',
-        ...cards(2),
-        '--agent-cmd',
-        slowAgentCmd,
-        '--send-logs',
-        '--allow-empty',
-        '--kill-grace',
-        '1s',
-        '--repo',
-        await makeRepo(),
-      ]);
-      const pid = await waitFor(
-        'the agent to start',
-        () => {
-          const pids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean) : [];
-          return pids.length > seenPids ? Number(pids[pids.length - 1]) : null;
-        },
-        20_000,
-      );
+      const { stateDir, before, run, pid } = await startSignalRun(slowAgentCmd, '1s');
       // The agent leads its own process group.
       expect(() => process.kill(-pid, 0)).not.toThrow();
       run.child.kill(signal);
@@ -318,31 +320,7 @@ describe('signals', () => {
   );
 
   test('a second SIGINT exits at once (130); svc runs recover then closes the run interrupted, in agreement with the journal', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'svc-signal-home-'));
-    const env = envFor(home);
-    const stateDir = join(home, 'state');
-    const before = new Set(rowsOf(db).map((x) => x.id));
-    const seenPids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean).length : 0;
-    const run = spawnSvc(env, [
-      'run',
-      ...cards(2),
-      '--agent-cmd',
-      stubbornAgentCmd,
-      '--send-logs',
-      '--allow-empty',
-      '--kill-grace',
-      '5s',
-      '--repo',
-      await makeRepo(),
-    ]);
-    await waitFor(
-      'the agent to start',
-      () => {
-        const pids = existsSync(pidFile()) ? readFileSync(pidFile(), 'utf8').split('\n').filter(Boolean) : [];
-        return pids.length > seenPids;
-      },
-      20_000,
-    );
+    const { env, stateDir, before, run } = await startSignalRun(stubbornAgentCmd, '5s');
     run.child.kill('SIGINT');
     // Two signals sent back to back can merge into one: the second goes once svc has taken the first.
     await waitFor('svc to take the first SIGINT', () => run.out().stderr.includes('press Ctrl-C again'), 10_000);
