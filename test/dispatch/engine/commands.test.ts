@@ -182,20 +182,24 @@ describe('continue', () => {
 describe('recover', () => {
   it('sends what the service did not store, then closes interrupted; a reaped run is only marked', async () => {
     const a = h.item('task', 'A');
-    const opened = await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'run', cards: [{ workItemKey: a }] });
-    const id = opened.run.id;
-    const paths = createRunFolder(h.stateDir, {
-      runId: id,
-      baseUrl: h.svc.url,
-      projectKey: h.svc.projectKey,
-      command: 'run',
-      originalCommand: 'run',
-      scopeKey: null,
-      baseSeq: 0,
-      openedAt: new Date().toISOString(),
-      cards: [{ workItemKey: a }],
-      options: {},
-    });
+    // A `svc run` of card A as far as its open: the run on the service and its state folder.
+    const openRun = async () => {
+      const opened = await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'run', cards: [{ workItemKey: a }] });
+      const paths = createRunFolder(h.stateDir, {
+        runId: opened.run.id,
+        baseUrl: h.svc.url,
+        projectKey: h.svc.projectKey,
+        command: 'run',
+        originalCommand: 'run',
+        scopeKey: null,
+        baseSeq: 0,
+        openedAt: new Date().toISOString(),
+        cards: [{ workItemKey: a }],
+        options: {},
+      });
+      return { id: opened.run.id, paths };
+    };
+    const { id, paths } = await openRun();
     const journal = Journal.open(paths.journal);
     journal.append({ workItemKey: a, disposition: 'running', sessionBranch: `svc/${a}` });
     journal.append({ workItemKey: a, disposition: 'implemented', sessionBranch: `svc/${a}`, exitCode: 0 });
@@ -211,21 +215,9 @@ describe('recover', () => {
     expect(run.cards[0]).toMatchObject({ disposition: 'implemented' });
     expect(await recoverRuns(deps)).toEqual([]);
 
-    const other = await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'run', cards: [{ workItemKey: a }] });
-    createRunFolder(h.stateDir, {
-      runId: other.run.id,
-      baseUrl: h.svc.url,
-      projectKey: h.svc.projectKey,
-      command: 'run',
-      originalCommand: 'run',
-      scopeKey: null,
-      baseSeq: 0,
-      openedAt: new Date().toISOString(),
-      cards: [{ workItemKey: a }],
-      options: {},
-    });
-    await h.service.closeDispatchRun(other.run.id, { stopReason: 'halted', status: 'failed' });
+    const other = await openRun();
+    await h.service.closeDispatchRun(other.id, { stopReason: 'halted', status: 'failed' });
     const [reaped] = await recoverRuns(deps);
-    expect(reaped).toMatchObject({ runId: other.run.id, action: 'already-closed', sent: 0 });
+    expect(reaped).toMatchObject({ runId: other.id, action: 'already-closed', sent: 0 });
   });
 });
