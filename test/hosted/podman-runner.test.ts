@@ -75,6 +75,43 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 
   }
 }
 
+/**
+ * `svc server` with the Podman executor and the runner image, on the test's git root: the runners'
+ * logs in `logsDir`, `agentCmd` their agent, `extra` further flags.
+ */
+const podmanService = (logsDir: string, agentCmd: string, extra: string[] = []) =>
+  startLocalServer([
+    '--git-root',
+    gitRoot,
+    '--hosted-executor',
+    'podman',
+    '--hosted-image',
+    IMAGE,
+    '--hosted-logs',
+    logsDir,
+    '--hosted-agent-cmd',
+    agentCmd,
+    ...extra,
+  ]);
+
+/** A service of a test's own: its API (JSON in and out), and `svc run KEY --hosted` on a card made there. */
+function hostedOn(service: LocalServer) {
+  const call = (path: string, init: RequestInit = {}) =>
+    fetch(`${service.url}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' } }).then(
+      (r) => r.json() as Promise<any>,
+    );
+  const open = async (card: { type: string; title: string; repo: string }): Promise<{ key: string; runId: string }> => {
+    const made = await call('/projects/DEMO/work-items', {
+      method: 'POST',
+      body: JSON.stringify({ kind: 'task', type: card.type, title: card.title, targetRepositories: [card.repo] }),
+    });
+    const opened = await svcInProcess(['run', made.key, '--hosted', '--json'], { env: isolatedEnv({ SVC_BASE_URL: service.url, SVC_TOKEN: service.token }) });
+    expect(opened.code, opened.stderr).toBe(0);
+    return { key: made.key as string, runId: JSON.parse(opened.stdout).run.id as string };
+  };
+  return { call, open };
+}
+
 async function openHosted(title: string): Promise<{ key: string; runId: string }> {
   const made = await api('POST', '/projects/DEMO/work-items', { kind: 'task', type: 'code', title, targetRepositories: ['acme/widgets'] });
   expect(made.status, JSON.stringify(made.body)).toBe(201);
@@ -104,18 +141,7 @@ beforeAll(async () => {
   gitRoot = join(root, 'git-root');
   logs = join(root, 'runners');
   await createRepository(gitRoot, 'acme/widgets', { seedCommit: true });
-  server = await startLocalServer([
-    '--git-root',
-    gitRoot,
-    '--hosted-executor',
-    'podman',
-    '--hosted-image',
-    IMAGE,
-    '--hosted-logs',
-    logs,
-    '--hosted-agent-cmd',
-    AGENT,
-  ]);
+  server = await podmanService(logs, AGENT);
   personal = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' });
 }, 90_000);
 
@@ -198,31 +224,10 @@ describe('svc server --hosted-executor podman (real containers)', () => {
 
   /** A second service whose runners' agent never ends, with one hosted run whose agent has started. */
   async function waitingRun(extra: string[]): Promise<{ service: LocalServer; runId: string }> {
-    const service = await startLocalServer([
-      '--git-root',
-      gitRoot,
-      '--hosted-executor',
-      'podman',
-      '--hosted-image',
-      IMAGE,
-      '--hosted-logs',
-      mkdtempSync(join(root, 'waiting-')),
-      '--hosted-agent-cmd',
-      'sleep 600',
-      ...extra,
-    ]);
-    const call = (path: string, init: RequestInit = {}) =>
-      fetch(`${service.url}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' } }).then(
-        (r) => r.json() as Promise<any>,
-      );
+    const service = await podmanService(mkdtempSync(join(root, 'waiting-')), 'sleep 600', extra);
+    const { call, open } = hostedOn(service);
     try {
-      const made = await call('/projects/DEMO/work-items', {
-        method: 'POST',
-        body: JSON.stringify({ kind: 'task', type: 'chore', title: 'Never ends', targetRepositories: ['acme/widgets'] }),
-      });
-      const opened = await svcInProcess(['run', made.key, '--hosted', '--json'], { env: isolatedEnv({ SVC_BASE_URL: service.url, SVC_TOKEN: service.token }) });
-      expect(opened.code, opened.stderr).toBe(0);
-      const runId = JSON.parse(opened.stdout).run.id as string;
+      const { runId } = await open({ type: 'chore', title: 'Never ends', repo: 'acme/widgets' });
       // The agent is running once the runner reported its leg (seq ≥ 1), or the run already ended.
       await until("the runner's first event", async () => {
         const r = await call(`/dispatch-runs/${runId}`);
@@ -275,39 +280,18 @@ describe('svc server --hosted-executor podman (real containers)', () => {
     const agent = `sh -c 'if cat /run/secrets/svc-run-token >/dev/null 2>&1; then r=read; else r=refused; fi; echo x > a.txt; git add a.txt; git -c user.name=a -c user.email=a@x commit -qm "$SVC_CARD_KEY: uid $(id -u) credential $r"'`;
     // A service of its own numbers its cards from DEMO-11 again: a repository of its own, too.
     await createRepository(gitRoot, 'acme/apart', { seedCommit: true });
-    const service = await startLocalServer([
-      '--git-root',
-      gitRoot,
-      '--hosted-executor',
-      'podman',
-      '--hosted-image',
-      IMAGE,
-      '--hosted-as-root',
-      '--hosted-logs',
-      mkdtempSync(join(root, 'as-root-')),
-      '--hosted-agent-cmd',
-      agent,
-    ]);
+    const service = await podmanService(mkdtempSync(join(root, 'as-root-')), agent, ['--hosted-as-root']);
     try {
-      const call = (path: string, init: RequestInit = {}) =>
-        fetch(`${service.url}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' } }).then(
-          (r) => r.json() as Promise<any>,
-        );
-      const made = await call('/projects/DEMO/work-items', {
-        method: 'POST',
-        body: JSON.stringify({ kind: 'task', type: 'code', title: 'Agent apart', targetRepositories: ['acme/apart'] }),
-      });
-      const opened = await svcInProcess(['run', made.key, '--hosted', '--json'], { env: isolatedEnv({ SVC_BASE_URL: service.url, SVC_TOKEN: service.token }) });
-      expect(opened.code, opened.stderr).toBe(0);
-      const runId = JSON.parse(opened.stdout).run.id as string;
+      const { call, open } = hostedOn(service);
+      const { key, runId } = await open({ type: 'code', title: 'Agent apart', repo: 'acme/apart' });
       const run = await until('the run to end', async () => {
         const r = await call(`/dispatch-runs/${runId}`);
         return r.status !== 'running' && r.agentInstance?.endedAt ? r : undefined;
       });
       expect(run).toMatchObject({ status: 'succeeded', agentInstance: { exitCode: 0 } });
-      const subject = await git(repositoryPath(gitRoot, 'acme/apart'), 'log', '-1', '--format=%s', `svc/${made.key}`);
+      const subject = await git(repositoryPath(gitRoot, 'acme/apart'), 'log', '-1', '--format=%s', `svc/${key}`);
       const uid = Number(/uid (\d+)/.exec(subject)?.[1]);
-      expect(subject).toMatch(new RegExp(`^${made.key}: uid \\d+ credential refused$`));
+      expect(subject).toMatch(new RegExp(`^${key}: uid \\d+ credential refused$`));
       // Neither root (svc) nor the image's user (10001): a uid of the leg's own.
       expect(uid).not.toBe(0);
       expect(uid).not.toBe(10001);
