@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/index.js';
+import type { DispatchEventInput } from '../../src/contract/types.js';
 import { runDispatchCommand } from '../../src/commands/dispatch/run-dispatch.js';
 import { dispatchServiceOf } from '../../src/dispatch/wire/service.js';
 import { prepareHostedExecution, type HostedExecution } from '../../src/dispatch/hosted/index.js';
@@ -33,6 +34,29 @@ afterEach(async () => {
   hosted = undefined;
   fixture = undefined;
 });
+
+/**
+ * What an earlier attempt at the fixture's hosted run left when it was killed: its state folder in
+ * `stateDir`, for the cards `keys`, with a journal of `events` that never reached the service.
+ */
+function leftOpen(stateDir: string, f: HostedFixture, keys: string[], events: DispatchEventInput[]) {
+  const paths = createRunFolder(stateDir, {
+    runId: f.runId,
+    baseUrl: f.svc.url,
+    projectKey: f.svc.projectKey,
+    command: 'run',
+    originalCommand: 'run',
+    scopeKey: null,
+    baseSeq: 0,
+    openedAt: new Date().toISOString(),
+    cards: keys.map((workItemKey) => ({ workItemKey })),
+    options: { origin: 'hosted' },
+  });
+  const journal = Journal.open(paths.journal);
+  for (const event of events) journal.append(event);
+  journal.close();
+  return paths;
+}
 
 interface Seen {
   lines: string[];
@@ -161,22 +185,15 @@ describe('the engine on an existing hosted run', () => {
     // What a killed earlier attempt left: its state folder, and a journal whose last two events
     // (the first leg ran and was implemented) never reached the service.
     const [a, b] = f.keys as [string, string];
-    const paths = createRunFolder(seen.stateDir, {
-      runId: f.runId,
-      baseUrl: f.svc.url,
-      projectKey: f.svc.projectKey,
-      command: 'run',
-      originalCommand: 'run',
-      scopeKey: null,
-      baseSeq: 0,
-      openedAt: new Date().toISOString(),
-      cards: [{ workItemKey: a }, { workItemKey: b }],
-      options: { origin: 'hosted' },
-    });
-    const journal = Journal.open(paths.journal);
-    journal.append({ workItemKey: a, disposition: 'running', sessionBranch: `svc/${a}` });
-    journal.append({ workItemKey: a, disposition: 'implemented', sessionBranch: `svc/${a}`, exitCode: 0 });
-    journal.close();
+    const paths = leftOpen(
+      seen.stateDir,
+      f,
+      [a, b],
+      [
+        { workItemKey: a, disposition: 'running', sessionBranch: `svc/${a}` },
+        { workItemKey: a, disposition: 'implemented', sessionBranch: `svc/${a}`, exitCode: 0 },
+      ],
+    );
     expect(h.run.cards.map((c) => c.disposition)).toEqual(['queued', 'queued']);
 
     const s = await runExistingRun(opts, deps, { run: h.run.run, items: h.cards.map((c) => c.item) });
@@ -197,21 +214,7 @@ describe('the engine on an existing hosted run', () => {
   it('svc runs recover closes a hosted run left open, with the run credential', async () => {
     const f = (fixture = await hostedFixture());
     const stateDir = mkdtempSync(join(tmpdir(), 'svc-hosted-recover-'));
-    const paths = createRunFolder(stateDir, {
-      runId: f.runId,
-      baseUrl: f.svc.url,
-      projectKey: f.svc.projectKey,
-      command: 'run',
-      originalCommand: 'run',
-      scopeKey: null,
-      baseSeq: 0,
-      openedAt: new Date().toISOString(),
-      cards: [{ workItemKey: f.keys[0]! }],
-      options: { origin: 'hosted' },
-    });
-    const journal = Journal.open(paths.journal);
-    journal.append({ workItemKey: f.keys[0]!, disposition: 'running', sessionBranch: `svc/${f.keys[0]}` });
-    journal.close();
+    leftOpen(stateDir, f, [f.keys[0]!], [{ workItemKey: f.keys[0]!, disposition: 'running', sessionBranch: `svc/${f.keys[0]}` }]);
     const client = createApiClient({ baseUrl: f.svc.url, token: f.runToken, credentialKind: 'run' });
     try {
       const results = await recoverRuns({ stateDir, serviceFor: () => dispatchServiceOf(client), output: { info: () => undefined, warn: () => undefined } });
