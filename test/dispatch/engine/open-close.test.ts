@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient } from '../../../src/api/client.js';
-import type { DispatchRun } from '../../../src/contract/types.js';
+import type { DispatchRun, DispatchRunOpen } from '../../../src/contract/types.js';
 import { dispatchServiceOf } from '../../../src/dispatch/wire/service.js';
 import { closeRun } from '../../../src/dispatch/wire/close.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { recoverRuns } from '../../../src/dispatch/state/recover.js';
-import { LocalStateError, listPendingOpens, pendingOpenPath, runPaths, writePendingOpen } from '../../../src/dispatch/state/folder.js';
+import { LocalStateError, listPendingOpens, pendingOpenPath, runPaths, writePendingOpen, type RunRecord } from '../../../src/dispatch/state/folder.js';
 import { startFaultProxy, type Fault, type FaultProxy } from '../../support/fault-proxy.js';
 import { startHarness, type Harness } from './harness.js';
 import { inRepoWorktree, instantAgent } from './instant-agent.js';
@@ -58,6 +58,30 @@ function journalClosed(stateDir: string, runId: string): { stopReason: string | 
     .map((l) => JSON.parse(l) as { t: string; stopReason: string | null; status: string | null });
   const closed = lines.find((l) => l.t === 'closed');
   return closed ? { stopReason: closed.stopReason, status: closed.status } : null;
+}
+
+/**
+ * The pending record a `svc run` of `card` writes before its open (key `key`), as a process killed
+ * then would leave it; `open` and `options` add to the open and to the run record. Returns the open.
+ */
+function pendingOf(key: string, card: string, open: Partial<DispatchRunOpen> = {}, options: RunRecord['options'] = {}): DispatchRunOpen {
+  const cards = [{ workItemKey: card }];
+  const sent: DispatchRunOpen = { projectKey: h.svc.projectKey, command: 'run', ...open, idempotencyKey: key, cards };
+  writePendingOpen(h.stateDir, {
+    idempotencyKey: key,
+    open: sent,
+    record: {
+      baseUrl: h.svc.url,
+      projectKey: h.svc.projectKey,
+      command: 'run',
+      originalCommand: 'run',
+      scopeKey: null,
+      openedAt: new Date().toISOString(),
+      cards,
+      options,
+    },
+  });
+  return sent;
 }
 
 const recover = () => recoverRuns({ stateDir: h.stateDir, serviceFor: () => h.service, output: { info: () => {}, warn: () => {} } });
@@ -251,21 +275,7 @@ describe('the local record comes before the open', () => {
 
   it('a kill right after the open answered (simulated: the open made, only the pending record on disk): recover finds the run by its key', async () => {
     const a = h.item('task', 'A');
-    const open = { projectKey: h.svc.projectKey, command: 'run' as const, origin: 'local' as const, idempotencyKey: 'killed-1', cards: [{ workItemKey: a }] };
-    writePendingOpen(h.stateDir, {
-      idempotencyKey: 'killed-1',
-      open,
-      record: {
-        baseUrl: h.svc.url,
-        projectKey: h.svc.projectKey,
-        command: 'run',
-        originalCommand: 'run',
-        scopeKey: null,
-        openedAt: new Date().toISOString(),
-        cards: open.cards,
-        options: { idempotencyKey: 'killed-1' },
-      },
-    });
+    const open = pendingOf('killed-1', a, { origin: 'local' }, { idempotencyKey: 'killed-1' });
     const { run } = await h.service.openDispatchRun(open);
     const [r] = await recover();
     expect(r).toMatchObject({ runId: run.id, action: 'closed', stopReason: 'interrupted', status: 'cancelled' });
@@ -297,21 +307,6 @@ describe('the local record comes before the open', () => {
   it("an open that never landed: recover's repeat opens it now and closes it at once; a 409 opens nothing", async () => {
     const a = h.item('task', 'A');
     const b = h.item('task', 'B');
-    const pendingOf = (key: string, card: string) =>
-      writePendingOpen(h.stateDir, {
-        idempotencyKey: key,
-        open: { projectKey: h.svc.projectKey, command: 'run', idempotencyKey: key, cards: [{ workItemKey: card }] },
-        record: {
-          baseUrl: h.svc.url,
-          projectKey: h.svc.projectKey,
-          command: 'run',
-          originalCommand: 'run',
-          scopeKey: null,
-          openedAt: new Date().toISOString(),
-          cards: [{ workItemKey: card }],
-          options: {},
-        },
-      });
     pendingOf('lost-1', a);
     const [r] = await recover();
     expect(r).toMatchObject({ action: 'closed', stopReason: 'interrupted', status: 'cancelled' });
