@@ -42,6 +42,16 @@ const REMOTE = { host: 'github.com', owner: 'acme', name: 'shop', webUrl: 'https
 const remoteOf = async () => REMOTE;
 /** The pull request's head on the remote (fix and review work on it, fetched from origin). */
 const headOnRemote = (key: string) => run('git', ['push', '-q', 'origin', `main:refs/heads/svc/${key}`], h.repo);
+/**
+ * A card "Review me" delivered as the open pull request `pull` of acme/shop (its CI failing), its
+ * session branch on the remote: what review and fix work on.
+ */
+async function cardInReview(pull: { number: number; title: string; url: string }): Promise<string> {
+  const delivery = { repo: 'acme/shop', ...pull, state: 'open', ci: 'failing', baseRef: 'main', defaultBranch: 'main' };
+  const key = h.item('task', 'Review me', { deliveries: [delivery] } as never);
+  await headOnRemote(key);
+  return key;
+}
 const pushBranch = async (repo: string, branch: string) =>
   void (await run('git', ['push', '-q', '-f', 'origin', `refs/heads/${branch}:refs/heads/${branch}`], repo));
 const restWriter = () =>
@@ -100,18 +110,7 @@ describe('--pr over GitHub REST', () => {
 
   it('review posts its text as a COMMENT review on the delivery; fix comments with what it changed', async () => {
     const open = gh.addPull('acme/shop', { head: 'feature', base: 'main', title: 'feature', body: '', draft: false });
-    const delivery = {
-      repo: 'acme/shop',
-      number: open.number,
-      title: 'feature',
-      url: `https://github.example.test/acme/shop/pull/${open.number}`,
-      state: 'open',
-      ci: 'failing',
-      baseRef: 'main',
-      defaultBranch: 'main',
-    };
-    const key = h.item('task', 'Review me', { deliveries: [delivery] } as never);
-    await headOnRemote(key);
+    const key = await cardInReview({ number: open.number, title: 'feature', url: `https://github.example.test/acme/shop/pull/${open.number}` });
     const review = await runDispatch(
       h.opts({
         command: 'review',
@@ -183,18 +182,8 @@ describe('--pr through gh (local runs)', () => {
 
   it('review through gh: gh pr review --comment with the text in a file; fix: gh pr comment', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-fake-gh-'));
-    const delivery = {
-      repo: 'acme/shop',
-      number: 4,
-      title: 'f',
-      url: 'https://github.com/acme/shop/pull/4',
-      state: 'open',
-      ci: 'failing',
-      baseRef: 'main',
-      defaultBranch: 'main',
-    };
-    const key = h.item('task', 'Review me', { deliveries: [delivery] } as never);
-    await headOnRemote(key);
+    const delivery = { number: 4, title: 'f', url: 'https://github.com/acme/shop/pull/4' };
+    const key = await cardInReview(delivery);
     const review = await runDispatch(
       h.opts({ command: 'review', keys: [key], pr: true, secrets: [h.svc.token, GH_TOKEN], agent: { agentCmd: `sh -c "echo Solid. ${GH_TOKEN}"` } }),
       h.deps({ pullRequests: ghWriter(dir) }),
