@@ -19,10 +19,9 @@ function shellLoop(keys, { boundary = false } = {}) {
   const repo = makeRepo();
   const gitDir = git(repo, 'rev-parse', '--absolute-git-dir');
   const root = join(gitDir, 'svc-worktrees');
-  const legs = tempDir('legs');
   const script = join(tempDir('loop'), 'loop.sh');
   const agent = boundary
-    ? `sh -c 'git clone --quiet --template= --shared --branch "$1" -- "$2" "$3" && cd "$3" && "$TRUE_BIN" && git status --porcelain=v2 --branch --untracked-files=all >/dev/null && cd / && find "$3" -mindepth 1 -delete && rmdir "$3"' sh "svc/$k" "${gitDir}" "${legs}/$k"`
+    ? `sh -c 'git clone --quiet --template= --shared --branch "$1" -- "$2" "$3" && cd "$3" && "$TRUE_BIN" && git status --porcelain=v2 --branch --untracked-files=all >/dev/null && cd / && find "$3" -mindepth 1 -delete && rmdir "$3"' sh "svc/$k" "${gitDir}" "${tempDir('legs')}/$k"`
     : `(cd "${root}/$k" && "$TRUE_BIN")`;
   writeFileSync(
     script,
