@@ -11,9 +11,10 @@ const CARDS = 100;
 
 /**
  * The shell loop: the same branch, worktree folder and agent per card, nothing else. With
- * `boundary`, each card's agent runs as the boundary's git steps frame it (one shell: the clone
- * `--shared` on the card's branch, the agent in it, the status, the folder emptied): the floor of
- * those steps, without svc's own work around them.
+ * `boundary`, each card's agent runs as the boundary's steps frame it (./src/dispatch/agent/
+ * leg-shell.ts): the agent's repository written (one mkdir, the rest the shell's own printf), then
+ * in one shell the checkout beside the read of origin's refs, the agent, the status, and the folder
+ * emptied: the floor of those steps, without svc's own work around them.
  */
 function shellLoop(keys, { boundary = false } = {}) {
   const repo = makeRepo();
@@ -21,7 +22,13 @@ function shellLoop(keys, { boundary = false } = {}) {
   const root = join(gitDir, 'svc-worktrees');
   const script = join(tempDir('loop'), 'loop.sh');
   const agent = boundary
-    ? `sh -c 'git clone --quiet --template= --shared --branch "$1" -- "$2" "$3" && cd "$3" && "$TRUE_BIN" && git status --porcelain=v2 --branch --untracked-files=all >/dev/null && cd / && find "$3" -mindepth 1 -delete && rmdir "$3"' sh "svc/$k" "${gitDir}" "${tempDir('legs')}/$k"`
+    ? `L="${tempDir('legs')}/$k" W="${tempDir('legs')}/$k/work"
+  mkdir -p "$W/.git/objects/info" "$W/.git/refs/remotes/origin" "$L/home" "$L/tmp"
+  printf 'ref: refs/heads/svc/%s\\n' "$k" > "$W/.git/HEAD"
+  printf '[core]\\n\\trepositoryformatversion = 0\\n[remote "origin"]\\n\\turl = %s\\n\\tfetch = +refs/heads/*:refs/remotes/origin/*\\n' "${gitDir}" > "$W/.git/config"
+  printf '%s/objects\\n' "${gitDir}" > "$W/.git/objects/info/alternates"
+  printf '# pack-refs with: sorted \\n%s refs/heads/svc/%s\\n' "$HEAD_SHA" "$k" > "$W/.git/packed-refs"
+  sh -c 'cd "$1" && { git read-tree -u --reset HEAD & rt=$!; refs=$(git --git-dir="$2" for-each-ref --format="%(objectname) %(refname)" refs/heads refs/tags); wait $rt; } && printf "%s\\n" "$refs" >> .git/packed-refs && "$TRUE_BIN" && git status --porcelain=v2 --branch --untracked-files=all >/dev/null && cd / && find "$3" -mindepth 1 -delete && rmdir "$3"' sh "$W" "${gitDir}" "$L"`
     : `(cd "${root}/$k" && "$TRUE_BIN")`;
   writeFileSync(
     script,
@@ -37,7 +44,7 @@ done
   );
   // The program `true`, as svc spawns it (bash's builtin would cost nothing).
   const trueBin = ['/usr/bin/true', '/bin/true'].find((p) => existsSync(p));
-  const r = timed('bash', [script], { cwd: repo, env: { ...process.env, TRUE_BIN: trueBin } });
+  const r = timed('bash', [script], { cwd: repo, env: { ...process.env, TRUE_BIN: trueBin, HEAD_SHA: git(repo, 'rev-parse', 'HEAD') } });
   if (r.status !== 0) throw new Error(`shell loop failed: ${r.stderr}`);
   const stamps = r.stdout
     .trim()
@@ -97,7 +104,7 @@ export async function perCard() {
               'a uid leased per leg, its own clone, its branch fetched back, its processes killed (docs/trust.md)',
             ),
             row(
-              'the floor of that design: its git steps alone (worktree add, then clone --shared, agent, status, folder emptied) in a shell loop vs worktree add + agent',
+              "the floor of that design: its steps alone (worktree add, then the agent's repository written, checkout and origin's refs, agent, status, folder emptied) in a shell loop vs worktree add + agent",
               `${(boundary.floorThrough / boundary.floorNone).toFixed(2)}× (${ms(boundary.floorThrough)} vs ${ms(boundary.floorNone)} per leg)`,
               'context',
               null,

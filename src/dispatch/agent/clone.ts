@@ -5,17 +5,19 @@
 // brings the branch back into the card's worktree.
 //
 // Root never follows a path the agent could have changed. Everything svc writes into the leg's
-// folder (prompt, git identity, settings, the clone when the agent user cannot read the
-// repository) is written while the folder is still root's and before any process of the leg's uid
-// exists; after the hand-over every act inside it runs as the leg's uid (./leg-shell.ts).
+// folder (prompt, git identity, settings, the clone's repository, ./agent-repo.ts, or the whole
+// clone when the agent user cannot read the objects) is written while the folder is still root's
+// and before any process of the leg's uid exists; after the hand-over every act inside it runs as
+// the leg's uid (./leg-shell.ts), the checkout of the clone's files included.
 // svc (root) never runs git in the agent's clone either: its .git/config is the agent's, and a
 // `core.fsmonitor`, hook or alias there would run as root (the reason git has safe.directory). The
 // commits cross over as a bundle (plain data, fsck-checked on fetch) that svc fetches into the worktree.
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, rmdir, writeFile } from 'node:fs/promises';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { handOver, lastLine, legEnded, legStarted, legsRoot, removeLegDir, run, svcGit, svcSh, type Run } from './leg-folder.js';
-import { CLONE, COLLECT_AND_CLEAR, LEG } from './leg-shell.js';
+import { CHECKOUT, COLLECT_AND_CLEAR, LEG } from './leg-shell.js';
+import { gitValue, sourceRepo, trackingConfig, writeAgentRepo } from './agent-repo.js';
 import { copyAgentSettings } from './settings.js';
 import type { AgentUser } from './user.js';
 import { checkOut, onBranch } from '../git/worktree.js';
@@ -78,22 +80,8 @@ export interface PrepareAgentLegOptions {
   /** Where the agents' settings are copied from: svc's HOME and environment. */
   settingsFrom?: { home: string | undefined; env: Readonly<Record<string, string | undefined>> };
 }
-const commonDirs = new Map<string, Promise<string>>();
 const identities = new Map<string, Promise<Identity>>();
 const sharedOk = new Map<string, Promise<boolean>>();
-
-/** The repository's git dir, asked once per repository (`repo` may be a folder inside the work tree). */
-function commonDirOf(repo: string): Promise<string> {
-  let p = commonDirs.get(repo);
-  if (!p) {
-    p = svcGit(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
-    commonDirs.set(repo, p);
-    p.catch(() => commonDirs.delete(repo));
-  }
-  return p;
-}
-
-const gitValue = (v: string): string => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 
 /** svc's git identity for the repository (empty where it has none), so the agent's commits read as today's. */
 interface Identity {
@@ -118,9 +106,9 @@ function identityOf(common: string): Promise<Identity> {
 }
 
 /**
- * Whether the agent user can read the repository's object store: then it clones it itself
- * (`--shared`, no copy, nothing for root to hand over); otherwise root copies the objects
- * (`--no-hardlinks`) and hands the clone over. Asked once per user and repository.
+ * Whether the agent user can read the repository's object store: then its clone borrows the
+ * objects (root writes the repository, the uid checks it out); otherwise root copies the objects
+ * (`git clone --no-hardlinks`) and hands the whole clone over. Asked once per user and repository.
  */
 function canShare(user: AgentUser, objects: string): Promise<boolean> {
   const key = `${user.uid}:${user.gid}:${objects}`;
@@ -149,7 +137,7 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
   legStarted();
   let dir: string;
   try {
-    dir = await mkdtemp(join(await legsRoot(), `${key}-`));
+    dir = mkdtempSync(join(await legsRoot(), `${key}-`));
   } catch (error) {
     legEnded();
     throw error;
@@ -163,20 +151,22 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
   let shared: boolean;
   let identity: Identity;
   try {
-    common = await commonDirOf(opts.repo);
+    const source = await sourceRepo(opts.repo);
+    common = source.common;
     const [id, share] = await Promise.all([identityOf(common), canShare(user, join(common, 'objects'))]);
     identity = id;
     shared = share;
     // Made while the folder is root's and no process of the leg's uid exists: nothing here can be
-    // a link the agent planted.
-    await mkdir(home, { mode: 0o700 });
-    await mkdir(tmp, { mode: 0o700 });
-    if (opts.prompt !== undefined) await writeFile(promptFile, opts.prompt, { mode: 0o600, flag: 'wx' });
+    // a link the agent planted. A dozen small files: synchronous calls, since a round trip through
+    // the thread pool per call costs more than the call (docs/trust.md, "What it costs").
+    mkdirSync(home, { mode: 0o700 });
+    mkdirSync(tmp, { mode: 0o700 });
+    if (opts.prompt !== undefined) writeFileSync(promptFile, opts.prompt, { mode: 0o600, flag: 'wx' });
     if (opts.settingsFrom) extraEnv = await copyAgentSettings(opts.settingsFrom.home, opts.settingsFrom.env, home);
     // The agent's own git config: svc's identity, and (for its clone of a repository root owns)
     // git's ownership check told about that repository.
     const user_ = [identity.name && `\tname = ${gitValue(identity.name)}\n`, identity.email && `\temail = ${gitValue(identity.email)}\n`].join('');
-    await writeFile(join(home, '.gitconfig'), `${user_ ? `[user]\n${user_}` : ''}${shared ? `[safe]\n\tdirectory = ${common}\n` : ''}`, {
+    writeFileSync(join(home, '.gitconfig'), `${user_ ? `[user]\n${user_}` : ''}${shared ? `[safe]\n\tdirectory = ${common}\n` : ''}`, {
       mode: 0o600,
       flag: 'wx',
     });
@@ -191,7 +181,8 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
       const r = await run('chown', ['-R', '--no-dereference', '--', `${user.uid}:${user.gid}`, dir]);
       if (r.code !== 0) throw new Error(`chown: ${r.stderr.trim()}`);
     } else {
-      await handOver(dir, user);
+      writeAgentRepo(workdir, { source, branch: wt.branch, head: wt.headBefore, identity });
+      handOver(dir, user);
     }
   } catch (error) {
     await removeLegDir(dir, user, false);
@@ -226,7 +217,7 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     command(argv) {
       if (folded) {
         pending = false;
-        return ['/bin/sh', '-c', LEG, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, identity.name, identity.email, dir, tmp, ...argv];
+        return ['/bin/sh', '-c', LEG, 'svc-agent-leg', workdir, common, wt.branch, trackingConfig(wt.branch), wt.headBefore, dir, tmp, ...argv];
       }
       if (pending) throw new Error("the agent's clone is not made: call ensureClone() or collectWithAgent() first");
       return [...argv];
@@ -249,7 +240,7 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     },
     async ensureClone() {
       if (!pending) return;
-      const r = await run('/bin/sh', ['-c', CLONE, 'svc-agent-leg', common, workdir, wt.branch, wt.headBefore, identity.name, identity.email], {
+      const r = await run('/bin/sh', ['-c', CHECKOUT, 'svc-agent-leg', workdir, common, wt.branch, trackingConfig(wt.branch)], {
         user,
         env: agentGitEnv(home),
       });

@@ -4,8 +4,8 @@
 // starts the small programs of a leg. Root never walks a tree an agent made: the removal runs as
 // the folder's uid, and root removes only the empty folder, whose entry lies in its own root.
 import { spawn } from 'node:child_process';
-import { readdirSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
-import { chmod, lchown, mkdtemp, readdir, rmdir, stat } from 'node:fs/promises';
+import { lchownSync, readdirSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmod, mkdtemp, rmdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { selfMark } from '../state/run-lock.js';
@@ -113,16 +113,18 @@ export function legEnded(): void {
   rootPath = null;
 }
 
-/** Hands what svc made in the leg's folder to the agent user: lchown, never following a link. */
-export async function handOver(path: string, user: { uid: number; gid: number }): Promise<void> {
-  await lchown(path, user.uid, user.gid);
-  const st = await stat(path);
-  if (!st.isDirectory()) return;
-  for (const entry of await readdir(path, { withFileTypes: true })) {
+/**
+ * Hands what svc made in the leg's folder to the agent user: lchown, never following a link, the
+ * folder itself last. Synchronous: a few dozen entries, where a thread-pool round trip per entry
+ * cost more than the calls.
+ */
+export function handOver(path: string, user: { uid: number; gid: number }): void {
+  for (const entry of readdirSync(path, { withFileTypes: true })) {
     const child = join(path, entry.name);
-    if (entry.isDirectory()) await handOver(child, user);
-    else await lchown(child, user.uid, user.gid);
+    if (entry.isDirectory()) handOver(child, user);
+    else lchownSync(child, user.uid, user.gid);
   }
+  lchownSync(path, user.uid, user.gid);
 }
 
 /**

@@ -8,24 +8,33 @@
  */
 export const KILL_ALL = 'kill -9 -1 2>/dev/null';
 
-/** The exit status of a leg's shell when the clone could not be made (the agent never started). */
+/** The exit status of a leg's shell when the clone could not be checked out (the agent never started). */
 export const CLONE_FAILED = 125;
 
 /** The snapshot's author: svc, not the agent (the commit only carries uncommitted files across). */
 const SNAPSHOT_IDENT = 'GIT_AUTHOR_NAME=svc GIT_AUTHOR_EMAIL=svc@localhost GIT_COMMITTER_NAME=svc GIT_COMMITTER_EMAIL=svc@localhost';
 
 /**
- * `svc_clone C W B BASE NAME EMAIL`: the agent's clone of the repository's git dir C in W,
- * `--shared` (it borrows the objects), with svc's identity in its own config (where an agent's
- * tool runs git with an environment of its own, the agent's home config is not read). The worktree is on its branch B, so B stands at BASE and the clone goes
- * straight onto it; a review's side branch exists only in its detached worktree: then the clone
- * is checked out with `-B` at BASE. No template: git's sample hooks are files to write and delete
- * on every leg, and the agent may add hooks of its own anyway.
+ * `svc_checkout W C B TRACK`, as the leg's uid: finishes the repository root wrote in W before the
+ * hand-over (./agent-repo.ts) and checks it out. The source C's branches (as `origin/*`) and tags
+ * are read as the leg starts and added to the packed refs, sorted as root's line for B before
+ * them; where origin has B, TRACK (B's upstream, in git's config syntax) goes into the config, as
+ * `git clone --branch B` would do. `read-tree -u` writes the index and the files of HEAD (every
+ * file of the tree is the agent's from the start) meanwhile: it reads the packed refs before they
+ * grow, since they are added only once it is done.
  */
-const CLONE_FN = `svc_clone() {
-  git clone --quiet --template= --shared \${5:+-c "user.name=$5"} \${6:+-c "user.email=$6"} --branch "$3" -- "$1" "$2" 2>/dev/null ||
-  { rm -rf "$2"; git clone --quiet --template= --shared \${5:+-c "user.name=$5"} \${6:+-c "user.email=$6"} --no-checkout -- "$1" "$2" && git -C "$2" checkout --quiet -B "$3" "$4"; } ||
-  { echo "svc: could not make the agent's clone" >&2; return 1; }
+const CHECKOUT_FN = `svc_checkout() {
+  cd "$1" 2>/dev/null || return 1
+  git read-tree -u --reset HEAD 2>/dev/null &
+  rt=$!
+  refs=$(git --git-dir="$2" for-each-ref --format='%(objectname) %(if:equals=refs/heads)%(refname:rstrip=-2)%(then)refs/remotes/origin/%(refname:lstrip=2)%(else)%(refname)%(end)' refs/heads refs/tags 2>/dev/null) || refs=
+  wait "$rt" || { echo "svc: could not check out the agent's clone" >&2; return 1; }
+  [ -n "$refs" ] || return 0
+  printf '%s\\n' "$refs" >> .git/packed-refs || return 1
+  case "
+$refs
+" in *" refs/remotes/origin/$3
+"*) printf '%s' "$4" >> .git/config || return 1 ;; esac
 }`;
 
 /**
@@ -42,7 +51,7 @@ const CLONE_FN = `svc_clone() {
 const COLLECT_FN = `svc_collect() {
   ${KILL_ALL}
   W=$1 B=$2 BASE=$3 D=$4 T=$5
-  cd "$W" 2>/dev/null || { echo "# svc-no-clone"; cd / && find "$D" -mindepth 1 -delete; return 0; }
+  { [ -e "$W/.git/index" ] && cd "$W"; } 2>/dev/null || { echo "# svc-no-clone"; cd / && find "$D" -mindepth 1 -delete; return 0; }
   st=$(git status --porcelain=v2 --branch --untracked-files=all) || return 90
   printf '%s\\n' "$st"
   # Read with the shell's own pattern matching: no process per question.
@@ -80,27 +89,28 @@ const COLLECT_FN = `svc_collect() {
   cd / && find "$D" -mindepth 1 -delete
 }`;
 
-/** Makes the clone only (`$1`–`$6` as svc_clone's), for a workflow's steps that need it before the agent. */
-export const CLONE = `${CLONE_FN}
-svc_clone "$1" "$2" "$3" "$4" "$5" "$6"`;
+/** Checks the clone out only (`$1`–`$4` as svc_checkout's), for a workflow's steps that need it before the agent. */
+export const CHECKOUT = `${CHECKOUT_FN}
+svc_checkout "$1" "$2" "$3" "$4"`;
 
 /** Collects and clears a leg (`$1`–`$5` as svc_collect's): its status is the script's. */
 export const COLLECT_AND_CLEAR = `${COLLECT_FN}
 svc_collect "$1" "$2" "$3" "$4" "$5"`;
 
 /**
- * A whole leg in one process start: `$1`–`$6` as svc_clone's (the clone is made unless it is
- * there), `$7` the leg's folder, `$8` its temp folder; the agent's argv follows. The agent runs as a child without descriptors 3 and 4; when
+ * A whole leg in one process start: `$1`–`$4` as svc_checkout's (the clone is checked out unless
+ * its index is there), `$5` where the branch started, `$6` the leg's folder, `$7` its temp folder;
+ * the agent's argv follows. The agent runs as a child without descriptors 3 and 4; when
  * it ends, the shell collects the leg (its lines to descriptor 3, the bundle to descriptor 4,
  * both svc's files, ending with `# svc-collected STATUS`) and ends as the agent did: its exit
  * status, or the signal that killed it. A TERM or INT for the group reaches the agent; the shell
  * waits for it and still collects. When the shell itself is killed first, svc collects instead.
  */
-export const LEG = `${CLONE_FN}
+export const LEG = `${CHECKOUT_FN}
 ${COLLECT_FN}
-if [ ! -d "$2" ]; then svc_clone "$1" "$2" "$3" "$4" "$5" "$6" || { echo "# svc-no-clone" >&3; exit ${CLONE_FAILED}; }; fi
-LW=$2 LB=$3 LBASE=$4 LD=$7 LT=$8
-shift 8
+if [ ! -e "$1/.git/index" ]; then svc_checkout "$1" "$2" "$3" "$4" || { echo "# svc-no-clone" >&3; exit ${CLONE_FAILED}; }; fi
+LW=$1 LB=$3 LBASE=$5 LD=$6 LT=$7
+shift 7
 trap 'svc_stop=1' TERM INT
 cd "$LW" && "$@" 3>&- 4>&-
 rc=$?

@@ -46,11 +46,12 @@ export async function copyAgentSettings(
 ): Promise<Record<string, string>> {
   const vars: Record<string, string> = {};
   if (!home) return vars;
-  for (const s of SETTINGS) {
+  // Asked all at once: most legs find none of them.
+  const found = await Promise.all(SETTINGS.map((s) => s.from(home, env)).map((from) => (from ? lstat(from).catch(() => null) : null)));
+  for (const [i, s] of SETTINGS.entries()) {
     const from = s.from(home, env);
-    if (!from) continue;
-    const st = await lstat(from).catch(() => null);
-    if (!st || !(st.isFile() || st.isDirectory())) continue;
+    const st = found[i];
+    if (!from || !st || !(st.isFile() || st.isDirectory())) continue;
     const to = join(legHome, s.to);
     const skip = new Set(s.skip ?? []);
     await cp(from, to, {

@@ -38,6 +38,16 @@ async function cloneLeg(key: string, open: boolean) {
   return { user, dir, wt, leg };
 }
 
+/** What `git clone --shared --branch B` shows in `dir` (refs with their objects, B's upstream, origin), as the agent user sees its own clone. */
+function cloneView(user: AgentUser, dir: string, home: string) {
+  return asAgent(
+    user,
+    dir,
+    home,
+    'git for-each-ref --format="%(objectname) %(refname) %(symref)" && git rev-parse --abbrev-ref --symbolic-full-name @{u} && git config --get remote.origin.fetch && git describe --tags',
+  );
+}
+
 /** A shell command as the agent user, in its clone, with its environment. */
 function asAgent(user: AgentUser, cwd: string, home: string, script: string) {
   return execa('sh', ['-c', script], {
@@ -84,7 +94,7 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     60_000,
   );
 
-  it("is made under a user's git config whose post-checkout hook refuses (git clone passes its status on)", async () => {
+  it("is made under svc's hostile git config (a post-checkout hook that refuses): the agent's checkout reads none of it", async () => {
     const user = await nobody();
     const dir = await repo(true);
     const wt = await prepareWorktree({ repo: dir, key: 'CLN-3' });
@@ -142,5 +152,50 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     ).toBe(true);
     await leg.dispose();
     expect(existsSync(leg.workdir)).toBe(false);
+  }, 60_000);
+
+  it('holds what git clone --shared --branch would: origin with its branches, HEAD and tags, the upstream, and a shallow source stays shallow', async () => {
+    const user = await nobody();
+    const full = await repo(true);
+    const git = (cwd: string, ...args: string[]) => execa('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd });
+    await git(full, 'commit', '-q', '--allow-empty', '-m', 'second');
+    await git(full, 'tag', '-a', 'v1', '-m', 'one');
+    await git(full, 'tag', '-a', 'v1-of-v1', '-m', 'a tag of a tag', 'v1');
+    await git(full, 'tag', 'light', 'HEAD~1');
+    await git(full, 'branch', 'feature/x', 'HEAD~1');
+    // A shallow source, as CI checkouts are: one commit deep.
+    const shallow = mkdtempSync(join(tmpdir(), 'svc-agent-clone-'));
+    chmodSync(shallow, 0o755);
+    await execa('git', ['clone', '-q', '--depth', '1', '--no-single-branch', `file://${full}`, shallow]);
+    await execa('git', ['-C', shallow, 'fetch', '-q', '--depth', '1', 'origin', 'refs/tags/*:refs/tags/*']);
+    for (const [dir, key] of [
+      [full, 'CLN-5'],
+      [shallow, 'CLN-6'],
+    ] as const) {
+      const wt = await prepareWorktree({ repo: dir, key });
+      const leg = await prepareAgentLeg({ user, repo: dir, key, wt, privateDir: mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-')) });
+      await leg.ensureClone();
+      // git's own clone of the same repository, for the agent user, beside it.
+      const theirs = join(leg.home, 'theirs');
+      const made = await asAgent(user, leg.home, leg.home, `git clone -q --template= --shared --branch svc/${key} -- ${join(dir, '.git')} ${theirs}`);
+      expect(made.exitCode, made.stderr).toBe(0);
+      const ours = await cloneView(user, leg.workdir, leg.home);
+      expect(ours.exitCode, ours.stderr).toBe(0);
+      expect(ours.stdout).toBe((await cloneView(user, theirs, leg.home)).stdout);
+      expect(ours.stdout).toContain(' refs/remotes/origin/HEAD refs/remotes/origin/main');
+      expect(ours.stdout).toContain(`origin/svc/${key}`);
+      // The agent works with its history as deep as the source's, fetches from origin, and its work comes back.
+      const work = await asAgent(
+        user,
+        leg.workdir,
+        leg.home,
+        `git log --format=%s | wc -l && git fetch -q origin && git diff --quiet origin/main HEAD && git commit -q --allow-empty -m "${key}: work"`,
+      );
+      expect(work.exitCode, work.stderr).toBe(0);
+      expect(work.stdout.trim()).toBe(dir === shallow ? '1' : '2');
+      expect(await leg.collect()).toBe(true);
+      expect((await execa('git', ['log', '-1', '--format=%s', `svc/${key}`], { cwd: dir })).stdout).toBe(`${key}: work`);
+      await leg.dispose();
+    }
   }, 60_000);
 });
