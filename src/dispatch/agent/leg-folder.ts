@@ -80,6 +80,20 @@ export function legStarted(): void {
 }
 
 /**
+ * Keeps the legs root for a run's legs: one leg after another would otherwise make and remove it
+ * each time. Returns the release (idempotent); the root goes with the last leg or release.
+ */
+export function holdLegsRoot(): () => void {
+  legStarted();
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    legEnded();
+  };
+}
+
+/**
  * One folder per svc process for the agents' legs: root-owned 0711, so an agent reaches its own
  * leg (0700, its own) by path but cannot list the others, nor rename or replace any. It names its
  * owner, and goes with the last leg of the process.

@@ -52,7 +52,7 @@ const COLLECT_FN = `svc_collect() {
   ${KILL_ALL}
   W=$1 B=$2 BASE=$3 D=$4 T=$5
   { [ -e "$W/.git/index" ] && cd "$W"; } 2>/dev/null || { echo "# svc-no-clone"; cd / && find "$D" -mindepth 1 -delete; return 0; }
-  st=$(git status --porcelain=v2 --branch --untracked-files=all) || return 90
+  st=$(git status --porcelain=v2 --branch --no-ahead-behind --untracked-files=all) || return 90
   printf '%s\\n' "$st"
   # Read with the shell's own pattern matching: no process per question.
   sha= wip= oid= onit= dirty=

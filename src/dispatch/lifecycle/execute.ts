@@ -6,6 +6,7 @@ import type { DispatchRun } from '../../contract/types.js';
 import { EventStream } from '../wire/event-stream.js';
 import { startHeartbeat } from '../wire/heartbeat.js';
 import { RunClosedError, isRunClosed, serviceErrorOf } from '../ports.js';
+import { holdLegsRoot } from '../agent/leg-folder.js';
 import { processStart } from '../state/run-lock.js';
 import type { Selection } from '../select/types.js';
 import { stateFolderFault } from '../state/folder.js';
@@ -131,6 +132,7 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
     records: [],
   };
   let closeOut: RunSummary['closeOut'] = null;
+  const releaseLegsRoot = opts.agentUser ? holdLegsRoot() : () => {};
   try {
     await legs.run(ctx);
     if (!legs.halted() && legs.landed.size > 0) closeOut = await closeOutOf(ctx, selection);
@@ -140,6 +142,7 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
     await legs.settle();
     if (!stops.closedByServer) stops.failed(error);
   } finally {
+    releaseLegsRoot();
     unwatch();
   }
 
