@@ -41,9 +41,6 @@ export function sourceRepo(repo: string): Promise<SourceRepo> {
 
 export interface AgentRepoSpec {
   source: SourceRepo;
-  branch: string;
-  /** Where the branch stands: the card worktree's HEAD. */
-  head: string;
   identity: { name: string; email: string };
 }
 
@@ -54,12 +51,13 @@ export const gitValue = (v: string): string => `"${v.replace(/\\/g, '\\\\').repl
 export const trackingConfig = (branch: string): string => `[branch ${gitValue(branch)}]\n\tremote = origin\n\tmerge = ${gitValue(`refs/heads/${branch}`)}\n`;
 
 /**
- * Writes the agent's repository into `workdir` (which must not exist): `.git` only, with B as its
- * only ref, no index and no files (the leg's uid adds the rest, ./leg-shell.ts). Root's own folder,
- * before the hand-over: every file is created here (`wx`), none is followed.
+ * Writes the agent's repository into `workdir` (which must not exist): `.git` only, without HEAD
+ * (`pointAgentRepo` adds it and B once the card's worktree is there), no index and no files (the
+ * leg's uid adds the rest, ./leg-shell.ts). Root's own folder, before the hand-over: every file is
+ * created here (`wx`), none is followed.
  */
 export function writeAgentRepo(workdir: string, spec: AgentRepoSpec): void {
-  const { source, branch, head, identity } = spec;
+  const { source, identity } = spec;
   const git = join(workdir, '.git');
   mkdirSync(workdir, { mode: 0o755 });
   // What git needs to know a repository (HEAD, objects, refs) and what a clone adds; git makes the rest as it needs it.
@@ -81,11 +79,19 @@ export function writeAgentRepo(workdir: string, spec: AgentRepoSpec): void {
   // A shallow source's clone is shallow where it is: without the list, history ends in missing parents.
   const shallow = readOptional(join(source.common, 'shallow'));
   if (shallow) put('shallow', shallow);
-  // B in the packed refs, which the leg's uid extends with origin's branches and the tags (all
-  // sorting after refs/heads/). No peeled lines are claimed: git peels a tag when asked to.
-  put('packed-refs', `# pack-refs with: sorted \n${head} refs/heads/${branch}\n`);
   if (source.headRef) put('refs/remotes/origin/HEAD', `ref: refs/remotes/origin/${source.headRef.slice('refs/heads/'.length)}\n`);
-  put('HEAD', `ref: refs/heads/${branch}\n`);
+}
+
+/**
+ * Puts B at `head` and HEAD on B in the repository `writeAgentRepo` wrote, still before the
+ * hand-over. B is the only ref in the packed refs, which the leg's uid extends with origin's
+ * branches and the tags (all sorting after refs/heads/). No peeled lines are claimed: git peels a
+ * tag when asked to.
+ */
+export function pointAgentRepo(workdir: string, branch: string, head: string): void {
+  const git = join(workdir, '.git');
+  writeFileSync(join(git, 'packed-refs'), `# pack-refs with: sorted \n${head} refs/heads/${branch}\n`, { mode: 0o644, flag: 'wx' });
+  writeFileSync(join(git, 'HEAD'), `ref: refs/heads/${branch}\n`, { mode: 0o644, flag: 'wx' });
 }
 
 function readOptional(path: string): string {

@@ -17,7 +17,7 @@ import { mkdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { handOver, lastLine, legEnded, legStarted, legsRoot, removeLegDir, run, svcGit, svcSh, type Run } from './leg-folder.js';
 import { CHECKOUT, COLLECT_AND_CLEAR, LEG } from './leg-shell.js';
-import { gitValue, sourceRepo, trackingConfig, writeAgentRepo } from './agent-repo.js';
+import { gitValue, pointAgentRepo, sourceRepo, trackingConfig, writeAgentRepo } from './agent-repo.js';
 import { copyAgentSettings } from './settings.js';
 import type { AgentUser } from './user.js';
 import { checkOut, onBranch } from '../git/worktree.js';
@@ -33,6 +33,12 @@ export interface AgentLeg {
   promptFile: string;
   /** Where the agent is started: the leg's folder while its clone is still to be made, else the clone. */
   startIn: string;
+  /**
+   * Points the agent's repository at the card's worktree (its branch, at its commit) and hands the
+   * leg's folder over to the agent user. The rest of the folder is made before the worktree is
+   * (the two do not need each other), so this comes first of all that follows.
+   */
+  attach(wt: PreparedWorktree): Promise<void>;
   /**
    * The agent's argv. Where the leg is collected right after this agent (`collectWithAgent`), a
    * shell as the agent user makes the clone if it is not there, runs the agent, and collects the
@@ -72,7 +78,6 @@ export interface PrepareAgentLegOptions {
   /** The repository the worktree belongs to (the clone's source). */
   repo: string;
   key: string;
-  wt: PreparedWorktree;
   /** A folder only svc may open, for the bundle in transit (the run's state folder). */
   privateDir: string;
   /** The prompt, written into the leg's folder before the hand-over. */
@@ -131,9 +136,13 @@ const agentGitEnv = (home: string): Record<string, string> => ({
   GIT_CONFIG_GLOBAL: join(home, '.gitconfig'),
 });
 
-/** Prepares the agent's folder for one leg: home, temp folder, prompt, settings; and, where the agent user cannot read the repository, the clone. */
+/**
+ * Prepares the agent's folder for one leg: home, temp folder, prompt, settings, the clone's
+ * repository (or, where the agent user cannot read the objects, a copy of them); `attach` finishes
+ * it once the card's worktree is there.
+ */
 export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<AgentLeg> {
-  const { user, key, wt } = opts;
+  const { user, key } = opts;
   legStarted();
   let dir: string;
   try {
@@ -174,21 +183,20 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
       // The agent user cannot read the objects: root makes the copy, before the hand-over.
       const local = [...(identity.name ? ['-c', `user.name=${identity.name}`] : []), ...(identity.email ? ['-c', `user.email=${identity.email}`] : [])];
       await svcGit(dir, ['clone', '--quiet', '--template=', '--no-checkout', '--no-hardlinks', ...local, '--', common, workdir]);
-      await checkOut(
-        () => svcGit(dir, ['-C', workdir, 'checkout', '--quiet', '-B', wt.branch, wt.headBefore]),
-        () => onBranch(workdir, wt.branch),
-      );
-      const r = await run('chown', ['-R', '--no-dereference', '--', `${user.uid}:${user.gid}`, dir]);
-      if (r.code !== 0) throw new Error(`chown: ${r.stderr.trim()}`);
     } else {
-      writeAgentRepo(workdir, { source, branch: wt.branch, head: wt.headBefore, identity });
-      handOver(dir, user);
+      writeAgentRepo(workdir, { source, identity });
     }
   } catch (error) {
-    await removeLegDir(dir, user, false);
+    // Never handed over: root's own folder, which no process of the uid has seen.
+    rmSync(dir, { recursive: true, force: true });
     legEnded();
     throw error;
   }
+  let bound: PreparedWorktree | null = null;
+  const wtOf = (): PreparedWorktree => {
+    if (!bound) throw new Error("the agent's leg is not attached to its worktree");
+    return bound;
+  };
   let cleared = false;
   let pending = shared;
   let folded = false;
@@ -209,6 +217,29 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     get startIn() {
       return pending ? dir : workdir;
     },
+    async attach(wt) {
+      if (bound) throw new Error("the agent's leg is attached already");
+      try {
+        if (shared) {
+          pointAgentRepo(workdir, wt.branch, wt.headBefore);
+          handOver(dir, user);
+        } else {
+          await checkOut(
+            () => svcGit(dir, ['-C', workdir, 'checkout', '--quiet', '-B', wt.branch, wt.headBefore]),
+            () => onBranch(workdir, wt.branch),
+          );
+          const r = await run('chown', ['-R', '--no-dereference', '--', `${user.uid}:${user.gid}`, dir]);
+          if (r.code !== 0) throw new Error(`chown: ${r.stderr.trim()}`);
+        }
+      } catch (error) {
+        // A chown that stopped half-way leaves files of the uid: removed as the uid, as always.
+        await removeLegDir(dir, user, false).catch(() => rmSync(dir, { recursive: true, force: true }));
+        cleared = true;
+        legEnded();
+        throw error;
+      }
+      bound = wt;
+    },
     get cloneMade() {
       return cloneMade;
     },
@@ -217,6 +248,7 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     command(argv) {
       if (folded) {
         pending = false;
+        const wt = wtOf();
         return ['/bin/sh', '-c', LEG, 'svc-agent-leg', workdir, common, wt.branch, trackingConfig(wt.branch), wt.headBefore, dir, tmp, ...argv];
       }
       if (pending) throw new Error("the agent's clone is not made: call ensureClone() or collectWithAgent() first");
@@ -240,6 +272,7 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     },
     async ensureClone() {
       if (!pending) return;
+      const wt = wtOf();
       const r = await run('/bin/sh', ['-c', CHECKOUT, 'svc-agent-leg', workdir, common, wt.branch, trackingConfig(wt.branch)], {
         user,
         env: agentGitEnv(home),
@@ -268,6 +301,7 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
       };
     },
     async collect() {
+      const wt = wtOf();
       let keep = false;
       try {
         let out: string | null = null;
@@ -327,7 +361,9 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
       rmSync(results, { force: true });
       rmSync(bundle, { force: true });
       if (cleared) return;
-      await removeLegDir(dir, user);
+      // Not handed over yet: still root's own folder, which no process of the uid has seen.
+      if (!bound) rmSync(dir, { recursive: true, force: true });
+      else await removeLegDir(dir, user);
       ended();
     },
   };

@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import { agentEnv } from '../agent/env.js';
 import { prepareAgentLeg, type AgentLeg } from '../agent/clone.js';
 import { CLONE_FAILED } from '../agent/leg-shell.js';
-import { acquireAgentUser } from '../agent/pool.js';
+import { acquireAgentUser, type AgentLease } from '../agent/pool.js';
 import { isDirty, stashLeftovers } from '../git/worktree.js';
 import { parserFor, resolveAgentCommand } from '../agent/presets.js';
 import type { LegResult } from '../agent/types.js';
@@ -13,6 +13,44 @@ import type { DispatchOptions } from './types.js';
 import { AgentOutput } from './agent-output.js';
 import { reasonLine, repoOf, secretsNow, type LegContext } from './leg-context.js';
 import { runWorkflowLeg } from '../workflow/leg-steps.js';
+
+/** A leg's agent user: its leased uid and its prepared folder (`attach` finishes it). */
+export interface AgentSide {
+  lease: AgentLease;
+  leg: AgentLeg;
+}
+
+/**
+ * Leases a uid of the run's pool and prepares the leg's folder with `prompt` in it. Made while
+ * the card's worktree is (./leg.ts): neither needs the other. Undo with `discardAgentSide`.
+ */
+export async function openAgentSide(ctx: LegContext, key: string, prompt: string): Promise<AgentSide> {
+  const pool = ctx.opts.agentUser;
+  if (!pool) throw new Error('no agent user pool');
+  const lease = await acquireAgentUser(pool, { ...(ctx.signal ? { signal: ctx.signal } : {}), onWait: (line) => ctx.deps.output.warn(`${key}: ${line}`) });
+  try {
+    const leg = await prepareAgentLeg({
+      user: lease.user,
+      repo: repoOf(ctx, key),
+      key,
+      privateDir: ctx.paths.dir,
+      prompt,
+      settingsFrom: { home: ctx.opts.env.HOME, env: ctx.opts.env },
+    });
+    return { lease, leg };
+  } catch (error) {
+    await lease.release();
+    throw error;
+  }
+}
+
+/** An agent side that will not run (its worktree could not be made): its folder removed, its uid freed. */
+export async function discardAgentSide(side: Promise<AgentSide>): Promise<void> {
+  const opened = await side.catch(() => null);
+  if (!opened) return;
+  await opened.leg.dispose().catch(() => undefined);
+  await opened.lease.release();
+}
 
 /** Runs whose agent-user warning was said (once per run, at its first agent). */
 const warned = new WeakSet<DispatchOptions>();
@@ -31,6 +69,7 @@ export async function runLegAgent(
   logFile: string,
   eventKey: string | undefined,
   collect?: (chunk: Buffer) => void,
+  side?: Promise<AgentSide>,
 ): Promise<LegResult> {
   const pool = ctx.opts.agentUser;
   if (!pool) {
@@ -55,27 +94,31 @@ export async function runLegAgent(
   // branch comes back here. The uid's every process is killed before it is freed.
   // What an earlier, failed leg left uncommitted in a reused worktree goes on the stash: this
   // agent's clone starts from the branch and would never see it, and its work could not come back over it.
-  if (!wt.created && (await isDirty(wt.path))) {
-    await stashLeftovers(wt.path, `svc: left uncommitted in ${wt.branch} before run ${ctx.runId}`);
-    ctx.deps.output.warn(`${key}: uncommitted files an earlier leg left in its worktree are on the stash (git stash list in ${wt.path})`);
+  let opened: AgentSide;
+  try {
+    if (!wt.created && (await isDirty(wt.path))) {
+      await stashLeftovers(wt.path, `svc: left uncommitted in ${wt.branch} before run ${ctx.runId}`);
+      ctx.deps.output.warn(`${key}: uncommitted files an earlier leg left in its worktree are on the stash (git stash list in ${wt.path})`);
+    }
+    opened = await (side ?? openAgentSide(ctx, key, prompt));
+  } catch (error) {
+    if (side) await discardAgentSide(side);
+    throw error;
   }
-  const lease = await acquireAgentUser(pool, { ...(ctx.signal ? { signal: ctx.signal } : {}), onWait: (line) => ctx.deps.output.warn(`${key}: ${line}`) });
+  const { lease, leg } = opened;
   let killed = false;
   try {
-    const leg = await prepareAgentLeg({
-      user: lease.user,
-      repo: repoOf(ctx, key),
-      key,
-      wt,
-      privateDir: ctx.paths.dir,
-      prompt,
-      settingsFrom: { home: ctx.opts.env.HOME, env: ctx.opts.env },
-    });
-    // Workflow (issue 30): the steps run in the agent's clone, as its user, before the clone is
-    // collected; they need the clone before the agent, which otherwise makes it as it starts.
-    if (eventKey && ctx.opts.workflow) await leg.ensureClone();
-    // Without workflow steps after it, the agent's own process start collects the leg too.
-    else leg.collectWithAgent();
+    try {
+      await leg.attach(wt);
+      // Workflow (issue 30): the steps run in the agent's clone, as its user, before the clone is
+      // collected; they need the clone before the agent, which otherwise makes it as it starts.
+      if (eventKey && ctx.opts.workflow) await leg.ensureClone();
+      // Without workflow steps after it, the agent's own process start collects the leg too.
+      else leg.collectWithAgent();
+    } catch (error) {
+      await leg.dispose().catch(() => undefined);
+      throw error;
+    }
     const place = {
       cwd: leg.workdir,
       user: leg.user,

@@ -8,6 +8,7 @@ import { streamOf } from '../agent/spend.js';
 import type { LegResult } from '../agent/types.js';
 import { headOf, recordLeg } from '../report/record.js';
 import { alignWithHead, fetchDeliveryHead, prepareFixWorktree, prepareReviewWorktree, settleReview } from '../git/delivery.js';
+import { branchFor } from '../git/worktree.js';
 import type { LegSummary, PreparedWorktree } from '../ports.js';
 import { expectsCode } from '../prompt.js';
 import { createRedactor } from '../redact.js';
@@ -15,7 +16,7 @@ import { logPath } from '../state/folder.js';
 import { StdoutTail, tailBytes } from './review-text.js';
 import { pullRequestAfterLeg } from '../pr/after-leg.js';
 import type { PullRequestRef } from '../pr/types.js';
-import { runLegAgent } from './agent-run.js';
+import { discardAgentSide, openAgentSide, runLegAgent, type AgentSide } from './agent-run.js';
 import { NoRepositoryError, repoOf, secretsNow, type LegContext } from './leg-context.js';
 import { pushLeg } from './push.js';
 import { recordBeforeDisposition } from './record-implementation.js';
@@ -63,22 +64,41 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
     worktree: at.path,
     result: done,
   });
-  try {
-    wt = await worktreeFor(ctx, key, item);
-    stream.push({ workItemKey: key, disposition: 'running', sessionBranch: wt.branch });
-    deps.output.legStarted({ key, title: item.title, index, total, branch: wt.branch });
-    const code = expectsCode(item) && ctx.mode !== 'review';
-    const prompt = deps.buildPrompt(item, {
-      branch: wt.branch,
+  const code = expectsCode(item) && ctx.mode !== 'review';
+  const promptFor = (branch: string) =>
+    deps.buildPrompt(item, {
+      branch,
       runId: ctx.runId,
       mode: ctx.mode,
       expectsCode: code,
       ...(opts.doneStatuses ? { doneStatuses: opts.doneStatuses } : {}),
       ...(opts.workflow ? { workflow: { rules: opts.workflow.prompt, verify: opts.workflow.verify, ports: opts.workflow.ports } } : {}),
     });
+  // --agent-user: the agent's side of the leg (a leased uid, its folder and repository, the prompt)
+  // is made while git makes the card's worktree, since neither needs the other. A review's branch
+  // is known only once its worktree is made.
+  const early = opts.agentUser && ctx.mode !== 'review' ? { branch: branchFor(key), prompt: '' } : null;
+  let side: Promise<AgentSide> | undefined;
+  try {
+    if (early) {
+      early.prompt = promptFor(early.branch);
+      side = openAgentSide(ctx, key, early.prompt);
+      side.catch(() => undefined);
+    }
+    wt = await worktreeFor(ctx, key, item);
+    stream.push({ workItemKey: key, disposition: 'running', sessionBranch: wt.branch });
+    deps.output.legStarted({ key, title: item.title, index, total, branch: wt.branch });
+    let prompt = early?.prompt ?? '';
+    if (!early || early.branch !== wt.branch) {
+      if (side) await discardAgentSide(side);
+      side = undefined;
+      prompt = promptFor(wt.branch);
+    }
     // A review's text: its stream parser's final message, else the tail of a plain command's stdout.
     const plainTail = ctx.mode === 'review' && !streamOf(opts.agent) ? new StdoutTail() : null;
-    result = await runLegAgent(ctx, wt, key, prompt, logPath(ctx.paths, key), key, plainTail ? (c) => plainTail.push(c) : undefined);
+    const given = side;
+    side = undefined;
+    result = await runLegAgent(ctx, wt, key, prompt, logPath(ctx.paths, key), key, plainTail ? (c) => plainTail.push(c) : undefined, given);
     reason = result.reason;
     let implemented = result.outcome === 'succeeded';
     if (ctx.mode === 'review') {
@@ -118,6 +138,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
     if (implemented) await recordBeforeDisposition(ctx, key);
     return finish(implemented);
   } catch (error) {
+    if (side) await discardAgentSide(side);
     reason =
       error instanceof NoRepositoryError
         ? error.message

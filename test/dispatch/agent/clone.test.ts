@@ -33,7 +33,8 @@ async function cloneLeg(key: string, open: boolean) {
   const user = await nobody();
   const dir = await repo(open);
   const wt = await prepareWorktree({ repo: dir, key });
-  const leg = await prepareAgentLeg({ user, repo: dir, key, wt, privateDir: mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-')) });
+  const leg = await prepareAgentLeg({ user, repo: dir, key, privateDir: mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-')) });
+  await leg.attach(wt);
   await leg.ensureClone();
   return { user, dir, wt, leg };
 }
@@ -99,7 +100,8 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     const dir = await repo(true);
     const wt = await prepareWorktree({ repo: dir, key: 'CLN-3' });
     vi.stubEnv('GIT_CONFIG_GLOBAL', hostileGitConfig());
-    const leg = await prepareAgentLeg({ user, repo: dir, key: 'CLN-3', wt, privateDir: mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-')) });
+    const leg = await prepareAgentLeg({ user, repo: dir, key: 'CLN-3', privateDir: mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-')) });
+    await leg.attach(wt);
     await leg.ensureClone();
     // Read from the file: root's git refuses a repository owned by the agent user.
     expect(readFileSync(join(leg.workdir, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/svc/CLN-3\n');
@@ -113,7 +115,8 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     const sub = join(dir, 'sub', 'deeper');
     mkdirSync(sub, { recursive: true });
     const wt = await prepareWorktree({ repo: sub, key: 'CLN-4' });
-    const leg = await prepareAgentLeg({ user, repo: sub, key: 'CLN-4', wt, privateDir: mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-')) });
+    const leg = await prepareAgentLeg({ user, repo: sub, key: 'CLN-4', privateDir: mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-')) });
+    await leg.attach(wt);
     await leg.ensureClone();
     expect(readFileSync(join(leg.workdir, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/svc/CLN-4\n');
     const work = await asAgent(user, leg.workdir, leg.home, 'git commit -q --allow-empty -m "CLN-4: work"');
@@ -173,7 +176,8 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
       [shallow, 'CLN-6'],
     ] as const) {
       const wt = await prepareWorktree({ repo: dir, key });
-      const leg = await prepareAgentLeg({ user, repo: dir, key, wt, privateDir: mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-')) });
+      const leg = await prepareAgentLeg({ user, repo: dir, key, privateDir: mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-')) });
+      await leg.attach(wt);
       await leg.ensureClone();
       // git's own clone of the same repository, for the agent user, beside it.
       const theirs = join(leg.home, 'theirs');

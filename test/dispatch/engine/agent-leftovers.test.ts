@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LEGS_OWNER_FILE, LEGS_ROOT_PREFIX } from '../../../src/dispatch/agent/leg-folder.js';
+import { leaseDir } from '../../../src/dispatch/agent/pool.js';
 import { DEFAULT_POOL } from '../../../src/dispatch/agent/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { BIN, isolatedEnv, run } from '../../support/cli.js';
@@ -63,6 +64,26 @@ describe.skipIf(!isRoot)('what a leg through the boundary leaves behind', () => 
     expect(await run('git', ['stash', 'list'], h.repo)).toContain(`svc: left uncommitted in svc/${key} before run ${second.runId}`);
     expect(await run('git', ['show', 'stash@{0}^3:notes.txt'], h.repo)).toBe('draft\n');
     expect(h.seen.join('\n')).toMatch(new RegExp(`${key}: uncommitted files an earlier leg left in its worktree are on the stash`));
+  });
+
+  it('a leg whose worktree cannot be made gives back the uid and the folder made for its agent beside the worktree', async () => {
+    const key = h.item('task', 'no base');
+    const leases = () =>
+      readdirSync(leaseDir()).filter((n) => {
+        try {
+          return (JSON.parse(readFileSync(join(leaseDir(), n), 'utf8')) as { pid: number }).pid === process.pid;
+        } catch {
+          return false;
+        }
+      });
+    const summary = await runDispatch(
+      h.opts({ command: 'run', keys: [key], agentUser: DEFAULT_POOL, baseRef: 'no-such-base', agent: { agentCmd: 'true' } }),
+      h.deps(),
+    );
+    expect(summary.legs[0]).toMatchObject({ disposition: 'failed' });
+    expect(summary.legs[0]?.reason).toMatch(/^worktree: .*no-such-base/);
+    expect(leases()).toEqual([]);
+    expect(legsRootsOf(process.pid)).toEqual([]);
   });
 
   it('svc killed with -9 mid-leg: runs recover removes its leg folder and kills what its agent left running', async () => {
