@@ -12,8 +12,8 @@
 // svc (root) never runs git in the agent's clone either: its .git/config is the agent's, and a
 // `core.fsmonitor`, hook or alias there would run as root (the reason git has safe.directory). The
 // commits cross over as a bundle (plain data, fsck-checked on fetch) that svc fetches into the worktree.
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { mkdir, rmdir } from 'node:fs/promises';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { handOver, lastLine, legEnded, legStarted, legsRoot, removeLegDir, run, svcGit, svcSh, type Run } from './leg-folder.js';
 import { CHECKOUT, COLLECT_AND_CLEAR, LEG } from './leg-shell.js';
@@ -329,7 +329,11 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
           if (r.code !== 0) throw new Error(`reading the agent's work as ${user.name}: ${lastLine(r)}`);
           out = r.stdout;
         }
-        await rmdir(dir).catch(() => undefined);
+        try {
+          rmdirSync(dir);
+        } catch {
+          // Kept: its emptying failed, and `runs recover` or `worktrees prune` removes it later.
+        }
         ended();
         if (out.includes('# svc-no-clone')) cloneMade = false;
         const field = (name: string) => new RegExp(`^# svc-${name} ?([0-9a-f]*)$`, 'm').exec(out)?.[1] ?? '';

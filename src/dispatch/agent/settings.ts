@@ -4,6 +4,7 @@
 // and the variables that named the originals name the copies. Session histories and caches stay
 // behind: they can be large, and they are the invoking user's, not the leg's. What an agent writes
 // into its copy (a refreshed login) stays with the leg.
+import { lstatSync } from 'node:fs';
 import { cp, lstat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 
@@ -35,6 +36,18 @@ const SETTINGS: readonly Setting[] = [
 ];
 
 /**
+ * What is at `path`, if anything. Synchronous and with no error built for a path that is not
+ * there: most legs find none of the settings, and an error object per miss cost a leg ~2 ms.
+ */
+function found(path: string) {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Copies the agents' settings of `home` (svc's own) into `legHome`, which svc still owns and
  * nothing of the agent's has touched yet. Returns the variables to set in the agent's environment.
  * Symbolic links are copied as links, never followed.
@@ -46,11 +59,9 @@ export async function copyAgentSettings(
 ): Promise<Record<string, string>> {
   const vars: Record<string, string> = {};
   if (!home) return vars;
-  // Asked all at once: most legs find none of them.
-  const found = await Promise.all(SETTINGS.map((s) => s.from(home, env)).map((from) => (from ? lstat(from).catch(() => null) : null)));
-  for (const [i, s] of SETTINGS.entries()) {
+  for (const s of SETTINGS) {
     const from = s.from(home, env);
-    const st = found[i];
+    const st = from ? found(from) : undefined;
     if (!from || !st || !(st.isFile() || st.isDirectory())) continue;
     const to = join(legHome, s.to);
     const skip = new Set(s.skip ?? []);

@@ -27,9 +27,12 @@ export function processStart(pid: number): string | null {
   }
 }
 
-/** This process's mark. */
+let self: ProcessMark | null = null;
+
+/** This process's mark: read once, since neither its pid nor its start time changes (a lease per leg asked again). */
 export function selfMark(): ProcessMark {
-  return { pid: process.pid, start: processStart(process.pid) };
+  self ??= { pid: process.pid, start: processStart(process.pid) };
+  return { ...self };
 }
 
 /** Whether the process a mark names still runs (and is the same process, not a reused pid). */
