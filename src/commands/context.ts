@@ -9,6 +9,12 @@ import type { GlobalFlags } from './global-flags.js';
 /** The options every command takes (`--jq EXPR` implies --json), as global-flags.ts declares them. */
 export type GlobalOptions = GlobalFlags;
 
+/**
+ * How much of a command group a register function builds: 'top' is its top-level command alone
+ * (name, arguments, flags, description: what the root help lists), 'whole' adds its subcommands.
+ */
+export type Depth = 'top' | 'whole';
+
 /** Which signal interrupted the command, once one did. */
 export interface Interrupts {
   signal: AbortSignal;

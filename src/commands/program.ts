@@ -6,7 +6,7 @@ import { registerAuth } from './auth/register.js';
 import { registerBacklog } from './backlog/register.js';
 import { registerConfig } from './config/register.js';
 import type { OutStream } from '../ui/output.js';
-import type { Context } from './context.js';
+import type { Context, Depth } from './context.js';
 import { addFlags } from './flag-table.js';
 import { GLOBAL_FLAGS } from './global-flags.js';
 import { registerDemo } from './demo/register.js';
@@ -27,14 +27,16 @@ import { registerWorkspaces } from './workspaces/register.js';
 import { registerWorkflow } from './workflow/register.js';
 import { registerWorktrees } from './worktrees/register.js';
 
-type Register = (program: Command, context: (cmd: Command) => Context) => void;
+type Register = (program: Command, context: (cmd: Command) => Context, depth: Depth) => void;
 
 /**
  * The top-level help lists the commands in these groups, in this order, as `gh --help` does; each
  * register function adds its commands (and their subcommands) to the group named before it, and
  * is listed with the top-level names (and aliases) it adds: `svc config get` builds only the
- * config group (a test holds these names to what the functions add). Help and completion walk the
- * whole tree, so `svc help` and `svc completion` build all of it, as does any other first word.
+ * config group (a test holds these names to what the functions add). The root help (`svc`,
+ * `svc --help`) builds every group's top-level command and no subcommand: it lists only those.
+ * Help for a command and completion walk the tree, so `svc help` and `svc completion` build all of
+ * it, as does any other first word.
  */
 const GROUPS: [heading: string, registers: [Register, names: string[]][]][] = [
   [
@@ -90,21 +92,31 @@ const REGISTER_OF = new Map(GROUPS.flatMap(([, registers]) => registers.flatMap(
 export const groupsForTest = (): ReadonlyArray<readonly [Register, readonly string[]]> => GROUPS.flatMap(([, registers]) => registers);
 
 /**
- * The register function of the command `args` (the user's words) invoke, when they start with
- * global options that take no part in it and then a command this table knows; else undefined
- * (help, version, anything unknown: then the whole tree is built and commander answers as ever).
+ * What `args` (the user's words) need built: the register function of the command they invoke,
+ * when they start with global options that take no part in it and then a command this table
+ * knows; 'top' when they hold no word and every option is a global one or help (the root help,
+ * or a usage error about a global option: neither looks below the top-level commands); else
+ * undefined (help, version, anything unknown: then the whole tree is built and commander answers
+ * as ever).
  */
-function invokedRegister(program: Command, args: readonly string[]): Register | undefined {
+function invoked(program: Command, args: readonly string[]): Register | 'top' | undefined {
   const globals = new Map(program.options.filter((o) => o.long && o.long !== '--version').map((o) => [o.long!, o.required || o.optional]));
+  let help = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
-    if (!arg.startsWith('-')) return REGISTER_OF.get(arg);
+    // After the root's help option commander reads every word as an unknown option (`svc -h config`
+    // prints the root help), so a command there is not invoked.
+    if (!arg.startsWith('-')) return help ? undefined : REGISTER_OF.get(arg);
+    if (arg === '-h' || arg === '--help') {
+      help = true;
+      continue;
+    }
     const eq = arg.indexOf('=');
     const takesValue = globals.get(eq > 0 ? arg.slice(0, eq) : arg);
     if (takesValue === undefined) return undefined;
     if (takesValue && eq < 0) i++;
   }
-  return undefined;
+  return 'top';
 }
 
 /** Where commander writes help and usage errors; by default the process's own streams. */
@@ -146,11 +158,13 @@ export function buildProgram(version: string, context: (cmd: Command) => Context
         ),
     });
 
-  const only = args ? invokedRegister(program, args) : undefined;
+  const wanted = args ? invoked(program, args) : undefined;
+  const only = typeof wanted === 'function' ? wanted : undefined;
+  const depth: Depth = wanted === 'top' ? 'top' : 'whole';
   for (const [heading, registers] of GROUPS) {
     if (only && !registers.some(([register]) => register === only)) continue;
     program.commandsGroup(heading);
-    for (const [register] of registers) if (!only || register === only) register(program, context);
+    for (const [register] of registers) if (!only || register === only) register(program, context, depth);
   }
   return program;
 }

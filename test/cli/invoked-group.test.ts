@@ -1,6 +1,6 @@
 // svc builds only the command group it is asked for (program.ts, issue 27): `svc config get`
-// registers the config group alone, and every answer that needs no handler (help, usage errors,
-// suggestions) is the same as from the whole tree. The table of names it goes by is held here to
+// registers the config group alone, `svc --help` every top-level command and none below, and every
+// answer that needs no handler (help, usage errors, suggestions) is the same as from the whole tree. The table of names it goes by is held here to
 // what the register functions really add.
 import { Command } from 'commander';
 import { describe, expect, test } from 'vitest';
@@ -18,15 +18,16 @@ async function answer(args: string[], lazy: boolean) {
   const stdout = new MemoryStream();
   const stderr = new MemoryStream();
   const program = buildProgram('0.0.0-test', noContext, { stdout, stderr }, lazy ? args : undefined);
+  const subcommands = program.commands.reduce((n, c) => n + c.commands.length, 0);
   const code = await runProgram(program, args, { stderr, context: () => undefined });
-  return { code, stdout: stdout.text, stderr: stderr.text, commands: program.commands.map((c) => c.name()) };
+  return { code, stdout: stdout.text, stderr: stderr.text, commands: program.commands.map((c) => c.name()), subcommands };
 }
 
 describe('the invoked command group alone', () => {
   test('each register function adds exactly the top-level commands its row names', () => {
     for (const [register, names] of groupsForTest()) {
       const program = new Command('svc');
-      register(program, noContext);
+      register(program, noContext, 'whole');
       const added = program.commands.flatMap((c) => [c.name(), ...c.aliases()]).sort();
       // An empty row is help and completion: they walk the whole tree, so they are never built alone.
       expect(added).toEqual(names.length === 0 ? ['completion', 'help'] : [...names].sort());
@@ -45,16 +46,30 @@ describe('the invoked command group alone', () => {
     expect((await answer(args, true)).commands).toEqual(commands);
   });
 
+  test.each([[['--help']], [['-h']], [[]], [['--json', '--max-wait', '1s', '--help']], [['--base-url=http://127.0.0.1:1', '-h']], [['--max-wait']]])(
+    'svc %j (the root help, or a usage error of a global flag) builds every top-level command and no subcommand',
+    async (args) => {
+      const [lazy, whole] = [await answer(args, true), await answer(args, false)];
+      expect(lazy.commands).toEqual(whole.commands);
+      expect(lazy.subcommands).toBe(0);
+      expect(whole.subcommands).toBeGreaterThan(0);
+      expect(lazy.stdout + lazy.stderr).not.toBe('');
+      expect({ ...lazy, subcommands: 0 }).toEqual({ ...whole, subcommands: 0 });
+    },
+  );
+
   test.each([
-    [['--help']],
     [['help', 'config']],
     [['completion', 'bash']],
-    [['-h', 'config']],
     [['confg']],
     [['--bogus', 'config', 'get']],
     [['--max-wait', 'config', 'get']],
+    [['-h', 'config']],
+    [['--help', 'run']],
   ])('svc %j builds the whole tree', async (args) => {
-    expect((await answer(args, true)).commands.length).toBe((await answer([], false)).commands.length);
+    const [lazy, whole] = [await answer(args, true), await answer(args, false)];
+    expect(lazy.commands.length).toBe(whole.commands.length);
+    expect(lazy.subcommands).toBe(whole.subcommands);
   });
 
   test.each([
@@ -69,11 +84,11 @@ describe('the invoked command group alone', () => {
     [['--json', 'worktrees', '--help']],
     [['--max-wait', '1s', 'items']],
     [['confg', 'get']],
-    [['-h']],
+    [['-h', 'config']],
     [['--version']],
   ])('svc %j answers as with the whole tree', async (args) => {
     const [lazy, whole] = [await answer(args, true), await answer(args, false)];
     expect(lazy.stdout + lazy.stderr).not.toBe('');
-    expect(lazy).toEqual({ ...whole, commands: lazy.commands });
+    expect(lazy).toEqual({ ...whole, commands: lazy.commands, subcommands: lazy.subcommands });
   });
 });

@@ -1,12 +1,13 @@
 // `svc auth login|status|logout`: the personal access token svc sends.
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Depth } from '../context.js';
 import { withExamples } from '../examples.js';
 import { addFlags, flagsOf } from '../flag-table.js';
 import { LOGIN_FLAGS } from './flags.js';
 
-export function registerAuth(program: Command, context: (cmd: Command) => Context): void {
+export function registerAuth(program: Command, context: (cmd: Command) => Context, depth: Depth = 'whole'): void {
   const auth = program.command('auth').description('log in, check and log out');
+  if (depth === 'top') return;
   withExamples(
     addFlags(auth.command('login').description('store a personal access token read from stdin (checked against the service first)'), LOGIN_FLAGS).action(
       async (_o: unknown, cmd: Command) => {

@@ -1,13 +1,14 @@
 // `svc backlog [list]` and `svc backlog move KEY...`: the project's backlog in rank order, and moving
 // items out of their sprint (operations 10–11).
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Depth } from '../context.js';
 import { withExamples } from '../examples.js';
 import { addFlags, flagsOf } from '../flag-table.js';
 import { LIST_FLAGS, MOVE_FLAGS } from './flags.js';
 
-export function registerBacklog(program: Command, context: (cmd: Command) => Context): void {
+export function registerBacklog(program: Command, context: (cmd: Command) => Context, depth: Depth = 'whole'): void {
   const backlog = program.command('backlog').description('the backlog in rank order, and moving items out of their sprint');
+  if (depth === 'top') return;
 
   withExamples(
     addFlags(

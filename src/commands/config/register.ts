@@ -1,10 +1,11 @@
 // `svc config get|set|unset|list`: the stored settings (config/store.ts).
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Depth } from '../context.js';
 import { withExamples } from '../examples.js';
 
-export function registerConfig(program: Command, context: (cmd: Command) => Context): void {
+export function registerConfig(program: Command, context: (cmd: Command) => Context, depth: Depth = 'whole'): void {
   const group = program.command('config').description('read and change the stored settings');
+  if (depth === 'top') return;
   withExamples(
     group
       .command('get <key>')

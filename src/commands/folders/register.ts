@@ -1,13 +1,14 @@
 // `svc folders list|create|rename|move|rm`: the project's folder tree (operations 13–17). A folder
 // has no key; its id is its name on the command line.
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Depth } from '../context.js';
 import { withExamples } from '../examples.js';
 import { addFlags, flagsOf } from '../flag-table.js';
 import { LIST_FLAGS, CREATE_FLAGS, MOVE_FLAGS } from './flags.js';
 
-export function registerFolders(program: Command, context: (cmd: Command) => Context): void {
+export function registerFolders(program: Command, context: (cmd: Command) => Context, depth: Depth = 'whole'): void {
   const folders = program.command('folders').description('list, create, rename, move and remove folders');
+  if (depth === 'top') return;
 
   withExamples(
     addFlags(

@@ -1,12 +1,13 @@
 // `svc items list|show|count|create|edit`: work items (operations 5–9).
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Depth } from '../context.js';
 import { withExamples } from '../examples.js';
 import { addFlags, flagsOf } from '../flag-table.js';
 import { LIST_FLAGS, COUNT_FLAGS, CREATE_FLAGS, EDIT_FLAGS } from './flags.js';
 
-export function registerItems(program: Command, context: (cmd: Command) => Context): void {
+export function registerItems(program: Command, context: (cmd: Command) => Context, depth: Depth = 'whole'): void {
   const items = program.command('items').description('list, show, count, create and edit work items');
+  if (depth === 'top') return;
   withExamples(
     addFlags(items.command('list').description('list work items (filter grammar: docs/service.md)'), LIST_FLAGS).action(async (_o: unknown, cmd: Command) => {
       const { runItemsList } = await import('./list.js');

@@ -2,13 +2,14 @@
 // (operations 19–22). Turns accumulate on a thread (one per anchor set, chosen with --target);
 // a submission sends them all as one job that produces a plan of proposals.
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Depth } from '../context.js';
 import { withExamples } from '../examples.js';
 import { addFlags, flagsOf } from '../flag-table.js';
 import { THREAD_FLAGS, SUBMIT_FLAGS } from './flags.js';
 
-export function registerPlan(program: Command, context: (cmd: Command) => Context): void {
+export function registerPlan(program: Command, context: (cmd: Command) => Context, depth: Depth = 'whole'): void {
   const plan = program.command('plan').description('talk to the planner: add turns to a thread, submit it, show the plan');
+  if (depth === 'top') return;
 
   withExamples(
     addFlags(

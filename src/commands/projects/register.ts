@@ -1,10 +1,11 @@
 // `svc projects [list]` and `svc projects show KEY` (operations 3–4).
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Depth } from '../context.js';
 import { withExamples } from '../examples.js';
 
-export function registerProjects(program: Command, context: (cmd: Command) => Context): void {
+export function registerProjects(program: Command, context: (cmd: Command) => Context, depth: Depth = 'whole'): void {
   const projects = program.command('projects').description('list projects, or show one');
+  if (depth === 'top') return;
   withExamples(
     projects
       .command('list', { isDefault: true })

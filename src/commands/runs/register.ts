@@ -1,13 +1,14 @@
 // `svc runs show|watch|list|cancel|recover|report`: dispatch run records, on the service (show,
 // watch, cancel) and in this machine's state folder (list, recover, report).
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Depth } from '../context.js';
 import { withExamples } from '../examples.js';
 import { addFlags, flagsOf } from '../flag-table.js';
 import { WATCH_FLAGS, REPORT_FLAGS } from './flags.js';
 
-export function registerRuns(program: Command, context: (cmd: Command) => Context): void {
+export function registerRuns(program: Command, context: (cmd: Command) => Context, depth: Depth = 'whole'): void {
   const runs = program.command('runs').description('dispatch run records');
+  if (depth === 'top') return;
   withExamples(
     runs
       .command('show <id>')

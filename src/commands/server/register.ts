@@ -1,7 +1,7 @@
 // `svc server`: the local service. The commands module only parses flags; the service's own
 // runServerCommand does the work (the server depends on the contract alone, never on the CLI).
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Depth } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { withExamples } from '../examples.js';
 import { addFlags, flagsOf } from '../flag-table.js';
@@ -21,7 +21,7 @@ function dbOf(opts: Pick<ServeFlags, 'db'>, cmd: Command): string {
   return db;
 }
 
-export function registerServer(program: Command, context: (cmd: Command) => Context): void {
+export function registerServer(program: Command, context: (cmd: Command) => Context, depth: Depth = 'whole'): void {
   const server = addFlags(
     program.command('server').description('run the local service: the whole contract on SQLite (prints its URL, and a token with --seed demo)'),
     SERVE_FLAGS,
@@ -36,6 +36,7 @@ export function registerServer(program: Command, context: (cmd: Command) => Cont
     'CONTAINERS_CONF=$PWD/containers.conf svc server --seed demo --git-root repos --hosted-executor podman',
     'svc server --hosted-executor kubernetes --host 0.0.0.0 --hosted-base-url http://10.0.0.5:8787 --dry-run',
   );
+  if (depth === 'top') return;
 
   const token = server.command('token').description('manage personal access tokens of the local service');
   const create = addFlags(token.command('create').description('create a token and print it once'), TOKEN_CREATE_FLAGS).action(

@@ -1,12 +1,13 @@
 // `svc workflow check`: the repository's own workflow (.svc/workflow.yml, docs/workflow.md).
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Depth } from '../context.js';
 import { withExamples } from '../examples.js';
 import { addFlags, flagsOf } from '../flag-table.js';
 import { CHECK_FLAGS } from './flags.js';
 
-export function registerWorkflow(program: Command, context: (cmd: Command) => Context): void {
+export function registerWorkflow(program: Command, context: (cmd: Command) => Context, depth: Depth = 'whole'): void {
   const workflow = program.command('workflow').description("the repository's own workflow: setup, copy, ports, verify, teardown (.svc/workflow.yml)");
+  if (depth === 'top') return;
   withExamples(
     addFlags(
       workflow.command('check').description('check .svc/workflow.yml: one line per mistake, with its line; exit 2 when there is one'),

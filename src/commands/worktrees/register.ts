@@ -1,12 +1,13 @@
 // `svc worktrees prune`: the per-card git worktrees.
 import type { Command } from 'commander';
-import type { Context } from '../context.js';
+import type { Context, Depth } from '../context.js';
 import { withExamples } from '../examples.js';
 import { addFlags, flagsOf } from '../flag-table.js';
 import { PRUNE_FLAGS } from './flags.js';
 
-export function registerWorktrees(program: Command, context: (cmd: Command) => Context): void {
+export function registerWorktrees(program: Command, context: (cmd: Command) => Context, depth: Depth = 'whole'): void {
   const worktrees = program.command('worktrees').description('the per-card git worktrees');
+  if (depth === 'top') return;
   withExamples(
     addFlags(
       worktrees
