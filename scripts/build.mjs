@@ -1,7 +1,7 @@
 // Bundles the CLI into dist/ with esbuild, nothing more:
 // - dist/cli.js is src/cli.ts with commander inlined; everything a command handler imports sits in
 //   lazy chunks (code splitting), so `svc --help` loads no handler and `svc config get` no HTTP;
-//   the chunks cli.js itself imports are one module, startup.js (merge-startup.mjs).
+//   the chunks cli.js itself imports are merged into it: one module (merge-startup.mjs).
 // - dist/server.js is the local service (src/server), for `svc server` and the tests.
 // - Dependencies are bundled as they ship (their public entry points, untouched), so the package
 //   installs none of them (package.json: they are devDependencies).

@@ -2,8 +2,9 @@
 // resolve, a module job, a link and an evaluation), and esbuild's code splitting gives each set of
 // modules shared by a different set of entry points a chunk of its own: `svc --help` loaded cli.js
 // and five small chunks it imports. The chunks cli.js imports (and so loads on every start) are
-// bundled again here into one module, startup.js, and every import of them in the build is pointed
-// at it: the same code, one instance, fewer modules. So is cli.js's one lazy import (the config
+// bundled again here with cli.js itself into one module, cli.js, and every import of them in the
+// build is pointed at it: the same code, one instance, one module (cli.ts has no top-level await,
+// so a lazy chunk importing it does not wait on it). So is cli.js's one lazy import (the config
 // store and the output, which every command loads before it runs), into command.js. Chunks the
 // service (server.js) reaches stay as they are, so loading the service alone never loads the CLI's
 // start-up code; only esbuild's runtime helpers, which hold no state, are copied for the CLI's side.
@@ -11,7 +12,6 @@ import { readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
-const MERGED = 'startup.js';
 const LAZY_MERGED = 'command.js';
 /** `from"./x.js"` and `import"./x.js"`: the static imports of a chunk (dynamic ones are `import("`). */
 const STATIC = /(?:\bfrom|\bimport)\s*"\.\/([\w.-]+\.js)"/g;
@@ -27,9 +27,10 @@ function reach(dir, from, patterns, seen = new Set()) {
   return seen;
 }
 
-/** The names a chunk exports, from esbuild's one `export{a,b as c}` at its end. */
+/** The names a chunk exports, from esbuild's one `export{a,b as c}` at its end (an entry may have none). */
 function exportsOf(code, file) {
   const lists = [...code.matchAll(/\bexport\s*\{([^}]*)\}\s*;?/g)];
+  if (lists.length === 0 && !/\bexport\b/.test(code)) return [];
   if (lists.length !== 1 || /\bexport\s+(?:default|\*|const|let|var|function|class)\b/.test(code))
     throw new Error(`${file}: exports not in esbuild's one export list`);
   return lists[0][1]
@@ -68,7 +69,7 @@ async function mergeGroup(dir, { from, withFrom = false, into, keepApart, exclud
     }
   }
   const merged = new Set(chunks);
-  if (readdirSync(dir).includes(into)) throw new Error(`${into} exists in the build already`);
+  if (readdirSync(dir).includes(into) && !(withFrom && into === from)) throw new Error(`${into} exists in the build already`);
   const out = join(dir, `${into}.merging`);
   await build({
     ...options,
@@ -117,13 +118,14 @@ async function mergeGroup(dir, { from, withFrom = false, into, keepApart, exclud
 }
 
 /**
- * Two groups: the chunks cli.js imports (every start: startup.js), and its one lazy import with
- * the modules it imports, the config store and the output that every command loads before it runs
- * (`lazyEntry`: command.js, so `svc --help` still loads none of it).
+ * Two groups: the entry (cli.js) with the chunks it imports (every start: one module, still named
+ * cli.js), and its one lazy import with the modules it imports, the config store and the output
+ * that every command loads before it runs (`lazyEntry`: command.js, so `svc --help` still loads
+ * none of it).
  */
 export async function mergeStartupChunks(dir, { entry, lazyEntry, keepApart, banner, options }) {
-  const first = await mergeGroup(dir, { from: entry, into: MERGED, keepApart, banner, options });
+  const first = await mergeGroup(dir, { from: entry, withFrom: true, into: entry, keepApart, banner, options });
   const lazy = readdirSync(dir).find((f) => f.startsWith(`${lazyEntry}-`) && f.endsWith('.js'));
   if (!lazy) throw new Error(`no ${lazyEntry}-*.js in the build`);
-  await mergeGroup(dir, { from: lazy, withFrom: true, into: LAZY_MERGED, keepApart, exclude: new Set([MERGED, ...first]), banner, options });
+  await mergeGroup(dir, { from: lazy, withFrom: true, into: LAZY_MERGED, keepApart, exclude: new Set([entry, ...first]), banner, options });
 }

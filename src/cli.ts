@@ -95,4 +95,9 @@ function context(cmd: Command): Context {
 // Only the invoked command's group is built (program.ts); help and anything unknown build all.
 const program = buildProgram(version, context, undefined, process.argv.slice(2)).hook('preAction', loadLazy);
 
-process.exitCode = await runProgram(program, process.argv, { stderr: process.stderr, context: () => built }, 'node');
+// No top-level await: the build merges the start-up modules every command shares into this one
+// (scripts/merge-startup.mjs), so the lazy chunks import it; a chunk imported while this module
+// still awaited would wait for it to finish, and it for the chunk.
+void runProgram(program, process.argv, { stderr: process.stderr, context: () => built }, 'node').then((code) => {
+  process.exitCode = code;
+});
