@@ -10,17 +10,21 @@ if (v[0] < 22 || (v[0] === 22 && v[1] < 13)) {
 // The cache lives in the user's cache folder (XDG_CACHE_HOME, else ~/.cache): each user has their
 // own and it outlives a cleaned /tmp. A folder that cannot be made (a read-only home) leaves the
 // cache off and nothing else; NODE_COMPILE_CACHE and NODE_DISABLE_COMPILE_CACHE still decide first.
-// getBuiltinModule, not `import`: an ES import of node:module builds its facade (every export read).
-const module = process.getBuiltinModule('node:module');
+const nodeModule = process.getBuiltinModule('node:module');
 const cacheHome = process.env.XDG_CACHE_HOME || (process.env.HOME ? process.env.HOME + '/.cache' : '');
-module.enableCompileCache?.(process.env.NODE_COMPILE_CACHE || (cacheHome ? cacheHome + '/svc/compile-cache' : undefined));
+nodeModule.enableCompileCache?.(process.env.NODE_COMPILE_CACHE || (cacheHome ? cacheHome + '/svc/compile-cache' : undefined));
 const args = process.argv.slice(2);
 // `--version`, with `--json` or not: the one answer that needs none of the program.
 const version = args.some((a) => a === '--version' || a === '-V') && args.every((a) => a === '--version' || a === '-V' || a === '--json');
 if (version) {
-  const { readFileSync } = await import('node:fs');
-  const declared = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+  const declared = JSON.parse(require('node:fs').readFileSync(`${__dirname}/../package.json`, 'utf8')).version;
   process.stdout.write(args.includes('--json') ? `${JSON.stringify({ version: declared })}\n` : `${declared}\n`);
+} else if (v[0] === 22 ? v[1] >= 14 : v[0] > 23 || v[1] >= 5) {
+  // This file is CommonJS (bin/package.json) and require()s the program, an ES module with no
+  // top-level await: Node then loads it without its asynchronous module jobs, and `svc --help`,
+  // which imports nothing else, never starts them (about 2 ms of its start-up).
+  require('../dist/cli.js');
 } else {
-  await import('../dist/cli.js');
+  // Node 22.13 and 23.0–23.4 warn that require() of an ES module is experimental: import it.
+  import('../dist/cli.js');
 }

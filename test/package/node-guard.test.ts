@@ -34,6 +34,15 @@ describe('the Node version guard of bin/svc.js', () => {
     expect(r.stdout).toMatch(/^\d+\.\d+\.\d+/);
   });
 
+  // bin/svc.js require()s the program where Node does so without a warning, and imports it on the
+  // versions that would warn (22.13, 23.0–23.4): both load it.
+  test.each(['22.13.0', '23.4.0', '22.14.0', '24.1.0'])('Node %s loads the program (svc --help)', (version) => {
+    const r = spawnSync(process.execPath, ['--import', fake(version), BIN, '--help'], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^Usage: svc \[options\] \[command\]\n/);
+  });
+
   const systemNode = ['/usr/bin/node', '/usr/local/bin/node'].find((p) => existsSync(p));
   const systemMajor = systemNode ? Number(execFileSync(systemNode, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' })) : 99;
   test.runIf(systemMajor < 22)(`the machine's own older node (${systemNode}) parses bin/svc.js and gets the line`, () => {
