@@ -22,7 +22,7 @@ if (version) {
 } else if (v[0] === 22 ? v[1] >= 14 : v[0] > 23 || v[1] >= 5) {
   // This file is CommonJS (bin/package.json) and require()s the program, an ES module with no
   // top-level await: Node then loads it without its asynchronous module jobs, and `svc --help`,
-  // which imports nothing else, never starts them (about 2 ms of its start-up).
+  // which imports nothing else, never starts them (1–3 ms of its start-up).
   require('../dist/cli.js');
 } else {
   // Node 22.13 and 23.0–23.4 warn that require() of an ES module is experimental: import it.
