@@ -19,6 +19,8 @@ export default defineConfig({
     unstubGlobals: true,
     unstubEnvs: true,
     setupFiles: ['test/support/unstub.ts'],
+    // One temp folder for the run, removed at its end: what tests make in os.tmpdir() goes there.
+    globalSetup: ['test/support/run-tmp.ts'],
     // GitHub's workflow parser imports its JSON schema without `with { type: 'json' }`, which Node
     // refuses: vitest transforms it instead (test/examples/fleets.test.ts).
     server: { deps: { inline: ['@actions/workflow-parser'] } },

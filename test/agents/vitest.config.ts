@@ -7,7 +7,8 @@ export default defineConfig({
   test: {
     root: new URL('../..', import.meta.url).pathname,
     include: ['test/agents/**/*.test.ts'],
-    globalSetup: ['test/agents/setup.ts'],
+    // The run's temp folder first (test/support/run-tmp.ts), so the agents' setup makes nothing outside it.
+    globalSetup: ['test/support/run-tmp.ts', 'test/agents/setup.ts'],
     testTimeout: 300_000,
     hookTimeout: 120_000,
     pool: 'forks',
