@@ -21,9 +21,10 @@ export interface CliEnv {
 
 // One compile cache for every svc a test spawns (bin/svc.js keeps it under HOME, and each test's HOME
 // is new): without it each of the suite's ~240 spawns compiled the whole bundle afresh. It is keyed by
-// the source's hash, so a rebuilt dist/ never runs stale code. test/package/compile-cache.test.ts
-// checks the HOME default with an environment of its own.
-const COMPILE_CACHE = join(tmpdir(), 'svc-test-compile-cache');
+// the source's hash, so a rebuilt dist/ never runs stale code. Kept from run to run in the clone's
+// node_modules/.cache, not in the run's temp folder (test/support/run-tmp.ts), which goes at the end.
+// test/package/compile-cache.test.ts checks the HOME default with an environment of its own.
+const COMPILE_CACHE = resolve(import.meta.dirname, '../../node_modules/.cache/svc-test-compile-cache');
 
 /** A fresh home for one test: config and state folders, no inherited SVC_* variables. */
 export function isolatedEnv(extra: CliEnv = {}): CliEnv {
