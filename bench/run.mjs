@@ -6,10 +6,12 @@
 //
 // Each benchmark measures its figures side by side in one run (ratios and counts, never absolute
 // times against a fixed machine). Requests go to loopback only; every loop is bounded; the whole
-// run is capped at BUDGET_MS and temporary folders are removed at the end.
+// run is capped at BUDGET_MS and temporary folders are removed at the end: each benchmark's own
+// (lib.mjs cleanup), and the run's temp folder (scripts/run-tmp.mjs) with whatever svc made there.
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
+import { openRunTmp } from '../scripts/run-tmp.mjs';
 import { ROOT, cleanup, row } from './lib.mjs';
 import { fleet } from './fleet.mjs';
 import { hosted } from './hosted.mjs';
@@ -36,6 +38,12 @@ if (!existsSync(join(ROOT, 'dist', 'cli.js')) || !existsSync(join(ROOT, 'dist', 
   throw new Error('dist/ is missing: run `npm run bench` (it builds first)');
 }
 
+// Made before any benchmark runs: their modules make nothing in the temp folder as they load. The
+// exit handler removes it on every way out, the watchdog's exit and a thrown error included.
+const runTmp = openRunTmp('bench');
+// Ctrl-C: Node's default would end the process without its exit handlers.
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(128 + os.constants.signals[signal]));
+
 const watchdog = setTimeout(() => {
   process.stderr.write(`bench: still running after ${BUDGET_MS / 60_000} min; giving up\n`);
   cleanup();
@@ -60,6 +68,7 @@ for (const [name, b] of Object.entries(BENCHMARKS)) {
   sections.push({ title: b.title, rows });
 }
 clearTimeout(watchdog);
+runTmp.close();
 
 const verdict = (pass) => (pass === null ? '—' : pass ? 'PASS' : 'FAIL');
 const all = sections.flatMap((s) => s.rows);
