@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 /** Runs `svc ARGS | READER` in bash; returns svc's exit code (PIPESTATUS) and its stderr. */
 function piped(args: string[], reader: string): Promise<{ code: number; stderr: string; stdout: string }> {
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const script = `${q(process.execPath)} ${q(BIN)} ${args.map(q).join(' ')} 2>"$ERR" | ${reader}; echo "svc exit $\{PIPESTATUS[0]}"; cat "$ERR"`;
+  const script = `${q(process.execPath)} ${q(BIN)} ${args.map(q).join(' ')} 2>"$ERR" | ${reader}; echo "svc exit $\{PIPESTATUS[0]}"; cat "$ERR"; rm -f "$ERR"`;
   return new Promise((done, fail) =>
     execFile('bash', ['-c', `ERR=$(mktemp); ${script}`], { env: isolatedEnv() }, (error, stdout) => {
       if (error) return fail(error);
