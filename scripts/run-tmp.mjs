@@ -4,7 +4,7 @@
 // run ends, passed, failed or interrupted. A test that forgets a folder no longer fills the machine's
 // temp folder: thousands of entries per `npm test` did, and a crowded /tmp slows every file made there.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -36,6 +36,17 @@ function mountsUnder(path) {
   // Field 5 is the mount point, with space, tab, newline and backslash escaped in octal.
   const points = table.split('\n').map((line) => line.split(' ')[4]?.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(Number.parseInt(o, 8))));
   return points.filter((p) => p === dir || p?.startsWith(`${dir}/`)).sort((a, b) => b.length - a.length);
+}
+
+/** Whether the process that wrote `pid start` still runs (where /proc is missing: whether the pid does). */
+function isLive(pid, start) {
+  if (start !== 'null') return startOf(pid) === start;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
 }
 
 /**
@@ -75,7 +86,7 @@ function sweepStale(base) {
       continue; // Not ours, or a run that has just made it and not yet written its owner.
     }
     const [pid, start] = owner;
-    if (startOf(Number(pid)) !== start) removeTree(join(base, name));
+    if (/^[1-9]\d*$/.test(pid ?? '') && !isLive(Number(pid), start)) removeTree(join(base, name));
   }
 }
 
@@ -91,9 +102,11 @@ export function openRunTmp(kind) {
   sweepStale(base);
   const dir = mkdtempSync(join(base, runTmpPrefix(kind)));
   // 0755, not mkdtemp's 0700: tests as root hand leg folders below it to agent users, who must
-  // traverse to them. Only root can make or rename its entries, as before in a sticky /tmp.
+  // traverse to them. Unlike the sticky /tmp, only its owner can make or rename entries in it.
   chmodSync(dir, 0o755);
-  writeFileSync(join(dir, RUN_TMP_OWNER), `${process.pid} ${startOf(process.pid)}\n`);
+  // Written whole under its name (a rename), so another run's sweep never reads a half-written owner.
+  writeFileSync(join(dir, `${RUN_TMP_OWNER}.new`), `${process.pid} ${startOf(process.pid)}\n`);
+  renameSync(join(dir, `${RUN_TMP_OWNER}.new`), join(dir, RUN_TMP_OWNER));
   process.env.TMPDIR = dir;
   let closed = false;
   const close = () => {

@@ -105,13 +105,15 @@ describe('openRunTmp in a process of its own', () => {
     expect(killed.signal).toBe('SIGKILL');
     const [left] = readdirSync(base);
     expect(left).toMatch(new RegExp(`^${runTmpPrefix('bench')}`));
-    // A live run's folder (this process's own mark) and one whose owner is not written yet stay.
+    // A live run's folder (this process's own mark) and those whose owner is not written yet stay.
     const live = mkdtempSync(join(base, runTmpPrefix('test')));
     const start = readFileSync(`/proc/${process.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19];
     writeFileSync(join(live, RUN_TMP_OWNER), `${process.pid} ${start}\n`);
     const fresh = mkdtempSync(join(base, runTmpPrefix('test')));
+    const halfWritten = mkdtempSync(join(base, runTmpPrefix('test')));
+    writeFileSync(join(halfWritten, RUN_TMP_OWNER), '');
     const next = node(base, `const r = m.openRunTmp('test'); console.log(r.dir); r.close();`);
     expect(next.status, next.stderr).toBe(0);
-    expect(readdirSync(base).sort()).toEqual([basename(live), basename(fresh)].sort());
+    expect(readdirSync(base).sort()).toEqual([basename(live), basename(fresh), basename(halfWritten)].sort());
   });
 });
