@@ -100,7 +100,12 @@ export function openRunTmp(kind) {
   const base = tmpdir();
   const before = process.env.TMPDIR;
   sweepStale(base);
-  const dir = mkdtempSync(join(base, runTmpPrefix(kind)));
+  let dir;
+  try {
+    dir = mkdtempSync(join(base, runTmpPrefix(kind)));
+  } catch (error) {
+    throw new Error(`cannot make the run's temp folder in ${base} (TMPDIR): ${error.code ?? error.message}`);
+  }
   // 0755, not mkdtemp's 0700: tests as root hand leg folders below it to agent users, who must
   // traverse to them. Unlike the sticky /tmp, only its owner can make or rename entries in it.
   chmodSync(dir, 0o755);
