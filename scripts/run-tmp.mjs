@@ -17,13 +17,15 @@ export const RUN_TMP_OWNER = 'svc-run-owner';
 /** A process's start time (clock ticks since boot, /proc/PID/stat field 22); null when it is gone. */
 function startOf(pid) {
   try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[19];
+    // After the command's name in parentheses, which may itself hold ") ".
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
   } catch {
     return null;
   }
 }
 
-/** Mount points at or below `dir` (a test's tmpfs), deepest first; none where /proc is not there. */
+/** Mount points at or below `path` (a test's tmpfs), deepest first; none where /proc is not there. */
 function mountsUnder(path) {
   let table = '';
   let dir;
