@@ -232,7 +232,8 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
           if (r.code !== 0) throw new Error(`chown: ${r.stderr.trim()}`);
         }
       } catch (error) {
-        // A chown that stopped half-way leaves files of the uid: removed as the uid, as always.
+        // Removed as the uid where the folder is already its own; while the folder is still root's,
+        // no process of the uid could ever have entered it, and root removes it.
         await removeLegDir(dir, user, false).catch(() => rmSync(dir, { recursive: true, force: true }));
         cleared = true;
         legEnded();

@@ -77,19 +77,19 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
   // --agent-user: the agent's side of the leg (a leased uid, its folder and repository, the prompt)
   // is made while git makes the card's worktree, since neither needs the other. A review's branch
   // is known only once its worktree is made.
-  const early = opts.agentUser && ctx.mode !== 'review' ? { branch: branchFor(key), prompt: '' } : null;
+  const early = opts.agentUser && ctx.mode !== 'review' ? branchFor(key) : null;
+  // The agent's side until runLegAgent takes it: a leg that ends before gives it back.
   let side: Promise<AgentSide> | undefined;
   try {
-    if (early) {
-      early.prompt = promptFor(early.branch);
-      side = openAgentSide(ctx, key, early.prompt);
+    let prompt = early === null ? null : promptFor(early);
+    if (early !== null && prompt !== null) {
+      side = openAgentSide(ctx, key, prompt);
       side.catch(() => undefined);
     }
     wt = await worktreeFor(ctx, key, item);
     stream.push({ workItemKey: key, disposition: 'running', sessionBranch: wt.branch });
     deps.output.legStarted({ key, title: item.title, index, total, branch: wt.branch });
-    let prompt = early?.prompt ?? '';
-    if (!early || early.branch !== wt.branch) {
+    if (prompt === null || early !== wt.branch) {
       if (side) await discardAgentSide(side);
       side = undefined;
       prompt = promptFor(wt.branch);
