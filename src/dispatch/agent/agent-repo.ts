@@ -15,7 +15,7 @@ export interface SourceRepo {
   common: string;
   /** `sha1` or `sha256`: the agent's repository must read the objects the same way. */
   objectFormat: string;
-  /** The branch the source's HEAD names (`refs/heads/…`), or '' when it is detached: `origin/HEAD`. */
+  /** The branch the source's HEAD names (`refs/heads/…`), or for a detached HEAD git's guess (`guessedHead`): `origin/HEAD`. */
   headRef: string;
 }
 
@@ -31,12 +31,22 @@ export function sourceRepo(repo: string): Promise<SourceRepo> {
       const [objectFormat = 'sha1', head = ''] = (
         await svcGit(common, ['--git-dir=.', 'rev-parse', '--show-object-format', '--symbolic-full-name', 'HEAD'])
       ).split('\n');
-      return { common, objectFormat, headRef: head.startsWith('refs/heads/') ? head : '' };
+      return { common, objectFormat, headRef: head.startsWith('refs/heads/') ? head : await guessedHead(common) };
     })();
     sources.set(repo, p);
     p.catch(() => sources.delete(repo));
   }
   return p;
+}
+
+/**
+ * The branch `git clone` takes for origin's HEAD when the source's HEAD is detached (a CI
+ * checkout): `master` where it points at HEAD's commit, else the first branch that does, else none
+ * (the cloning user's `init.defaultBranch` would come first; the agent's fresh home sets none).
+ */
+async function guessedHead(common: string): Promise<string> {
+  const at = (await svcGit(common, ['--git-dir=.', 'for-each-ref', '--points-at=HEAD', '--format=%(refname)', 'refs/heads'])).split('\n').filter(Boolean);
+  return at.includes('refs/heads/master') ? 'refs/heads/master' : (at[0] ?? '');
 }
 
 export interface AgentRepoSpec {

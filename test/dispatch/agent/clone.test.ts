@@ -157,7 +157,7 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     expect(existsSync(leg.workdir)).toBe(false);
   }, 60_000);
 
-  it('holds what git clone --shared --branch would: origin with its branches, HEAD and tags, the upstream, and a shallow source stays shallow', async () => {
+  it('holds what git clone --shared --branch would: origin with its branches, HEAD and tags, the upstream; a shallow source stays shallow, a sha256 one sha256', async () => {
     const user = await nobody();
     const full = await repo(true);
     const git = (cwd: string, ...args: string[]) => execa('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd });
@@ -171,9 +171,19 @@ describe.skipIf(!isRoot)('the agent clone, as root', () => {
     chmodSync(shallow, 0o755);
     await execa('git', ['clone', '-q', '--depth', '1', '--no-single-branch', `file://${full}`, shallow]);
     await execa('git', ['-C', shallow, 'fetch', '-q', '--depth', '1', 'origin', 'refs/tags/*:refs/tags/*']);
+    // A repository of sha256 objects with its HEAD detached, as CI checkouts are: git's clone takes
+    // origin/HEAD from a branch at HEAD's commit.
+    const sha256 = mkdtempSync(join(tmpdir(), 'svc-agent-clone-'));
+    chmodSync(sha256, 0o755);
+    await execa('git', ['init', '-q', '--object-format=sha256', '-b', 'main', sha256]);
+    await git(sha256, 'commit', '-q', '--allow-empty', '-m', 'init');
+    await git(sha256, 'commit', '-q', '--allow-empty', '-m', 'second');
+    await git(sha256, 'tag', '-a', 'v1', '-m', 'one');
+    await git(sha256, 'checkout', '-q', '--detach');
     for (const [dir, key] of [
       [full, 'CLN-5'],
       [shallow, 'CLN-6'],
+      [sha256, 'CLN-7'],
     ] as const) {
       const wt = await prepareWorktree({ repo: dir, key });
       const leg = await prepareAgentLeg({ user, repo: dir, key, privateDir: mkdtempSync(join(tmpdir(), 'svc-agent-clone-state-')) });
