@@ -81,15 +81,16 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
   // The agent's side until runLegAgent takes it: a leg that ends before gives it back.
   let side: Promise<AgentSide> | undefined;
   try {
-    let prompt = early === null ? null : promptFor(early);
-    if (early !== null && prompt !== null) {
+    let prompt = early === null ? '' : promptFor(early);
+    if (early !== null) {
       side = openAgentSide(ctx, key, prompt);
       side.catch(() => undefined);
     }
     wt = await worktreeFor(ctx, key, item);
     stream.push({ workItemKey: key, disposition: 'running', sessionBranch: wt.branch });
     deps.output.legStarted({ key, title: item.title, index, total, branch: wt.branch });
-    if (prompt === null || early !== wt.branch) {
+    // Without an early side, or where the worktree's branch is not the one it was made for: now.
+    if (early !== wt.branch) {
       if (side) await discardAgentSide(side);
       side = undefined;
       prompt = promptFor(wt.branch);
