@@ -14,7 +14,7 @@ import os from 'node:os';
 import { readFileSync } from 'node:fs';
 import { request, createServer, Agent } from 'node:http';
 import { join } from 'node:path';
-import { NODE, journalOf, makeRepo, mb, ms, row, runSvc, startService, summaryOf, svcEnv, tempDir, timed, x } from './lib.mjs';
+import { NODE, journalOf, makeRepo, mb, median, ms, row, runSvc, startService, summaryOf, svcEnv, tempDir, timed, x } from './lib.mjs';
 
 const MB = 1024 * 1024;
 const RATE = 20 * MB; // bytes/s: 100 MB in 5 s, far chattier than any real agent
@@ -22,6 +22,7 @@ const EVENTS_PER_APPEND = 200;
 const MAX_BATCH_BYTES = 512 * 1024; // the event stream's cap on a batch (src/dispatch/wire/event-stream.ts)
 const FLUSH_MS = 1000;
 const PRINT = join(import.meta.dirname, 'agents', 'print.mjs');
+const BARE_READER = join(import.meta.dirname, 'agents', 'bare-reader.mjs');
 
 /** A proxy in front of the service that holds each answer until the request took `factor` × as long. */
 async function slowProxy(target, factor) {
@@ -62,6 +63,14 @@ function alone(bytes, rate) {
   const r = timed('sh', ['-c', `"${NODE}" "${PRINT}" ${bytes} ${rate} "${file}" > /dev/null`]);
   if (r.status !== 0) throw new Error(`agent alone failed: ${r.stderr}`);
   return Number(readFileSync(file, 'utf8'));
+}
+
+/** The agent under bench/agents/bare-reader.mjs, the floor of the pipeline: its own wall time. */
+function underBareReader(bytes) {
+  const dir = tempDir('bare');
+  const r = timed(NODE, [BARE_READER, join(dir, 'log'), NODE, PRINT, String(bytes), '0', join(dir, 'ms')]);
+  if (r.status !== 0) throw new Error(`bare reader failed: ${r.stderr}`);
+  return Number(readFileSync(join(dir, 'ms'), 'utf8'));
 }
 
 /** One `svc run --send-logs` of the agent; appends are counted by `counter`. */
@@ -125,12 +134,20 @@ async function besideBusyLoops(fn) {
   }
 }
 
-/** Three unpaced 100 MB runs: the one of median rate, and the load average seen after them. */
-async function unpacedRuns(service, counter, sendLogs) {
+/**
+ * Three unpaced 100 MB runs: the one of median rate, and the load average seen after them. With
+ * `floor`, each is followed by the same agent under the bare reader, so both see the same machine.
+ */
+async function unpacedRuns(service, counter, sendLogs, floor = false) {
   const runs = [];
-  for (let i = 0; i < 3; i++) runs.push(await underSvc(service, counter, 100 * MB, 0, undefined, sendLogs));
+  const bare = [];
+  for (let i = 0; i < 3; i++) {
+    runs.push(await underSvc(service, counter, 100 * MB, 0, undefined, sendLogs));
+    if (floor) bare.push(underBareReader(100 * MB));
+  }
   const mid = runs.sort((a, b) => a.agentMs - b.agentMs)[1];
-  return { ...mid, rates: runs.map((r) => ((100 / r.agentMs) * 1000).toFixed(0)), load: os.loadavg()[0] };
+  const toRate = (agentMs) => ((100 / agentMs) * 1000).toFixed(0);
+  return { ...mid, rates: runs.map((r) => toRate(r.agentMs)), load: os.loadavg()[0], floorRates: bare.map(toRate), floorMs: median(bare) };
 }
 
 export async function logStreaming() {
@@ -154,8 +171,11 @@ export async function logStreaming() {
     const baseMs = Math.min(base100, base100b);
     const unpacedAlone = alone(100 * MB, 0);
     const unpaced = await unpacedRuns(service, counter, true);
-    const unpacedLocal = await unpacedRuns(service, counter, false);
-    const [loaded, loadedLocal] = await besideBusyLoops(async () => [await unpacedRuns(service, counter, true), await unpacedRuns(service, counter, false)]);
+    const unpacedLocal = await unpacedRuns(service, counter, false, true);
+    const [loaded, loadedLocal] = await besideBusyLoops(async () => [
+      await unpacedRuns(service, counter, true),
+      await unpacedRuns(service, counter, false, true),
+    ]);
     const rate = (run) => (100 / run.agentMs) * 1000;
     const runs = (run) => `median of ${run.rates.join(', ')} MB/s; load average ${run.load.toFixed(1)} after them (${os.cpus().length} CPUs)`;
 
@@ -207,6 +227,13 @@ export async function logStreaming() {
         '≥ 200 MB/s',
         rate(loadedLocal) >= 200,
         `${runs(loadedLocal)}; svc CPU ${ms(loadedLocal.cpuMs)}`,
+      ),
+      row(
+        'the floor beside the same busy loops: a bare Node reader (bench/agents/bare-reader.mjs: the same two scans, the log appended, no svc code)',
+        `${rate({ agentMs: loadedLocal.floorMs }).toFixed(0)} MB/s (${ms(loadedLocal.floorMs)}); svc ÷ floor ${x(rate(loadedLocal) / rate({ agentMs: loadedLocal.floorMs }))}`,
+        'context',
+        null,
+        `median of ${loadedLocal.floorRates.join(', ')} MB/s, each run right after one of svc's; quiet machine: ${rate({ agentMs: unpacedLocal.floorMs }).toFixed(0)} MB/s (median of ${unpacedLocal.floorRates.join(', ')}), svc ÷ floor ${x(rate(unpacedLocal) / rate({ agentMs: unpacedLocal.floorMs }))}`,
       ),
       row(
         'the same beside two busy loops, svc run --send-logs (local service)',
