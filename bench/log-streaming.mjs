@@ -230,10 +230,10 @@ export async function logStreaming() {
       ),
       row(
         'the floor beside the same busy loops: a bare Node reader (bench/agents/bare-reader.mjs: the same two scans, the log appended, no svc code)',
-        `${rate({ agentMs: loadedLocal.floorMs }).toFixed(0)} MB/s (${ms(loadedLocal.floorMs)}); svc ÷ floor ${x(rate(loadedLocal) / rate({ agentMs: loadedLocal.floorMs }))}`,
+        `${rate({ agentMs: loadedLocal.floorMs }).toFixed(0)} MB/s (${ms(loadedLocal.floorMs)}); svc's rate ÷ the floor's ${x(rate(loadedLocal) / rate({ agentMs: loadedLocal.floorMs }))}`,
         'context',
         null,
-        `median of ${loadedLocal.floorRates.join(', ')} MB/s, each run right after one of svc's; quiet machine: ${rate({ agentMs: unpacedLocal.floorMs }).toFixed(0)} MB/s (median of ${unpacedLocal.floorRates.join(', ')}), svc ÷ floor ${x(rate(unpacedLocal) / rate({ agentMs: unpacedLocal.floorMs }))}`,
+        `median of ${loadedLocal.floorRates.join(', ')} MB/s, each run right after one of svc's; quiet machine: ${rate({ agentMs: unpacedLocal.floorMs }).toFixed(0)} MB/s (median of ${unpacedLocal.floorRates.join(', ')}), svc's rate ÷ the floor's ${x(rate(unpacedLocal) / rate({ agentMs: unpacedLocal.floorMs }))}`,
       ),
       row(
         'the same beside two busy loops, svc run --send-logs (local service)',
