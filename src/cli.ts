@@ -8,6 +8,8 @@ import { EXIT } from './commands/exit-codes.js';
 import { buildProgram } from './commands/program.js';
 import { runProgram } from './commands/run-program.js';
 import { Interrupted, trapSignals } from './dispatch/signals.js';
+import type { OutputOptions } from './ui/output.js';
+import type { Style } from './ui/style.js';
 
 declare const __SVC_VERSION__: string | undefined;
 const version = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-dev';
@@ -47,13 +49,28 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-// The config store and the output (chalk) are loaded just before a command runs, so `svc --help`
-// loads neither.
+// The config store and the output are loaded just before a command runs, so `svc --help` loads
+// neither; chalk only when the command's output is coloured (ui/style.ts).
 let lazy: typeof import('./commands/lazy-core.js') | undefined;
-async function loadLazy(): Promise<void> {
+let style: Style | undefined;
+async function loadLazy(_hooked: Command, action: Command): Promise<void> {
   if (lazy) return;
   lazy = await import('./commands/lazy-core.js');
+  style = await lazy.loadStyle(lazy.colorLevel(outputOptions(action), process.stderr));
   dropForeignSignalHandlers();
+}
+
+function outputOptions(cmd: Command): OutputOptions {
+  const globals = cmd.optsWithGlobals() as GlobalOptions;
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    json: globals.json,
+    jq: globals.jq,
+    color: globals.color,
+    verbose: globals.verbose,
+  };
 }
 
 let built: Context | undefined;
@@ -74,15 +91,7 @@ function context(cmd: Command): Context {
     env,
     cwd: process.cwd(),
     globals,
-    out: createOutput({
-      stdout: process.stdout,
-      stderr: process.stderr,
-      env,
-      json: globals.json,
-      jq: globals.jq,
-      color: globals.color,
-      verbose: globals.verbose,
-    }),
+    out: createOutput({ ...outputOptions(cmd), style }),
     config: () => (config ??= openConfig(env)),
     interrupts: { signal: trap.signal, reason: received, handle: (mode) => trap.handle(mode) },
     exitCode: EXIT.ok,

@@ -1,9 +1,9 @@
 // The one object through which commands talk to the terminal. Data goes to stdout, everything
 // else (progress, hints, errors) to stderr. Spinners and colour appear only where a person is
 // watching: stderr is a TTY, not CI, not --json, and NO_COLOR/--no-color are not set. chalk ignores
-// NO_COLOR by itself, so the level is decided here once.
-import { Chalk, type ChalkInstance } from 'chalk';
+// NO_COLOR by itself, so the level is decided here once; chalk itself comes with it (./style.ts).
 import type { Writable } from 'node:stream';
+import { PLAIN, type Style } from './style.js';
 import { visible, visibleKeepingStyle } from './visible.js';
 
 /** A writable stream with the TTY facts the output needs (process streams and test doubles alike). */
@@ -22,6 +22,8 @@ export interface OutputOptions {
   /** commander's `--no-color` sets `color: false`. */
   color?: boolean;
   verbose?: boolean;
+  /** The styles for colorLevel(this, stderr): loadStyle's. Needed only when that level is above 0. */
+  style?: Style;
 }
 
 export interface Spinner {
@@ -38,7 +40,7 @@ export interface Output {
   readonly interactive: boolean;
   readonly stdoutIsTTY: boolean;
   readonly columns: number;
-  readonly style: ChalkInstance;
+  readonly style: Style;
   /** The stream progress is drawn on (ora needs it). */
   readonly progressStream: OutStream;
   /** A line of data on stdout. */
@@ -73,7 +75,9 @@ export function colorLevel(opts: OutputOptions, stream: OutStream): 0 | 1 | 2 | 
 export function createOutput(opts: OutputOptions): Output {
   const { stdout, stderr } = opts;
   const interactive = Boolean(stderr.isTTY) && !opts.json && !isSet(opts.env.CI) && !noColor(opts.env) && opts.color !== false;
-  const style = new Chalk({ level: colorLevel(opts, stderr) });
+  const level = colorLevel(opts, stderr);
+  const style = opts.style ?? PLAIN;
+  if (style.level !== level) throw new Error(`internal: output with colour level ${level} given styles of level ${style.level} (ui/style.ts loadStyle)`);
   const columns = knownColumns(stdout.columns) ?? knownColumns(stderr.columns) ?? 100;
   const progressStream = withKnownWidth(stderr);
   // Every line may carry text of the service's or an agent's: its control characters are made
@@ -174,7 +178,7 @@ export function withKnownWidth(stream: OutStream): OutStream {
  * first (down to 8 characters), then the widest of the others but the first (an id stays whole),
  * down to 6; a cut cell ends in `…`.
  */
-export function formatTable(head: string[], rows: string[][], width: number, style: ChalkInstance): string {
+export function formatTable(head: string[], rows: string[][], width: number, style: Style): string {
   const all = [head, ...rows];
   const widths = fitWidths(
     head.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length))),

@@ -2,9 +2,10 @@
 // child_process (and the net and dgram internals it pulls in) stays unloaded. Held here because the
 // config store reads its user syntax from dispatch/agent/user.ts, which does spawn (`id`), later.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { expect, test } from 'vitest';
 import { BIN, isolatedEnv } from '../support/cli.js';
 
@@ -54,4 +55,27 @@ test('what every start loads is one module, cli.js, and what every command loads
   expect([...reach('command.js')].filter((f) => f !== 'command.js' && f !== 'cli.js' && !server.has(f))).toEqual([]);
   // Its map reaches the sources (stack positions still map to src/).
   expect(JSON.parse(readFileSync(join(dist, 'cli.js.map'), 'utf8')).sources).toEqual(expect.arrayContaining(['../src/cli.ts', '../src/dispatch/signals.ts']));
+});
+
+test('chalk is loaded only when the output is coloured: not for a piped svc config get, but with FORCE_COLOR=1', async () => {
+  const dist = join(import.meta.dirname, '../../dist');
+  // The chunk that holds svc's chalk, found by its source map (ora bundles a chalk of its own).
+  const chunk = readdirSync(dist).find(
+    (f) => f.endsWith('.js.map') && (JSON.parse(readFileSync(join(dist, f), 'utf8')).sources as string[]).includes('../node_modules/chalk/source/index.js'),
+  );
+  expect(chunk).toBeDefined();
+  const chalkUrl = `${pathToFileURL(join(dist, chunk!.slice(0, -'.map'.length)))}`;
+  const dir = mkdtempSync(join(tmpdir(), 'svc-chalk-'));
+  // NODE_DEBUG=esm: Node's ES module loader names each module it loads on stderr.
+  const modules = (extra: Record<string, string | undefined>) => {
+    const env = { ...process.env, ...isolatedEnv({ HOME: dir, SVC_CONFIG_DIR: join(dir, 'config'), NODE_DEBUG: 'esm', ...extra }) };
+    return new Promise<string>((done, fail) =>
+      execFile(process.execPath, [BIN, 'config', 'get', 'project'], { env }, (error, _o, stderr) => (error ? fail(error) : done(stderr))),
+    );
+  };
+  const plain = await modules({ NO_COLOR: '1' });
+  // The probe sees modules at all: command.js, which every command loads, is named.
+  expect(plain).toContain(`${pathToFileURL(join(dist, 'command.js'))}`);
+  expect(plain).not.toContain(chalkUrl);
+  expect(await modules({ NO_COLOR: undefined, FORCE_COLOR: '1' })).toContain(chalkUrl);
 });

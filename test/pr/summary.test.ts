@@ -1,6 +1,6 @@
 // The run summary names each leg's pull request (or the hint when none could be written).
 import { describe, expect, it } from 'vitest';
-import { createOutput } from '../../src/ui/output.js';
+import { testOutput } from '../support/output.js';
 import { printRunSummary } from '../../src/ui/run-progress.js';
 import type { RunSummary } from '../../src/dispatch/lifecycle/types.js';
 import type { LegSummary } from '../../src/dispatch/ports.js';
@@ -49,7 +49,7 @@ describe('printRunSummary with --pr', () => {
         leg('P-3', null),
       ],
     };
-    printRunSummary(createOutput({ stdout: out.stream, stderr: err.stream, env: {} }), summary);
+    printRunSummary(testOutput({ stdout: out.stream, stderr: err.stream, env: {} }), summary);
     const lines = err.text().split('\n');
     expect(lines).toContain('P-1: pull request opened: https://github.com/a/b/pull/1');
     expect(lines).toContain('P-2: gh is not installed; open the pull request at https://github.com/a/b/compare/svc/P-2?expand=1');

@@ -7,7 +7,8 @@ import { clearLine, cursorTo, moveCursor } from 'node:readline';
 import { PassThrough, Writable } from 'node:stream';
 import { openConfig, type ConfigStore } from '../../src/commands/config/store.js';
 import type { Context, GlobalOptions } from '../../src/commands/context.js';
-import { createOutput, type OutStream } from '../../src/ui/output.js';
+import type { OutStream } from '../../src/ui/output.js';
+import { testOutput } from './output.js';
 
 export class MemoryStream extends Writable implements OutStream {
   text = '';
@@ -76,7 +77,7 @@ export function testContext(
     env,
     cwd: opts.cwd ?? process.cwd(),
     globals,
-    out: createOutput({ stdout, stderr, env, json: globals.json, jq: globals.jq, color: globals.color, verbose: globals.verbose }),
+    out: testOutput({ stdout, stderr, env, json: globals.json, jq: globals.jq, color: globals.color, verbose: globals.verbose }),
     config: () => (config ??= openConfig(env)),
     interrupts: { signal: abort.signal, reason: () => (abort.signal.aborted ? (abort.signal.reason as 'SIGINT') : null) },
     exitCode: 0,

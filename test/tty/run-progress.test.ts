@@ -4,7 +4,8 @@
 import { stripVTControlCharacters as plain } from 'node:util';
 import { afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import type { LegSummary } from '../../src/dispatch/ports.js';
-import { colorLevel, createOutput } from '../../src/ui/output.js';
+import { colorLevel } from '../../src/ui/output.js';
+import { testOutput } from '../support/output.js';
 import { createRunProgress, seconds } from '../../src/ui/run-progress.js';
 import { TtyStream } from '../support/context.js';
 
@@ -14,7 +15,7 @@ const count = (text: string, part: string) => text.split(part).length - 1;
 function terminal() {
   const stdout = new TtyStream();
   const stderr = new TtyStream();
-  const out = createOutput({ stdout, stderr, env: { TERM: 'xterm-256color' } });
+  const out = testOutput({ stdout, stderr, env: { TERM: 'xterm-256color' } });
   expect(out.interactive).toBe(true);
   return { stderr, progress: createRunProgress(out) };
 }
@@ -135,6 +136,6 @@ describe('colour and animation switches', () => {
     const stdout = new TtyStream();
     const stderr = new TtyStream();
     expect(colorLevel({ stdout, stderr, env }, stderr)).toBe(level);
-    expect(createOutput({ stdout, stderr, env }).interactive).toBe(animated);
+    expect(testOutput({ stdout, stderr, env }).interactive).toBe(animated);
   });
 });

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import type { DispatchRun } from '../../src/contract/types.js';
-import { createOutput, withKnownWidth } from '../../src/ui/output.js';
+import { withKnownWidth } from '../../src/ui/output.js';
+import { testOutput } from '../support/output.js';
 import { createRunProgress } from '../../src/ui/run-progress.js';
 import { BIN, isolatedEnv, makeRepo } from '../support/cli.js';
 import { TtyStream } from '../support/context.js';
@@ -28,7 +29,7 @@ describe('0 columns is an unknown width', () => {
   test('the output object and the stream ora draws on report no width, and a spinner draws a bounded amount', async () => {
     const stdout = new TtyStream(0);
     const stderr = new TtyStream(0);
-    const out = createOutput({ stdout, stderr, env: { TERM: 'xterm-256color' } });
+    const out = testOutput({ stdout, stderr, env: { TERM: 'xterm-256color' } });
     expect(out.interactive).toBe(true);
     expect(out.columns).toBe(100);
     expect(out.progressStream.columns).toBeUndefined();

@@ -3,12 +3,14 @@ import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, test } from 'vitest';
 import { Chalk } from 'chalk';
 import { colorLevel, createOutput, formatTable } from '../../src/ui/output.js';
+import { loadStyle, PLAIN } from '../../src/ui/style.js';
+import { testOutput } from '../support/output.js';
 import { MemoryStream } from '../support/context.js';
 
 function make(opts: { tty: boolean; env?: Record<string, string>; json?: boolean; color?: boolean }) {
   const stdout = new MemoryStream(opts.tty, 40);
   const stderr = new MemoryStream(opts.tty, 40);
-  return { stdout, stderr, out: createOutput({ stdout, stderr, env: opts.env ?? {}, json: opts.json, color: opts.color }) };
+  return { stdout, stderr, out: testOutput({ stdout, stderr, env: opts.env ?? {}, json: opts.json, color: opts.color }) };
 }
 
 describe('output', () => {
@@ -89,5 +91,25 @@ describe('formatTable on an 80-column terminal', () => {
   test('a table that fits is left as it is', () => {
     const text = formatTable(['A', 'B'], [['x', 'yy']], 80, new Chalk({ level: 0 }));
     expect(text).toBe('A  B\nx  yy\n');
+  });
+});
+
+describe('styles (ui/style.ts)', () => {
+  test('colour off: the plain styles return the text as it is; colour on: chalk at that level', async () => {
+    const plain = await loadStyle(0);
+    expect(plain).toBe(PLAIN);
+    expect([plain.bold('a'), plain.red('b'), plain.dim('c')]).toEqual(['a', 'b', 'c']);
+    const coloured = await loadStyle(1);
+    expect(coloured.level).toBe(1);
+    expect(coloured.red('b')).toBe('\x1b[31mb\x1b[39m');
+  });
+
+  test('an output given styles of another level than its own is refused, not drawn in the wrong colours', async () => {
+    const stdout = new MemoryStream(true, 40);
+    const stderr = new MemoryStream(true, 40);
+    const chalk = await loadStyle(1);
+    expect(() => createOutput({ stdout, stderr, env: {} })).toThrow(/colour level 1 given styles of level 0/);
+    expect(() => createOutput({ stdout, stderr, env: { NO_COLOR: '1' }, style: chalk })).toThrow(/colour level 0 given styles of level 1/);
+    expect(createOutput({ stdout, stderr, env: {}, style: chalk }).style.level).toBe(1);
   });
 });
