@@ -11,7 +11,8 @@ export type GlobalOptions = GlobalFlags;
 
 /**
  * How much of a command group a register function builds: 'top' is its top-level command alone
- * (name, arguments, flags, description: what the root help lists), 'whole' adds its subcommands.
+ * (name, arguments, description, and flags enough for the `[options]` the root help shows: all of
+ * them, or for a dispatch command one), 'whole' adds its subcommands and every flag.
  */
 export type Depth = 'top' | 'whole';
 

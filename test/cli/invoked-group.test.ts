@@ -19,8 +19,9 @@ async function answer(args: string[], lazy: boolean) {
   const stderr = new MemoryStream();
   const program = buildProgram('0.0.0-test', noContext, { stdout, stderr }, lazy ? args : undefined);
   const subcommands = program.commands.reduce((n, c) => n + c.commands.length, 0);
+  const options = program.commands.reduce((n, c) => n + c.options.length, 0);
   const code = await runProgram(program, args, { stderr, context: () => undefined });
-  return { code, stdout: stdout.text, stderr: stderr.text, commands: program.commands.map((c) => c.name()), subcommands };
+  return { code, stdout: stdout.text, stderr: stderr.text, commands: program.commands.map((c) => c.name()), subcommands, options };
 }
 
 describe('the invoked command group alone', () => {
@@ -54,7 +55,9 @@ describe('the invoked command group alone', () => {
       expect(lazy.subcommands).toBe(0);
       expect(whole.subcommands).toBeGreaterThan(0);
       expect(lazy.stdout + lazy.stderr).not.toBe('');
-      expect({ ...lazy, subcommands: 0 }).toEqual({ ...whole, subcommands: 0 });
+      // The dispatch commands carry one flag each there, enough for their `[options]`.
+      expect(lazy.options).toBeLessThan(whole.options - 7 * 8);
+      expect({ ...lazy, subcommands: 0, options: 0 }).toEqual({ ...whole, subcommands: 0, options: 0 });
     },
   );
 
@@ -89,6 +92,6 @@ describe('the invoked command group alone', () => {
   ])('svc %j answers as with the whole tree', async (args) => {
     const [lazy, whole] = [await answer(args, true), await answer(args, false)];
     expect(lazy.stdout + lazy.stderr).not.toBe('');
-    expect(lazy).toEqual({ ...whole, commands: lazy.commands, subcommands: lazy.subcommands });
+    expect(lazy).toEqual({ ...whole, commands: lazy.commands, subcommands: lazy.subcommands, options: lazy.options });
   });
 });

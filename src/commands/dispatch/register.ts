@@ -2,7 +2,7 @@
 // (DISPATCH.md §4) and a few flags of its own (flags.ts: --rerun, auto's, the lanes' filters).
 import type { Command } from 'commander';
 import type { DispatchCommand } from '../../contract/types.js';
-import type { Context } from '../context.js';
+import type { Context, Depth } from '../context.js';
 import { withExamples } from '../examples.js';
 import { addFlags, flagsOf } from '../flag-table.js';
 import { DISPATCH_FLAG, RERUN_FLAGS, PULL_REQUEST_FLAGS, AUTO_FLAGS, LANE_FLAGS, DISPATCH_FLAGS } from './flags.js';
@@ -70,10 +70,18 @@ const SPECS: Spec[] = [
   },
 ];
 
-export function registerDispatch(program: Command, context: (cmd: Command) => Context): void {
+export function registerDispatch(program: Command, context: (cmd: Command) => Context, depth: Depth = 'whole'): void {
   for (const spec of SPECS) {
     const cmd = program.command(`${spec.name}${spec.args ? ` ${spec.args}` : ''}`).description(spec.summary);
     if (spec.name === 'run_scope') cmd.alias('run-scope');
+    // The root help lists a command as `run [options] <keys...>`: of its ~40 flags it shows only
+    // that there are some, so that tree gets one. Adding all eight commands' flags was half of
+    // `svc --help`'s own work and took it into a second garbage collection; any command line that
+    // names a dispatch command builds the group whole.
+    if (depth === 'top') {
+      addFlags(cmd, [DISPATCH_FLAG.agent]);
+      continue;
+    }
     addFlags(cmd, Object.values(DISPATCH_FLAG));
     if (spec.name === 'next' || spec.name === 'batch' || spec.name === 'auto') addFlags(cmd, RERUN_FLAGS);
     addFlags(cmd, PULL_REQUEST_FLAGS);
