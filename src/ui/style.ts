@@ -2,7 +2,7 @@
 // by svc: output.ts colorLevel). With colour off (a pipe, NO_COLOR, --no-color, --json) chalk would
 // return every text as it is, and importing it still builds every style it has and loads Node's
 // tty and os: about 0.2 MB of a start-up's young heap (of `svc config get`'s 1.16 MB: past the
-// first megabyte, so a scavenge on every start) and 2–3 ms of its run, measured. So chalk is
+// first megabyte, so a scavenge on every start) and 1.3–3 ms of its run, measured. So chalk is
 // imported only when colour is on, before the command runs (cli.ts, loadLazy), and the plain styles
 // stand for it otherwise.
 type Paint = (text: string) => string;
