@@ -56,12 +56,12 @@ let style: Style | undefined;
 async function loadLazy(_hooked: Command, action: Command): Promise<void> {
   if (lazy) return;
   lazy = await import('./commands/lazy-core.js');
-  style = await lazy.loadStyle(lazy.colorLevel(outputOptions(action), process.stderr));
+  style = await lazy.loadStyle(lazy.colorLevel(outputOptions(action.optsWithGlobals() as GlobalOptions), process.stderr));
   dropForeignSignalHandlers();
 }
 
-function outputOptions(cmd: Command): OutputOptions {
-  const globals = cmd.optsWithGlobals() as GlobalOptions;
+/** What the output is made from: the same in loadLazy, which picks its styles, and in context. */
+function outputOptions(globals: GlobalOptions): OutputOptions {
   return {
     stdout: process.stdout,
     stderr: process.stderr,
@@ -91,7 +91,7 @@ function context(cmd: Command): Context {
     env,
     cwd: process.cwd(),
     globals,
-    out: createOutput({ ...outputOptions(cmd), style }),
+    out: createOutput({ ...outputOptions(globals), style }),
     config: () => (config ??= openConfig(env)),
     interrupts: { signal: trap.signal, reason: received, handle: (mode) => trap.handle(mode) },
     exitCode: EXIT.ok,
