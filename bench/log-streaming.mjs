@@ -22,6 +22,8 @@ const EVENTS_PER_APPEND = 200;
 const MAX_BATCH_BYTES = 512 * 1024; // the event stream's cap on a batch (src/dispatch/wire/event-stream.ts)
 const FLUSH_MS = 1000;
 const PRINT = join(import.meta.dirname, 'agents', 'print.mjs');
+/** The agent's rate in MB/s, from its wall time for the 100 MB it printed. */
+const rateOf = (agentMs) => (100 / agentMs) * 1000;
 const BARE_READER = join(import.meta.dirname, 'agents', 'bare-reader.mjs');
 
 /** A proxy in front of the service that holds each answer until the request took `factor` × as long. */
@@ -146,7 +148,7 @@ async function unpacedRuns(service, counter, sendLogs, floor = false) {
     if (floor) bare.push(underBareReader(100 * MB));
   }
   const mid = runs.sort((a, b) => a.agentMs - b.agentMs)[1];
-  const toRate = (agentMs) => ((100 / agentMs) * 1000).toFixed(0);
+  const toRate = (agentMs) => rateOf(agentMs).toFixed(0);
   return { ...mid, rates: runs.map((r) => toRate(r.agentMs)), load: os.loadavg()[0], floorRates: bare.map(toRate), floorMs: median(bare) };
 }
 
@@ -176,7 +178,7 @@ export async function logStreaming() {
       await unpacedRuns(service, counter, true),
       await unpacedRuns(service, counter, false, true),
     ]);
-    const rate = (run) => (100 / run.agentMs) * 1000;
+    const rate = (run) => rateOf(run.agentMs);
     const runs = (run) => `median of ${run.rates.join(', ')} MB/s; load average ${run.load.toFixed(1)} after them (${os.cpus().length} CPUs)`;
 
     const wall = big.agentMs / baseMs;
@@ -230,10 +232,10 @@ export async function logStreaming() {
       ),
       row(
         'the floor beside the same busy loops: a bare Node reader (bench/agents/bare-reader.mjs: the same two scans, the log appended, no svc code)',
-        `${rate({ agentMs: loadedLocal.floorMs }).toFixed(0)} MB/s (${ms(loadedLocal.floorMs)}); svc's rate ÷ the floor's ${x(rate(loadedLocal) / rate({ agentMs: loadedLocal.floorMs }))}`,
+        `${rateOf(loadedLocal.floorMs).toFixed(0)} MB/s (${ms(loadedLocal.floorMs)}); svc's rate ÷ the floor's ${x(rate(loadedLocal) / rateOf(loadedLocal.floorMs))}`,
         'context',
         null,
-        `median of ${loadedLocal.floorRates.join(', ')} MB/s, each run right after one of svc's; quiet machine: ${rate({ agentMs: unpacedLocal.floorMs }).toFixed(0)} MB/s (median of ${unpacedLocal.floorRates.join(', ')}), svc's rate ÷ the floor's ${x(rate(unpacedLocal) / rate({ agentMs: unpacedLocal.floorMs }))}`,
+        `median of ${loadedLocal.floorRates.join(', ')} MB/s, each run right after one of svc's; quiet machine: ${rateOf(unpacedLocal.floorMs).toFixed(0)} MB/s (median of ${unpacedLocal.floorRates.join(', ')}), svc's rate ÷ the floor's ${x(rate(unpacedLocal) / rateOf(unpacedLocal.floorMs))}`,
       ),
       row(
         'the same beside two busy loops, svc run --send-logs (local service)',
