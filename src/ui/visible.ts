@@ -3,8 +3,6 @@
 // title), OSC 52 (a clipboard write) or `ESC[2K\r` (a rewritten line) must not reach the terminal
 // as a command. Newline and tab stay; every other C0 character, DEL and the C1 range are written as
 // `\xNN` (or `\r`, `\e`), which a reader can see and nothing executes.
-import { Transform } from 'node:stream';
-
 // C0 without \t and \n, DEL, C1 (U+0080–U+009F, which some terminals obey as 8-bit escapes).
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 const NAMED: Record<string, string> = { '\r': '\\r', '\u001b': '\\e' };
@@ -29,17 +27,4 @@ export function visibleKeepingStyle(text: string, colour: boolean): string {
     .split(OWN_STYLE)
     .map((part, i) => (i % 2 === 1 ? part : visible(part)))
     .join('');
-}
-
-/** A stream that makes control characters visible in text passing through (UTF-8 safe across chunks). */
-export function visibleStream(): Transform {
-  const decoder = new TextDecoder('utf-8');
-  return new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      done(null, visible(decoder.decode(chunk, { stream: true })));
-    },
-    flush(done) {
-      done(null, visible(decoder.decode()));
-    },
-  });
 }

@@ -5,7 +5,6 @@
 // migrations this store never uses, ~45 ms of every command's start-up (README, Benchmarks).
 import { AGENT_USER_SYNTAX } from '../../dispatch/agent/user.js';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../exit-codes.js';
 import { makeDirs } from '../../dispatch/state/make-dirs.js';
@@ -52,7 +51,8 @@ export interface ConfigStore {
 
 /** Where conf (env-paths) kept svc's settings, so an existing login carries over. */
 function defaultDir(env: Record<string, string | undefined>): string {
-  const home = homedir();
+  // os.homedir() answers HOME when it is set; only without it is node:os loaded to look the user up.
+  const home = env.HOME || process.getBuiltinModule('node:os').homedir();
   if (process.platform === 'darwin') return join(home, 'Library', 'Preferences', 'svc');
   if (process.platform === 'win32') return join(env.APPDATA || join(home, 'AppData', 'Roaming'), 'svc', 'Config');
   return join(env.XDG_CONFIG_HOME || join(home, '.config'), 'svc');

@@ -5,7 +5,7 @@ import { logsInRunOrder } from '../../dispatch/state/runs.js';
 import { logPath, resolveStateDir, runPaths } from '../../dispatch/state/folder.js';
 import type { Context } from '../context.js';
 import { EXIT } from '../exit-codes.js';
-import { visibleStream } from '../../ui/visible.js';
+import { visibleStream } from '../../ui/visible-stream.js';
 
 export interface LogsOptions {
   runId: string;
