@@ -9,10 +9,28 @@ import { buildProgram } from './commands/program.js';
 import { runProgram } from './commands/run-program.js';
 import { Interrupted, trapSignals } from './dispatch/signals.js';
 import type { OutputOptions } from './ui/output.js';
+import { directStdio } from './ui/stdio.js';
 import type { Style } from './ui/style.js';
 
 declare const __SVC_VERSION__: string | undefined;
 const version = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-dev';
+
+// stdout and stderr are written straight to their descriptors until a command needs Node's streams
+// (ui/stdio.ts): making them loads Node's net and stream modules. A reader that goes away
+// (`svc help exit-codes | head -1`) is no error of ours: without a listener the EPIPE killed svc
+// with a stack trace. The command runs on to its own end and exit code (a dispatch run still
+// closes), its further output going nowhere.
+const ignoringEpipe = (stream: NodeJS.WriteStream) =>
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
+const isatty = (fd: number) => process.getBuiltinModule('node:tty').isatty(fd);
+const stdio = {
+  stdout: directStdio(1, { make: () => ignoringEpipe(process.stdout), isatty }),
+  stderr: directStdio(2, { make: () => ignoringEpipe(process.stderr), isatty }),
+};
+const stdout = stdio.stdout.stream;
+const stderr = stdio.stderr.stream;
 
 // A command that holds nothing open exits at once on SIGINT/SIGTERM (130/143). A dispatch run says
 // so first: then the first signal aborts (no new leg, agents signalled, the run closed) and a
@@ -20,7 +38,7 @@ const version = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-d
 const trap = trapSignals(
   process,
   (code) => process.exit(code),
-  (message) => process.stderr.write(`svc: ${message}\n`),
+  (message) => stderr.write(`svc: ${message}\n`),
 );
 const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 const ownHandlers = new Map(SIGNALS.map((sig) => [sig, new Set(process.listeners(sig))]));
@@ -40,15 +58,6 @@ const received = () => {
   return reason instanceof Interrupted ? reason.signal : null;
 };
 
-// A reader that goes away (`svc help exit-codes | head -1`) is no error of ours: without a listener
-// the EPIPE killed svc with a stack trace. The command runs on to its own end and exit code (a
-// dispatch run still closes), its further output going nowhere.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
-  });
-}
-
 // The config store and the output are loaded just before a command runs, so `svc --help` loads
 // neither; chalk only when the command's output is coloured (ui/style.ts).
 let lazy: typeof import('./commands/lazy-core.js') | undefined;
@@ -56,15 +65,15 @@ let style: Style | undefined;
 async function loadLazy(_hooked: Command, action: Command): Promise<void> {
   if (lazy) return;
   lazy = await import('./commands/lazy-core.js');
-  style = await lazy.loadStyle(lazy.colorLevel(outputOptions(action.optsWithGlobals() as GlobalOptions), process.stderr));
+  style = await lazy.loadStyle(lazy.colorLevel(outputOptions(action.optsWithGlobals() as GlobalOptions), stderr));
   dropForeignSignalHandlers();
 }
 
 /** What the output is made from: the same in loadLazy, which picks its styles, and in context. */
 function outputOptions(globals: GlobalOptions): OutputOptions {
   return {
-    stdout: process.stdout,
-    stderr: process.stderr,
+    stdout,
+    stderr,
     env: process.env,
     json: globals.json,
     jq: globals.jq,
@@ -86,14 +95,24 @@ function context(cmd: Command): Context {
     get stdin() {
       return process.stdin;
     },
-    stdout: process.stdout,
-    stderr: process.stderr,
+    stdout,
+    stderr,
     env,
     cwd: process.cwd(),
     globals,
     out: createOutput({ ...outputOptions(globals), style }),
     config: () => (config ??= openConfig(env)),
-    interrupts: { signal: trap.signal, reason: received, handle: (mode) => trap.handle(mode) },
+    interrupts: {
+      signal: trap.signal,
+      reason: received,
+      // A command that winds down on a signal runs long (a dispatch run, the server): a reader
+      // that stops reading must not stall its heartbeats or its requests in a blocking write.
+      handle: (mode) => {
+        stdio.stdout.settle();
+        stdio.stderr.settle();
+        trap.handle(mode);
+      },
+    },
     exitCode: EXIT.ok,
     self: { execPath: process.execPath, script: process.argv[1] ?? 'svc' },
     version,
@@ -102,11 +121,11 @@ function context(cmd: Command): Context {
 }
 
 // Only the invoked command's group is built (program.ts); help and anything unknown build all.
-const program = buildProgram(version, context, undefined, process.argv.slice(2)).hook('preAction', loadLazy);
+const program = buildProgram(version, context, { stdout, stderr }, process.argv.slice(2)).hook('preAction', loadLazy);
 
 // No top-level await: the build merges the start-up modules every command shares into this one
 // (scripts/merge-startup.mjs), so the lazy chunks import it; a chunk imported while this module
 // still awaited would wait for it to finish, and it for the chunk.
-void runProgram(program, process.argv, { stderr: process.stderr, context: () => built }, 'node').then((code) => {
+void runProgram(program, process.argv, { stderr, context: () => built }, 'node').then((code) => {
   process.exitCode = code;
 });

@@ -126,6 +126,26 @@ export interface ProgramStreams {
 }
 
 /**
+ * commander's output through the given streams: its defaults read process.stdout and process.stderr
+ * for a help's width and colours, which makes them (cli.ts writes without them while it can). svc's
+ * help has no colours of its own: commander strips none when it is told there are none.
+ */
+function programOutput({ stdout, stderr }: ProgramStreams) {
+  // Undefined for no terminal, as commander's own default answers (it then takes 80); its type
+  // says number.
+  const width = (stream: OutStream) => (stream.isTTY ? stream.columns : undefined) as number;
+  const colours = (stream: OutStream) => Boolean(stream.isTTY && (stream as { hasColors?: () => boolean }).hasColors?.());
+  return {
+    writeOut: (text: string) => void stdout.write(text),
+    writeErr: (text: string) => void stderr.write(text),
+    getOutHelpWidth: () => width(stdout),
+    getErrHelpWidth: () => width(stderr),
+    getOutHasColors: () => colours(stdout),
+    getErrHasColors: () => colours(stderr),
+  };
+}
+
+/**
  * Builds the tree. `context` is called once a command runs, with the parsed global options. With
  * `args` (the words the program will parse), only the group of the invoked command is registered.
  */
@@ -143,7 +163,7 @@ export function buildProgram(version: string, context: (cmd: Command) => Context
     // to exit 2) and print one line naming the way to help.
     .exitOverride()
     .configureOutput({
-      ...(streams ? { writeOut: (text: string) => void streams.stdout.write(text), writeErr: (text: string) => void streams.stderr.write(text) } : {}),
+      ...(streams ? programOutput(streams) : {}),
       // commander puts its suggestion on a second line ("(Did you mean run?)"): it is kept, on the
       // same line, so the error stays one line.
       outputError: (text, write) =>

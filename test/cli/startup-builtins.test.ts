@@ -9,13 +9,14 @@ import { pathToFileURL } from 'node:url';
 import { expect, test } from 'vitest';
 import { BIN, isolatedEnv } from '../support/cli.js';
 
-test('svc config get and svc items list --help load no node:child_process', async () => {
+test('svc config get and svc items list --help load no node:child_process; config get and --help into pipes no net or stream', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-builtins-'));
   const probe = join(dir, 'probe.cjs');
   // Preloaded: at exit, the builtins this process loaded, one line on stderr.
   writeFileSync(
     probe,
-    "process.on('exit', () => process.stderr.write('LOADED ' + process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join(',') + '\\n'));\n",
+    // Written with fs: process.stderr would load the very stream modules under test.
+    "process.on('exit', () => require('fs').writeSync(2, 'LOADED ' + process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join(',') + '\\n'));\n",
   );
   const loaded = async (args: string[]) => {
     const env = { ...process.env, ...isolatedEnv({ HOME: dir, SVC_CONFIG_DIR: join(dir, 'config') }) };
@@ -31,6 +32,12 @@ test('svc config get and svc items list --help load no node:child_process', asyn
   expect(configGet).toContain('fs');
   expect(configGet).not.toContain('child_process');
   expect(await loaded(['items', 'list', '--help'])).not.toContain('child_process');
+  // Its line goes straight to the pipe (ui/stdio.ts): no socket around stdout or stderr, no streams.
+  expect(configGet).not.toContain('net');
+  expect(configGet).not.toContain('stream');
+  const help = await loaded(['--help']);
+  expect(help).not.toContain('net');
+  expect(help).not.toContain('stream');
 });
 
 test('what every start loads is one module, cli.js, and what every command loads another, command.js', () => {
