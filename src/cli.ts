@@ -108,8 +108,8 @@ function context(cmd: Command): Context {
       // A command that winds down on a signal runs long (a dispatch run, the server): a reader
       // that stops reading must not stall its heartbeats or its requests in a blocking write.
       handle: (mode) => {
-        stdio.stdout.settle();
-        stdio.stderr.settle();
+        stdio.stdout.useNodeStream();
+        stdio.stderr.useNodeStream();
         trap.handle(mode);
       },
     },

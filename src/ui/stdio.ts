@@ -1,10 +1,11 @@
 // Standard output and error as svc writes them. Node makes process.stdout and process.stderr on
 // first use, and for a pipe or a terminal that loads its net and stream modules and builds a socket
-// around the descriptor: about 1.5 ms each, on every command, where `svc config get` writes one line
-// (README, "Start-up", fifth pass). So a line goes straight to the descriptor in a blocking write, as
-// gh or any C program writes it, until something needs more than `write` and `isTTY` (a pipeline,
-// ora, a listener, a terminal's width) or a long-running command asks for Node's stream (`settle`):
-// from then on everything goes through Node's stream, which never blocks the event loop.
+// around the descriptor: about 1.5 ms each, on every command, where `svc config get` writes one
+// line (README, "Start-up", fifth pass). So a line goes straight to the descriptor in a blocking
+// write, as gh or any C program writes it, until something needs more than `write` and `isTTY` (a
+// pipeline, ora, a listener, a terminal's width) or a long-running command asks for Node's stream
+// (`useNodeStream`). From then on everything goes through Node's stream, which queues what a slow
+// pipe cannot take yet instead of blocking the event loop.
 import { fstatSync, writeSync } from 'node:fs';
 import type { OutStream } from './output.js';
 
@@ -12,7 +13,7 @@ export interface DirectStdio {
   /** Writes straight to the descriptor until Node's stream is made; a stream in every other way. */
   readonly stream: OutStream;
   /** Node's stream from now on (made now if it was not). */
-  settle(): OutStream;
+  useNodeStream(): OutStream;
 }
 
 export interface DirectStdioOptions {
@@ -25,7 +26,7 @@ export interface DirectStdioOptions {
 export function directStdio(fd: number, o: DirectStdioOptions): DirectStdio {
   let made: OutStream | undefined;
   let terminal: boolean | undefined;
-  const settle = () => (made ??= o.make());
+  const useNodeStream = () => (made ??= o.make());
   // A terminal is a character device: for a pipe or a file the answer needs no tty module.
   const isTTY = () => (terminal ??= isCharacterDevice(fd) && o.isatty(fd));
 
@@ -40,7 +41,7 @@ export function directStdio(fd: number, o: DirectStdioOptions): DirectStdio {
       const code = (error as NodeJS.ErrnoException).code;
       // A descriptor left non-blocking by another process, its buffer full: Node's stream waits
       // for room, with the rest of this chunk first in its queue.
-      if (code === 'EAGAIN') return settle().write(bytes.subarray(done), callback);
+      if (code === 'EAGAIN') return useNodeStream().write(bytes.subarray(done), callback);
       // The reader went away (`svc help exit-codes | head -1`): as with Node's stream (cli.ts),
       // the command runs on and its further output goes nowhere.
       if (code !== 'EPIPE') throw error;
@@ -57,14 +58,14 @@ export function directStdio(fd: number, o: DirectStdioOptions): DirectStdio {
         if (prop === 'fd') return fd;
         if (prop === 'columns' && !isTTY()) return undefined;
       }
-      const real = settle();
+      const real = useNodeStream();
       const value: unknown = Reflect.get(real, prop, real);
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(real) : value;
     },
-    set: (_target, prop, value) => Reflect.set(settle(), prop, value),
-    has: (_target, prop) => prop in settle(),
+    set: (_target, prop, value) => Reflect.set(useNodeStream(), prop, value),
+    has: (_target, prop) => prop in useNodeStream(),
   });
-  return { stream, settle };
+  return { stream, useNodeStream };
 }
 
 type WriteCallback = (error?: Error | null) => void;

@@ -44,7 +44,7 @@ test('anything more than a write makes Node stream once, and every later line go
   io.stream.on('drain', listener);
   expect(made.listeners('drain')).toEqual([listener]);
   io.stream.write('after\n');
-  expect(io.settle()).toBe(made);
+  expect(io.useNodeStream()).toBe(made);
   expect(make).toHaveBeenCalledTimes(1);
   closeSync(fd);
   expect(readFileSync(path, 'utf8')).toBe('before\n');
