@@ -4,9 +4,11 @@
 // heartbeats and requests go on while a reader stops reading.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import { BIN, isolatedEnv } from '../support/cli.js';
+import { BIN, isolatedEnv, makeRepo } from '../support/cli.js';
 import { startServerProcess } from '../support/server-process.js';
 
 test('a full disk under stdout is one line on stderr and exit 1', async () => {
@@ -32,6 +34,34 @@ test.runIf(process.platform === 'linux')("svc server's stdout and stderr are Nod
     expect(flags(pid, 1) & O_NONBLOCK).toBe(O_NONBLOCK);
     expect(flags(pid, 2) & O_NONBLOCK).toBe(O_NONBLOCK);
   } finally {
+    await server.stop();
+  }
+});
+
+// The run asks for Node's streams as it takes the signals; a library it loads may make them earlier
+// (debug, under simple-git, reads process.stderr): either way, none of its writes can block.
+test.runIf(process.platform === 'linux')("a dispatch run's stdout and stderr are Node's non-blocking streams while its agent runs", async () => {
+  const server = await startServerProcess();
+  const marker = join(mkdtempSync(join(tmpdir(), 'svc-stdio-')), 'agent-started');
+  const run = spawn(
+    process.execPath,
+    [BIN, 'run', 'DEMO-1', '--agent-cmd', `sh -c "touch '${marker}'; exec sleep 30"`, '--agent-user', 'none', '--allow-empty', '--repo', await makeRepo()],
+    { env: isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' }), stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  run.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  run.stdout!.resume();
+  try {
+    for (let waited = 0; !existsSync(marker); waited += 50) {
+      if (waited > 10_000 || run.exitCode !== null) throw new Error(`the agent never started: ${stderr}`);
+      await new Promise((done) => setTimeout(done, 50));
+    }
+    expect(flags(run.pid!, 1) & O_NONBLOCK).toBe(O_NONBLOCK);
+    expect(flags(run.pid!, 2) & O_NONBLOCK).toBe(O_NONBLOCK);
+  } finally {
+    const ended = once(run, 'close');
+    run.kill('SIGINT');
+    await ended;
     await server.stop();
   }
 });
