@@ -1,11 +1,11 @@
 // Standard output and error as svc writes them. Node makes process.stdout and process.stderr on
 // first use, and for a pipe or a terminal that loads its net and stream modules and builds a socket
 // around the descriptor: about 1.5 ms each, on every command, where `svc config get` writes one
-// line (README, "Start-up", fifth pass). So a line goes straight to the descriptor in a blocking
-// write, as gh or any C program writes it, until something needs more than `write` and `isTTY` (a
-// pipeline, ora, a listener, a terminal's width) or a long-running command asks for Node's stream
-// (`useNodeStream`). From then on everything goes through Node's stream, which queues what a slow
-// pipe cannot take yet instead of blocking the event loop.
+// line (README, Benchmarks, issue 27's fifth pass). So a line goes straight to the descriptor in a
+// blocking write, as gh or any C program writes it, until something needs more than `write` and
+// `isTTY` (a pipeline, ora, a listener, a terminal's width) or a long-running command asks for
+// Node's stream (`useNodeStream`). From then on everything goes through Node's stream, which
+// queues what a slow pipe cannot take yet instead of blocking the event loop.
 import { fstatSync, writeSync } from 'node:fs';
 import type { OutStream } from './output.js';
 
