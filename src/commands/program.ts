@@ -128,7 +128,7 @@ export interface ProgramStreams {
 /**
  * commander's output through the given streams: its defaults read process.stdout and process.stderr
  * for a help's width and colours, which makes them (cli.ts writes without them while it can). svc's
- * help has no colours of its own: commander strips none when it is told there are none.
+ * help has no colours of its own, so whether commander strips colours from it changes nothing.
  */
 function programOutput({ stdout, stderr }: ProgramStreams) {
   // Undefined for no terminal, as commander's own default answers (it then takes 80); its type
