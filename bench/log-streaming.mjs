@@ -75,6 +75,14 @@ function underBareReader(bytes) {
   return Number(readFileSync(join(dir, 'ms'), 'utf8'));
 }
 
+/** The agent into `cat > file`: no Node and no scan on the reading side, the machine's own floor. */
+function underCat(bytes) {
+  const dir = tempDir('cat');
+  const r = timed('sh', ['-c', `"${NODE}" "${PRINT}" ${bytes} 0 "${join(dir, 'ms')}" | cat > "${join(dir, 'log')}"`]);
+  if (r.status !== 0) throw new Error(`agent into cat failed: ${r.stderr}`);
+  return Number(readFileSync(join(dir, 'ms'), 'utf8'));
+}
+
 /** One `svc run --send-logs` of the agent; appends are counted by `counter`. */
 async function underSvc(service, counter, bytes, rate, baseUrl, sendLogs = true) {
   const key = service.admin.createWorkItem({ projectKey: service.projectKey, kind: 'task', type: 'code', title: `logs ${bytes}` }).key;
@@ -143,13 +151,23 @@ async function besideBusyLoops(fn) {
 async function unpacedRuns(service, counter, sendLogs, floor = false) {
   const runs = [];
   const bare = [];
+  const cat = [];
   for (let i = 0; i < 3; i++) {
     runs.push(await underSvc(service, counter, 100 * MB, 0, undefined, sendLogs));
     if (floor) bare.push(underBareReader(100 * MB));
+    if (floor) cat.push(underCat(100 * MB));
   }
   const mid = runs.sort((a, b) => a.agentMs - b.agentMs)[1];
   const toRate = (agentMs) => rateOf(agentMs).toFixed(0);
-  return { ...mid, rates: runs.map((r) => toRate(r.agentMs)), load: os.loadavg()[0], floorRates: bare.map(toRate), floorMs: median(bare) };
+  return {
+    ...mid,
+    rates: runs.map((r) => toRate(r.agentMs)),
+    load: os.loadavg()[0],
+    floorRates: bare.map(toRate),
+    floorMs: median(bare),
+    catRates: cat.map(toRate),
+    catMs: median(cat),
+  };
 }
 
 export async function logStreaming() {
@@ -236,6 +254,13 @@ export async function logStreaming() {
         'context',
         null,
         `median of ${loadedLocal.floorRates.join(', ')} MB/s, each run right after one of svc's; quiet machine: ${rateOf(unpacedLocal.floorMs).toFixed(0)} MB/s (median of ${unpacedLocal.floorRates.join(', ')}), svc's rate ÷ the floor's ${x(rate(unpacedLocal) / rateOf(unpacedLocal.floorMs))}`,
+      ),
+      row(
+        'the machine beside the same busy loops: the agent into cat > file (no Node and no scan reading it)',
+        `${rateOf(loadedLocal.catMs).toFixed(0)} MB/s (${ms(loadedLocal.catMs)}); svc's rate ÷ cat's ${x(rate(loadedLocal) / rateOf(loadedLocal.catMs))}`,
+        'context',
+        null,
+        `median of ${loadedLocal.catRates.join(', ')} MB/s, each run right after the bare reader's; quiet machine: ${rateOf(unpacedLocal.catMs).toFixed(0)} MB/s (median of ${unpacedLocal.catRates.join(', ')})`,
       ),
       row(
         'the same beside two busy loops, svc run --send-logs (local service)',
