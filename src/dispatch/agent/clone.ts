@@ -15,7 +15,7 @@
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { handOver, lastLine, legEnded, legStarted, legsRoot, removeLegDir, run, svcGit, svcSh, type Run } from './leg-folder.js';
+import { handOver, lastLine, legEnded, legStarted, legsRoot, removeLegDir, removeLegFolder, run, svcGit, svcSh, type Run } from './leg-folder.js';
 import { CHECKOUT, COLLECT_AND_CLEAR, LEG } from './leg-shell.js';
 import { gitValue, pointAgentRepo, sourceRepo, trackingConfig, writeAgentRepo } from './agent-repo.js';
 import { copyAgentSettings } from './settings.js';
@@ -232,9 +232,9 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
           if (r.code !== 0) throw new Error(`chown: ${r.stderr.trim()}`);
         }
       } catch (error) {
-        // Removed as the uid where the folder is already its own; while the folder is still root's,
-        // no process of the uid could ever have entered it, and root removes it.
-        await removeLegDir(dir, user, false).catch(() => rmSync(dir, { recursive: true, force: true }));
+        // By who owns the folder now (a hand-over or a chown may have stopped part-way): the attach's
+        // own error is the one thrown, and a folder its uid could not empty is left where it is.
+        await removeLegFolder(dir).catch(() => undefined);
         cleared = true;
         legEnded();
         throw error;

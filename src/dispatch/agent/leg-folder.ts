@@ -4,7 +4,7 @@
 // starts the small programs of a leg. Root never walks a tree an agent made: the removal runs as
 // the folder's uid, and root removes only the empty folder, whose entry lies in its own root.
 import { spawn } from 'node:child_process';
-import { lchownSync, readdirSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { lchownSync, lstatSync, readdirSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { chmod, mkdtemp, rmdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -139,6 +139,20 @@ export function handOver(path: string, user: { uid: number; gid: number }): void
     else lchownSync(child, user.uid, user.gid);
   }
   lchownSync(path, user.uid, user.gid);
+}
+
+/**
+ * Removes a leg's folder by who owns it, not by what failed: one handed over is emptied as its uid
+ * (`removeLegDir`, no kill), one still svc's own is removed by svc (no process of any uid entered a
+ * 0700 folder of svc's, whatever of it was handed over inside). A handed-over folder its uid cannot
+ * empty stays, and the error says so: root never walks it. False when there was no folder.
+ */
+export async function removeLegFolder(dir: string): Promise<boolean> {
+  const st = lstatSync(dir, { throwIfNoEntry: false });
+  if (!st) return false;
+  if (st.isDirectory() && st.uid !== process.getuid?.()) await removeLegDir(dir, { uid: st.uid, gid: st.gid }, false);
+  else rmSync(dir, { recursive: true, force: true });
+  return true;
 }
 
 /**

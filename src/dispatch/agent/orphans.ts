@@ -6,7 +6,7 @@
 import { lstatSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LEGS_OWNER_FILE, LEGS_ROOT_PREFIX, removeLegDir } from './leg-folder.js';
+import { LEGS_OWNER_FILE, LEGS_ROOT_PREFIX, removeLegFolder } from './leg-folder.js';
 import { isAlive, readMark } from '../state/run-lock.js';
 import { freeStaleLeases } from './pool.js';
 
@@ -21,20 +21,12 @@ export interface OrphanLegs {
 }
 
 /** Removes a dead svc's legs root: each leg folder as the uid that owns it, then the root. */
-async function clearRoot(root: string, me: number | undefined, removed: string[]): Promise<void> {
+async function clearRoot(root: string, removed: string[]): Promise<void> {
   for (const leg of readdirSync(root)) {
     if (leg === LEGS_OWNER_FILE) continue;
     const path = join(root, leg);
-    const entry = lstatSync(path, { throwIfNoEntry: false });
-    if (!entry) continue;
-    if (entry.isDirectory() && entry.uid !== me) {
-      // No kill here: the uid may be leased by a live leg by now (freeStaleLeases kills for dead ones).
-      await removeLegDir(path, { uid: entry.uid, gid: entry.gid }, false);
-    } else {
-      // Still svc's own (its prepare died before the hand-over): nothing of an agent's is in it.
-      rmSync(path, { recursive: true, force: true });
-    }
-    removed.push(path);
+    // No kill here: the uid may be leased by a live leg by now (freeStaleLeases kills for dead ones).
+    if (await removeLegFolder(path)) removed.push(path);
   }
   rmSync(join(root, LEGS_OWNER_FILE), { force: true });
   rmdirSync(root);
@@ -60,7 +52,7 @@ export async function removeOrphanLegs(tmp: string = tmpdir()): Promise<OrphanLe
     // A root names its owner right after it is made: one without a name is a live svc's for a moment.
     if (!owner && Date.now() - st.mtimeMs < UNNAMED_GRACE_MS) continue;
     try {
-      await clearRoot(root, me, removed);
+      await clearRoot(root, removed);
     } catch (error) {
       // Another svc (a recover or a prune beside this one) cleared it first.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
