@@ -23,6 +23,7 @@ import { dispatchProject, projectOfRun } from './project.js';
 import type { DispatchFlags } from './flags.js';
 import { agentChoice, agentUserFor, legOptions, workflowFor } from './run-options.js';
 import { openHosted } from './hosted-open.js';
+import { resolveBase, WorktreeError, type RunBase } from '../../dispatch/git/worktree.js';
 import { wholeNumber } from '../flag-values.js';
 import { planReports, writeRunReports } from './reports.js';
 import { printSummary, runUnderProgress } from './engine-tail.js';
@@ -125,6 +126,16 @@ export interface DispatchCommandOptions extends DispatchFlags {
   keys: string[];
 }
 
+/** The run's base, or the one line that says why the checkout cannot be one. */
+async function baseOf(repo: string): Promise<RunBase> {
+  try {
+    return await resolveBase(repo);
+  } catch (error) {
+    if (error instanceof WorktreeError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
 export async function runDispatchCommand(options: DispatchCommandOptions, ctx: Context): Promise<void> {
   const { command, keys, ...given } = options;
   let flags: DispatchFlags = given;
@@ -170,8 +181,12 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
       command !== 'fix' && command !== 'review',
     );
     checkAgentProgram(opts.agent, opts.repo, ctx.env.PATH);
-    // .svc/workflow.yml of the base commit (issue 30): a mistake there stops the command here.
-    const { workflow, hint } = await workflowFor(flags, opts.repo, opts.baseRef);
+    // The base is chosen now, once: every leg starts from it and the rules come from it, never
+    // from a branch an agent wrote since (docs/workflow.md, "The base commit").
+    opts.base = await baseOf(opts.repo);
+    if (command !== 'fix' && command !== 'review') opts.baseRef = opts.base.sha;
+    // .svc/workflow.yml of the base commit: a mistake there stops the command here.
+    const { workflow, hint } = await workflowFor(flags, opts.repo, opts.base.sha, opts.base.branch ?? undefined);
     opts.workflow = workflow;
     opts.workflowFlags = { ...(flags.verify !== undefined ? { verify: flags.verify } : {}), ...(flags.setup !== undefined ? { setup: flags.setup } : {}) };
     if (hint) ctx.out.warn(hint);

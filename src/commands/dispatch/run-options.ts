@@ -110,11 +110,13 @@ export async function workflowFor(
   flags: Pick<DispatchFlags, 'verify' | 'setup'>,
   repo: string,
   baseRef = 'HEAD',
+  /** How messages name the base (its branch), where `baseRef` is a commit id. */
+  label = baseRef,
 ): Promise<{ workflow: Workflow | null; hint: string | null }> {
   if (flags.verify !== undefined && flags.verify !== false && !flags.verify.trim()) throw new UsageError('--verify needs a command (or --no-verify for none)');
   if (flags.setup !== undefined && !flags.setup.trim()) throw new UsageError('--setup needs a command');
   try {
-    const loaded = await loadWorkflow(repo, baseRef);
+    const loaded = await loadWorkflow(repo, baseRef, label);
     return { workflow: applyWorkflowFlags(loaded.workflow, flags), hint: loaded.hint };
   } catch (error) {
     if (error instanceof WorkflowFileError) throw new UsageError(error.message);

@@ -224,6 +224,50 @@ export function checkoutInPlace(opts: { repo: string; key: string; baseRef?: str
   });
 }
 
+/** The commit a run starts its legs from, and the branch of the user's checkout it was the tip of. */
+export interface RunBase {
+  sha: string;
+  /** null for a detached HEAD. */
+  branch: string | null;
+}
+
+/**
+ * The base a run opens with (docs/workflow.md, "The base commit"): the tip of the branch the
+ * checkout is on. A `svc/` branch is an agent's work, never the base: rules read from it would be
+ * rules an agent wrote, so the run is refused until the checkout is back on the user's branch.
+ */
+export async function resolveBase(repo: string): Promise<RunBase> {
+  const g = git(repo);
+  const [sha, name] = await Promise.all([g.revparse(['--verify', 'HEAD^{commit}']), g.raw(['rev-parse', '--abbrev-ref', 'HEAD'])]);
+  const branch = name === 'HEAD' ? null : name;
+  if (branch?.startsWith(BRANCH_PREFIX)) {
+    throw new WorktreeError(
+      `${repo} is on ${branch}, a branch svc gives an agent: its rules and files are the agent's, not yours; switch back to your branch (git switch <branch>) and run again`,
+    );
+  }
+  return { sha, branch };
+}
+
+/**
+ * After a run in place: the checkout goes back on the base's branch (or its commit, detached),
+ * whatever the agent left it on. Returns null, or the line that says why it could not.
+ */
+export function restoreCheckout(repo: string, base: RunBase): Promise<string | null> {
+  return worktreeChanges.run(async () => {
+    const g = git(repo);
+    const now = await g.raw(['rev-parse', '--abbrev-ref', 'HEAD']).catch(() => '');
+    if (base.branch ? now === base.branch : now === 'HEAD' && (await g.revparse(['HEAD']).catch(() => '')) === base.sha) return null;
+    const target = base.branch ?? base.sha;
+    try {
+      await g.raw(base.branch ? ['checkout', '--quiet', base.branch] : ['checkout', '--quiet', '--detach', base.sha]);
+      return null;
+    } catch (error) {
+      const why = ((error as Error).message.split('\n').find((l) => /^(error|fatal):/.test(l)) ?? (error as Error).message.split('\n')[0] ?? '').trim();
+      return `${repo} stays on ${now || 'its branch'}: git could not switch back to ${target} (${why}); run git switch ${target} there`;
+    }
+  });
+}
+
 /** Commits on HEAD since `headBefore`: zero means the agent left no change. */
 export async function commitsSince(path: string, headBefore: string): Promise<number> {
   // An agent that left HEAD where it was made no commit: no git process needed to say so.

@@ -11,6 +11,7 @@ import { recentFailures } from '../select/recent.js';
 import { SelectionError, type SelectDeps, type Selection, type SelectRequest } from '../select/types.js';
 import { serviceErrorOf } from '../ports.js';
 import { readRunRecord } from '../state/folder.js';
+import { restoreCheckout } from '../git/worktree.js';
 import { runOnce } from './run-once.js';
 import { cardSummaries, nothingRanNote } from './summary.js';
 import type { DispatchDeps, DispatchOptions, RunSummary } from './types.js';
@@ -95,6 +96,19 @@ export function checkMaxCost(opts: Pick<DispatchOptions, 'agent' | 'maxCostUsd'>
 }
 
 export async function runDispatch(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSummary> {
+  const base = opts.base;
+  if (opts.worktree || !base || opts.dryRun) return dispatchOnce(opts, deps);
+  // In place, the checkout goes back to the base however the run ended, so no later run reads
+  // rules or files from a branch an agent wrote (docs/workflow.md, "The base commit").
+  try {
+    return await dispatchOnce(opts, deps);
+  } finally {
+    const stuck = await restoreCheckout(opts.repo, base).catch((e: Error) => e.message.split('\n')[0] ?? String(e));
+    if (stuck) deps.output.warn(stuck);
+  }
+}
+
+async function dispatchOnce(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSummary> {
   if (opts.command === 'auto') return runAuto(opts, deps);
   const sdeps = selectDeps(deps, opts);
   const selection = await selectCards(request(opts), sdeps);

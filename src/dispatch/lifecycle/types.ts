@@ -1,5 +1,6 @@
 // The run lifecycle's interface: the options a command turns its flags into, the functions and
 // sinks it is given, and the summary it answers (the CLI prints it; `--json` serialises it).
+import type { RunBase } from '../git/worktree.js';
 import type { DispatchCommand } from '../../contract/types.js';
 import type { AgentChoice } from '../agent/presets.js';
 import type { AgentPoolSpec } from '../agent/user.js';
@@ -43,8 +44,10 @@ export interface DispatchOptions {
   repo: string;
   /** Worktrees folder (default: the worktree module's, beside the repository's git dir). */
   worktreeRoot?: string;
-  /** Where new branches start (default HEAD). */
+  /** Where new branches start (default HEAD); a run opened here starts them from `base.sha`. */
   baseRef?: string;
+  /** The commit and branch the run chose when it opened; a run in place goes back to it when it ends. */
+  base?: RunBase;
   /** `--agent NAME` or `--agent-cmd "…"`, with `--model`. */
   agent: AgentChoice;
   /** batch/auto `--max`. */

@@ -1,13 +1,28 @@
 // `copy:`: untracked files of the user's checkout (`.env*`) copied into each leg's folder, and kept
-// out of every commit. svc reads them from the checkout (the user's, which no agent can write) and
-// writes them into the leg's folder as the leg's user (`sh` reading the bytes from a pipe), so root
-// never writes through a path an agent could have replaced with a symlink. Without an agent user
+// out of every commit. The patterns are the trusted workflow's (the base commit's). svc reads the
+// files from the checkout (the user's, which no agent can write) as the checkout's owner and
+// through no link, and writes them into the leg's folder as the leg's user (`sh` reading the bytes
+// from a pipe), so root never writes through a path an agent could have replaced with a symlink. Without an agent user
 // (svc's own worktree) svc writes them itself, refusing any link on the way and any file already
 // there. An agent's git sees them as ignored (an excludes file through GIT_CONFIG_*, see
 // exclusionEnv), and copies still untracked and not ignored by the repository are removed before
 // svc collects the leg's work, so no commit of svc's can carry one.
 import { execFile, spawn } from 'node:child_process';
-import { chmodSync, closeSync, constants, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -108,14 +123,45 @@ function writeAs(place: StepPlace, rel: string, data: Buffer, mode: number): Pro
   });
 }
 
+/**
+ * `rel` of the checkout at `root`, read as the checkout's owner and through no link: root (svc)
+ * copies nothing its user could not read (a root-only file in someone's checkout stays there),
+ * and a folder on the way that is a link, or a file that became one, is refused.
+ */
+async function readAsOwner(root: string, rel: string): Promise<{ data: Buffer; mode: number }> {
+  let at = root;
+  for (const part of dirname(rel)
+    .split('/')
+    .filter((p) => p && p !== '.')) {
+    at = join(at, part);
+    if (!lstatSync(at).isDirectory()) throw new Error(`${at} is not a plain folder`);
+  }
+  const fd = openSync(join(root, rel), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new Error('not a plain file');
+    const mode = stat.mode & 0o100 ? 0o700 : 0o600;
+    const owner = statSync(root);
+    if (process.getuid?.() !== 0 || owner.uid === 0) return { data: readFileSync(fd), mode };
+    // svc is root in another user's checkout: the bytes come through `cat` run as that user.
+    const { stdout } = await run('cat', ['--', rel], { cwd: root, uid: owner.uid, gid: owner.gid, encoding: 'buffer', maxBuffer: 64 << 20 }).catch(
+      (e: { stderr?: Buffer }) => {
+        throw new Error(`its owner cannot read it (${(e.stderr?.toString() ?? '').trim().split('\n').pop() || 'cat failed'})`);
+      },
+    );
+    return { data: stdout, mode };
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Copies `files` from `root` into the leg's folder; returns the lines to log (one per file). */
 export async function copyFiles(place: StepPlace, root: string, files: readonly string[]): Promise<{ copied: string[]; lines: string[] }> {
   const copied: string[] = [];
   const lines: string[] = [];
   for (const rel of files) {
     try {
-      const data = readFileSync(join(root, rel));
-      const mode = lstatSync(join(root, rel)).mode & 0o100 ? 0o700 : 0o600;
+      const { data, mode } = await readAsOwner(root, rel);
       if (place.user) await writeAs(place, rel, data, mode);
       else writeOwn(place.cwd, rel, data, mode);
       copied.push(rel);

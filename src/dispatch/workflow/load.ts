@@ -48,15 +48,15 @@ export interface LoadedWorkflow {
 }
 
 /** The policy of the base commit `ref`; throws WorkflowFileError on a mistake. */
-export async function loadWorkflow(repo: string, ref = 'HEAD'): Promise<LoadedWorkflow> {
+export async function loadWorkflow(repo: string, ref = 'HEAD', label = ref): Promise<LoadedWorkflow> {
   const source = await workflowSourceAt(repo, ref);
   const tree = await workflowSourceInTree(repo).catch(() => null);
   const hint =
     tree && tree.source !== source
-      ? `${WORKFLOW_FILE} differs from the one in ${ref}: the run uses ${ref}'s${source === null ? ' (none)' : ''}; commit it to use yours`
+      ? `${WORKFLOW_FILE} differs from the one in ${label}: the run uses ${label}'s${source === null ? ' (none)' : ''}; commit it to use yours`
       : null;
   if (source === null) return { workflow: null, hint };
   const { workflow, problems } = parseWorkflow(source);
-  if (!workflow) throw new WorkflowFileError(`${WORKFLOW_FILE} (${ref})`, problems);
+  if (!workflow) throw new WorkflowFileError(`${WORKFLOW_FILE} (${label})`, problems);
   return { workflow, hint };
 }

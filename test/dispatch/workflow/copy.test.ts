@@ -1,7 +1,7 @@
 // copy: (src/dispatch/workflow/copy.ts): what is copied, and what never is. svc's own writes refuse
 // a link on the way and a file already there; as the agent user the writing process has the agent's
 // rights only, and overwrites nothing either.
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -63,5 +63,37 @@ describe('copy', () => {
     expect(lstatSync(join(leg, 'deep', '.env')).uid).toBe(ids!.uid);
     expect(readFileSync(join(leg, 'kept'), 'utf8')).toBe('old\n');
     expect(existsSync(join(leg, 'deep'))).toBe(true);
+  });
+
+  test('reads through no link in the checkout: a linked folder or file is not copied', async () => {
+    const src = dir();
+    const outside = dir();
+    writeFileSync(join(outside, 'secret.env'), 'OUTSIDE=1\n');
+    symlinkSync(outside, join(src, 'linked'));
+    symlinkSync(join(outside, 'secret.env'), join(src, '.env'));
+    const leg = dir();
+    const { copied, lines } = await copyFiles(own(leg), src, ['linked/secret.env', '.env']);
+    expect(copied).toEqual([]);
+    expect(lines).toEqual([
+      expect.stringMatching(/^not copied linked\/secret\.env: .*is not a plain folder$/),
+      expect.stringMatching(/^not copied \.env: .*ELOOP/),
+    ]);
+    expect(existsSync(join(leg, 'linked'))).toBe(false);
+  });
+
+  test.skipIf(process.getuid?.() !== 0)("as root in another user's checkout: only what that user can read is copied", async () => {
+    const ids = await lookupUser('nobody');
+    const src = dir();
+    writeFileSync(join(src, '.env'), 'PUBLIC=1\n', { mode: 0o644 });
+    // Root's own file in the user's checkout, 0600: the checkout's owner cannot read it, so neither does the copy.
+    writeFileSync(join(src, 'prod.env'), 'AWS_SECRET_ACCESS_KEY=x\n', { mode: 0o600 });
+    chownSync(src, ids!.uid, ids!.gid);
+    chownSync(join(src, '.env'), ids!.uid, ids!.gid);
+    const leg = dir();
+    const { copied, lines } = await copyFiles(own(leg), src, ['.env', 'prod.env']);
+    expect(copied).toEqual(['.env']);
+    expect(lines[1]).toMatch(/^not copied prod\.env: its owner cannot read it \(.*Permission denied\)$/);
+    expect(readFileSync(join(leg, '.env'), 'utf8')).toBe('PUBLIC=1\n');
+    expect(existsSync(join(leg, 'prod.env'))).toBe(false);
   });
 });
