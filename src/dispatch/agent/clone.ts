@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { handOver, lastLine, legEnded, legStarted, legsRoot, removeLegDir, removeLegFolder, run, svcGit, svcSh, type Run } from './leg-folder.js';
 import { CHECKOUT, COLLECT_AND_CLEAR, LEG } from './leg-shell.js';
 import { gitValue, pointAgentRepo, sourceRepo, trackingConfig, writeAgentRepo } from './agent-repo.js';
+import { killAllOf } from './pool.js';
 import { copyAgentSettings } from './settings.js';
 import type { AgentUser } from './user.js';
 import { checkOut, onBranch } from '../git/worktree.js';
@@ -64,11 +65,19 @@ export interface AgentLeg {
   /**
    * After the agent: brings `svc/<KEY>` of the clone into the worktree (fast-forward or the
    * agent's rewrite, never over uncommitted changes there), and the agent's uncommitted work as
-   * uncommitted work, then kills every process of the uid and empties the leg's folder. Returns
+   * uncommitted work, then kills every process of the uid and empties the leg's folder. With
+   * `pin` (the commit its check ran on), the branch comes back at that commit whatever the uid did
+   * after the check, and uncommitted work comes only when HEAD is still there. Returns
    * whether anything came. When the work cannot be read, the folder is kept; when it cannot be
    * brought in, its bundle is kept (the error names it).
    */
-  collect(): Promise<boolean>;
+  collect(opts?: { pin?: string }): Promise<boolean>;
+  /** Kills every process of the leg's uid and leaves its folder as it is (before the leg's check). */
+  quiesce(): Promise<void>;
+  /** HEAD of the agent's clone, read as the agent user; null where it has none. */
+  head(): Promise<string | null>;
+  /** After a pinned `collect`: where the branch had moved after the check (not collected), or null. */
+  readonly movedAfterCheck: string | null;
   /** Kills every process of the leg's uid, empties the folder as that uid, and removes it. */
   dispose(): Promise<void>;
 }
@@ -204,6 +213,7 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
   const bundle = join(opts.privateDir, `${key}.bundle`);
   const results = join(opts.privateDir, `${key}.collect`);
   let cloneMade = true;
+  let movedAfterCheck: string | null = null;
   const ended = (): void => {
     if (cleared) return;
     cleared = true;
@@ -243,6 +253,9 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
     },
     get cloneMade() {
       return cloneMade;
+    },
+    get movedAfterCheck() {
+      return movedAfterCheck;
     },
     // The clone is made by the agent user in the same process start as the agent (two forks of
     // node fewer per leg); where a workflow step came first, it was made already.
@@ -301,7 +314,14 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
         PWD: workdir,
       };
     },
-    async collect() {
+    quiesce: () => killAllOf(user),
+    async head() {
+      if (pending) return null;
+      const r = await run('git', ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: workdir, user, env: agentGitEnv(home) });
+      const sha = r.stdout.trim();
+      return r.code === 0 && /^[0-9a-f]{40,64}$/.test(sha) ? sha : null;
+    },
+    async collect(how = {}) {
       const wt = wtOf();
       let keep = false;
       try {
@@ -323,7 +343,11 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
           const fd = openSync(bundle, 'w', 0o600);
           let r: Run;
           try {
-            r = await run('/bin/sh', ['-c', COLLECT_AND_CLEAR, 'sh', workdir, wt.branch, wt.headBefore, dir, tmp], { user, env: agentGitEnv(home), fd3: fd });
+            r = await run('/bin/sh', ['-c', COLLECT_AND_CLEAR, 'sh', workdir, wt.branch, wt.headBefore, dir, tmp, how.pin ?? ''], {
+              user,
+              env: agentGitEnv(home),
+              fd3: fd,
+            });
           } finally {
             closeSync(fd);
           }
@@ -339,6 +363,7 @@ export async function prepareAgentLeg(opts: PrepareAgentLegOptions): Promise<Age
         if (out.includes('# svc-no-clone')) cloneMade = false;
         const field = (name: string) => new RegExp(`^# svc-${name} ?([0-9a-f]*)$`, 'm').exec(out)?.[1] ?? '';
         const sha = field('sha');
+        movedAfterCheck = field('moved') || null;
         const wip = field('wip');
         const moved = /^[0-9a-f]{40,64}$/.test(sha) && sha !== wt.headBefore;
         if (!moved && !wip) return false;

@@ -38,19 +38,21 @@ $refs
 }`;
 
 /**
- * `svc_collect W B BASE D T`, after the agent, as its uid: nothing of the agent's may run on (it
+ * `svc_collect W B BASE D T [PIN]`, after the agent, as its uid: nothing of the agent's may run on (it
  * could move its branch while it is read); one status says where HEAD is, on which branch, and
  * what is uncommitted; uncommitted work (untracked files included, ignored ones not) becomes a
  * snapshot commit on top of the branch through a temporary index, only while the agent is on its
  * branch; a bundle of the branch beyond BASE (and the snapshot) goes to descriptor 3, svc's own
  * file (the agent never names a path svc would open); then the uid is emptied of processes once
- * more (anything git's config started) and the leg's folder D of files. Prints the status, then
- * `# svc-sha SHA`, `# svc-wip SHA`, `# svc-bundled N`. Returns 90–93 when the work could not be
+ * more (anything git's config started) and the leg's folder D of files. PIN, the commit the
+ * leg's check ran on, is where the branch is collected: a branch that moved after the check is
+ * put back (`# svc-moved SHA` says where it was) and its uncommitted work is not taken. Prints the
+ * status, then `# svc-sha SHA`, `# svc-wip SHA`, `# svc-bundled N`. Returns 90–93 when the work could not be
  * read; the folder is then kept.
  */
 const COLLECT_FN = `svc_collect() {
   ${KILL_ALL}
-  W=$1 B=$2 BASE=$3 D=$4 T=$5
+  W=$1 B=$2 BASE=$3 D=$4 T=$5 PIN=$6
   { [ -e "$W/.git/index" ] && cd "$W"; } 2>/dev/null || { echo "# svc-no-clone"; cd / && find "$D" -mindepth 1 -delete; return 0; }
   st=$(git status --porcelain=v2 --branch --no-ahead-behind --untracked-files=all) || return 90
   printf '%s\\n' "$st"
@@ -78,6 +80,11 @@ const COLLECT_FN = `svc_collect() {
   else
     sha=$(git rev-parse --verify --quiet "refs/heads/$B^{commit}")
   fi
+  if [ -n "$PIN" ] && [ "$sha" != "$PIN" ]; then
+    echo "# svc-moved $sha"
+    git update-ref "refs/heads/$B" "$PIN" || return 93
+    sha=$PIN wip=
+  fi
   echo "# svc-sha $sha"
   [ -z "$wip" ] || echo "# svc-wip $wip"
   set --
@@ -93,9 +100,9 @@ const COLLECT_FN = `svc_collect() {
 export const CHECKOUT = `${CHECKOUT_FN}
 svc_checkout "$1" "$2" "$3" "$4"`;
 
-/** Collects and clears a leg (`$1`–`$5` as svc_collect's): its status is the script's. */
+/** Collects and clears a leg (`$1`–`$6` as svc_collect's): its status is the script's. */
 export const COLLECT_AND_CLEAR = `${COLLECT_FN}
-svc_collect "$1" "$2" "$3" "$4" "$5"`;
+svc_collect "$1" "$2" "$3" "$4" "$5" "$6"`;
 
 /**
  * A whole leg in one process start: `$1`–`$4` as svc_checkout's (the clone is checked out unless

@@ -95,6 +95,8 @@ export interface LegResult {
   /** With a workflow (.svc/workflow.yml): the leg's check, and how many times the agent ran. */
   check?: LegCheck;
   attempts?: number;
+  /** The commit the check ran on: the one svc collects, whatever the uid did after it. */
+  checkedHead?: string;
 }
 
 /** The variables every agent gets besides the filtered base environment (DISPATCH.md §3). */

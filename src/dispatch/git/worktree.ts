@@ -268,6 +268,26 @@ export function restoreCheckout(repo: string, base: RunBase): Promise<string | n
   });
 }
 
+/** The commit checked out at `path`, or null where there is none. */
+export async function headCommit(path: string): Promise<string | null> {
+  return readHead(path) ?? (await headOf(path).catch(() => null));
+}
+
+/**
+ * Without an agent user: the branch goes back to `checked`, the commit the leg's check ran on, when
+ * something moved it after the check. What moved it stays readable on `refs/svc/after-check/<KEY>`
+ * and its files as uncommitted changes (nothing is lost, nothing reaches the branch). Returns the
+ * commit the branch had moved to, or null.
+ */
+export async function pinToChecked(path: string, key: string, checked: string): Promise<string | null> {
+  const now = await headCommit(path);
+  if (!now || now === checked) return null;
+  const g = git(path);
+  await g.raw(['update-ref', `refs/svc/after-check/${key}`, now]);
+  await g.raw(['reset', '--quiet', '--soft', checked]);
+  return now;
+}
+
 /** Commits on HEAD since `headBefore`: zero means the agent left no change. */
 export async function commitsSince(path: string, headBefore: string): Promise<number> {
   // An agent that left HEAD where it was made no commit: no git process needed to say so.

@@ -5,7 +5,7 @@ import { agentEnv } from '../agent/env.js';
 import { prepareAgentLeg, type AgentLeg } from '../agent/clone.js';
 import { CLONE_FAILED } from '../agent/leg-shell.js';
 import { acquireAgentUser, type AgentLease } from '../agent/pool.js';
-import { isDirty, stashLeftovers } from '../git/worktree.js';
+import { headCommit, isDirty, pinToChecked, stashLeftovers } from '../git/worktree.js';
 import { parserFor, resolveAgentCommand } from '../agent/presets.js';
 import type { LegResult } from '../agent/types.js';
 import type { PreparedWorktree } from '../ports.js';
@@ -78,17 +78,22 @@ export async function runLegAgent(
       ctx.deps.output.warn(ctx.opts.agentUserWarning);
     }
     // Workflow (issue 30): a card's leg runs inside .svc/workflow.yml's steps; a close-out does not.
-    if (eventKey)
-      return runWorkflowLeg({
-        ctx,
-        key,
-        branch: wt.branch,
-        place: { cwd: wt.path, user: null, env: (e) => e },
-        prompt,
-        logFile,
-        attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, null, collect),
-      });
-    return runAgentOnce(ctx, wt, key, prompt, logFile, eventKey, null, collect);
+    if (!eventKey) return runAgentOnce(ctx, wt, key, prompt, logFile, eventKey, null, collect);
+    const result = await runWorkflowLeg({
+      ctx,
+      key,
+      branch: wt.branch,
+      place: { cwd: wt.path, user: null, env: (e) => e, head: () => headCommit(wt.path) },
+      prompt,
+      logFile,
+      attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, null, collect),
+    });
+    // The branch is the commit the check ran on: a commit made after it does not count.
+    if (result.checkedHead) {
+      const moved = await pinToChecked(wt.path, key, result.checkedHead);
+      if (moved) ctx.deps.output.warn(afterCheckLine(key, wt.branch, result.checkedHead, `it is kept on refs/svc/after-check/${key}`));
+    }
+    return result;
   }
   // --agent-user: the agent works as a uid leased for this leg alone, in a clone of its own; its
   // branch comes back here. The uid's every process is killed before it is freed.
@@ -124,6 +129,8 @@ export async function runLegAgent(
       user: leg.user,
       env: (e: Record<string, string>) => leg.env(e),
       writePrompt: (t: string) => leg.writeAsAgent(basename(leg.promptFile), t),
+      quiesce: () => leg.quiesce(),
+      head: () => leg.head(),
     };
     const result = await (eventKey
       ? runWorkflowLeg({ ctx, key, branch: wt.branch, place, prompt, logFile, attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, leg, collect) })
@@ -134,8 +141,9 @@ export async function runLegAgent(
     });
     try {
       // Brings the work back, kills what the uid left running and empties its folder.
-      await leg.collect();
+      await leg.collect(result.checkedHead ? { pin: result.checkedHead } : {});
       killed = true;
+      if (leg.movedAfterCheck && result.checkedHead) ctx.deps.output.warn(afterCheckLine(key, wt.branch, result.checkedHead, 'it is not collected'));
     } catch (error) {
       // The clone (or the bundle) is kept: it holds the only copy of whatever did not come back.
       const why = `could not bring back the agent's work: ${reasonLine(error instanceof Error ? error.message : String(error), ctx.opts)}`;
@@ -224,4 +232,9 @@ async function runAgentOnce(
   } finally {
     output.close();
   }
+}
+
+/** The one line for a branch that moved after its check. */
+function afterCheckLine(key: string, branch: string, checked: string, where: string): string {
+  return `${key}: something committed after the check; ${branch} stays at the checked commit ${checked.slice(0, 12)} and ${where}`;
 }

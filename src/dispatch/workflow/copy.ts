@@ -42,6 +42,13 @@ export interface StepPlace {
    * runner writes each attempt's prompt itself.
    */
   writePrompt?(text: string): Promise<void>;
+  /**
+   * Ends every process the leg's uid has before its check (nothing the agent left can answer the
+   * check or change the work under it). Absent without an agent user: svc's own uid is not killed.
+   */
+  quiesce?(): Promise<void>;
+  /** The commit checked out where the steps run, read as the leg's user; null when there is none. */
+  head?(): Promise<string | null>;
 }
 
 const listed = new Map<string, Promise<{ root: string; files: string[] }>>();

@@ -154,9 +154,12 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
       spent.tokensIn = add(spent.tokensIn, r.tokensIn);
       spent.tokensOut = add(spent.tokensOut, r.tokensOut);
       if (r.outcome !== 'succeeded' || !verify) return r;
+      // The check decides on the work as the agent left it: nothing of the uid runs on past this.
+      await place.quiesce?.();
+      const checked = (await place.head?.()) ?? null;
       const v = await step('verify', verify);
       check = { status: v.ok ? 'passed' : 'failed', command: verify, exitCode: v.exitCode, output: v.ok ? null : v.tail() };
-      if (v.ok) return r;
+      if (v.ok) return checked ? { ...r, checkedHead: checked } : r;
       if (v.interrupted) return { ...r, outcome: 'failed', reason: 'interrupted' };
       if (attempts > wf.verifyAttempts || ctx.signal.aborted) return { ...r, outcome: 'failed', reason: `verify failed (${v.outcome})` };
       log.note(`attempt ${attempts + 1} of ${wf.verifyAttempts + 1}: the agent again, with the check's output`);
