@@ -57,7 +57,7 @@ describe('svc workflow check', () => {
     expect(r.code).toBe(2);
     expect(r.stdout.trim().split('\n')).toEqual([
       '.svc/workflow.yml:2: ports must be a whole number from 1 to 100, not "lots"',
-      ".svc/workflow.yml:3: unknown key 'verfy' (one of setup, copy, ports, verify, verify_attempts, teardown, prompt, timeouts)",
+      ".svc/workflow.yml:3: unknown key 'verfy' (one of setup, copy, ports, verify, verify_attempts, teardown, prompt, protect, timeouts)",
     ]);
   });
 
@@ -85,7 +85,7 @@ describe('a dispatch command and the workflow', () => {
     const r = await runProgram(['run', key, '--repo', repo, '--agent-cmd', 'true'], { env: env() });
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(/^svc: \.svc\/workflow\.yml \(HEAD\):\d+: /);
+    expect(r.stderr).toMatch(/^svc: \.svc\/workflow\.yml \(main\):\d+: /);
     expect(runsOpened()).toBe(before);
   });
 

@@ -288,6 +288,19 @@ export async function pinToChecked(path: string, key: string, checked: string): 
   return now;
 }
 
+/**
+ * The paths of `globs` (git's glob pathspecs, from the repository's root) that differ at `path`
+ * from `base`: committed, uncommitted or new (untracked and not ignored). Sorted, each once.
+ */
+export async function changedPathsOf(path: string, base: string, globs: readonly string[]): Promise<string[]> {
+  const specs = globs.map((g) => `:(top,glob)${g}`);
+  const [diff, added] = await Promise.all([
+    gitRun(path, ['diff', '--no-ext-diff', '--no-renames', '--name-only', '-z', base, '--', ...specs]),
+    gitRun(path, ['ls-files', '-z', '--others', '--exclude-standard', '--', ...specs]),
+  ]);
+  return [...new Set(`${diff}${added}`.split('\0').filter(Boolean))].sort();
+}
+
 /** Commits on HEAD since `headBefore`: zero means the agent left no change. */
 export async function commitsSince(path: string, headBefore: string): Promise<number> {
   // An agent that left HEAD where it was made no commit: no git process needed to say so.

@@ -28,6 +28,8 @@ export interface Workflow {
   teardown: string[];
   /** Text added to every card's prompt. */
   prompt: string | null;
+  /** Globs of paths the agent must leave as the base commit has them (WORKFLOW_FILE always is). */
+  protect: string[];
   timeouts: Record<StepName, number>;
 }
 
@@ -45,6 +47,7 @@ export const EMPTY_WORKFLOW: Workflow = {
   verifyAttempts: 0,
   teardown: [],
   prompt: null,
+  protect: [],
   timeouts: { ...DEFAULT_STEP_TIMEOUTS },
 };
 
@@ -83,15 +86,17 @@ const whole =
     return undefined;
   };
 
-/** A glob of files inside the checkout: relative, without `..`. */
-const globs: Check = (node, say) => {
-  const list = texts('copy')(node, say) as string[] | undefined;
-  return list?.filter((g) => {
-    const bad = g.startsWith('/') ? 'is absolute' : g.split('/').includes('..') ? 'leaves the checkout (..)' : null;
-    if (bad) say(`copy: '${g}' ${bad}; globs are relative to the repository's root`);
-    return !bad;
-  });
-};
+/** Globs of files inside the checkout: relative, without `..`. */
+const globs =
+  (what: string): Check =>
+  (node, say) => {
+    const list = texts(what)(node, say) as string[] | undefined;
+    return list?.filter((g) => {
+      const bad = g.startsWith('/') ? 'is absolute' : g.split('/').includes('..') ? 'leaves the checkout (..)' : null;
+      if (bad) say(`${what}: '${g}' ${bad}; globs are relative to the repository's root`);
+      return !bad;
+    });
+  };
 
 const timeouts: Check = (node, say) => {
   if (!isMap(node)) {
@@ -121,12 +126,13 @@ const timeouts: Check = (node, say) => {
 /** The schema: every key the file may hold, and how its value is checked. */
 const FIELDS: Record<string, Check> = {
   setup: texts('setup'),
-  copy: globs,
+  copy: globs('copy'),
   ports: whole('ports', 1, 100),
   verify: text('verify', 'a shell command'),
   verify_attempts: whole('verify_attempts', 0, 10),
   teardown: texts('teardown'),
   prompt: text('prompt', 'text for the prompt'),
+  protect: globs('protect'),
   timeouts,
 };
 
@@ -171,6 +177,7 @@ export function parseWorkflow(source: string): { workflow: Workflow | null; prob
       verifyAttempts: (values.verify_attempts as number | undefined) ?? 0,
       teardown: (values.teardown as string[] | undefined) ?? [],
       prompt: str(values.prompt),
+      protect: (values.protect as string[] | undefined) ?? [],
       timeouts: { ...DEFAULT_STEP_TIMEOUTS, ...(values.timeouts as object | undefined) },
     },
     problems,
@@ -206,6 +213,12 @@ export function describeWorkflow(wf: Workflow): string {
     ...(wf.verify ? [`verify \`${wf.verify}\`${wf.verifyAttempts ? ` (up to ${plural(wf.verifyAttempts, 'more attempt')})` : ''}`] : []),
     ...(wf.teardown.length ? [`teardown ${plural(wf.teardown.length, 'command')}`] : []),
     ...(wf.prompt ? ['house rules for the prompt'] : []),
+    ...(wf.protect.length ? [`protect ${wf.protect.join(' ')}`] : []),
   ];
   return parts.length ? parts.join(', ') : 'nothing set';
+}
+
+/** What the agent must leave as the base has it: the workflow file itself, and the file's `protect`. */
+export function protectedPaths(wf: Workflow | null | undefined): string[] {
+  return [WORKFLOW_FILE, ...(wf?.protect ?? []).filter((g) => g !== WORKFLOW_FILE)];
 }

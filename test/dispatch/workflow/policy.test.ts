@@ -30,6 +30,7 @@ describe('parseWorkflow', () => {
         verifyAttempts: 2,
         teardown: ['pkill -f vite || true'],
         prompt: 'Use pnpm.\n',
+        protect: [],
         timeouts: { ...DEFAULT_STEP_TIMEOUTS, verify: 90_000 },
       },
     });
