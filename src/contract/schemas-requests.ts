@@ -10,7 +10,6 @@ import {
   EVENT_BODY_MAX_BYTES,
   EVENTS_PER_APPEND,
   EXECUTORS,
-  IMPLEMENTATION_SOURCES,
   KINDS,
   OPEN_ORIGINS,
   PRIORITIES,
@@ -84,14 +83,10 @@ export const WorkItemUpdate = Type.Object(
     kind: Type.Optional(workItemKindAndTitle.kind),
     title: Type.Optional(workItemKindAndTitle.title),
     ...workItemFields,
+    // api-v1 shows `status` and the `implementation*` fields on the detail, not here: an update
+    // that names one is refused like any unknown property (the local service changes them only
+    // through its own `svc server` commands).
     explanationMd: Type.Optional(strOrNull),
-    // DISPATCH §8: an implemented leg records itself through op 9. api-v1 shows these fields on the
-    // detail only; the product decision puts them on the update, and a service that refuses them
-    // (422) leaves the leg implemented all the same (docs/dispatch.md, "Work advances").
-    implementationSource: Type.Optional(enumOrNull(IMPLEMENTATION_SOURCES)),
-    implementationHarness: Type.Optional(strOrNull),
-    implementationModel: Type.Optional(strOrNull),
-    status: Type.Optional(Type.String({ minLength: 1, description: "One of the service's status values (docs/service.md)." })),
   },
   STRICT,
 );

@@ -196,10 +196,6 @@ export const requestSamples = {
     assigneeId: 'u1',
     dueDate: null,
     explanationMd: 'because',
-    implementationSource: 'byok',
-    implementationHarness: 'claude',
-    implementationModel: null,
-    status: 'in_review',
   } satisfies Required<WorkItemUpdate>,
   DispatchRunOpen: {
     projectKey: 'APP',

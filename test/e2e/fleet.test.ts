@@ -2,14 +2,16 @@
 // clone and state folder (separate machines), drain one local service. One worker is killed with
 // SIGKILL in the middle of a leg (its whole process group, agent included: the machine is gone);
 // `svc runs recover` on that machine returns its card, and the machine, started again, does it.
-// Every card ends implemented exactly once across all runs: none twice, none lost, and each item
-// records its implementation (in_review), so no machine picked up another's finished card.
+// Every card ends implemented exactly once across all runs: none twice, none lost. The machines
+// share what a team's machines share, the service and one git origin: each pushes its work
+// (`--push`) before the leg's disposition is sent, and selection skips a card whose svc/<KEY> on
+// origin holds work, so no machine picks up another's finished card. No item's status is moved.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, isolatedEnv, makeRepo, runCli } from '../support/cli.js';
+import { BIN, isolatedEnv, makeRepo, run, runCli } from '../support/cli.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 const CARDS = 12;
@@ -17,9 +19,12 @@ const WORKERS = 4;
 
 let s: TestService;
 let marks: string;
+let origin: string;
 beforeAll(async () => {
   s = await startTestService();
   marks = mkdtempSync(join(tmpdir(), 'svc-fleet-marks-'));
+  origin = join(mkdtempSync(join(tmpdir(), 'svc-fleet-origin-')), 'origin.git');
+  await run('git', ['clone', '-q', '--bare', await makeRepo(), origin]);
 });
 afterAll(async () => {
   await s.close();
@@ -36,14 +41,15 @@ interface Machine {
 }
 
 async function machine(name: string): Promise<Machine> {
-  const repo = await makeRepo();
+  const repo = join(mkdtempSync(join(tmpdir(), 'svc-fleet-machine-')), 'repo');
+  await run('git', ['clone', '-q', origin, repo]);
   return { name, repo, env: isolatedEnv({ SVC_BASE_URL: s.url, SVC_TOKEN: s.token, SVC_PROJECT: s.projectKey, FLEET_MARKS: marks, FLEET_WORKER: name }) };
 }
 
 /** `svc auto` as its own process group, so a kill takes its agents with it. */
 function worker(m: Machine, sleep: string): { child: ChildProcess; exit: Promise<number | null>; out: () => string } {
   let out = '';
-  const child = spawn(process.execPath, [BIN, 'auto', '--per-run', '1', '--agent-cmd', agent(sleep), '--repo', m.repo, '--on-failure', 'continue'], {
+  const child = spawn(process.execPath, [BIN, 'auto', '--per-run', '1', '--push', '--agent-cmd', agent(sleep), '--repo', m.repo, '--on-failure', 'continue'], {
     env: m.env,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
@@ -116,7 +122,10 @@ describe('a fleet of svc processes over one service', () => {
       Object.fromEntries(keys.map((k) => [k, implemented.get(k) ?? 0])),
       `${trail.sort().join('\n')}\n${[victim, ...fleet, again].map((w) => w.out()).join('\n---\n')}`,
     ).toEqual(Object.fromEntries(keys.map((k) => [k, 1])));
-    for (const k of keys) expect((await s.call('GET', `/work-items/${k}`)).body.status).toBe('in_review');
+    // Each card's work is on origin, and no item's status was moved by a run.
+    const pushed = (await run('git', ['for-each-ref', '--format=%(refname:lstrip=2)', 'refs/heads/svc/'], origin)).trim().split('\n').sort();
+    expect(pushed).toEqual(keys.map((k) => `svc/${k}`).sort());
+    for (const k of keys) expect((await s.call('GET', `/work-items/${k}`)).body.status).toBe('todo');
     // Work was shared: more than one machine implemented cards.
     const byMachine = [...machines, back].map((m) => startedBy(m.name).length);
     expect(byMachine.filter((n) => n > 0).length).toBeGreaterThan(1);

@@ -47,6 +47,10 @@ export const DISPATCH_FLAG = {
     "push an implemented leg's branch to origin with your git credentials (fix: fast-forward only; review never pushes; default on for hosted runs)",
   ),
   noPush: flag('--no-push', 'do not push implemented branches of a hosted run'),
+  gitIdentity: flag(
+    '--git-identity <"Name <email>">',
+    "author of the agents' commits (default: the repository's, else yours, else svc-agent <svc-agent@localhost>)",
+  ),
   report: flag('--report <format:file>', 'write a report when the run ends: junit, markdown, html or json (repeatable)', { parse: collect }),
   verify: flag('--verify <command>', "the check a leg must pass to count as implemented, over .svc/workflow.yml's verify"),
   noVerify: flag('--no-verify', "run no check (.svc/workflow.yml's verify is skipped)"),

@@ -24,6 +24,7 @@ import type { DispatchFlags } from './flags.js';
 import { agentChoice, agentUserFor, legOptions, workflowFor } from './run-options.js';
 import { openHosted } from './hosted-open.js';
 import { resolveBase, WorktreeError, type RunBase } from '../../dispatch/git/worktree.js';
+import { agentIdentity, parseIdentity, type GitIdentity } from '../../dispatch/git/identity.js';
 import { wholeNumber } from '../flag-values.js';
 import { planReports, writeRunReports } from './reports.js';
 import { printSummary, runUnderProgress } from './engine-tail.js';
@@ -126,6 +127,14 @@ export interface DispatchCommandOptions extends DispatchFlags {
   keys: string[];
 }
 
+/** `--git-identity "Name <email>"`, checked. */
+function identityFlag(text: string | undefined): GitIdentity | undefined {
+  if (text === undefined) return undefined;
+  const id = parseIdentity(text);
+  if (!id) throw new UsageError(`--git-identity takes "Name <email>", as git writes an author; not ${JSON.stringify(text)}`);
+  return id;
+}
+
 /** The run's base, or the one line that says why the checkout cannot be one. */
 async function baseOf(repo: string): Promise<RunBase> {
   try {
@@ -184,6 +193,12 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
     // The base is chosen now, once: every leg starts from it and the rules come from it, never
     // from a branch an agent wrote since (docs/workflow.md, "The base commit").
     opts.base = await baseOf(opts.repo);
+    opts.gitIdentity = await agentIdentity(opts.repo, identityFlag(flags.gitIdentity), ctx.env);
+    // A CI job's workspace goes when the job ends, and the agents' branches with it.
+    if (ctx.env.CI && !opts.push && !opts.pr && !opts.dryRun && command !== 'review')
+      ctx.out.warn(
+        "CI is set and this run has no --push or --pr: implemented work stays on svc/ branches in this job's workspace, which goes when the job ends",
+      );
     if (command !== 'fix' && command !== 'review') opts.baseRef = opts.base.sha;
     // .svc/workflow.yml of the base commit: a mistake there stops the command here.
     const { workflow, hint } = await workflowFor(flags, opts.repo, opts.base.sha, opts.base.branch ?? undefined);

@@ -12,6 +12,10 @@ export type ItemsEditOptions = ItemsEditFlags & { key: string };
 
 export async function runItemsEdit(opts: ItemsEditOptions, ctx: Context): Promise<void> {
   const { key } = opts;
+  if (opts.status !== undefined)
+    throw new UsageError(
+      "--status cannot be edited: the contract's update has no status, the service moves it (on the local service: svc server done KEY --db FILE)",
+    );
   const body: WorkItemUpdate = {
     ...(opts.title !== undefined ? { title: opts.title } : {}),
     ...(opts.description !== undefined ? { descriptionMd: opts.description } : {}),

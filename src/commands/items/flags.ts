@@ -28,5 +28,7 @@ export const EDIT_FLAGS = [
   flag('--priority <p>', 'new priority'),
   flag('--assignee <id>', 'new assignee; `none` to clear'),
   flag('--explanation <markdown>', 'why the change is made'),
+  // Not the update's (api-v1's update body has no status): named here only to say where it moves.
+  flag('--status <status>', 'refused: the service moves status (the local service: svc server done KEY)'),
 ];
 export type ItemsEditFlags = FlagsOf<typeof EDIT_FLAGS>;

@@ -11,6 +11,7 @@ import type { LegResult } from '../agent/types.js';
 import type { PreparedWorktree } from '../ports.js';
 import type { DispatchOptions } from './types.js';
 import { AgentOutput } from './agent-output.js';
+import { identityEnv } from '../git/identity.js';
 import { reasonLine, repoOf, secretsNow, type LegContext } from './leg-context.js';
 import { runWorkflowLeg } from '../workflow/leg-steps.js';
 
@@ -213,6 +214,7 @@ async function runAgentOnce(
           SVC_PROMPT_FILE: promptFile,
           SVC_WORKDIR: workdir,
           SVC_BRANCH: wt.branch,
+          ...identityEnv(opts.gitIdentity),
           ...ctx.workflowEnv,
         }),
       ),

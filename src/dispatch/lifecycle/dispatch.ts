@@ -2,6 +2,7 @@
 // dry run without opening anything, runs one run (or, for `auto`, one run per round until nothing
 // is ready or the cap is reached) and returns a RunSummary whose exitCode follows DISPATCH §2.
 import { EXIT } from '../../api/errors.js';
+import type { WorkItemDetail } from '../../contract/types.js';
 import { randomUUID } from 'node:crypto';
 import { AGENT_FORMATS, reportsSpend } from '../agent/spend.js';
 import { selectCards } from '../select/index.js';
@@ -20,18 +21,18 @@ const DAY_MS = 24 * 60 * 60_000;
 
 function selectDeps(deps: DispatchDeps, opts?: DispatchOptions): SelectDeps {
   const lane = opts && !opts.rerun && (opts.command === 'next' || opts.command === 'batch' || opts.command === 'auto');
+  const prior = lane
+    ? priorWorkCheck({
+        stateDir: deps.stateDir,
+        projectKey: opts.projectKey,
+        repo: opts.repo,
+        ...(opts.baseRef ? { baseRef: opts.baseRef } : {}),
+        warn: (line) => deps.output.warn(line),
+      })
+    : null;
   return {
     service: deps.service,
-    ...(lane
-      ? {
-          priorWork: priorWorkCheck({
-            stateDir: deps.stateDir,
-            projectKey: opts.projectKey,
-            repo: opts.repo,
-            ...(opts.baseRef ? { baseRef: opts.baseRef } : {}),
-          }),
-        }
-      : {}),
+    ...(prior ? { priorWork: (item: WorkItemDetail) => prior.check(item), selectionStarts: () => prior.fresh() } : {}),
     localRun: (runId) => {
       const r = readRunRecord(deps.stateDir, runId);
       return r ? { originalCommand: r.originalCommand, scopeKey: r.scopeKey } : null;

@@ -129,7 +129,6 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
     signal: stops.signal,
     onSpend: (key, usd) => legs.onSpend(key, usd),
     onAgentGroup: (key, event, pgid) => (event === 'start' ? journal.agentStarted(key, pgid, processStart(pgid)) : journal.agentEnded(pgid)),
-    records: [],
   };
   let closeOut: RunSummary['closeOut'] = null;
   const releaseLegsRoot = opts.agentUser ? holdLegsRoot() : () => {};
@@ -173,8 +172,6 @@ export async function executeRun(opts: DispatchOptions, deps: DispatchDeps, inpu
     ...(interrupted ? { interrupted: { reason: deps.signal.reason } } : {}),
   });
 
-  // The cards stay held by this run until their records are in (no other run may open over them).
-  await Promise.all(ctx.records ?? []);
   return closeAsDecided(opts, deps, {
     run,
     selection,

@@ -22,12 +22,6 @@ export interface LegContext {
   onSpend?(key: string, costUsd: number): void;
   /** Journals each agent's process group, for `svc runs recover` after a kill -9. */
   onAgentGroup?(key: string, event: 'start' | 'end', pgid: number): void;
-  /**
-   * Implemented legs' records on their items still being written (record-implementation.ts): the
-   * run closes only after them, but its close is decided when the legs end, not when a slow or
-   * gone service answers a record. Absent: a leg waits for its own record.
-   */
-  records?: Promise<boolean>[];
   /** Set per leg by the workflow (workflow/leg-steps.ts): SVC_PORT and git's excludes for the agent. */
   workflowEnv?: Record<string, string>;
 }

@@ -20,7 +20,6 @@ import type { PullRequestRef } from '../pr/types.js';
 import { discardAgentSide, openAgentSide, runLegAgent, type AgentSide } from './agent-run.js';
 import { NoRepositoryError, repoOf, secretsNow, type LegContext } from './leg-context.js';
 import { pushLeg } from './push.js';
-import { recordBeforeDisposition } from './record-implementation.js';
 
 export interface LegOutcome {
   summary: LegSummary;
@@ -144,8 +143,6 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       const pushed = implemented && Boolean(opts.push && deps.pushBranch);
       pullRequest = await pullRequestAfterLeg(ctx, { ...afterLeg(wt, result), pushed });
     }
-    // Work advances across machines (DISPATCH §8): recorded on the item before the disposition.
-    if (implemented) await recordBeforeDisposition(ctx, key);
     return finish(implemented);
   } catch (error) {
     if (side) await discardAgentSide(side);

@@ -28,6 +28,26 @@ export function conflictingKeys(error: unknown, selection: Selection): string[] 
   return selection.cards.filter((c) => !c.skipReason && named.has(c.key)).map((c) => c.key);
 }
 
+/**
+ * Key → where the 409 said it is (`in run run_… (running)`); a card the message names no run for is
+ * `already in another running run`. A hint for the one line a person reads, as the keys are.
+ */
+export function holdersOf(error: unknown, keys: readonly string[]): Map<string, string> {
+  const message = serviceErrorOf(error).message ?? '';
+  return new Map(
+    keys.map((k) => {
+      const run = new RegExp(`(?:^|[\\s,:])${k.replace(/[-]/g, '\\-')} \\(in run ([A-Za-z0-9_-]+)\\)`).exec(message)?.[1];
+      return [k, run ? `is in run ${run} (running)` : 'already in another running run'];
+    }),
+  );
+}
+
+/** Every runnable card was taken elsewhere: no run opened; `held` says where each card is. */
+export interface NothingOpened {
+  opened: null;
+  held: ReadonlyMap<string, string>;
+}
+
 export interface OpenResult {
   opened: DispatchRunOpened;
   selection: Selection;
@@ -37,8 +57,8 @@ export interface OpenResult {
 
 /**
  * Opens the run, reselecting on 409 without the conflicting cards. Gives up (rethrowing the 409)
- * when the error names none of our cards, or after MAX_REOPENS reselections. Returns null when a
- * reselection leaves nothing to run (every runnable card was taken elsewhere). `onTaken` hears the keys
+ * when the error names none of our cards, or after MAX_REOPENS reselections. Returns `opened: null`
+ * when a reselection leaves nothing to run (every runnable card was taken elsewhere). `onTaken` hears the keys
  * of each 409 as they are excluded (whatever the outcome of the open), so a caller that selects
  * again later (`auto`'s rounds, its "is more ready?" check) can leave another machine's cards alone:
  * they stay ready after that machine's run closes, since a run moves no status.
@@ -50,9 +70,10 @@ export async function openWithReselect(
   reselect: (exclude: ReadonlySet<string>) => Promise<Selection>,
   info: (message: string) => void,
   onTaken?: (keys: readonly string[]) => void,
-): Promise<OpenResult | null> {
+): Promise<OpenResult | NothingOpened> {
   let selection = first;
   const exclude = new Set<string>();
+  const held = new Map<string, string>();
   for (let attempt = 0; ; attempt++) {
     try {
       return { opened: await service.openDispatchRun(body(selection)), selection, takenElsewhere: [...exclude] };
@@ -62,11 +83,12 @@ export async function openWithReselect(
       const taken = conflictingKeys(error, selection).filter((k) => !exclude.has(k));
       if (taken.length === 0) throw error;
       for (const k of taken) exclude.add(k);
+      for (const [k, where] of holdersOf(error, taken)) held.set(k, where);
       onTaken?.(taken);
-      info(`already in another running run: ${taken.join(', ')}; reselecting without ${taken.length === 1 ? 'it' : 'them'}`);
       selection = await reselect(exclude);
-      // Nothing left to run: no run is opened (a named command then exits 1 saying why, DISPATCH §4).
-      if (selection.empty) return null;
+      // Nothing left to run: no run is opened (the caller's one line says where each card is).
+      if (selection.empty) return { opened: null, held };
+      info(`${taken.map((k) => `${k} ${held.get(k)}`).join('; ')}: reselecting without ${taken.length === 1 ? 'it' : 'them'}`);
     }
   }
 }

@@ -80,16 +80,17 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
     else if (pending.path) output.warn('the open of the run may have landed; `svc runs recover` closes the run if it did');
     throw error;
   }
-  if (!result) {
+  if (!result.opened) {
+    const { held } = result;
     if (pending.path) removePendingOpen(pending.path);
     // Every runnable card is in another live run: a lane command leaves them to it (exit 0); a
     // command given keys ran none of them, which is no success (DISPATCH §4).
     const taken: Selection = {
       ...input.selection,
-      cards: input.selection.cards.map((c) => (c.skipReason ? c : { ...c, skipReason: 'already in another running run' })),
+      cards: input.selection.cards.map((c) => (c.skipReason ? c : { ...c, skipReason: held.get(c.key) ?? 'already in another running run' })),
     };
     return isNamedCommand(taken.originalCommand)
-      ? summaryOf(taken, null, EXIT.failed, nothingRanNote(taken))
+      ? summaryOf(taken, null, EXIT.failed, `${nothingRanNote(taken)}; no run opened`)
       : summaryOf(taken, null, EXIT.ok, 'every candidate is already in another running run');
   }
   const { selection } = result;

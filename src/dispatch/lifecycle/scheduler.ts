@@ -3,8 +3,9 @@
 // gate, a changed plan, a failed leg under `--on-failure halt`, `--max-cost`, or the run's signal).
 // It owns the legs' bookkeeping; the executor reads the result when it closes the run.
 import type { StopReason, WorkItemDetail } from '../../contract/types.js';
+import { branchFor } from '../git/worktree.js';
 import { openBlockerKeys } from '../select/checks.js';
-import { IMPLEMENTED_STATUS } from '../select/prior-work.js';
+import { pushedOnOrigin } from '../select/prior-work.js';
 import type { SelectedCard, Selection } from '../select/types.js';
 import { serviceErrorOf, type LegSummary } from '../ports.js';
 import { Slots } from '../slots.js';
@@ -20,9 +21,6 @@ export function replanReason(before: WorkItemDetail, now: WorkItemDetail, doneSt
   const had = new Set(openBlockerKeys(before, doneStatuses));
   const gained = openBlockerKeys(now, doneStatuses).filter((k) => !had.has(k));
   if (gained.length > 0) return `${now.key} gained an open blocker: ${gained.join(', ')}`;
-  // Another machine's run implemented it between our selection and our open (its run closed just
-  // before ours opened, so no 409 said so): its record is on the item now (DISPATCH §8).
-  if (now.status === IMPLEMENTED_STATUS && before.status !== IMPLEMENTED_STATUS) return `${now.key} was implemented by another run meanwhile`;
   return null;
 }
 
@@ -135,13 +133,25 @@ export class LegScheduler {
       if (serviceErrorOf(error).status === 404) return null;
       throw error;
     });
-    const why = fresh ? replanReason(card.item, fresh, this.opts.doneStatuses) : `${card.key} can no longer be read`;
+    const why = fresh
+      ? (replanReason(card.item, fresh, this.opts.doneStatuses) ?? (await this.pushedMeanwhile(card.key)))
+      : `${card.key} can no longer be read`;
     if (!why && fresh) return fresh;
     if (this.stopReason === null) {
       this.deps.output.info(`${why}: stopping replanned`);
       this.stopReason = 'replanned';
     }
     return null;
+  }
+
+  /**
+   * Lane commands: another machine's run may have pushed the card's work and closed between our
+   * selection and our open (no 409 then said so): origin's branch is asked once more, for this card.
+   */
+  private async pushedMeanwhile(key: string): Promise<string | null> {
+    const { command, rerun, repo, baseRef } = this.opts;
+    if (rerun || (command !== 'next' && command !== 'batch' && command !== 'auto')) return null;
+    return (await pushedOnOrigin(repo, key, baseRef ?? 'HEAD')) ? `${key} was implemented on origin/${branchFor(key)} meanwhile` : null;
   }
 
   private start(ctx: LegContext, card: SelectedCard, fresh: WorkItemDetail, index: number, release: () => void): void {

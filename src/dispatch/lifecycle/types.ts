@@ -1,5 +1,6 @@
 // The run lifecycle's interface: the options a command turns its flags into, the functions and
 // sinks it is given, and the summary it answers (the CLI prints it; `--json` serialises it).
+import type { GitIdentity } from '../git/identity.js';
 import type { RunBase } from '../git/worktree.js';
 import type { DispatchCommand } from '../../contract/types.js';
 import type { AgentChoice } from '../agent/presets.js';
@@ -48,6 +49,8 @@ export interface DispatchOptions {
   baseRef?: string;
   /** The commit and branch the run chose when it opened; a run in place goes back to it when it ends. */
   base?: RunBase;
+  /** Who the agents' commits are by, where git would otherwise have no one (git/identity.ts). */
+  gitIdentity?: GitIdentity | null;
   /** `--agent NAME` or `--agent-cmd "…"`, with `--model`. */
   agent: AgentChoice;
   /** batch/auto `--max`. */

@@ -1,7 +1,6 @@
 // The lane commands: `batch`/`auto` pick ready leaves through op 5's filter grammar, `next` takes
 // the first runnable container (as run_scope) or else the first group of ready bug work.
 import type { WorkItemDetail } from '../../contract/types.js';
-import { IMPLEMENTED_STATUS } from './prior-work.js';
 import { baseSkipReason, newCard } from './checks.js';
 import { selectScope } from './scope.js';
 import { counted, type LaneFilters, type SelectDeps, type SelectedCard, type Selection, type SelectRequest } from './types.js';
@@ -11,14 +10,9 @@ function value(v: string): string {
   return /^[^\s,"]+$/.test(v) ? v : `"${v.replace(/["\\]/g, (c) => `\\${c}`)}"`;
 }
 
-/**
- * The ready-leaves filter (the leaves lane is not among the 31 operations) plus lane clauses. With
- * `skipImplemented` (every lane command but `--rerun`), items an implemented leg recorded as
- * `in_review` are left out, as the service's own lanes leave them (DISPATCH §8).
- */
-export function readyLeavesFilter(lanes: LaneFilters = {}, skipImplemented = false): string {
+/** The ready-leaves filter (the leaves lane is not among the 31 operations) plus lane clauses. */
+export function readyLeavesFilter(lanes: LaneFilters = {}): string {
   const clauses = ['ready:true', 'leaf:true', 'bugwork:false'];
-  if (skipImplemented) clauses.push(`-status:${IMPLEMENTED_STATUS}`);
   const list = (field: string, values?: string[]) => {
     if (values && values.length > 0) clauses.push(`${field}:${values.map(value).join(',')}`);
   };
@@ -40,7 +34,8 @@ const rotate = <T>(xs: T[], at: number): T[] => [...xs.slice(at), ...xs.slice(0,
 export async function selectBatch(req: SelectRequest, deps: SelectDeps): Promise<Selection> {
   const max = req.max ?? Number.POSITIVE_INFINITY;
   const exclude = req.exclude ?? new Set<string>();
-  const filter = readyLeavesFilter(req.lanes, !req.rerun);
+  const filter = readyLeavesFilter(req.lanes);
+  deps.selectionStarts?.();
   const cards: SelectedCard[] = [];
   let runnable = 0;
   let capped = false;
@@ -108,6 +103,7 @@ export async function selectNext(req: SelectRequest, deps: SelectDeps): Promise<
     ...(lanes.sprint ? { sprintId: lanes.sprint } : {}),
   };
   const exclude = req.exclude ?? new Set<string>();
+  deps.selectionStarts?.();
   const containers = await deps.service.listReadyContainers(req.projectKey, { ...laneQuery, limit: 100 });
   for (const container of containers.items) {
     if (exclude.has(container.key)) continue;

@@ -1,19 +1,17 @@
-// Work advances (DISPATCH §4): a run never moves a work item's status, so `next`, `batch` and
-// `auto` would pick the same implemented cards on every invocation. A card is skipped (unless
-// --rerun) when it has an open delivery, or when an earlier local run implemented it and its branch
-// still holds that work: `svc/<KEY>` exists in the repository and has commits the base (HEAD, or
-// the run's base ref) does not. A branch deleted, or merged into the base, no longer holds pending
-// work, and the card is picked again (a merged card normally is done by then).
-import { execa } from 'execa';
+// Work advances (docs/dispatch.md, "Work advances"): a run never moves a work item's status, so
+// `next`, `batch` and `auto` would pick the same implemented cards on every invocation. A card is
+// skipped (unless --rerun) when what the machines share says its work exists: it has an open
+// delivery, or `svc/<KEY>` on origin holds commits the base does not (another machine, or this one,
+// pushed it). A local run's work that was never pushed counts on this machine alone: an earlier
+// local run implemented the card and its local branch still holds commits the base lacks. A branch
+// deleted, or merged into the base, no longer holds pending work, and the card is picked again.
+import { execFile } from 'node:child_process';
 import type { WorkItemDetail } from '../../contract/types.js';
-import { branchFor } from '../git/worktree.js';
+import { BRANCH_PREFIX, branchFor } from '../git/worktree.js';
 import { recordedLegEnds } from './recent.js';
 
-/**
- * The status an implemented leg gives its item (lifecycle/record-implementation.ts): open, but work
- * that waits for a person, not for an agent. Lane commands leave such items out unless --rerun.
- */
-export const IMPLEMENTED_STATUS = 'in_review';
+/** How long one `git ls-remote` of origin may take before selection goes on without it. */
+const LS_REMOTE_TIMEOUT_MS = 20_000;
 
 /** Key → the latest local run (of `projectKey`) whose leg of that card ended `implemented`. */
 export function implementedRuns(stateDir: string, projectKey: string): Map<string, string> {
@@ -26,30 +24,85 @@ export function implementedRuns(stateDir: string, projectKey: string): Map<strin
   return new Map([...found].map(([k, v]) => [k, v.runId]));
 }
 
-/** Commits on `svc/<KEY>` that `base` lacks; 0 when the branch does not exist. */
-async function pendingCommits(repo: string, key: string, base: string): Promise<number> {
-  const r = await execa('git', ['rev-list', '--count', `${base}..refs/heads/${branchFor(key)}`], { cwd: repo, reject: false, stdin: 'ignore' });
-  return r.exitCode === 0 ? Number.parseInt(r.stdout.trim(), 10) || 0 : 0;
+function git(repo: string, args: string[], timeout = 0): Promise<{ ok: boolean; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile('git', args, { cwd: repo, timeout, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' }, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
+      done({ ok: !error, stdout, stderr }),
+    );
+  });
 }
 
-/** The skip reason of earlier work on a card, or null; built once per command invocation. */
-export function priorWorkCheck(opts: {
-  stateDir: string;
-  projectKey: string;
-  repo: string;
-  baseRef?: string;
-}): (item: WorkItemDetail) => Promise<string | null> {
+/** Whether `tip` holds commits `base` lacks: an object this clone has never seen always does. */
+async function aheadOf(repo: string, tip: string, base: string): Promise<boolean> {
+  if (!(await git(repo, ['cat-file', '-e', `${tip}^{commit}`])).ok) return true;
+  return !(await git(repo, ['merge-base', '--is-ancestor', tip, base])).ok;
+}
+
+/**
+ * origin's `svc/*` branches, one `git ls-remote` for the whole selection: key → commit. A repository
+ * without origin has none; one that cannot be reached is said once by `warn`, and has none.
+ */
+async function originBranches(repo: string, warn: (line: string) => void): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  const url = await git(repo, ['remote', 'get-url', 'origin']);
+  if (!url.ok) return found;
+  const r = await git(repo, ['ls-remote', '--heads', 'origin', `refs/heads/${BRANCH_PREFIX}*`], LS_REMOTE_TIMEOUT_MS);
+  if (!r.ok) {
+    const why = r.stderr.trim().split('\n').filter(Boolean).pop() ?? 'no answer';
+    warn(`could not read origin's ${BRANCH_PREFIX}* branches (${why}); work pushed from other machines is not seen this time`);
+    return found;
+  }
+  for (const line of r.stdout.split('\n')) {
+    const [sha, ref] = line.split('\t');
+    if (sha && ref?.startsWith(`refs/heads/${BRANCH_PREFIX}`)) found.set(ref.slice(`refs/heads/${BRANCH_PREFIX}`.length), sha);
+  }
+  return found;
+}
+
+/**
+ * Whether origin's `svc/<KEY>` holds commits `base` lacks, asked for this card alone (before its
+ * leg, where selection was some time ago). A repository without origin, or one that cannot be
+ * reached, says no: the selection's warning said so already.
+ */
+export async function pushedOnOrigin(repo: string, key: string, base: string): Promise<boolean> {
+  const r = await git(repo, ['ls-remote', '--heads', 'origin', `refs/heads/${branchFor(key)}`], LS_REMOTE_TIMEOUT_MS);
+  const sha = r.ok ? r.stdout.split('\t')[0]?.trim() : '';
+  return Boolean(sha) && (await aheadOf(repo, sha!, base));
+}
+
+export interface PriorWork {
+  /** The skip reason of earlier work on a card, or null. */
+  check(item: WorkItemDetail): Promise<string | null>;
+  /** A new selection starts: origin is read again at its first card. */
+  fresh(): void;
+}
+
+/** Built once per command invocation; origin is read once per selection (`fresh`). */
+export function priorWorkCheck(opts: { stateDir: string; projectKey: string; repo: string; baseRef?: string; warn(line: string): void }): PriorWork {
+  const base = opts.baseRef ?? 'HEAD';
   let runs: Map<string, string> | null = null;
-  return async (item) => {
-    // The listing leaves recorded items out, but another machine may record one between our
-    // listing and our read of it: the read is what counts.
-    if (item.status === IMPLEMENTED_STATUS) return `implemented by an earlier run (${IMPLEMENTED_STATUS})`;
-    const open = item.deliveries.find((d) => d.state === 'open');
-    if (open) return `has an open delivery (${open.repo}#${open.number})`;
-    runs ??= implementedRuns(opts.stateDir, opts.projectKey);
-    const runId = runs.get(item.key);
-    if (!runId) return null;
-    if ((await pendingCommits(opts.repo, item.key, opts.baseRef ?? 'HEAD')) === 0) return null;
-    return `implemented in run ${runId} on ${branchFor(item.key)}`;
+  let origin: Promise<Map<string, string>> | null = null;
+  let warned = false;
+  const warnOnce = (line: string) => {
+    if (!warned) opts.warn(line);
+    warned = true;
+  };
+  return {
+    fresh: () => {
+      origin = null;
+    },
+    async check(item) {
+      const open = item.deliveries.find((d) => d.state === 'open');
+      if (open) return `has an open delivery (${open.repo}#${open.number})`;
+      origin ??= originBranches(opts.repo, warnOnce);
+      const pushed = (await origin).get(item.key);
+      if (pushed && (await aheadOf(opts.repo, pushed, base))) return `implemented on origin/${branchFor(item.key)}`;
+      runs ??= implementedRuns(opts.stateDir, opts.projectKey);
+      const runId = runs.get(item.key);
+      if (!runId) return null;
+      const local = await git(opts.repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${branchFor(item.key)}^{commit}`]);
+      if (!local.ok || !(await aheadOf(opts.repo, local.stdout.trim(), base))) return null;
+      return `implemented in run ${runId} on ${branchFor(item.key)}`;
+    },
   };
 }

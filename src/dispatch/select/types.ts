@@ -79,6 +79,8 @@ export interface SelectDeps {
   localRun?(runId: string): { originalCommand: DispatchCommand; scopeKey: string | null } | null;
   /** next/batch/auto: why earlier work makes a card skip (prior-work.ts); absent with --rerun. */
   priorWork?(item: WorkItemDetail): Promise<string | null>;
+  /** Each selection reads what the machines share (origin's branches) afresh: said as it starts. */
+  selectionStarts?(): void;
 }
 
 /** A mistake in what was asked (bad key, unknown run): exit 2. */

@@ -111,13 +111,14 @@ function refuseOverlap(db: Database, projectId: string, cards: ResolvedCard[]): 
   if (wanted.length === 0) return;
   const taken = db
     .prepare(
-      `SELECT DISTINCT c.work_item_id AS id FROM dispatch_cards c JOIN dispatch_runs r ON r.id = c.run_id
+      `SELECT c.work_item_id AS id, MIN(r.id) AS run FROM dispatch_cards c JOIN dispatch_runs r ON r.id = c.run_id
         WHERE r.project_id = ? AND r.status = 'running' AND c.disposition IN ('queued', 'running')
-          AND c.work_item_id IN (SELECT value FROM json_each(?))`,
+          AND c.work_item_id IN (SELECT value FROM json_each(?)) GROUP BY c.work_item_id`,
     )
-    .all(projectId, JSON.stringify(wanted.map((c) => c.id))) as { id: string }[];
+    .all(projectId, JSON.stringify(wanted.map((c) => c.id))) as { id: string; run: string }[];
   if (taken.length === 0) return;
-  const ids = new Set(taken.map((t) => t.id));
-  const keys = wanted.filter((c) => ids.has(c.id)).map((c) => c.key);
-  throw new ServiceError(409, 'CONFLICT', `already in another running run of this project: ${keys.join(', ')}`);
+  const runOf = new Map(taken.map((t) => [t.id, t.run]));
+  // Each card with the run that holds it: a person (or the client's one line) can look that run up.
+  const held = wanted.filter((c) => runOf.has(c.id)).map((c) => `${c.key} (in run ${runOf.get(c.id)})`);
+  throw new ServiceError(409, 'CONFLICT', `already in another running run of this project: ${held.join(', ')}`);
 }

@@ -10,7 +10,6 @@ import { invalid, ServiceError, type Principal, type RequestContext, type Route 
 import { buildDetail, etagOf, ifMatchHolds, itemForKey } from './detail.js';
 import { rowByKey, type WorkItemRow } from './rows.js';
 import { insertWorkItem, updateColumns, type ColumnChanges } from './store.js';
-import { STATUSES } from './status.js';
 import { checkChildrenFit, checkPlacement } from './tree.js';
 
 /** The validated body, its dueDate normalised so date filters compare stored values as text. */
@@ -117,15 +116,10 @@ export const updateWorkItem: Route = {
         const project = db.prepare('SELECT workspace_id FROM projects WHERE id = ?').get(current.project_id) as { workspace_id: string };
         checkAssignee(db, project.workspace_id, f.assigneeId);
       }
-      if (f.status !== undefined) {
-        if (!STATUSES.includes(f.status)) throw invalid(`status: unknown status ${JSON.stringify(f.status)} (${STATUSES.join(', ')})`);
-        changes.status = f.status;
-      }
-      // The explanation (the latest one) and an implementation's record live in the item's extras.
-      const extras = (['explanationMd', 'implementationSource', 'implementationHarness', 'implementationModel'] as const).filter((k) => f[k] !== undefined);
-      if (extras.length > 0) {
+      // The explanation (the latest one) lives in the item's extras.
+      if (f.explanationMd !== undefined) {
         const extra = JSON.parse(current.extra) as Record<string, unknown>;
-        for (const k of extras) extra[k] = f[k];
+        extra.explanationMd = f.explanationMd;
         changes.extra = JSON.stringify(extra);
       }
       const kind = (f.kind ?? current.kind) as Kind;

@@ -50,7 +50,7 @@ describe('a command given keys of which no card ran', () => {
     expect(runCount()).toBe(0);
   });
 
-  it('run KEY while KEY is in another live run: exit 1, "already in another running run", nothing opened here', async () => {
+  it('run KEY while KEY is in another live run: exit 1, the run that holds it named, nothing opened here', async () => {
     const key = h.item('task', 'T');
     const other = await h.service.openDispatchRun({
       projectKey: h.svc.projectKey,
@@ -61,7 +61,7 @@ describe('a command given keys of which no card ran', () => {
       cards: [{ workItemKey: key }],
     });
     const s = await runDispatch(h.opts({ command: 'run', keys: [key] }), h.deps());
-    expect(s).toMatchObject({ runId: null, exitCode: 1, note: `no card ran: ${key} already in another running run` });
+    expect(s).toMatchObject({ runId: null, exitCode: 1, note: `no card ran: ${key} is in run ${other.run.id} (running); no run opened` });
     expect(runCount()).toBe(1);
     expect((await h.service.getDispatchRun(other.run.id)).status).toBe('running');
   });
