@@ -5,10 +5,11 @@
 // its leg ends, every process of that uid is killed, however it detached (as Nix does with its
 // build users): nothing of one leg outlives it into the next.
 import { execFile } from 'node:child_process';
-import { lstatSync, mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isAlive, readMark, selfMark } from '../state/run-lock.js';
+import { dropLease, ownPrivateFolder, takeLease } from '../state/lease.js';
+import { isAlive, readMark } from '../state/run-lock.js';
 import { AgentUserError, describePool, lookupUser, type AgentPoolSpec, type AgentUser } from './user.js';
 
 /** Where leases live: root's own folder under /run, else under /tmp (a container without /run). */
@@ -31,54 +32,10 @@ export interface AgentLease {
  * that got to /tmp first) is refused rather than trusted.
  */
 export function leaseDir(): string {
-  let why = '';
-  for (const dir of LEASE_ROOTS) {
-    try {
-      mkdirSync(dir, { mode: 0o700 });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        why = (error as Error).message;
-        continue;
-      }
-    }
-    const st = lstatSync(dir);
-    if (st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0) return dir;
-    why = `${dir} is not svc's own private folder (owner uid ${st.uid}, mode ${(st.mode & 0o777).toString(8)}): remove it`;
-  }
-  throw new AgentUserError(`cannot keep agent user leases: ${why}`);
-}
-
-/** Takes `path` (exclusive create): 'new'; or takes it over when its owner is gone: 'stale'. */
-function tryLease(dir: string, uid: number): 'new' | 'stale' | false {
-  const path = join(dir, String(uid));
-  const mine = JSON.stringify(selfMark());
   try {
-    writeFileSync(path, mine, { flag: 'wx', mode: 0o600 });
-    return 'new';
+    return ownPrivateFolder(LEASE_ROOTS);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
-  const holder = readMark(path);
-  if (holder && isAlive(holder)) return false;
-  // Stale: cleared under a short janitor lock, so two takers never both remove and re-create it.
-  const janitor = join(dir, '.janitor');
-  try {
-    writeFileSync(janitor, mine, { flag: 'wx', mode: 0o600 });
-  } catch {
-    const other = readMark(janitor);
-    if (other && !isAlive(other)) unlinkSync(janitor);
-    return false;
-  }
-  try {
-    const again = readMark(path);
-    if (again && isAlive(again)) return false;
-    unlinkSync(path);
-    writeFileSync(path, mine, { flag: 'wx', mode: 0o600 });
-    return 'stale';
-  } catch {
-    return false;
-  } finally {
-    unlinkSync(janitor);
+    throw new AgentUserError(`cannot keep agent user leases: ${(error as Error).message}`);
   }
 }
 
@@ -150,7 +107,7 @@ export async function acquireAgentUser(pool: AgentPoolSpec, opts: { signal?: Abo
   let said = false;
   for (;;) {
     for await (const user of members(pool)) {
-      const taken = tryLease(dir, user.uid);
+      const taken = takeLease(dir, String(user.uid));
       if (!taken) continue;
       // A released lease killed its uid's processes before it was freed; one whose owner died did not.
       if (taken === 'stale') await killAllOf(user);
@@ -161,11 +118,7 @@ export async function acquireAgentUser(pool: AgentPoolSpec, opts: { signal?: Abo
           if (released) return;
           released = true;
           if (!how.killed) await killAllOf(user);
-          try {
-            if (readMark(join(dir, String(user.uid)))?.pid === process.pid) unlinkSync(join(dir, String(user.uid)));
-          } catch {
-            // Already gone: nothing to free.
-          }
+          dropLease(dir, String(user.uid));
         },
       };
     }
@@ -194,7 +147,7 @@ export async function freeStaleLeases(): Promise<number[]> {
     if (!/^\d+$/.test(name)) continue;
     const holder = readMark(join(dir, name));
     if (holder && isAlive(holder)) continue;
-    if (!tryLease(dir, Number(name))) continue;
+    if (!takeLease(dir, name)) continue;
     await killAllOf({ uid: Number(name), gid: Number(name) });
     unlinkSync(join(dir, name));
     freed.push(Number(name));
