@@ -3,13 +3,15 @@
 // is a file named after the uid in a root-only folder, holding the owner's pid and start time; a
 // lease whose owner is gone (kill -9) is stale and taken over. Before a uid is handed out and when
 // its leg ends, every process of that uid is killed, however it detached (as Nix does with its
-// build users): nothing of one leg outlives it into the next.
+// build users), and its files in the shared temp folders and its IPC objects removed: nothing of
+// one leg outlives it into the next.
 import { execFile } from 'node:child_process';
 import { readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dropLease, ownPrivateFolder, takeLease } from '../state/lease.js';
 import { isAlive, readMark } from '../state/run-lock.js';
+import { sweepUid } from './uid-leftovers.js';
 import { AgentUserError, describePool, lookupUser, type AgentPoolSpec, type AgentUser } from './user.js';
 
 /** Where leases live: root's own folder under /run, else under /tmp (a container without /run). */
@@ -45,6 +47,15 @@ export function leaseDir(): string {
  * nobody reaps still count as signalled. Steps of a leg that run as its uid begin with it.
  */
 export const KILL_ALL = 'n=0; while kill -9 -1 2>/dev/null && [ $n -lt 20 ]; do n=$((n+1)); done';
+
+/**
+ * Empties `user`'s uid for its next leg: every process killed (unless the leg's last step did), then
+ * what it left in the shared temp folders and its System V IPC objects removed (./uid-leftovers.ts).
+ */
+async function emptyUid(user: { uid: number; gid: number }, killed = false): Promise<void> {
+  if (!killed) await killAllOf(user);
+  await sweepUid(user.uid);
+}
 
 /** Kills every process of `user`'s uid, from a shell running as that uid. */
 export function killAllOf(user: { uid: number; gid: number }): Promise<void> {
@@ -109,15 +120,15 @@ export async function acquireAgentUser(pool: AgentPoolSpec, opts: { signal?: Abo
     for await (const user of members(pool)) {
       const taken = takeLease(dir, String(user.uid));
       if (!taken) continue;
-      // A released lease killed its uid's processes before it was freed; one whose owner died did not.
-      if (taken === 'stale') await killAllOf(user);
+      // A released lease emptied its uid before it was freed; one whose owner died did not.
+      if (taken === 'stale') await emptyUid(user);
       let released = false;
       return {
         user,
         async release(how = {}) {
           if (released) return;
           released = true;
-          if (!how.killed) await killAllOf(user);
+          await emptyUid(user, how.killed);
           dropLease(dir, String(user.uid));
         },
       };
@@ -148,7 +159,7 @@ export async function freeStaleLeases(): Promise<number[]> {
     const holder = readMark(join(dir, name));
     if (holder && isAlive(holder)) continue;
     if (!takeLease(dir, name)) continue;
-    await killAllOf({ uid: Number(name), gid: Number(name) });
+    await emptyUid({ uid: Number(name), gid: Number(name) });
     unlinkSync(join(dir, name));
     freed.push(Number(name));
   }
