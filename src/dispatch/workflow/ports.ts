@@ -103,8 +103,8 @@ async function strangerOn(first: number, count: number, ownUid: number | null): 
 }
 
 /**
- * Reserves `count` consecutive ports, each leased in `dir` (default: `portLeaseDir`) and free on
- * loopback; throws when the range has no such block.
+ * Reserves `count` consecutive ports, each leased in `dir` (or `portLeaseDir(stateDir)`), free on
+ * loopback and bound by nobody on any address; throws when the range has no such block.
  */
 export async function reservePorts(
   count: number,
@@ -123,6 +123,8 @@ export async function reservePorts(
       if (ok) leased.push(port);
       ok = ok && (await isFree(port));
     }
+    // Bound on another address (::1, a LAN address) is taken too: the leg's own look would fail it.
+    ok = ok && (await strangerOn(start, count, null)) === null;
     if (ok) return { first: start, count, inUse: (ownUid) => strangerOn(start, count, ownUid), release: drop };
     drop();
   }

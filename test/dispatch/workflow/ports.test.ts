@@ -74,15 +74,19 @@ describe('reservePorts', () => {
     after.release();
   });
 
-  test('a port some other program listens on is passed over', async () => {
+  test('a port some other program listens on, on loopback or on another address, is passed over', async () => {
     const server = createServer();
     await new Promise<void>((done) => server.listen(range.first, '127.0.0.1', done));
+    // IPv6 loopback: a bind on 127.0.0.1 does not see it; the kernel's tables do.
+    const v6 = createServer();
+    await new Promise<void>((done) => v6.listen(range.first + 3, '::1', done));
     try {
       const block = await reservePorts(2, { dir, range });
-      expect(block.first).toBe(range.first + 2);
+      expect(block.first).toBe(range.first + 4);
       block.release();
     } finally {
       server.close();
+      v6.close();
     }
   });
 
