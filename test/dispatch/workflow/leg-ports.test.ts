@@ -73,60 +73,71 @@ describe.skipIf(!isRoot)('ports against a hostile leg (root, the default pool)',
     expect((await first).legs[0]).toMatchObject({ disposition: 'implemented' });
   });
 
-  it('a leg that binds another leg\'s port makes that leg fail with the reason, never "check passed"; the lease place is closed to it', async () => {
-    const g = gate();
-    const attacker = h.item('task', 'Attacker');
-    const victim = h.item('task', 'Victim');
-    // The stranger's server answers whoever asks; the victim's check asks its own SVC_PORT.
-    const serve = file(
-      g,
-      'serve.js',
-      `const port = Number(require('node:fs').readFileSync(${JSON.stringify(join(g, 'victim-port'))}, 'utf8'));
+  it.each([
+    ['before', 'victim-port'],
+    ['during', 'verify-started'],
+  ])(
+    'a leg that binds another leg\'s port %s its check makes that leg fail with the reason, never "check passed"; the lease place is closed to it',
+    async (_when, signal) => {
+      const g = gate();
+      const attacker = h.item('task', 'Attacker');
+      const victim = h.item('task', 'Victim');
+      // The stranger's server answers whoever asks; the victim's check asks its own SVC_PORT.
+      const serve = file(
+        g,
+        'serve.js',
+        `const port = Number(require('node:fs').readFileSync(${JSON.stringify(join(g, 'victim-port'))}, 'utf8'));
        require('node:net').createServer((s) => s.end('stranger\\n')).listen(port, '127.0.0.1', () => require('node:fs').writeFileSync(${JSON.stringify(join(g, 'bound'))}, ''));
        setTimeout(() => {}, 60_000);`,
-    );
-    const ask = file(
-      g,
-      'ask.js',
-      `const s = require('node:net').connect(Number(process.env.SVC_PORT), '127.0.0.1');
+      );
+      const ask = file(
+        g,
+        'ask.js',
+        `const s = require('node:net').connect(Number(process.env.SVC_PORT), '127.0.0.1');
        s.on('data', (d) => { console.log('answered: ' + d); process.exit(0); }); s.on('error', () => process.exit(1));`,
-    );
-    const agent = file(
-      g,
-      'agent.sh',
-      `case "$SVC_CARD_KEY" in
+      );
+      const agent = file(
+        g,
+        'agent.sh',
+        `case "$SVC_CARD_KEY" in
 ${attacker})
   { ls /run/svc-ports /tmp/svc-ports; cat /run/svc-ports/$SVC_PORT; } > ${g}/looked.txt 2>&1
-  ${waitFor(join(g, 'victim-port'))}
+  ${waitFor(join(g, signal))}
   ${NODE} ${serve} &
   ${waitFor(join(g, `${victim}-done`))} ;;
 ${victim})
   echo "$SVC_PORT" > ${g}/victim-port.new && mv ${g}/victim-port.new ${g}/victim-port
-  ${waitFor(join(g, 'bound'))} ;;
+  [ ${signal} = verify-started ] || ${waitFor(join(g, 'bound'))} ;;
 esac
 ${COMMIT} --allow-empty -m "$SVC_CARD_KEY: done"
 `,
-    );
-    const s = await runDispatch(
-      h.opts({
-        keys: [attacker, victim],
-        parallel: 2,
-        agentUser: DEFAULT_POOL,
-        agent: { agentCmd: `sh ${agent}` },
-        workflow: wf({ ports: 1, verify: `[ "$SVC_CARD_KEY" = ${attacker} ] || ${NODE} ${ask}`, teardown: [`touch ${g}/$SVC_CARD_KEY-done`] }),
-      }),
-      h.deps(),
-    );
-    expect(existsSync(join(g, 'bound'))).toBe(true);
-    const port = Number(readFileSync(join(g, 'victim-port'), 'utf8'));
-    const legOf = (key: string) => s.legs.find((l) => l.key === key)!;
-    expect(legOf(victim)).toMatchObject({ disposition: 'failed', reason: `port ${port} is already in use by another process` });
-    expect(legOf(victim).check?.status).not.toBe('passed');
-    expect(legOf(attacker)).toMatchObject({ disposition: 'implemented' });
-    // Where the leases live, the agent can neither list nor read.
-    const looked = readFileSync(join(g, 'looked.txt'), 'utf8');
-    expect(looked).toMatch(/ls: cannot open directory '\/run\/svc-ports': Permission denied/);
-    expect(looked).toMatch(/cat: \/run\/svc-ports\/\d+: Permission denied/);
-    expect(looked).not.toMatch(/^\d+$/m);
-  });
+      );
+      const s = await runDispatch(
+        h.opts({
+          keys: [attacker, victim],
+          parallel: 2,
+          agentUser: DEFAULT_POOL,
+          agent: { agentCmd: `sh ${agent}` },
+          workflow: wf({
+            ports: 1,
+            // The check starts the attack in the second case: bound after svc's look before it.
+            verify: `[ "$SVC_CARD_KEY" = ${attacker} ] || { touch ${g}/verify-started; ${waitFor(join(g, 'bound'))}; ${NODE} ${ask}; }`,
+            teardown: [`touch ${g}/$SVC_CARD_KEY-done`],
+          }),
+        }),
+        h.deps(),
+      );
+      expect(existsSync(join(g, 'bound'))).toBe(true);
+      const port = Number(readFileSync(join(g, 'victim-port'), 'utf8'));
+      const legOf = (key: string) => s.legs.find((l) => l.key === key)!;
+      expect(legOf(victim)).toMatchObject({ disposition: 'failed', reason: `port ${port} is already in use by another process` });
+      expect(legOf(victim).check?.status).not.toBe('passed');
+      expect(legOf(attacker)).toMatchObject({ disposition: 'implemented' });
+      // Where the leases live, the agent can neither list nor read.
+      const looked = readFileSync(join(g, 'looked.txt'), 'utf8');
+      expect(looked).toMatch(/ls: cannot open directory '\/run\/svc-ports': Permission denied/);
+      expect(looked).toMatch(/cat: \/run\/svc-ports\/\d+: Permission denied/);
+      expect(looked).not.toMatch(/^\d+$/m);
+    },
+  );
 });
