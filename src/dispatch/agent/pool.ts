@@ -1,10 +1,10 @@
 // A uid per concurrent leg (DISPATCH.md §3, docs/trust.md): a leg leases one uid of its pool for
 // as long as it runs, machine-wide, so two legs (of one svc or of two) never share one. A lease
 // is a file named after the uid in a root-only folder, holding the owner's pid and start time; a
-// lease whose owner is gone (kill -9) is stale and taken over. Before a uid is handed out and when
-// its leg ends, every process of that uid is killed, however it detached (as Nix does with its
-// build users), and its files in the shared temp folders and its IPC objects removed: nothing of
-// one leg outlives it into the next.
+// lease whose owner is gone (kill -9) is stale and taken over. When a leg ends, and before a uid
+// whose owner died is handed out, every process of that uid is killed, however it detached (as Nix
+// does with its build users); before every hand-out its files in the shared temp folders and its
+// IPC objects are removed: nothing of one leg outlives it into the next.
 import { execFile } from 'node:child_process';
 import { readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,15 +47,6 @@ export function leaseDir(): string {
  * nobody reaps still count as signalled. Steps of a leg that run as its uid begin with it.
  */
 export const KILL_ALL = 'n=0; while kill -9 -1 2>/dev/null && [ $n -lt 20 ]; do n=$((n+1)); done';
-
-/**
- * Empties `user`'s uid for its next leg: every process killed (unless the leg's last step did), then
- * what it left in the shared temp folders and its System V IPC objects removed (./uid-leftovers.ts).
- */
-async function emptyUid(user: { uid: number; gid: number }, killed = false): Promise<void> {
-  if (!killed) await killAllOf(user);
-  await sweepUid(user.uid);
-}
 
 /** Kills every process of `user`'s uid, from a shell running as that uid. */
 export function killAllOf(user: { uid: number; gid: number }): Promise<void> {
@@ -111,7 +102,8 @@ async function* members(pool: AgentPoolSpec): AsyncGenerator<AgentUser> {
 
 /**
  * Leases a free uid of `pool`, waiting while every one is taken (a pool of one user and
- * `--parallel 2`, or a second svc). Leftovers of the uid's last leg are killed before it is handed out.
+ * `--parallel 2`, or a second svc). Leftovers of the uid's last leg (processes, files in the shared
+ * temp folders, IPC objects) are removed before it is handed out.
  */
 export async function acquireAgentUser(pool: AgentPoolSpec, opts: { signal?: AbortSignal; onWait?: (line: string) => void } = {}): Promise<AgentLease> {
   const dir = leaseDir();
@@ -120,15 +112,18 @@ export async function acquireAgentUser(pool: AgentPoolSpec, opts: { signal?: Abo
     for await (const user of members(pool)) {
       const taken = takeLease(dir, String(user.uid));
       if (!taken) continue;
-      // A released lease emptied its uid before it was freed; one whose owner died did not.
-      if (taken === 'stale') await emptyUid(user);
+      // A released lease killed its uid's processes before it was freed; one whose owner died did not.
+      if (taken === 'stale') await killAllOf(user);
+      // What an earlier leg of the uid left outside its folder goes before this leg starts: here,
+      // beside git making the card's worktree (../lifecycle/leg.ts), not on the path of a leg's end.
+      await sweepUid(user.uid);
       let released = false;
       return {
         user,
         async release(how = {}) {
           if (released) return;
           released = true;
-          await emptyUid(user, how.killed);
+          if (!how.killed) await killAllOf(user);
           dropLease(dir, String(user.uid));
         },
       };
@@ -159,7 +154,8 @@ export async function freeStaleLeases(): Promise<number[]> {
     const holder = readMark(join(dir, name));
     if (holder && isAlive(holder)) continue;
     if (!takeLease(dir, name)) continue;
-    await emptyUid({ uid: Number(name), gid: Number(name) });
+    await killAllOf({ uid: Number(name), gid: Number(name) });
+    await sweepUid(Number(name));
     unlinkSync(join(dir, name));
     freed.push(Number(name));
   }

@@ -1,7 +1,10 @@
 // What a leg's uid leaves outside its leg's folder (DISPATCH.md §3, docs/trust.md): files in the
 // shared temp folders and System V IPC objects outlive its processes, and the next leg of the same
-// uid would find them. So wherever a uid is emptied of processes (its lease given back, or a dead
-// owner's lease taken over), they go too, before the uid is leased again.
+// uid would find them. So they go each time the uid is leased (./pool.ts), after its processes were
+// killed (when its last leg ended, or now, when that leg's svc died), and when `runs recover` frees
+// a dead owner's lease: a crashed leg's leftovers go as a finished one's do. Swept as a leg starts,
+// beside git making its worktree, it costs the leg little; swept as a leg ends, it would be on
+// the path of every leg's end.
 //
 // Removed as root, since the uid may have put a file where it cannot remove it any more (a folder
 // it made read-only, another uid's folder): with no process of the uid left, and by `find`, which

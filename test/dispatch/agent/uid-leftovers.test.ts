@@ -7,6 +7,7 @@ import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, re
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { acquireAgentUser, leaseDir } from '../../../src/dispatch/agent/pool.js';
 import { sweepUid } from '../../../src/dispatch/agent/uid-leftovers.js';
 import type { AgentPoolSpec } from '../../../src/dispatch/agent/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
@@ -81,6 +82,20 @@ describe.skipIf(!isRoot || process.platform !== 'linux')("a uid's leftovers", ()
     expect(readFileSync(join(shared, 'other', 'theirs'), 'utf8')).toBe('theirs\n');
     expect(existsSync(join(shared, 'roots', 'kept-leg'))).toBe(true);
     expect(ipcOf(U)).toEqual({ msg: [], shm: [], sem: [] });
+  });
+
+  it('of a leg whose svc died (a stale lease) go when the uid is next leased, before it is handed out', async () => {
+    const left = `/tmp/svc-left-crashed-${process.pid}`;
+    cleanups.push(() => rmSync(left, { force: true }));
+    as(U, `echo secret > "$1"; ${MAKE_IPC}`, left);
+    writeFileSync(join(leaseDir(), String(U)), JSON.stringify({ pid: 4_194_303, start: '1' }), { mode: 0o600 });
+    const lease = await acquireAgentUser({ kind: 'user', user: { name: String(U), uid: U, gid: U } });
+    try {
+      expect(lstatSync(left, { throwIfNoEntry: false })).toBeUndefined();
+      expect(ipcOf(U)).toEqual({ msg: [], shm: [], sem: [] });
+    } finally {
+      await lease.release();
+    }
   });
 
   describe('two legs of one --agent-user', () => {
