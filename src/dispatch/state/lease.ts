@@ -79,4 +79,3 @@ export function dropLease(dir: string, name: string): void {
     // Already gone: nothing to give back.
   }
 }
-
