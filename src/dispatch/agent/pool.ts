@@ -1,14 +1,17 @@
 // A uid per concurrent leg (DISPATCH.md §3, docs/trust.md): a leg leases one uid of its pool for
 // as long as it runs, machine-wide, so two legs (of one svc or of two) never share one. A lease
 // is a file named after the uid in a root-only folder, holding the owner's pid and start time; a
-// lease whose owner is gone (kill -9) is stale and taken over. Before a uid is handed out and when
-// its leg ends, every process of that uid is killed, however it detached (as Nix does with its
-// build users): nothing of one leg outlives it into the next.
+// lease whose owner is gone (kill -9) is stale and taken over. When a leg ends, and before a uid
+// whose owner died is handed out, every process of that uid is killed, however it detached (as Nix
+// does with its build users); before every hand-out its files in the shared temp folders and its
+// IPC objects are removed: nothing of one leg outlives it into the next.
 import { execFile } from 'node:child_process';
-import { lstatSync, mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isAlive, readMark, selfMark } from '../state/run-lock.js';
+import { dropLease, ownPrivateFolder, takeLease } from '../state/lease.js';
+import { isAlive, readMark } from '../state/run-lock.js';
+import { sweepUid } from './uid-leftovers.js';
 import { AgentUserError, describePool, lookupUser, type AgentPoolSpec, type AgentUser } from './user.js';
 
 /** Where leases live: root's own folder under /run, else under /tmp (a container without /run). */
@@ -31,54 +34,10 @@ export interface AgentLease {
  * that got to /tmp first) is refused rather than trusted.
  */
 export function leaseDir(): string {
-  let why = '';
-  for (const dir of LEASE_ROOTS) {
-    try {
-      mkdirSync(dir, { mode: 0o700 });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        why = (error as Error).message;
-        continue;
-      }
-    }
-    const st = lstatSync(dir);
-    if (st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0) return dir;
-    why = `${dir} is not svc's own private folder (owner uid ${st.uid}, mode ${(st.mode & 0o777).toString(8)}): remove it`;
-  }
-  throw new AgentUserError(`cannot keep agent user leases: ${why}`);
-}
-
-/** Takes `path` (exclusive create): 'new'; or takes it over when its owner is gone: 'stale'. */
-function tryLease(dir: string, uid: number): 'new' | 'stale' | false {
-  const path = join(dir, String(uid));
-  const mine = JSON.stringify(selfMark());
   try {
-    writeFileSync(path, mine, { flag: 'wx', mode: 0o600 });
-    return 'new';
+    return ownPrivateFolder(LEASE_ROOTS);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
-  const holder = readMark(path);
-  if (holder && isAlive(holder)) return false;
-  // Stale: cleared under a short janitor lock, so two takers never both remove and re-create it.
-  const janitor = join(dir, '.janitor');
-  try {
-    writeFileSync(janitor, mine, { flag: 'wx', mode: 0o600 });
-  } catch {
-    const other = readMark(janitor);
-    if (other && !isAlive(other)) unlinkSync(janitor);
-    return false;
-  }
-  try {
-    const again = readMark(path);
-    if (again && isAlive(again)) return false;
-    unlinkSync(path);
-    writeFileSync(path, mine, { flag: 'wx', mode: 0o600 });
-    return 'stale';
-  } catch {
-    return false;
-  } finally {
-    unlinkSync(janitor);
+    throw new AgentUserError(`cannot keep agent user leases: ${(error as Error).message}`);
   }
 }
 
@@ -143,17 +102,21 @@ async function* members(pool: AgentPoolSpec): AsyncGenerator<AgentUser> {
 
 /**
  * Leases a free uid of `pool`, waiting while every one is taken (a pool of one user and
- * `--parallel 2`, or a second svc). Leftovers of the uid's last leg are killed before it is handed out.
+ * `--parallel 2`, or a second svc). Leftovers of the uid's last leg (processes, files in the shared
+ * temp folders, IPC objects) are removed before it is handed out.
  */
 export async function acquireAgentUser(pool: AgentPoolSpec, opts: { signal?: AbortSignal; onWait?: (line: string) => void } = {}): Promise<AgentLease> {
   const dir = leaseDir();
   let said = false;
   for (;;) {
     for await (const user of members(pool)) {
-      const taken = tryLease(dir, user.uid);
+      const taken = takeLease(dir, String(user.uid));
       if (!taken) continue;
       // A released lease killed its uid's processes before it was freed; one whose owner died did not.
       if (taken === 'stale') await killAllOf(user);
+      // What an earlier leg of the uid left outside its folder goes before this leg starts: here,
+      // beside git making the card's worktree (../lifecycle/leg.ts), not on the path of a leg's end.
+      await sweepUid(user.uid);
       let released = false;
       return {
         user,
@@ -161,11 +124,7 @@ export async function acquireAgentUser(pool: AgentPoolSpec, opts: { signal?: Abo
           if (released) return;
           released = true;
           if (!how.killed) await killAllOf(user);
-          try {
-            if (readMark(join(dir, String(user.uid)))?.pid === process.pid) unlinkSync(join(dir, String(user.uid)));
-          } catch {
-            // Already gone: nothing to free.
-          }
+          dropLease(dir, String(user.uid));
         },
       };
     }
@@ -194,8 +153,9 @@ export async function freeStaleLeases(): Promise<number[]> {
     if (!/^\d+$/.test(name)) continue;
     const holder = readMark(join(dir, name));
     if (holder && isAlive(holder)) continue;
-    if (!tryLease(dir, Number(name))) continue;
+    if (!takeLease(dir, name)) continue;
     await killAllOf({ uid: Number(name), gid: Number(name) });
+    await sweepUid(Number(name));
     unlinkSync(join(dir, name));
     freed.push(Number(name));
   }

@@ -122,7 +122,7 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
 
   const body = async (): Promise<LegResult> => {
     if (wf.ports) {
-      ports = await reservePorts(wf.ports);
+      ports = await reservePorts(wf.ports, { stateDir: ctx.deps.stateDir });
       log.note(`ports: SVC_PORT=${ports.first}${ports.count > 1 ? ` (${ports.first}-${ports.first + ports.count - 1})` : ''}`);
     }
     if (wf.copy.length) {
@@ -135,6 +135,9 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
     }
     const extra = { ...(ports ? { SVC_PORT: String(ports.first), SVC_PORT_COUNT: String(ports.count) } : {}), ...excluded.env };
     stepEnv = base(extra);
+    // Nothing of the leg runs yet: whatever holds a port of its block now is a stranger.
+    const squatted = await ports?.inUse(null);
+    if (squatted) return failed(squatted);
     for (const command of wf.setup) {
       const s = await step('setup', command);
       if (!s.ok) return failed(s.interrupted ? 'interrupted' : `setup failed (${s.outcome})`);
@@ -154,11 +157,16 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
       spent.tokensIn = add(spent.tokensIn, r.tokensIn);
       spent.tokensOut = add(spent.tokensOut, r.tokensOut);
       if (r.outcome !== 'succeeded' || !verify) return r;
-      // The check decides on the work as the agent left it: nothing of the uid runs on past this.
+      // The check decides on the work as the agent left it: nothing of the uid runs on past this,
+      // and a port of the leg held by another uid, before or after its check, could have answered it.
       await place.quiesce?.();
       const checked = (await place.head?.()) ?? null;
+      const before = await strangerOnPorts(ports, place);
+      if (before) return { ...r, outcome: 'failed', reason: before };
       const v = await step('verify', verify);
-      check = { status: v.ok ? 'passed' : 'failed', command: verify, exitCode: v.exitCode, output: v.ok ? null : v.tail() };
+      const after = await strangerOnPorts(ports, place);
+      check = { status: v.ok && !after ? 'passed' : 'failed', command: verify, exitCode: v.exitCode, output: after ?? (v.ok ? null : v.tail()) };
+      if (after) return { ...r, outcome: 'failed', reason: after };
       if (v.ok) return checked ? { ...r, checkedHead: checked } : r;
       if (v.interrupted) return { ...r, outcome: 'failed', reason: 'interrupted' };
       if (attempts > wf.verifyAttempts || ctx.signal.aborted) return { ...r, outcome: 'failed', reason: `verify failed (${v.outcome})` };
@@ -189,6 +197,11 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
   log.close();
   const spend = Object.fromEntries(Object.entries(spent).filter(([, v]) => v !== undefined));
   return { ...result, ...spend, durationMs: Date.now() - started, check, attempts };
+}
+
+/** With an agent user, whose sockets are told apart by uid: why a port of the leg's block is another's, or null. */
+async function strangerOnPorts(ports: PortBlock | null, place: StepPlace): Promise<string | null> {
+  return ports && place.user ? ports.inUse(place.user.uid) : null;
 }
 
 function failed(reason: string): LegResult {
