@@ -62,7 +62,9 @@ describe.each(USERS)('a run in place, agents as %s', (_name, agentUser) => {
       ].join('\n'),
     );
     const first = await svcInProcess(['run', 'DEMO-6', '--no-worktree', '--agent-cmd', rewrite, '--repo', repo], { env: env() });
-    expect(first.code, first.stderr).toBe(0);
+    // The workflow file is a protected path: the leg fails, its work stays on its branch.
+    expect(first.code, first.stderr).toBe(1);
+    expect(first.stderr).toContain('changed a protected path: .svc/workflow.yml');
     expect(await run('git', ['rev-parse', '--abbrev-ref', 'HEAD'], repo)).toBe('main\n');
     expect(await run('git', ['show', 'svc/DEMO-6:.svc/workflow.yml'], repo)).toContain('**');
 
