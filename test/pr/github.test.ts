@@ -192,3 +192,30 @@ describe('rate limits', () => {
     expect(String(err)).not.toContain(TOKEN);
   });
 });
+
+describe('a GitHub that cannot be reached', () => {
+  /** A writer aimed at `apiUrl`, whatever answers there. */
+  const aimedAt = (apiUrl: string) =>
+    createGitHubWriter({ apiUrl, tokenFor: async () => TOKEN, remoteOf: async () => REMOTE, maxWaitMs: 1_000, redact });
+
+  it('plain HTTP behind an https:// URL is a TLS failure naming the address, not "GitHub 500"', async () => {
+    // gh.url is the stand-in's plain-HTTP address: spoken to as https, it answers no TLS handshake.
+    const https = gh.url.replace(/^http:/, 'https:');
+    const err = await aimedAt(https)
+      .openOrUpdatePullRequest(leg(), 'b')
+      .catch((e: Error) => e);
+    expect((err as Error).message).toBe(`cannot reach ${https}/repos/acme/shop/pulls: TLS: wrong version number`);
+    expect(gh.requests).toEqual([]);
+  });
+
+  it('a closed port is "connection refused", naming the address', async () => {
+    const closed = await startGitHubMock({ token: TOKEN });
+    await closed.close();
+    const err = await aimedAt(closed.url)
+      .openOrUpdatePullRequest(leg(), 'b')
+      .catch((e: Error) => e);
+    expect((err as Error).message).toBe(`cannot reach ${closed.url}/repos/acme/shop/pulls: connection refused`);
+    expect((err as Error).message).not.toContain('GitHub 500');
+    expect((err as Error).message).not.toContain(TOKEN);
+  });
+});
