@@ -195,8 +195,7 @@ describe('rate limits', () => {
 
 describe('a GitHub that cannot be reached', () => {
   /** A writer aimed at `apiUrl`, whatever answers there. */
-  const aimedAt = (apiUrl: string) =>
-    createGitHubWriter({ apiUrl, tokenFor: async () => TOKEN, remoteOf: async () => REMOTE, maxWaitMs: 1_000, redact });
+  const aimedAt = (apiUrl: string) => createGitHubWriter({ apiUrl, tokenFor: async () => TOKEN, remoteOf: async () => REMOTE, maxWaitMs: 1_000, redact });
 
   it('plain HTTP behind an https:// URL is a TLS failure naming the address, not "GitHub 500"', async () => {
     // gh.url is the stand-in's plain-HTTP address: spoken to as https, it answers no TLS handshake.
