@@ -2,7 +2,7 @@
 // repositories), what the refusals look like (401 + Basic challenge, 404), and that git itself,
 // given our fail-closed helper, fails fast instead of prompting for a repository of no card.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -171,6 +171,45 @@ describe('the refs a run may push', () => {
       const r = await push(`HEAD:${branch}`);
       expect(r, branch).toMatchObject({ ok: true });
       expect(await bareRef(f, 'acme/widgets', `refs/heads/${branch}`), branch).toBe(head);
+    }
+  });
+});
+
+describe('the protection itself', () => {
+  it("cannot be replaced by the repository's own hooks or config", async () => {
+    const f = (fixture = await hostedFixture());
+    const bare = repositoryPath(f.gitRoot, 'acme/widgets');
+    // A repository that would let everything in: its own update hook, and a hooks path of its own.
+    const lax = mkdtempSync(join(tmpdir(), 'svc-lax-hooks-'));
+    for (const dir of [join(bare, 'hooks'), lax]) {
+      writeFileSync(join(dir, 'update'), '#!/bin/sh\nexit 0\n');
+      chmodSync(join(dir, 'update'), 0o755);
+    }
+    await git(bare, 'config', 'core.hooksPath', lax);
+    const token = await tokenOf(f);
+    const mainBefore = await bareRef(f, 'acme/widgets', 'refs/heads/main');
+    const work = join(mkdtempSync(join(tmpdir(), 'svc-push-')), 'widgets');
+    expect((await gitWithToken(tmpdir(), token, 'clone', '--quiet', `${f.svc.url}/git/acme/widgets.git`, work)).ok).toBe(true);
+    await git(work, 'commit', '--allow-empty', '--quiet', '-m', 'agent work');
+    const r = await gitWithToken(work, token, 'push', 'origin', 'HEAD:main');
+    expect(r.ok).toBe(false);
+    expect(r.stderr).toContain('remote: protected ref refs/heads/main:');
+    expect(await bareRef(f, 'acme/widgets', 'refs/heads/main')).toBe(mainBefore);
+  });
+
+  it('refuses every ref when it is given no keys', async () => {
+    const f = (fixture = await hostedFixture());
+    // The remote writes its hook on first use.
+    const token = await tokenOf(f);
+    await fetch(`${f.svc.url}/git/acme/widgets.git/info/refs?service=git-receive-pack`, { headers: basic(token) });
+    const hook = join(f.gitRoot, '.svc-hooks', 'update');
+    const zero = '0'.repeat(40);
+    for (const ref of [`refs/heads/svc/${f.keys[0]}`, 'refs/heads/main']) {
+      const r = await promisify(execFile)(hook, [ref, zero, zero], { env: { PATH: process.env.PATH ?? '' } }).then(
+        () => 0,
+        (e: { code?: number }) => e.code,
+      );
+      expect(r, ref).toBe(1);
     }
   });
 });
