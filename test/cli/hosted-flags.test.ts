@@ -3,7 +3,7 @@
 // refused in one line, exit 2, before anything opens, naming where it is set instead.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintRunCredential } from '../../src/server/dispatch-runs/index.js';
-import { isolatedEnv, type CliEnv } from '../support/cli.js';
+import { isolatedEnv, makeRepo, type CliEnv } from '../support/cli.js';
 import { svcInProcess } from '../support/svc-in-process.js';
 import { startTestService, type TestService } from '../support/service.js';
 
@@ -77,5 +77,21 @@ describe('svc run --hosted', () => {
     const plan = await svcInProcess(['attach', '--dry-run'], { env: runner });
     expect(plan.code, plan.stderr).toBe(0);
     expect(plan.stdout).toContain('agent: codex model gpt-test');
+  });
+
+  it('continue RUN --hosted refuses only what was typed, not the flags it takes from the recorded run', async () => {
+    const repo = await makeRepo();
+    const key = item('fails here, continues hosted');
+    const local = await svcInProcess(['run', key, '--agent-cmd', 'sh -c "exit 3"', '--parallel', '2', '--no-verify', '--heartbeat-interval', '5s'], {
+      env,
+      cwd: repo,
+    });
+    expect(local.code, local.stderr).toBe(1);
+    const runId = /run (\S+) · run · halted · failed/.exec(local.stderr)![1]!;
+    const hosted = await svcInProcess(['continue', runId, '--hosted', '--agent', 'claude', '--json'], { env, cwd: repo });
+    expect(hosted.code, hosted.stderr).toBe(0);
+    expect(JSON.parse(hosted.stdout).run).toMatchObject({ origin: 'hosted', agent: 'claude', cards: [{ workItemKey: key }] });
+    const typed = await svcInProcess(['continue', runId, '--hosted', '--agent', 'claude', '--parallel', '2'], { env, cwd: repo });
+    expect([typed.code, typed.stderr]).toEqual([2, expect.stringMatching(/^svc: --parallel does not travel with --hosted/)]);
   });
 });
