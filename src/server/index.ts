@@ -124,7 +124,14 @@ export async function startServer(opts: StartOptions = {}): Promise<LocalService
   if (opts.hosted) {
     try {
       const { createHostedExecutor } = await import('./hosted-executor/index.js');
-      hosted = await createHostedExecutor(opts.hosted, { db, now, url, log: logError, print: opts.print ?? ((t) => process.stdout.write(t)) });
+      hosted = await createHostedExecutor(opts.hosted, {
+        db,
+        now,
+        url,
+        ...(opts.dbFile ? { dbFile: opts.dbFile } : {}),
+        log: logError,
+        print: opts.print ?? ((t) => process.stdout.write(t)),
+      });
     } catch (error) {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -3,7 +3,7 @@
 // (a refused push fails the leg), a crashed earlier attempt resumed from its journal, `svc runs
 // recover` over a hosted run's state folder with the run credential, and the CLI's hosted path
 // (a dispatch command whose name differs from the run's says so and follows the run).
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -148,9 +148,9 @@ describe('the engine on an existing hosted run', () => {
 
   it('a refused push fails the leg with one line "push failed: …" and no token; the run halts', async () => {
     const f = (fixture = await hostedFixture());
-    const hook = join(repositoryPath(f.gitRoot, 'acme/widgets'), 'hooks', 'pre-receive');
-    writeFileSync(hook, '#!/bin/sh\necho "branch protection: svc/* is frozen" >&2\nexit 1\n');
-    chmodSync(hook, 0o755);
+    // The remote cannot write svc/KEY: a ref below that name already exists (git's D/F conflict).
+    const bare = repositoryPath(f.gitRoot, 'acme/widgets');
+    await git(bare, 'update-ref', `refs/heads/svc/${f.keys[0]}/blocker`, 'refs/heads/main');
     const h = (hosted = await prepareHostedExecution(f.env, { helperArgv: f.helperArgv, workspaceDir: f.workspaceDir }));
     const { opts, deps, seen } = engine(f, h);
     const s = await runExistingRun(opts, deps, { run: h.run.run, items: h.cards.map((c) => c.item) });

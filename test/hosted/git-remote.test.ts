@@ -2,7 +2,7 @@
 // repositories), what the refusals look like (401 + Basic challenge, 404), and that git itself,
 // given our fail-closed helper, fails fast instead of prompting for a repository of no card.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/index.js';
 import { prepareHostedExecution, type HostedExecution } from '../../src/dispatch/hosted/index.js';
 import { createRepository, parseCgiHead, parseRepositoryName, repositoryPath } from '../../src/server/git/index.js';
-import { hostedFixture, type HostedFixture } from './support.js';
+import { bareRef, git, hostedFixture, type HostedFixture } from './support.js';
 
 let fixture: HostedFixture | undefined;
 let hosted: HostedExecution | undefined;
@@ -104,6 +104,113 @@ describe('the git remote of the local service', () => {
     expect(failure).not.toBeNull();
     expect(failure!.stderr).toMatch(/terminal prompts disabled|could not read Username|Authentication failed/);
     expect(Date.now() - started).toBeLessThan(15_000);
+  });
+});
+
+/** Plain git with the installation token as a Basic header: no helper, nothing of svc's. */
+async function gitWithToken(cwd: string, token: string, ...args: string[]): Promise<{ ok: boolean; stderr: string }> {
+  const header = `http.extraHeader=Authorization: ${basic(token).authorization}`;
+  return promisify(execFile)('git', ['-c', 'credential.helper=', '-c', header, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: cwd, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', LANG: 'C' },
+    timeout: 20_000,
+  }).then(
+    (r) => ({ ok: true, stderr: r.stderr }),
+    (e: { stderr?: string }) => ({ ok: false, stderr: e.stderr ?? '' }),
+  );
+}
+
+describe('the refs a run may push', () => {
+  it("refuses the default branch, tags and another run's card; takes its own svc/KEY and its attempt branches", async () => {
+    const f = (fixture = await hostedFixture({
+      items: [
+        { title: 'Mine', targetRepo: 'acme/widgets' },
+        { title: 'Also mine', targetRepo: 'acme/widgets' },
+      ],
+    }));
+    const [mine, alsoMine] = f.keys as [string, string];
+    const other = f.svc.admin.createWorkItem({ projectKey: f.svc.projectKey, kind: 'task', type: 'code', title: 'Theirs', targetRepo: 'acme/widgets' }).key;
+    const opened = await f.svc.call('POST', '/dispatch-runs', {
+      body: { projectKey: f.svc.projectKey, command: 'run', origin: 'hosted', cards: [{ workItemKey: other }] },
+    });
+    expect(opened.status).toBe(201);
+    const token = await tokenOf(f);
+    const mainBefore = await bareRef(f, 'acme/widgets', 'refs/heads/main');
+
+    const work = join(mkdtempSync(join(tmpdir(), 'svc-push-')), 'widgets');
+    expect((await gitWithToken(tmpdir(), token, 'clone', '--quiet', `${f.svc.url}/git/acme/widgets.git`, work)).ok).toBe(true);
+    await git(work, 'commit', '--allow-empty', '--quiet', '-m', 'agent work');
+    const head = await git(work, 'rev-parse', 'HEAD');
+    const push = (...refspecs: string[]) => gitWithToken(work, token, 'push', 'origin', ...refspecs);
+
+    for (const [refspec, ref] of [
+      ['HEAD:main', 'refs/heads/main'],
+      ['HEAD:refs/heads/release', 'refs/heads/release'],
+      ['HEAD:refs/tags/v1', 'refs/tags/v1'],
+      [`HEAD:svc/${other}`, `refs/heads/svc/${other}`],
+      [`HEAD:svc/${mine}-attempt-x`, `refs/heads/svc/${mine}-attempt-x`],
+      [`HEAD:svc/${mine}-attempt-`, `refs/heads/svc/${mine}-attempt-`],
+      [`HEAD:svc/${mine}/nested`, `refs/heads/svc/${mine}/nested`],
+    ] as const) {
+      const r = await push(refspec);
+      expect(r.ok, refspec).toBe(false);
+      expect(r.stderr, refspec).toContain('(hook declined)');
+      expect(r.stderr, refspec).toContain(`remote: protected ref ${ref}:`);
+      if (ref !== 'refs/heads/main') expect(await bareRef(f, 'acme/widgets', ref), refspec).toBeNull();
+    }
+    expect(await bareRef(f, 'acme/widgets', 'refs/heads/main')).toBe(mainBefore);
+
+    // Per ref: in one push, its own branch lands and main is still refused.
+    const mixed = await push(`HEAD:svc/${mine}`, 'HEAD:main');
+    expect(mixed.ok).toBe(false);
+    expect(mixed.stderr).toMatch(/! \[remote rejected\] HEAD -> main \(hook declined\)/);
+    expect(await bareRef(f, 'acme/widgets', `refs/heads/svc/${mine}`)).toBe(head);
+    expect(await bareRef(f, 'acme/widgets', 'refs/heads/main')).toBe(mainBefore);
+
+    for (const branch of [`svc/${alsoMine}`, `svc/${mine}-attempt-2`]) {
+      const r = await push(`HEAD:${branch}`);
+      expect(r, branch).toMatchObject({ ok: true });
+      expect(await bareRef(f, 'acme/widgets', `refs/heads/${branch}`), branch).toBe(head);
+    }
+  });
+});
+
+describe('the protection itself', () => {
+  it("cannot be replaced by the repository's own hooks or config", async () => {
+    const f = (fixture = await hostedFixture());
+    const bare = repositoryPath(f.gitRoot, 'acme/widgets');
+    // A repository that would let everything in: its own update hook, and a hooks path of its own.
+    const lax = mkdtempSync(join(tmpdir(), 'svc-lax-hooks-'));
+    for (const dir of [join(bare, 'hooks'), lax]) {
+      writeFileSync(join(dir, 'update'), '#!/bin/sh\nexit 0\n');
+      chmodSync(join(dir, 'update'), 0o755);
+    }
+    await git(bare, 'config', 'core.hooksPath', lax);
+    const token = await tokenOf(f);
+    const mainBefore = await bareRef(f, 'acme/widgets', 'refs/heads/main');
+    const work = join(mkdtempSync(join(tmpdir(), 'svc-push-')), 'widgets');
+    expect((await gitWithToken(tmpdir(), token, 'clone', '--quiet', `${f.svc.url}/git/acme/widgets.git`, work)).ok).toBe(true);
+    await git(work, 'commit', '--allow-empty', '--quiet', '-m', 'agent work');
+    const r = await gitWithToken(work, token, 'push', 'origin', 'HEAD:main');
+    expect(r.ok).toBe(false);
+    expect(r.stderr).toContain('remote: protected ref refs/heads/main:');
+    expect(await bareRef(f, 'acme/widgets', 'refs/heads/main')).toBe(mainBefore);
+  });
+
+  it('refuses every ref when it is given no keys', async () => {
+    const f = (fixture = await hostedFixture());
+    // The remote writes its hook on first use.
+    const token = await tokenOf(f);
+    await fetch(`${f.svc.url}/git/acme/widgets.git/info/refs?service=git-receive-pack`, { headers: basic(token) });
+    const hook = join(f.gitRoot, '.svc-hooks', 'update');
+    const zero = '0'.repeat(40);
+    for (const ref of [`refs/heads/svc/${f.keys[0]}`, 'refs/heads/main']) {
+      const r = await promisify(execFile)(hook, [ref, zero, zero], { env: { PATH: process.env.PATH ?? '' } }).then(
+        () => 0,
+        (e: { code?: number }) => e.code,
+      );
+      expect(r, ref).toBe(1);
+    }
   });
 });
 

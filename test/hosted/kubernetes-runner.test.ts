@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { jobManifest, secretManifest } from '../../src/server/hosted-executor/manifests.js';
+import { RUNNER_CAPABILITIES } from '../../src/server/hosted-executor/types.js';
 import { isolatedEnv, type CliEnv } from '../support/cli.js';
 import { startSvc, svcInProcess, type InProcessRun } from '../support/svc-in-process.js';
 import { startFakeKubeApi, type FakeKubeApi } from './fake-kube-api.js';
@@ -41,6 +42,40 @@ function validate(manifest: any): void {
   else new Secret(manifest).validate();
   const unknown = unknownFields(manifest, manifest.kind === 'Job' ? 'V1Job' : 'V1Secret');
   if (unknown.length) throw new Error(`fields unknown to ${manifest.kind}: ${unknown.join(', ')}`);
+}
+
+/**
+ * The runner's pod as DISPATCH.md §6 wants it: svc as root (in a user namespace) with only the
+ * boundary's capabilities, no service account token, no privilege escalation, the default seccomp
+ * profile, and the credential only as a file of the Secret, readable by root alone.
+ */
+function expectRunnerPod(job: any, name: string, runId: string, baseUrl: string): void {
+  const pod = job.spec.template.spec;
+  expect(pod).toMatchObject({ restartPolicy: 'Never', automountServiceAccountToken: false, hostUsers: false });
+  expect(pod.securityContext).toEqual({ runAsNonRoot: false, runAsUser: 0, runAsGroup: 0, seccompProfile: { type: 'RuntimeDefault' } });
+  const container = pod.containers[0];
+  expect(container.securityContext).toEqual({
+    runAsNonRoot: false,
+    runAsUser: 0,
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    capabilities: { drop: ['ALL'], add: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'KILL', 'SETGID', 'SETUID'] },
+  });
+  expect([...RUNNER_CAPABILITIES]).toEqual(container.securityContext.capabilities.add);
+  // No credential in the environment: the entry point reads the Secret's file.
+  expect(container.env).toEqual([
+    { name: 'SVC_BASE_URL', value: baseUrl },
+    { name: 'SVC_RUN_ID', value: runId },
+    { name: 'SVC_RUN_TOKEN_FILE', value: '/run/secrets/svc-run-token' },
+  ]);
+  expect(container.volumeMounts).toContainEqual({ name: 'run-token', mountPath: '/run/secrets', readOnly: true });
+  expect(pod.volumes).toContainEqual({
+    name: 'run-token',
+    secret: { secretName: name, defaultMode: 0o400, items: [{ key: 'token', path: 'svc-run-token', mode: 0o400 }] },
+  });
+  // fsGroup would give the Secret's file to a group; nothing may set a uid range for the agents here.
+  expect(pod.securityContext.fsGroup).toBeUndefined();
+  expect(JSON.stringify(pod)).not.toMatch(/SVC_AGENT_USER|10001/);
 }
 
 let api: FakeKubeApi;
@@ -161,20 +196,12 @@ describe('svc server --hosted-executor kubernetes (recording fake API server)', 
 
     const spec = job.body.spec;
     expect(spec).toMatchObject({ backoffLimit: 0, activeDeadlineSeconds: 1860, ttlSecondsAfterFinished: 3600, suspend: true });
-    const pod = spec.template.spec;
-    expect(pod).toMatchObject({ restartPolicy: 'Never', automountServiceAccountToken: false, securityContext: { runAsNonRoot: true, runAsUser: 10001 } });
-    const container = pod.containers[0];
-    expect(container).toMatchObject({
+    expectRunnerPod(job.body, name, runId, 'http://svc.example:8787');
+    expect(spec.template.spec.containers[0]).toMatchObject({
       image: 'registry.example/svc:1',
       args: ['attach', '--agent-cmd', 'sh agent.sh {key}'],
-      securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
       resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '1Gi' } },
     });
-    expect(container.env).toEqual([
-      { name: 'SVC_BASE_URL', value: 'http://svc.example:8787' },
-      { name: 'SVC_RUN_ID', value: runId },
-      { name: 'SVC_RUN_TOKEN', valueFrom: { secretKeyRef: { name, key: 'token' } } },
-    ]);
     // The Secret is owned by the Job just created, and holds the run's live credential.
     const jobUid = api.job(name).metadata.uid;
     expect(secret.body.metadata.ownerReferences).toEqual([{ apiVersion: 'batch/v1', kind: 'Job', name, uid: jobUid }]);
@@ -260,6 +287,9 @@ describe('svc server --hosted-executor kubernetes, refused or dry', () => {
       const printed = await until('the manifests', async () => (dry.stdout.text.includes('kind: Secret') ? dry.stdout.text : undefined));
       const docs = parseAllDocuments(printed.split('\n').slice(2).join('\n')).map((d) => d.toJSON());
       expect(docs.map((d) => d.kind)).toEqual(['Job', 'Secret']);
+      // What --dry-run prints is what the cluster is asked for: the same pod, schema-valid.
+      expectRunnerPod(docs[0], docs[0].metadata.name, runId, dryUrl);
+      for (const manifest of docs) expect(() => validate(manifest)).not.toThrow();
       expect(docs[0].spec).toMatchObject({ backoffLimit: 0, activeDeadlineSeconds: 3660, suspend: false });
       expect(docs[0].metadata.labels['svc-cli/run-id']).toBe(runId);
       expect(docs[1].stringData.token).toMatch(/^<the run credential/);

@@ -1,6 +1,7 @@
 // The GitHub REST writer against a local GitHub stand-in: one pull request per branch (opened once,
 // updated after), 422 "already exists" settled by updating, reviews only as COMMENT, fix comments,
 // GitHub's rate-limit answers waited out within --max-wait, and no token in any body.
+import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createGitHubWriter } from '../../src/dispatch/pr/github.js';
 import { rateLimitWaitMs } from '../../src/dispatch/pr/github-rest.js';
@@ -190,5 +191,51 @@ describe('rate limits', () => {
       .catch((e: Error) => e);
     expect(String(err)).toMatch(/GitHub 404 on GET \/repos\/acme\/shop\/pulls: Not Found/);
     expect(String(err)).not.toContain(TOKEN);
+  });
+});
+
+describe('a GitHub that cannot be reached', () => {
+  /** A writer aimed at `apiUrl`, whatever answers there. */
+  const aimedAt = (apiUrl: string) => createGitHubWriter({ apiUrl, tokenFor: async () => TOKEN, remoteOf: async () => REMOTE, maxWaitMs: 1_000, redact });
+
+  it('plain HTTP behind an https:// URL is a TLS failure naming the address, not "GitHub 500"', async () => {
+    // gh.url is the stand-in's plain-HTTP address: spoken to as https, it answers no TLS handshake.
+    const https = gh.url.replace(/^http:/, 'https:');
+    const err = await aimedAt(https)
+      .openOrUpdatePullRequest(leg(), 'b')
+      .catch((e: Error) => e);
+    expect((err as Error).message).toBe(`cannot reach ${https}/repos/acme/shop/pulls: TLS: wrong version number`);
+    expect(gh.requests).toEqual([]);
+  });
+
+  it('is not retried: one connection, one failure', async () => {
+    let connections = 0;
+    // Whatever the client sends, plain text back: no TLS handshake.
+    const plain = createServer((socket) => {
+      connections++;
+      socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n'));
+    });
+    await new Promise<void>((r) => plain.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `https://127.0.0.1:${(plain.address() as AddressInfo).port}`;
+      const err = await aimedAt(url)
+        .openOrUpdatePullRequest(leg(), 'b')
+        .catch((e: Error) => e);
+      expect((err as Error).message).toMatch(new RegExp(`^cannot reach ${url}/repos/acme/shop/pulls: TLS: `));
+      expect(connections).toBe(1);
+    } finally {
+      plain.close();
+    }
+  });
+
+  it('a closed port is "connection refused", naming the address', async () => {
+    const closed = await startGitHubMock({ token: TOKEN });
+    await closed.close();
+    const err = await aimedAt(closed.url)
+      .openOrUpdatePullRequest(leg(), 'b')
+      .catch((e: Error) => e);
+    expect((err as Error).message).toBe(`cannot reach ${closed.url}/repos/acme/shop/pulls: connection refused`);
+    expect((err as Error).message).not.toContain('GitHub 500');
+    expect((err as Error).message).not.toContain(TOKEN);
   });
 });

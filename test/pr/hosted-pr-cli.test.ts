@@ -96,4 +96,21 @@ describe('hosted runs open pull requests by default', () => {
       expect(one.r.stdout + one.r.stderr + two.r.stdout + two.r.stderr).not.toContain(secret);
     }
   });
+
+  it('a GitHub API URL that answers no TLS (plain HTTP behind https://) is said as a TLS failure naming it, and the leg stays implemented', async () => {
+    const made = await fetch(`${server.url}/api/v1/projects/DEMO/work-items`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'task', type: 'code', title: 'Behind a wrong URL', targetRepositories: ['acme/widgets'] }),
+    });
+    const created = (await made.json()) as { key?: string; item?: { key: string } };
+    const key = created.item?.key ?? created.key ?? '';
+    const https = gh.url.replace(/^http:/, 'https:');
+    const before = gh.requests.length;
+    const { r } = await hostedRun(key, 'in-process', ['--github-api-url', https]);
+    expect(JSON.parse(r.stdout).legs[0]).toMatchObject({ disposition: 'implemented' });
+    expect(r.stderr).toContain(`${key}: pull request: cannot reach ${https}/repos/acme/widgets/pulls: TLS: wrong version number\n`);
+    expect(r.stderr).not.toContain('GitHub 500');
+    expect(gh.requests.length).toBe(before);
+  });
 });

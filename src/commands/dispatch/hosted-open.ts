@@ -1,11 +1,62 @@
 // `--hosted`: select the card set exactly as a local run would, then open the run with
-// `origin: hosted` for a hosted runner to execute, and run nothing here.
+// `origin: hosted` for a hosted runner to execute, and run nothing here. What travels is what op
+// 25's body holds (agent, model, scope, cards); every other flag that shapes the run is refused
+// before anything opens, naming where it is set instead (docs/hosted.md, "What travels").
 import type { DispatchRunOpen, DispatchRunOpened } from '../../contract/types.js';
 import type { DispatchOptions } from '../../dispatch/lifecycle/types.js';
 import type { DispatchService } from '../../dispatch/ports.js';
 import { selectCards } from '../../dispatch/select/index.js';
 import { readRunRecord } from '../../dispatch/state/folder.js';
 import { UsageError } from '../exit-codes.js';
+import type { DispatchFlags } from './flags.js';
+
+const CARRIED = 'a hosted run carries only its agent, model and cards';
+const ATTACH = (flag: string) => `pass ${flag} to the runner's svc attach`;
+const WORKFLOW = (key: string) => `set ${key} in the repository's .svc/workflow.yml`;
+
+/** A flag that shapes the run: its name as typed (null: not given), and where a hosted run sets it. */
+type Refusal = [key: keyof DispatchFlags, name: (value: unknown) => string | null, where: (name: string) => string];
+
+const fixed = (name: string) => (v: unknown) => (v === undefined ? null : name);
+const either = (on: string, off: string) => (v: unknown) => (v === undefined ? null : v === false ? off : on);
+
+const NOT_CARRIED: Refusal[] = [
+  ['agentCmd', fixed('--agent-cmd'), () => "set the runner's agent with svc server --hosted-agent-cmd (or svc attach --agent-cmd)"],
+  ['agentFormat', fixed('--agent-format'), ATTACH],
+  ['agentUser', fixed('--agent-user'), () => 'the runner gives each agent a pool uid of its own'],
+  ['onFailure', fixed('--on-failure'), ATTACH],
+  ['parallel', fixed('--parallel'), ATTACH],
+  ['timeout', fixed('--timeout'), () => "set the run's deadline with svc server --hosted-timeout (or svc attach --timeout)"],
+  ['idleTimeout', fixed('--idle-timeout'), ATTACH],
+  ['cardTimeout', fixed('--card-timeout'), ATTACH],
+  ['killGrace', fixed('--kill-grace'), ATTACH],
+  ['heartbeatInterval', fixed('--heartbeat-interval'), () => 'a hosted run sends no heartbeat'],
+  ['sendLogs', fixed('--send-logs'), ATTACH],
+  ['allowEmpty', fixed('--allow-empty'), ATTACH],
+  ['maxCost', fixed('--max-cost'), ATTACH],
+  // A lone negation: commander sets `worktree: true` when --no-worktree is not given.
+  ['worktree', (v) => (v === false ? '--no-worktree' : null), ATTACH],
+  ['push', either('--push', '--no-push'), ATTACH],
+  ['pr', either('--pr', '--no-pr'), ATTACH],
+  ['draft', fixed('--draft'), ATTACH],
+  ['githubApiUrl', fixed('--github-api-url'), () => "set SVC_GITHUB_API_URL in the runner's environment (or svc attach --github-api-url)"],
+  ['verify', either('--verify', '--no-verify'), () => WORKFLOW('verify:')],
+  ['setup', fixed('--setup'), () => WORKFLOW('setup:')],
+];
+
+/**
+ * Refuses, in one line, the first flag given with `--hosted` that op 25's body cannot carry: the
+ * runner would never see it, and the client sends no field the contract does not list. Called
+ * with the flags as typed (not those `continue` takes from a recorded run).
+ */
+export function checkHostedFlags(flags: DispatchFlags): void {
+  if (flags.report?.length) throw new UsageError('--report needs a run executed here; a hosted run reports where it runs');
+  for (const [key, name, where] of NOT_CARRIED) {
+    const typed = name(flags[key]);
+    if (typed === null) continue;
+    throw new UsageError(`${typed} does not travel with --hosted (${CARRIED}): ${where(typed)}`);
+  }
+}
 
 /** The run opened for a hosted runner, or why none was: an empty card set is no failure (exit 0). */
 export type HostedOpen = { opened: DispatchRunOpened } | { opened: null; note: string };

@@ -22,7 +22,7 @@ import { checkAgentProgram, checkProject, checkRepository, checkWorkingTree } fr
 import { dispatchProject, projectOfRun } from './project.js';
 import type { DispatchFlags } from './flags.js';
 import { agentChoice, agentUserFor, legOptions, workflowFor } from './run-options.js';
-import { openHosted } from './hosted-open.js';
+import { checkHostedFlags, openHosted } from './hosted-open.js';
 import { resolveBase, WorktreeError, type RunBase } from '../../dispatch/git/worktree.js';
 import { agentIdentity, parseIdentity, type GitIdentity } from '../../dispatch/git/identity.js';
 import { wholeNumber } from '../flag-values.js';
@@ -164,6 +164,7 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
       );
     return;
   }
+  if (flags.hosted) checkHostedFlags(flags);
   const token = resolveToken(ctx);
   if (command === 'continue' && keys.length === 1) {
     const recorded = (() => {
@@ -176,7 +177,6 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
     flags = continueFlags(flags, recorded);
   }
   const opts = dispatchOptions(command, keys, flags, ctx, token);
-  if (flags.hosted && flags.report?.length) throw new UsageError('--report needs a run executed here; a hosted run reports where it runs');
   const reports = await planReports(flags.report, ctx);
   checkMaxCost(opts);
   // A --jq that does not compile would lose the summary of a whole run: refused now.

@@ -4,6 +4,7 @@
 // command's own card selection is not done. Everything goes through the run credential (ops 26, 8,
 // 29, 27, 30; no heartbeat), each card works in a worktree of its target repository's clone, and
 // an implemented leg's branch is pushed through the credential helper (`--push`, on by default).
+// Each clone's `.svc/workflow.yml` of its base commit is read as a local run reads it (workflowFor).
 import { resolve } from 'node:path';
 import type { DispatchCommand } from '../../contract/types.js';
 import type { AgentChoice } from '../../dispatch/agent/presets.js';
@@ -19,7 +20,8 @@ import { createGitHubWriter } from '../../dispatch/pr/github.js';
 import { createRedactor } from '../../dispatch/redact.js';
 import { pullRequestOptions } from '../dispatch/pr-options.js';
 import { prepareHostedForCommand, type HostedCommandOptions } from './execution.js';
-import { agentChoice, agentUserFor, legOptions } from '../dispatch/run-options.js';
+import { agentChoice, agentUserFor, legOptions, workflowFor } from '../dispatch/run-options.js';
+import type { Workflow } from '../../dispatch/workflow/policy.js';
 import { projectOfKey } from '../dispatch/project.js';
 import { printSummary, runUnderProgress } from '../dispatch/engine-tail.js';
 import type { DispatchFlags } from '../dispatch/flags.js';
@@ -74,6 +76,21 @@ export function hostedDispatchOptions(flags: HostedRunFlags, ctx: Context, h: Ho
     // own git calls must fail rather than prompt.
     env: { ...ctx.env, GIT_TERMINAL_PROMPT: '0' },
   };
+}
+
+/**
+ * `.svc/workflow.yml` of each repository's checkout, at the commit its legs start from (HEAD: the
+ * clone's default branch, or the checkout already there), by folder. A mistake in one is one line
+ * and exit 2 before any leg starts; the runner's end then closes the run `failed`.
+ */
+export async function hostedWorkflows(ctx: Context, h: Pick<HostedExecution, 'repositories'>): Promise<Record<string, Workflow | null>> {
+  const out: Record<string, Workflow | null> = {};
+  for (const r of h.repositories) {
+    const { workflow, hint } = await workflowFor({}, r.dir);
+    if (hint) ctx.out.warn(`${r.repository}: ${hint}`);
+    out[r.dir] = workflow;
+  }
+  return out;
 }
 
 export interface HostedRunRequest {
@@ -132,7 +149,11 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
       return null;
     }
     const stateDir = resolveStateDir(ctx.env);
-    const opts = { ...hostedDispatchOptions(flags, ctx, h, workspaceDir, agent!), ...(await agentUserFor(flags, ctx, { stateDir, hosted: true })) };
+    const opts = {
+      ...hostedDispatchOptions(flags, ctx, h, workspaceDir, agent!),
+      ...(await agentUserFor(flags, ctx, { stateDir, hosted: true })),
+      workflows: await hostedWorkflows(ctx, h),
+    };
     const only = h.repositories.length === 1 ? h.repositories[0]!.dir : null;
     const summary = await runUnderProgress(ctx, (progress) =>
       runExistingRun(

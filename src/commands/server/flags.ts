@@ -22,7 +22,7 @@ export const SERVE_FLAGS = [
   flag('--hosted-agent-cmd <cmd>', 'the agent command runners use for runs that name no agent preset'),
   flag('--hosted-base-url <url>', "SVC_BASE_URL as runners reach this service (default: the service's own URL)"),
   flag('--hosted-timeout <duration>', "a hosted run's deadline: its runner is stopped and the run closed timed_out (default 60m)"),
-  flag('--hosted-logs <dir>', "where runners' logs are kept (default: a fresh folder in the temp folder)"),
+  flag('--hosted-logs <dir>', "where runners' logs are kept (default: <db>.runners beside --db; in memory, a temp folder removed at stop)"),
   flag('--hosted-network <name>', 'podman/docker: the network runners join (default host, so they reach a loopback service)'),
   flag(
     '--hosted-as-root',

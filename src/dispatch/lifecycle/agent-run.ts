@@ -12,7 +12,7 @@ import type { PreparedWorktree } from '../ports.js';
 import type { DispatchOptions } from './types.js';
 import { AgentOutput } from './agent-output.js';
 import { identityEnv } from '../git/identity.js';
-import { reasonLine, repoOf, secretsNow, type LegContext } from './leg-context.js';
+import { reasonLine, repoOf, secretsNow, workflowOf, type LegContext } from './leg-context.js';
 import { runWorkflowLeg } from '../workflow/leg-steps.js';
 
 /** A leg's agent user: its leased uid and its prepared folder (`attach` finishes it). */
@@ -118,7 +118,7 @@ export async function runLegAgent(
       await leg.attach(wt);
       // Workflow (issue 30): the steps run in the agent's clone, as its user, before the clone is
       // collected; they need the clone before the agent, which otherwise makes it as it starts.
-      if (eventKey && ctx.opts.workflow) await leg.ensureClone();
+      if (eventKey && workflowOf(ctx, key)) await leg.ensureClone();
       // Without workflow steps after it, the agent's own process start collects the leg too.
       else leg.collectWithAgent();
     } catch (error) {

@@ -5,6 +5,7 @@ import type { EventStream } from '../wire/event-stream.js';
 import { createRedactor } from '../redact.js';
 import type { LegMode } from '../select/types.js';
 import type { RunPaths } from '../state/folder.js';
+import type { Workflow } from '../workflow/policy.js';
 import type { DispatchDeps, DispatchOptions } from './types.js';
 
 /** What every leg of one run shares. */
@@ -35,6 +36,21 @@ export function repoOf(ctx: Pick<LegContext, 'opts' | 'deps'>, key: string): str
   const repo = ctx.deps.repoFor(key);
   if (!repo) throw new NoRepositoryError(`${key} names no target repository`);
   return repo;
+}
+
+/**
+ * The workflow `key`'s leg runs in: its repository's when the run has one per repository (hosted
+ * runs: each clone's), else the run's. A card of no repository has none.
+ */
+export function workflowOf(ctx: Pick<LegContext, 'opts' | 'deps'>, key: string): Workflow | null {
+  const byRepo = ctx.opts.workflows;
+  if (!byRepo) return ctx.opts.workflow ?? null;
+  try {
+    return byRepo[repoOf(ctx, key)] ?? null;
+  } catch (error) {
+    if (error instanceof NoRepositoryError) return null;
+    throw error;
+  }
 }
 
 /** Every secret in play now: the fixed ones and those minted since (hosted git tokens). */

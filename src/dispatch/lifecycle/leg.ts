@@ -18,7 +18,7 @@ import { StdoutTail, tailBytes } from './review-text.js';
 import { pullRequestAfterLeg } from '../pr/after-leg.js';
 import type { PullRequestRef } from '../pr/types.js';
 import { discardAgentSide, openAgentSide, runLegAgent, type AgentSide } from './agent-run.js';
-import { NoRepositoryError, repoOf, secretsNow, type LegContext } from './leg-context.js';
+import { NoRepositoryError, repoOf, secretsNow, workflowOf, type LegContext } from './leg-context.js';
 import { pushLeg } from './push.js';
 
 export interface LegOutcome {
@@ -65,6 +65,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
     result: done,
   });
   const code = expectsCode(item) && ctx.mode !== 'review';
+  const workflow = workflowOf(ctx, key);
   const promptFor = (branch: string) =>
     deps.buildPrompt(item, {
       branch,
@@ -72,7 +73,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       mode: ctx.mode,
       expectsCode: code,
       ...(opts.doneStatuses ? { doneStatuses: opts.doneStatuses } : {}),
-      ...(opts.workflow ? { workflow: { rules: opts.workflow.prompt, verify: opts.workflow.verify, ports: opts.workflow.ports } } : {}),
+      ...(workflow ? { workflow: { rules: workflow.prompt, verify: workflow.verify, ports: workflow.ports } } : {}),
     });
   // --agent-user: the agent's side of the leg (a leased uid, its folder and repository, the prompt)
   // is made while git makes the card's worktree, since neither needs the other. A review's branch
@@ -120,7 +121,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
     }
     // What the agent must leave as the base has it (the check's own script, CI files, .svc/).
     if (implemented) {
-      const changed = await changedPathsOf(wt.path, wt.headBefore, protectedPaths(opts.workflow));
+      const changed = await changedPathsOf(wt.path, wt.headBefore, protectedPaths(workflow));
       if (changed.length) {
         implemented = false;
         reason = `changed a protected path: ${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ` (and ${changed.length - 5} more)` : ''}`;

@@ -105,6 +105,8 @@ export interface DispatchOptions {
   flushIntervalMs?: number;
   /** The repository's workflow (.svc/workflow.yml of the base commit, flags applied); absent: none. */
   workflow?: Workflow | null;
+  /** A hosted run's: each clone's workflow by its folder (what `repoFor` answers), over `workflow`. */
+  workflows?: Record<string, Workflow | null>;
   /** `--verify CMD` / `--no-verify` (false) and `--setup CMD` as given: recorded so `continue` applies them again. */
   workflowFlags?: { verify?: string | false; setup?: string };
 }

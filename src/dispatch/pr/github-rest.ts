@@ -47,8 +47,69 @@ interface FailedAnswer {
   errors: string[];
 }
 
+/**
+ * Octokit reports a request that got no answer at all (refused, reset, a TLS handshake that failed)
+ * as a RequestError with status 500 and no response: that is no answer of GitHub's.
+ */
+function isNoAnswer(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return true;
+  const e = error as { status?: unknown; response?: unknown; name?: unknown };
+  return typeof e.status !== 'number' || (e.response === undefined && (e.status === 500 || e.name === 'AbortError'));
+}
+
+/** The innermost error of a fetch failure that says what went wrong (undici nests it in `cause`). */
+function rootCause(error: unknown): { code?: string; reason?: string; message: string } {
+  let e: unknown = error;
+  for (let depth = 0; depth < 5; depth++) {
+    const cause = (e as { cause?: unknown } | null)?.cause;
+    if (!(cause instanceof Error)) break;
+    e = cause;
+  }
+  const { code, reason } = (e ?? {}) as { code?: unknown; reason?: unknown };
+  return {
+    ...(typeof code === 'string' ? { code } : {}),
+    ...(typeof reason === 'string' ? { reason } : {}),
+    message: (e instanceof Error ? e.message : String(e)).trim(),
+  };
+}
+
+const CONNECT_CODES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'the host name could not be resolved now',
+  ETIMEDOUT: 'timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'timed out connecting',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  UND_ERR_SOCKET: 'the connection closed',
+};
+
+/** What a request that got no answer ran into, in a few words: `TLS: wrong version number`, `connection refused`. */
+export function describeNetworkFailure(error: unknown): string {
+  const { code, reason, message } = rootCause(error);
+  // OpenSSL's reason, as Node gives it, or from its line: `…:SSL routines:FUNCTION:wrong version number:FILE:LINE:`.
+  if (code?.startsWith('ERR_SSL_') || /SSL routines/.test(message)) {
+    return `TLS: ${reason ?? /SSL routines:[^:]*:([^:]+)/.exec(message)?.[1] ?? message}`;
+  }
+  if (code?.startsWith('ERR_TLS_') || /certificate|CERT_|self.signed/i.test(`${code ?? ''} ${message}`)) return `TLS: ${message}`;
+  if (code && CONNECT_CODES[code]) return CONNECT_CODES[code];
+  return message;
+}
+
+/** Where a request went, without its query (which names a branch, never a token, but is noise). */
+function requestUrl(error: unknown, baseUrl: string): string {
+  const url = (error as { request?: { url?: unknown } } | null)?.request?.url;
+  try {
+    const u = new URL(typeof url === 'string' ? url : baseUrl);
+    return `${u.origin}${u.pathname}`;
+  } catch {
+    return baseUrl;
+  }
+}
+
 function answerOf(error: unknown): FailedAnswer | null {
-  if (typeof error !== 'object' || error === null || typeof (error as { status?: unknown }).status !== 'number') return null;
+  if (isNoAnswer(error)) return null;
   const e = error as { status: number; response?: { headers?: Record<string, string>; data?: unknown }; message?: string };
   const data = e.response?.data as { message?: unknown; errors?: unknown } | undefined;
   const errors = Array.isArray(data?.errors)
@@ -79,8 +140,9 @@ export interface GitHubRest {
 
 export function createGitHubRest(opts: GitHubRestOptions): GitHubRest {
   const now = opts.now ?? Date.now;
+  const baseUrl = opts.baseUrl.replace(/\/+$/, '');
   const base = octokitRequest.defaults({
-    baseUrl: opts.baseUrl.replace(/\/+$/, ''),
+    baseUrl,
     headers: { 'user-agent': 'svc-cli', 'x-github-api-version': '2022-11-28' },
   });
   // One budget for every call of this client (a run's pull requests in one repository): only the
@@ -104,8 +166,8 @@ export function createGitHubRest(opts: GitHubRestOptions): GitHubRest {
         } catch (error) {
           const a = answerOf(error);
           if (!a) {
-            // A network fault: no answer at all. Octokit's message names the URL, never the token.
-            throw new PullRequestError(opts.redact(`GitHub could not be reached (${route}): ${error instanceof Error ? error.message : String(error)}`));
+            // No answer at all: said as what it is, naming where it went, never as a status of GitHub's.
+            throw new PullRequestError(opts.redact(`cannot reach ${requestUrl(error, baseUrl)}: ${describeNetworkFailure(error)}`));
           }
           const limit = rateLimitWaitMs(a, now());
           if (limit !== null) {

@@ -9,7 +9,7 @@ import { agentEnv } from '../agent/env.js';
 import type { LegResult } from '../agent/types.js';
 import { BodyChunker } from '../wire/body-chunker.js';
 import type { LegContext } from '../lifecycle/leg-context.js';
-import { reasonLine, repoOf, secretsNow } from '../lifecycle/leg-context.js';
+import { reasonLine, repoOf, secretsNow, workflowOf } from '../lifecycle/leg-context.js';
 import { checkFailedPrompt } from '../prompt.js';
 import { createRedactor, createStreamRedactor } from '../redact.js';
 import { copyFiles, exclusionEnv, filesToCopy, removeCopies, type StepPlace } from './copy.js';
@@ -81,7 +81,7 @@ export interface WorkflowLeg {
 /** The leg's workflow around its agent; without a workflow, the agent alone. Never rejects for a step. */
 export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
   const { ctx, key, place } = leg;
-  const wf = ctx.opts.workflow;
+  const wf = workflowOf(ctx, key);
   if (!wf) return leg.attempt(ctx, leg.prompt);
   const started = Date.now();
   const log = legLog(ctx, leg.logFile, key);

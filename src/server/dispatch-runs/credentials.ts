@@ -115,10 +115,26 @@ export function gitCredentialRoute(ctx: RequestContext): Reply {
   });
 }
 
+/**
+ * For the smart-HTTP git remote: the run whose live installation token `token` is, when it may
+ * write `repository`; null for anything else.
+ */
+export function gitTokenRun(db: Database, token: string, repository: string, now: Date): string | null {
+  const row = db.prepare('SELECT run_id, expires_at, revoked_at FROM git_tokens WHERE hash = ? AND repository = ?').get(sha256(token), repository) as
+    | { run_id: string; expires_at: string; revoked_at: string | null }
+    | undefined;
+  return row && row.revoked_at === null && Date.parse(row.expires_at) > now.getTime() ? row.run_id : null;
+}
+
 /** For the smart-HTTP git remote: is `token` a live installation token that may write `repository`? */
 export function checkGitToken(db: Database, token: string, repository: string, now: Date): boolean {
-  const row = db.prepare('SELECT expires_at, revoked_at FROM git_tokens WHERE hash = ? AND repository = ?').get(sha256(token), repository) as
-    | { expires_at: string; revoked_at: string | null }
-    | undefined;
-  return !!row && row.revoked_at === null && Date.parse(row.expires_at) > now.getTime();
+  return gitTokenRun(db, token, repository, now) !== null;
+}
+
+/** The work item keys of a run's cards: the only `svc/<KEY>` branches its git token may push. */
+export function cardKeysOfRun(db: Database, runId: string): string[] {
+  const rows = db.prepare('SELECT work_item_key FROM dispatch_cards WHERE run_id = ? ORDER BY position').all(runId) as unknown as Array<{
+    work_item_key: string;
+  }>;
+  return rows.map((r) => r.work_item_key);
 }

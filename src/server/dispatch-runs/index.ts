@@ -13,7 +13,7 @@ import { openRun } from './open.js';
 import { startReaper } from './reaper.js';
 import { DISPATCH_RUNS_SCHEMA } from './schema.js';
 
-export { checkGitToken, mintRunCredential, repositoriesOfRun } from './credentials.js';
+export { cardKeysOfRun, checkGitToken, gitTokenRun, mintRunCredential, repositoriesOfRun } from './credentials.js';
 export { reapOnce } from './reaper.js';
 export { runOwnsWorkItem } from './store.js';
 

@@ -7,11 +7,13 @@
 // revoked token, a token of another run's repositories) is one undifferentiated 401 with
 // `WWW-Authenticate: Basic`, which makes git ask its credential helper; with
 // GIT_TERMINAL_PROMPT=0 and a helper that fails closed, git then gives up instead of prompting.
+// A token in writes only its run's card branches (protected-refs.ts).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { checkGitToken } from '../dispatch-runs/index.js';
+import { cardKeysOfRun, gitTokenRun } from '../dispatch-runs/index.js';
 import type { RawHandler } from '../kernel.js';
+import { ensureHooksDir, pushKeysEnv } from './protected-refs.js';
 import { parseRepositoryName, repositoryPath, serviceGitEnv } from './repositories.js';
 
 export const GIT_PREFIX = '/git/';
@@ -60,7 +62,8 @@ export const gitHttpBackend: RawHandler = {
       return plain(req, res, 404, 'not found');
     }
     const auth = basicPassword(req.headers.authorization);
-    if (!auth || !checkGitToken(db, auth.password, repository, now())) {
+    const runId = auth ? gitTokenRun(db, auth.password, repository, now()) : null;
+    if (!runId) {
       return plain(req, res, 401, 'authentication required', { 'www-authenticate': 'Basic realm="svc git"' });
     }
     if (!config.gitRoot || !existsSync(repositoryPath(config.gitRoot, repository))) {
@@ -71,6 +74,7 @@ export const gitHttpBackend: RawHandler = {
       pathInfo: `/${repository}.git${endpoint}`,
       method,
       query: url.search.slice(1),
+      pushKeys: cardKeysOfRun(db, runId),
     });
   },
 };
@@ -80,6 +84,8 @@ interface CgiRequest {
   pathInfo: string;
   method: string;
   query: string;
+  /** The run's card keys: the `svc/<KEY>` branches this push may update. */
+  pushKeys: string[];
 }
 
 /** Runs `git http-backend` for one request: the body streams in, the CGI answer streams out. */
@@ -101,9 +107,15 @@ function serveCgi(req: IncomingMessage, res: ServerResponse, cgi: CgiRequest): P
     ...(header('content-length') ? { CONTENT_LENGTH: header('content-length')! } : {}),
     ...(header('content-encoding') ? { HTTP_CONTENT_ENCODING: header('content-encoding')! } : {}),
     ...(header('git-protocol') ? { HTTP_GIT_PROTOCOL: header('git-protocol')! } : {}),
+    ...pushKeysEnv(cgi.pushKeys),
   });
   // receive-pack is on for authenticated users by default; said explicitly so no config can turn it off.
-  const child = spawn('git', ['-c', 'http.receivepack=true', 'http-backend'], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+  // core.hooksPath on the command line: no repository's own config or hooks can replace ours.
+  const hooks = ensureHooksDir(cgi.gitRoot);
+  const child = spawn('git', ['-c', 'http.receivepack=true', '-c', `core.hooksPath=${hooks}`, 'http-backend'], {
+    env,
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
 
   return new Promise<void>((resolve) => {
     let head = Buffer.alloc(0);

@@ -4,9 +4,9 @@
 // credential. It records the runner (hosted_runners, shown as the run's `agentInstance`), keeps
 // its output in a log file, and when the runner ends without having closed its run, closes the
 // run itself: `failed` (or `timed_out` past the deadline), never `succeeded`.
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Database } from '../db.js';
 import { closeRun } from '../dispatch-runs/close.js';
 import { mintRunCredential } from '../dispatch-runs/index.js';
@@ -31,7 +31,7 @@ export interface HostedExecutorOptions {
   dryRun?: boolean;
   /** A run's deadline (default 60 minutes). */
   timeoutMs?: number;
-  /** Where runners' logs are kept (0700); default a fresh folder in the system's temp folder. */
+  /** Where runners' logs are kept (0700); default beside the database (runnerLogDir). */
   logDir?: string;
   /** `--network` of podman and docker (default host: the service listens on loopback). */
   network?: string;
@@ -56,6 +56,8 @@ export interface ExecutorDeps {
   now(): Date;
   /** The service's own URL. */
   url: string;
+  /** The service's database file; none when it is in memory. */
+  dbFile?: string;
   /** One line to the operator (the server's stderr). */
   log(line: string): void;
   /** The dry run's output (the server's stdout). */
@@ -71,15 +73,31 @@ async function engineFor(opts: HostedExecutorOptions): Promise<HostedEngine> {
   return localEngine(opts.engine, { network: opts.network ?? 'host', asRoot: opts.asRoot, env: opts.env });
 }
 
+/**
+ * Where runners' logs live: `--hosted-logs`, else beside the database (`<db>.runners`, 0700), kept
+ * as long as the runs' records are (the service never deletes a run). An in-memory database's runs
+ * end with the server: their logs go to a temp folder that stop() removes.
+ */
+function runnerLogDir(opts: HostedExecutorOptions, dbFile: string | undefined): { dir: string; ephemeral: boolean } {
+  if (opts.logDir) {
+    mkdirSync(opts.logDir, { recursive: true, mode: 0o700 });
+    return { dir: opts.logDir, ephemeral: false };
+  }
+  if (dbFile && dbFile !== ':memory:') {
+    const dir = `${resolve(dbFile)}.runners`;
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
+    return { dir, ephemeral: false };
+  }
+  return { dir: mkdtempSync(join(tmpdir(), 'svc-runners-')), ephemeral: true };
+}
+
 /** Makes the executor after checking that its engine answers and can run the image (HostedEngineError otherwise). */
 export async function createHostedExecutor(opts: HostedExecutorOptions, deps: ExecutorDeps): Promise<HostedExecutor> {
   const engine = await engineFor(opts);
   if (!opts.dryRun) await engine.preflight(opts.image);
-  let logDir: string | null = null;
-  if (!opts.dryRun) {
-    if (opts.logDir) mkdirSync(opts.logDir, { recursive: true, mode: 0o700 });
-    logDir = opts.logDir ?? mkdtempSync(join(tmpdir(), 'svc-runners-'));
-  }
+  const logs = opts.dryRun ? null : runnerLogDir(opts, deps.dbFile);
+  const logDir = logs?.dir ?? null;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const live = new Map<string, { handle: RunnerHandle; ended: Promise<void> }>();
   // Runners being started: stop() waits for them, so none is left running behind a closed service.
@@ -168,6 +186,7 @@ export async function createHostedExecutor(opts: HostedExecutorOptions, deps: Ex
       const runners = [...live.values()];
       await Promise.all(runners.map((r) => r.handle.stop()));
       await Promise.all(runners.map((r) => r.ended));
+      if (logs?.ephemeral) rmSync(logs.dir, { recursive: true, force: true });
     },
   };
 }

@@ -1,10 +1,13 @@
 // The Kubernetes objects of one hosted run, as plain data: a batch/v1 Job running the image's
 // `svc attach`, and the Secret holding the run's credential, owned by the Job (so the Job's
 // cleanup, ttlSecondsAfterFinished, takes the Secret with it). The Job names the Secret only by
-// reference (secretKeyRef): no plain value of the Job holds the credential. Checked against
-// Kubernetes' published schema in test/hosted/kubernetes.test.ts.
+// reference, as a volume: no plain value of the Job holds the credential, and no environment
+// variable of the container does either (the image's entry point reads the file). svc runs as
+// root in the pod, in a user namespace where the cluster offers one, with only the capabilities of
+// the boundary, and gives each agent a pool uid (DISPATCH.md §6). Checked against Kubernetes'
+// published schema in test/hosted/kubernetes-runner.test.ts.
 import { createHash } from 'node:crypto';
-import { IMAGE_UID, type RunnerSpec } from './types.js';
+import { RUNNER_CAPABILITIES, type RunnerSpec } from './types.js';
 
 /** requests and limits of the runner's container, e.g. { cpu: '500m', memory: '512Mi' }. */
 export type ResourceList = Record<string, string>;
@@ -18,6 +21,11 @@ export interface KubernetesRunnerOptions {
 }
 
 export const SECRET_KEY = 'token';
+/** Where the credential's file is: the path the image's entry point reads (scripts/svc-entrypoint.sh). */
+export const SECRET_DIR = '/run/secrets';
+export const SECRET_FILE = 'svc-run-token';
+/** Read-only, for its owner (root) alone; no fsGroup, which would open it to a group. */
+const SECRET_MODE = 0o400;
 /** Seconds Kubernetes' own deadline comes after the run's. */
 export const DEADLINE_GRACE_S = 60;
 
@@ -67,11 +75,15 @@ export function jobManifest(spec: RunnerSpec, opts: KubernetesRunnerOptions, sus
           restartPolicy: 'Never',
           // The runner talks to svc's service, never to the cluster's API.
           automountServiceAccountToken: false,
+          // A user namespace: the pod's root is no root of the node. A cluster without the feature
+          // (UserNamespacesSupport) refuses the pod; docs/hosted.md says what to do then.
+          hostUsers: false,
+          // Root, so svc can run each agent as a pool uid of the image's range (SVC_AGENT_USER in
+          // the image's environment); the agents never get the credential's file or root's state.
           securityContext: {
-            runAsNonRoot: true,
-            runAsUser: IMAGE_UID,
-            runAsGroup: IMAGE_UID,
-            fsGroup: IMAGE_UID,
+            runAsNonRoot: false,
+            runAsUser: 0,
+            runAsGroup: 0,
             seccompProfile: { type: 'RuntimeDefault' },
           },
           containers: [
@@ -82,12 +94,14 @@ export function jobManifest(spec: RunnerSpec, opts: KubernetesRunnerOptions, sus
               env: [
                 { name: 'SVC_BASE_URL', value: spec.baseUrl },
                 { name: 'SVC_RUN_ID', value: spec.runId },
-                { name: 'SVC_RUN_TOKEN', valueFrom: { secretKeyRef: { name: spec.name, key: SECRET_KEY } } },
+                { name: 'SVC_RUN_TOKEN_FILE', value: `${SECRET_DIR}/${SECRET_FILE}` },
               ],
               securityContext: {
+                runAsNonRoot: false,
+                runAsUser: 0,
                 allowPrivilegeEscalation: false,
                 readOnlyRootFilesystem: true,
-                capabilities: { drop: ['ALL'] },
+                capabilities: { drop: ['ALL'], add: [...RUNNER_CAPABILITIES] },
               },
               ...(Object.keys(resources).length ? { resources } : {}),
               // The root file system is read-only: the clones, svc's state and temp files go here.
@@ -95,10 +109,17 @@ export function jobManifest(spec: RunnerSpec, opts: KubernetesRunnerOptions, sus
                 { name: 'work', mountPath: '/work' },
                 { name: 'home', mountPath: '/home/svc' },
                 { name: 'tmp', mountPath: '/tmp' },
+                { name: 'run-token', mountPath: SECRET_DIR, readOnly: true },
               ],
             },
           ],
-          volumes: scratch.map((name) => ({ name, emptyDir: {} })),
+          volumes: [
+            ...scratch.map((name) => ({ name, emptyDir: {} })),
+            {
+              name: 'run-token',
+              secret: { secretName: spec.name, defaultMode: SECRET_MODE, items: [{ key: SECRET_KEY, path: SECRET_FILE, mode: SECRET_MODE }] },
+            },
+          ],
         },
       },
     },
