@@ -17,7 +17,6 @@ import type {
   ReadyLaneFilters,
   WorkItemDetail,
   WorkItemSummary,
-  WorkItemUpdate,
 } from '../contract/types.js';
 import type { LegResult, LegSpec } from './agent/types.js';
 import type { PullRequestRef } from './pr/types.js';
@@ -55,10 +54,8 @@ export interface DispatchService {
   heartbeatDispatchRun(runId: string, o?: WaitWithin): Promise<void>;
   /** Op 8. */
   getWorkItem(key: string): Promise<WorkItemDetail>;
-  /** Op 8 with the read's ETag (null when none), for an op 9 guarded by `If-Match`. */
+  /** Op 8 within a wait budget (a reconcile read, which must hold nothing up). */
   readWorkItem?(key: string, o?: WaitWithin): Promise<{ item: WorkItemDetail; etag: string | null }>;
-  /** Op 9; with `ifMatch`, a 412 means the item moved since that read. */
-  updateWorkItem?(key: string, body: WorkItemUpdate, ifMatch?: string, o?: WaitWithin): Promise<WorkItemDetail>;
   /** Op 5. */
   listWorkItems(projectKey: string, query: PageQuery & { filter?: string }): Promise<Page<WorkItemSummary>>;
   /** Op 23. */

@@ -47,6 +47,7 @@ export const DISPATCH_FLAG = {
     "push an implemented leg's branch to origin with your git credentials (fix: fast-forward only; review never pushes; default on for hosted runs)",
   ),
   noPush: flag('--no-push', 'do not push implemented branches of a hosted run'),
+  noReconcile: flag('--no-reconcile', 'let a running leg finish when its item is closed, archived, handed to a human or moved out of scope'),
   gitIdentity: flag(
     '--git-identity <"Name <email>">',
     "author of the agents' commits (default: the repository's, else yours, else svc-agent <svc-agent@localhost>)",

@@ -60,6 +60,7 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
     ...legOptions(flags, ctx),
     ...(flags.idempotencyKey ? { idempotencyKey: flags.idempotencyKey } : {}),
     heartbeatIntervalMs: parseDuration(heartbeat, flags.heartbeatInterval ? '--heartbeat-interval' : 'SVC_HEARTBEAT_INTERVAL'),
+    ...(flags.reconcile === false ? { reconcile: false as const } : {}),
     worktree: flags.worktree !== false,
     dryRun: Boolean(flags.dryRun),
     ...(Object.keys(lanes).length ? { lanes } : {}),

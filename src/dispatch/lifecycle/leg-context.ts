@@ -17,8 +17,10 @@ export interface LegContext {
   deps: DispatchDeps;
   stream: EventStream;
   paths: RunPaths;
-  /** Aborted when the run must stop its agents (signal, run closed, timeout). */
+  /** Aborted when the run must stop its agents (signal, run closed, timeout), or this leg's (reconcile). */
   signal: AbortSignal;
+  /** Why this leg was stopped while it ran (its item changed on the service), or null. */
+  stoppedBy?(): string | null;
   /** Hears a leg's spend each time its stream reports more (`--max-cost` checks it mid-leg). */
   onSpend?(key: string, costUsd: number): void;
   /** Journals each agent's process group, for `svc runs recover` after a kill -9. */

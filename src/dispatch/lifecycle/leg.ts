@@ -102,6 +102,9 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
     side = undefined;
     result = await runLegAgent(ctx, wt, key, prompt, logPath(ctx.paths, key), key, plainTail ? (c) => plainTail.push(c) : undefined, given);
     reason = result.reason;
+    // A person's change on the service stopped the leg: whatever the agent had done is not the card's.
+    const stopped = ctx.stoppedBy?.() ?? null;
+    if (stopped) return finish(false, stopped);
     let implemented = result.outcome === 'succeeded';
     if (ctx.mode === 'review') {
       const said = result.finalMessage !== undefined ? result.finalMessage : (plainTail?.result() ?? null);
@@ -154,7 +157,8 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
     return finish(false);
   }
 
-  function finish(implemented: boolean): LegOutcome {
+  function finish(implemented: boolean, why: string | null = null): LegOutcome {
+    if (why) reason = why;
     const disposition = implemented ? 'implemented' : 'failed';
     const exitCode = result?.exitCode ?? null;
     stream.push({

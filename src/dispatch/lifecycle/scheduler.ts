@@ -11,6 +11,7 @@ import { serviceErrorOf, type LegSummary } from '../ports.js';
 import { Slots } from '../slots.js';
 import { describeFsError, stateFolderFault } from '../state/folder.js';
 import { runCardLeg, type LegOutcome } from './leg.js';
+import { Reconciler } from './reconcile.js';
 import type { LegContext } from './leg-context.js';
 import type { DispatchDeps, DispatchOptions } from './types.js';
 
@@ -36,6 +37,8 @@ export class LegScheduler {
   private spent = 0;
   private readonly spending = new Map<string, number>();
   private readonly running = new Map<string, Promise<void>>();
+  private readonly reconciled = new Set<string>();
+  private readonly reconciler: Reconciler | null;
 
   private readonly opts: DispatchOptions;
   private readonly deps: DispatchDeps;
@@ -58,6 +61,18 @@ export class LegScheduler {
     this.signal = input.signal;
     this.runCardLeg = input.runCardLeg ?? runCardLeg;
     this.landed = new Set(input.landed);
+    const { reconcile } = this.opts;
+    this.reconciler =
+      reconcile === false
+        ? null
+        : new Reconciler({
+            service: this.deps.service,
+            intervalMs: this.opts.heartbeatIntervalMs,
+            ...(reconcile?.floorMs !== undefined ? { floorMs: reconcile.floorMs } : {}),
+            scopeKey: input.selection.scopeKey,
+            ...(this.opts.doneStatuses ? { doneStatuses: this.opts.doneStatuses } : {}),
+            now: () => this.deps.clock.now(),
+          });
     this.todo = input.selection.cards.filter((c) => !c.skipReason && !this.landed.has(c.key));
   }
 
@@ -119,11 +134,13 @@ export class LegScheduler {
       }
     }
     await Promise.all(this.running.values());
+    this.reconciler?.close();
   }
 
   /** Waits for the legs still running, however they end. */
   async settle(): Promise<void> {
     await Promise.allSettled(this.running.values());
+    this.reconciler?.close();
   }
 
   /** The item as it is now, or null when the plan changed (the run stops `replanned`). */
@@ -154,8 +171,18 @@ export class LegScheduler {
     return (await pushedOnOrigin(repo, key, baseRef ?? 'HEAD')) ? `${key} was implemented on origin/${branchFor(key)} meanwhile` : null;
   }
 
-  private start(ctx: LegContext, card: SelectedCard, fresh: WorkItemDetail, index: number, release: () => void): void {
+  private start(runCtx: LegContext, card: SelectedCard, fresh: WorkItemDetail, index: number, release: () => void): void {
     const started = this.deps.clock.now();
+    // The leg's own stop: its item closed, archived, handed to a human or moved out of scope.
+    const stop = new AbortController();
+    let stoppedBy: string | null = null;
+    const ctx: LegContext = { ...runCtx, signal: AbortSignal.any([runCtx.signal, stop.signal]), stoppedBy: () => stoppedBy };
+    this.reconciler?.track(fresh, (reason) => {
+      stoppedBy = reason;
+      this.reconciled.add(card.key);
+      this.deps.output.warn(`${card.key}: ${reason}: stopping its agent; what it committed stays on its branch`);
+      stop.abort(new Error(reason));
+    });
     // runCardLeg settles every agent failure itself; what still rejects is local (a full disk
     // refusing even the failed disposition): the card is shown failed with that cause.
     const outcome = this.runCardLeg(ctx, fresh, index, this.todo.length).catch(
@@ -177,6 +204,7 @@ export class LegScheduler {
     const leg = outcome
       .then((o) => this.ended(card.key, o))
       .finally(() => {
+        this.reconciler?.untrack(card.key);
         this.running.delete(card.key);
         release();
       });
@@ -190,7 +218,8 @@ export class LegScheduler {
     if (outcome.implemented) this.landed.add(key);
     else {
       this.failed.add(key);
-      if (this.opts.onFailure === 'halt' && !this.signal.aborted) this.stopReason ??= 'halted';
+      // A leg a person's change stopped is not the agent's failure: the run goes on with the next card.
+      if (this.opts.onFailure === 'halt' && !this.signal.aborted && !this.reconciled.has(key)) this.stopReason ??= 'halted';
     }
     this.checkCost();
   }

@@ -67,6 +67,11 @@ export interface DispatchOptions {
   timeouts: DispatchTimeouts;
   maxCostUsd?: number | null;
   heartbeatIntervalMs: number;
+  /**
+   * Re-reading running legs' items (reconcile.ts): false is `--no-reconcile`; `floorMs` is how seldom
+   * a card may be read at most (default 30 s; engine tests shorten it as they shorten the heartbeat).
+   */
+  reconcile?: false | { floorMs?: number };
   /** `--max-wait`: the run gives up on an unreachable service after this long, heartbeats included. */
   giveUpAfterMs?: number;
   /** false: `--no-worktree`, the branch is checked out in the repository itself. */

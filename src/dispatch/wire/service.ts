@@ -13,7 +13,6 @@ export function dispatchServiceOf(api: ApiClient): DispatchService {
     heartbeatDispatchRun: (id, o) => api.heartbeatDispatchRun(id, o),
     getWorkItem: async (key) => (await api.getWorkItem(key)).item,
     readWorkItem: (key, o) => api.getWorkItem(key, o),
-    updateWorkItem: async (key, body, ifMatch, o) => (await api.updateWorkItem(key, body, { ...o, ...(ifMatch !== undefined ? { ifMatch } : {}) })).item,
     listWorkItems: (projectKey, query) => api.listWorkItems(projectKey, query),
     listReadyBugs: (projectKey, query) => api.listReadyBugs(projectKey, query),
     listReadyContainers: (projectKey, query) => api.listReadyContainers(projectKey, query),
