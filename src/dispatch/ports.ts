@@ -192,6 +192,9 @@ export type CheckoutInPlace = (opts: { repo: string; key: string; baseRef?: stri
 /** Commits on HEAD since `headBefore`. */
 export type CommitsSince = (path: string, headBefore: string) => Promise<number>;
 
+/** The paths of `globs` that differ at `path` from `base` (committed, uncommitted or new). */
+export type ChangedPaths = (path: string, base: string, globs: readonly string[]) => Promise<string[]>;
+
 /** What an ancestor is known as; the detail only carries keys, the caller may know titles. */
 export interface AncestorInfo {
   key: string;

@@ -98,7 +98,9 @@ describe('the git identity of agents’ commits', () => {
     expect(r.code, r.stderr).toBe(0);
     // In CI the line carries no "warning:" label (no colour, no prefix): it is the line itself.
     expect(r.stderr.split('\n').filter((l) => l.includes('no --push or --pr'))).toEqual([
-      expect.stringMatching(/CI is set and this run has no --push or --pr: implemented work stays on svc\/ branches in this job's workspace, which goes when the job ends$/),
+      expect.stringMatching(
+        /CI is set and this run has no --push or --pr: implemented work stays on svc\/ branches in this job's workspace, which goes when the job ends$/,
+      ),
     ]);
     const pushed = await svcInProcess(['run', card('ci pushed'), '--push', '--agent-cmd', COMMIT, '--repo', m.repo], { env: m.env });
     expect(pushed.code, pushed.stderr).toBe(0);

@@ -115,6 +115,8 @@ export function soakDeps(w: SoakWorld, signal = new AbortController().signal): D
     prepareWorktree: ({ key }) => folderFor(w.repo, key),
     checkoutInPlace: ({ key }) => folderFor(w.repo, key),
     commitsSince: async () => 1,
+    // Plain folders have no git history to change a protected path in.
+    changedPaths: async () => [],
     output: {
       legStarted: () => undefined,
       legFinished: () => undefined,

@@ -2,7 +2,7 @@
 // card's worktree (or the checkout in place) and its commits, the prompt and the clock. Named once
 // here, so a command or a test harness passes only what it alone knows and swaps single members.
 import { runAgentProcess } from '../agent/run-process.js';
-import { checkoutInPlace, commitsSince, prepareWorktree } from '../git/worktree.js';
+import { changedPathsOf, checkoutInPlace, commitsSince, prepareWorktree } from '../git/worktree.js';
 import { systemClock } from '../ports.js';
 import { buildPrompt } from '../prompt.js';
 import type { DispatchDeps } from './types.js';
@@ -12,5 +12,5 @@ export type CallerDeps = Pick<DispatchDeps, 'service' | 'stateDir' | 'output' | 
 
 /** The engine's dependencies: its own functions, then the caller's, which may replace any of them. */
 export function dispatchDeps(given: CallerDeps): DispatchDeps {
-  return { runAgentProcess, prepareWorktree, checkoutInPlace, commitsSince, buildPrompt, clock: systemClock, ...given };
+  return { runAgentProcess, prepareWorktree, checkoutInPlace, commitsSince, changedPaths: changedPathsOf, buildPrompt, clock: systemClock, ...given };
 }

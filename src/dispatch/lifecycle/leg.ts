@@ -8,7 +8,7 @@ import { streamOf } from '../agent/spend.js';
 import type { LegResult } from '../agent/types.js';
 import { headOf, recordLeg } from '../report/record.js';
 import { alignWithHead, fetchDeliveryHead, prepareFixWorktree, prepareReviewWorktree, settleReview } from '../git/delivery.js';
-import { branchFor, changedPathsOf } from '../git/worktree.js';
+import { branchFor } from '../git/worktree.js';
 import { protectedPaths } from '../workflow/policy.js';
 import type { LegSummary, PreparedWorktree } from '../ports.js';
 import { expectsCode } from '../prompt.js';
@@ -124,7 +124,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
     }
     // What the agent must leave as the base has it (the check's own script, CI files, .svc/).
     if (implemented) {
-      const changed = await changedPathsOf(wt.path, wt.headBefore, protectedPaths(workflow));
+      const changed = await deps.changedPaths(wt.path, wt.headBefore, protectedPaths(workflow));
       if (changed.length) {
         implemented = false;
         reason = `changed a protected path: ${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ` (and ${changed.length - 5} more)` : ''}`;

@@ -173,16 +173,7 @@ export class LegScheduler {
 
   private start(runCtx: LegContext, card: SelectedCard, fresh: WorkItemDetail, index: number, release: () => void): void {
     const started = this.deps.clock.now();
-    // The leg's own stop: its item closed, archived, handed to a human or moved out of scope.
-    const stop = new AbortController();
-    let stoppedBy: string | null = null;
-    const ctx: LegContext = { ...runCtx, signal: AbortSignal.any([runCtx.signal, stop.signal]), stoppedBy: () => stoppedBy };
-    this.reconciler?.track(fresh, (reason) => {
-      stoppedBy = reason;
-      this.reconciled.add(card.key);
-      this.deps.output.warn(`${card.key}: ${reason}: stopping its agent; what it committed stays on its branch`);
-      stop.abort(new Error(reason));
-    });
+    const ctx = this.reconciler ? this.stoppable(runCtx, card.key, fresh, this.reconciler) : runCtx;
     // runCardLeg settles every agent failure itself; what still rejects is local (a full disk
     // refusing even the failed disposition): the card is shown failed with that cause.
     const outcome = this.runCardLeg(ctx, fresh, index, this.todo.length).catch(
@@ -209,6 +200,19 @@ export class LegScheduler {
         release();
       });
     this.running.set(card.key, leg);
+  }
+
+  /** The leg's own stop: its item closed, archived, handed to a human or moved out of scope. */
+  private stoppable(runCtx: LegContext, key: string, fresh: WorkItemDetail, reconciler: Reconciler): LegContext {
+    const stop = new AbortController();
+    let stoppedBy: string | null = null;
+    reconciler.track(fresh, (reason) => {
+      stoppedBy = reason;
+      this.reconciled.add(key);
+      this.deps.output.warn(`${key}: ${reason}: stopping its agent; what it committed stays on its branch`);
+      stop.abort(new Error(reason));
+    });
+    return { ...runCtx, signal: AbortSignal.any([runCtx.signal, stop.signal]), stoppedBy: () => stoppedBy };
   }
 
   private ended(key: string, outcome: LegOutcome): void {

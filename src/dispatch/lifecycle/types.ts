@@ -9,6 +9,7 @@ import type {
   BuildPrompt,
   CheckoutInPlace,
   Clock,
+  ChangedPaths,
   CommitsSince,
   DispatchService,
   LegSummary,
@@ -147,6 +148,8 @@ export interface DispatchDeps {
   /** Writes pull requests (`opts.pr`): GitHub's REST API on hosted runs, the user's gh locally. */
   pullRequests?: PullRequestWriter;
   commitsSince: CommitsSince;
+  /** What the leg changed of its protected paths (git/worktree.ts changedPathsOf). */
+  changedPaths: ChangedPaths;
   buildPrompt: BuildPrompt;
   clock: Clock;
   stateDir: string;

@@ -46,7 +46,8 @@ function setup(cards: SelectedCard[], over: Partial<DispatchOptions> = {}, items
     clock: { now: () => 0 },
     stateDir: '/nonexistent',
   } as unknown as DispatchDeps;
-  const opts = { parallel: 1, onFailure: 'halt', maxCostUsd: null, ...over } as DispatchOptions;
+  // Reconcile (re-reading running legs' items) has tests of its own: reconcile.test.ts.
+  const opts = { parallel: 1, onFailure: 'halt', maxCostUsd: null, reconcile: false, ...over } as DispatchOptions;
   const legs: LegScheduler = new LegScheduler({
     opts,
     deps,

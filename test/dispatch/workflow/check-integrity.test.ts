@@ -21,6 +21,9 @@ function script(body: string): string {
   return `sh ${join(dir, 'agent.sh')}`;
 }
 
+/** Teardown waits (at most 20 s) until the survivor's commit is there, so the collect meets it. */
+const UNTIL_AFTER_CHECK = 'i=0; until [ "$(git log -1 --format=%s)" = after-check ] || [ $i -ge 400 ]; do sleep 0.05; i=$((i+1)); done';
+
 const wf = (over: Partial<Workflow>): Workflow => ({ ...EMPTY_WORKFLOW, timeouts: { ...EMPTY_WORKFLOW.timeouts }, ...over });
 
 let h: Harness;
@@ -55,7 +58,7 @@ describe.skipIf(process.getuid?.() !== 0)('the check, as root through the defaul
       ].join('\n'),
     );
     const s = await runDispatch(
-      h.opts({ keys: [key], agentUser: DEFAULT_POOL, agent: { agentCmd: agent }, workflow: wf({ verify: 'sh check.sh', teardown: ['sleep 1.5'] }) }),
+      h.opts({ keys: [key], agentUser: DEFAULT_POOL, agent: { agentCmd: agent }, workflow: wf({ verify: 'sh check.sh', teardown: [UNTIL_AFTER_CHECK] }) }),
       h.deps(),
     );
     expect(s.legs[0]).toMatchObject({ disposition: 'implemented', check: { status: 'passed' } });
