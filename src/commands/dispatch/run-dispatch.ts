@@ -105,6 +105,8 @@ export function continueFlags(flags: DispatchFlags, recorded: Record<string, unk
   // The workflow's flags of the original run (.svc/workflow.yml itself is read again from the base).
   if (flags.verify === undefined && (recorded.verify === false || typeof recorded.verify === 'string')) out.verify = recorded.verify;
   if (flags.setup === undefined && typeof recorded.setup === 'string') out.setup = recorded.setup;
+  // The names the original run passed to its agents (their values are read from this environment).
+  if (flags.agentEnv === undefined && Array.isArray(recorded.agentEnv)) out.agentEnv = recorded.agentEnv.filter((n): n is string => typeof n === 'string');
   // A continued run writes pull requests as the original did (which implies its push).
   if (flags.pr === undefined && recorded.pr === true) out.pr = true;
   if (flags.draft === undefined && recorded.draft === true) out.draft = true;

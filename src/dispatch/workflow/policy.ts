@@ -3,6 +3,7 @@
 // every mistake is one line naming the line of the file it is on.
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import { parseDuration } from '../duration.js';
+import { agentEnvNameProblem } from '../agent/env.js';
 
 /** Where the policy lives in the repository (read from the base commit, never the worktree). */
 export const WORKFLOW_FILE = '.svc/workflow.yml';
@@ -28,6 +29,8 @@ export interface Workflow {
   teardown: string[];
   /** Text added to every card's prompt. */
   prompt: string | null;
+  /** Variables of svc's environment the agent and the steps get besides the allowlist (docs/agents.md). */
+  env: string[];
   timeouts: Record<StepName, number>;
 }
 
@@ -45,6 +48,7 @@ export const EMPTY_WORKFLOW: Workflow = {
   verifyAttempts: 0,
   teardown: [],
   prompt: null,
+  env: [],
   timeouts: { ...DEFAULT_STEP_TIMEOUTS },
 };
 
@@ -93,6 +97,22 @@ const globs: Check = (node, say) => {
   });
 };
 
+/** Variable names for `env:`, one or a list: never one of svc's own. */
+const names: Check = (node, say) => {
+  if (isMap(node)) {
+    say('env must be a variable name or a list of them, not a map');
+    return undefined;
+  }
+  const out: string[] = [];
+  for (const item of isSeq(node) ? node.items : [node]) {
+    const name = isScalar(item) && typeof item.value === 'string' ? item.value : null;
+    const problem = name === null ? 'each entry must be a variable name' : agentEnvNameProblem(name);
+    if (problem) say(`env: ${problem}`, item as Node);
+    else out.push(name!);
+  }
+  return out;
+};
+
 const timeouts: Check = (node, say) => {
   if (!isMap(node)) {
     say(`timeouts must be a map of ${Object.keys(DEFAULT_STEP_TIMEOUTS).join(', ')} to durations (like 10m)`);
@@ -127,6 +147,7 @@ const FIELDS: Record<string, Check> = {
   verify_attempts: whole('verify_attempts', 0, 10),
   teardown: texts('teardown'),
   prompt: text('prompt', 'text for the prompt'),
+  env: names,
   timeouts,
 };
 
@@ -171,6 +192,7 @@ export function parseWorkflow(source: string): { workflow: Workflow | null; prob
       verifyAttempts: (values.verify_attempts as number | undefined) ?? 0,
       teardown: (values.teardown as string[] | undefined) ?? [],
       prompt: str(values.prompt),
+      env: (values.env as string[] | undefined) ?? [],
       timeouts: { ...DEFAULT_STEP_TIMEOUTS, ...(values.timeouts as object | undefined) },
     },
     problems,
@@ -206,6 +228,7 @@ export function describeWorkflow(wf: Workflow): string {
     ...(wf.verify ? [`verify \`${wf.verify}\`${wf.verifyAttempts ? ` (up to ${plural(wf.verifyAttempts, 'more attempt')})` : ''}`] : []),
     ...(wf.teardown.length ? [`teardown ${plural(wf.teardown.length, 'command')}`] : []),
     ...(wf.prompt ? ['house rules for the prompt'] : []),
+    ...(wf.env.length ? [`env ${wf.env.join(' ')}`] : []),
   ];
   return parts.length ? parts.join(', ') : 'nothing set';
 }
