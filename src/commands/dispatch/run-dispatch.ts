@@ -29,6 +29,7 @@ import { printSummary, runUnderProgress } from './engine-tail.js';
 import { createGhWriter } from '../../dispatch/pr/gh.js';
 import { createRedactor } from '../../dispatch/redact.js';
 import { pullRequestOptions } from './pr-options.js';
+import { credentialsInGitConfig, gitCredentialsWarning } from '../../dispatch/git/config-credentials.js';
 
 const DEFAULT_HEARTBEAT = '60s';
 
@@ -172,6 +173,9 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
       command !== 'fix' && command !== 'review',
     );
     checkAgentProgram(opts.agent, opts.repo, ctx.env.PATH);
+    // A token in the repository's own git config is one the agents can read: said once, at the start.
+    const credentials = await credentialsInGitConfig(opts.repo);
+    if (credentials.length) ctx.out.warn(gitCredentialsWarning(opts.repo, credentials));
     // .svc/workflow.yml of the base commit (issue 30): a mistake there stops the command here.
     const { workflow, hint } = await workflowFor(flags, opts.repo, opts.baseRef);
     opts.workflow = workflow;
