@@ -131,7 +131,7 @@ const hasPassword = (url: string): boolean => {
 };
 
 /** Whether svc's variable `name` may reach the agent, by the basics and the preset alone. */
-export function isAgentBasicVariable(name: string, value: string, preset?: string): boolean {
+function isAgentBasicVariable(name: string, value: string, preset?: string): boolean {
   if (/^SVC_/i.test(name)) return false;
   if (BASICS.has(name) || LOCALE.test(name)) return true;
   if (PROXIES.has(name)) return !hasPassword(value);
