@@ -35,6 +35,27 @@ const BASICS = new Set([
   'SSL_CERT_DIR',
   'NODE_EXTRA_CA_CERTS',
   'REQUESTS_CA_BUNDLE',
+  // Where toolchains are installed (an image's Rust, Java, Go, Python, Node): paths, which a
+  // workflow's setup and verify need as much as the agent does.
+  'JAVA_HOME',
+  'GOROOT',
+  'GOPATH',
+  'CARGO_HOME',
+  'RUSTUP_HOME',
+  'RUSTUP_TOOLCHAIN',
+  'VIRTUAL_ENV',
+  'PYTHONPATH',
+  'PYENV_ROOT',
+  'NVM_DIR',
+  'NODE_PATH',
+  'DOTNET_ROOT',
+  'GRADLE_USER_HOME',
+  'MAVEN_HOME',
+  'ANDROID_HOME',
+  'ANDROID_SDK_ROOT',
+  'PLAYWRIGHT_BROWSERS_PATH',
+  'LD_LIBRARY_PATH',
+  'PKG_CONFIG_PATH',
   // Git's identity and where its configuration is: names, never a credential (the agent's commits
   // read as the user's). GIT_TERMINAL_PROMPT=0 keeps an agent's git from waiting on a prompt.
   'GIT_AUTHOR_NAME',

@@ -13,6 +13,7 @@ describe('agentEnv: an allowlist (DISPATCH.md §3)', () => {
           LANG: 'C.UTF-8',
           LC_ALL: 'C',
           TERM: 'xterm',
+          CARGO_HOME: '/usr/local/cargo',
           ANTHROPIC_API_KEY: 'sk-ant-x',
           SVC_TOKEN: 'svc_pat_x',
           SVC_RUN_TOKEN: 'svc_run_x',
@@ -29,7 +30,7 @@ describe('agentEnv: an allowlist (DISPATCH.md §3)', () => {
       },
       extra,
     );
-    expect(env).toEqual({ PATH: '/bin', HOME: '/home/u', LANG: 'C.UTF-8', LC_ALL: 'C', TERM: 'xterm', ...extra });
+    expect(env).toEqual({ PATH: '/bin', HOME: '/home/u', LANG: 'C.UTF-8', LC_ALL: 'C', TERM: 'xterm', CARGO_HOME: '/usr/local/cargo', ...extra });
   });
 
   it("passes a preset's own variables to that preset only", () => {
