@@ -1,6 +1,9 @@
 // A credential in the repository's own git config (issue 38 item 6: what actions/checkout writes
 // by default, a clone URL with a token) is one an agent can read: svc names its key in one warning
 // at the start of the run, never its value.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv, makeRepo, run, type CliEnv } from '../support/cli.js';
 import { startLocalServer, type LocalServer } from '../support/server-process.js';
@@ -30,6 +33,10 @@ describe("a credential in the repository's git config", () => {
     // As actions/checkout leaves it by default, and a clone URL with a token in it.
     await run('git', ['config', 'http.https://github.com/.extraheader', 'AUTHORIZATION: basic xyz-header-secret'], repo);
     await run('git', ['remote', 'add', 'upstream', 'https://ci:url-password-7@example.invalid/acme/widgets.git'], repo);
+    // In a file the config includes, as newer actions/checkout keeps it.
+    const included = join(mkdtempSync(join(tmpdir(), 'svc-included-')), 'credentials.config');
+    writeFileSync(included, '[http "https://gitlab.example/"]\n\textraheader = AUTHORIZATION: basic included-secret-3\n');
+    await run('git', ['config', `includeIf.gitdir:${repo}/.git.path`, included], repo);
     // A token in a key: the key is named without it.
     await run('git', ['config', 'url.https://x-access-token:tok-insteadof-9@github.com/.insteadOf', 'https://github.com/'], repo);
     const keys = [await card('one'), await card('two')];
@@ -40,7 +47,8 @@ describe("a credential in the repository's git config", () => {
     expect(warnings[0]).toContain('http.https://github.com/.extraheader');
     expect(warnings[0]).toContain('remote.upstream.url');
     expect(warnings[0]).toContain('url.https://…@github.com/.insteadof');
-    expect(r.stderr + r.stdout).not.toMatch(/xyz-header-secret|url-password-7|tok-insteadof-9|x-access-token/);
+    expect(warnings[0]).toContain('http.https://gitlab.example/.extraheader');
+    expect(r.stderr + r.stdout).not.toMatch(/xyz-header-secret|url-password-7|tok-insteadof-9|x-access-token|included-secret-3/);
   });
 
   it('says nothing for a clean config', async () => {

@@ -24,11 +24,12 @@ const shown = (key: string): string => key.replace(/\/\/[^/@\s]*@/g, '//…@');
 
 /**
  * The keys of the repository's local git config that hold a credential an agent could read: every
- * `http[.<url>].extraheader`, and remote URLs (or `url.<base>.insteadOf` bases) with a password.
- * Only key names are returned, never a value; a repository git cannot read gives none.
+ * `http[.<url>].extraheader`, and remote URLs (or `url.<base>.insteadOf` bases) with a password,
+ * included files too (actions/checkout v6 keeps its header in one, named by an `includeIf`). Only
+ * key names are returned, never a value; a repository git cannot read gives none.
  */
 export async function credentialsInGitConfig(repo: string): Promise<string[]> {
-  const r = await execa('git', ['config', '--local', '--list', '--null'], { cwd: repo, reject: false, stdin: 'ignore' });
+  const r = await execa('git', ['config', '--local', '--includes', '--list', '--null'], { cwd: repo, reject: false, stdin: 'ignore' });
   if (r.exitCode !== 0) return [];
   const keys = new Set<string>();
   for (const entry of r.stdout.split('\0')) {
