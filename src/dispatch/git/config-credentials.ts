@@ -25,8 +25,8 @@ const shown = (key: string): string => key.replace(/\/\/[^/@\s]*@/g, '//…@');
 /**
  * The keys of the repository's local git config that hold a credential an agent could read: every
  * `http[.<url>].extraheader`, and remote URLs (or `url.<base>.insteadOf` bases) with a password,
- * included files too (newer actions/checkout releases keep the header in one, named by an `includeIf`). Only
- * key names are returned, never a value; a repository git cannot read gives none.
+ * in included files too (newer actions/checkout releases keep the header in one, named by an
+ * `includeIf`). Only key names are returned, never a value; a repository git cannot read gives none.
  */
 export async function credentialsInGitConfig(repo: string): Promise<string[]> {
   const r = await execa('git', ['config', '--local', '--includes', '--list', '--null'], { cwd: repo, reject: false, stdin: 'ignore' });
