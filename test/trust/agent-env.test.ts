@@ -189,7 +189,7 @@ describe('--agent-env', () => {
 });
 
 describe.skipIf(!isRoot)("another card's worktree (issue 38 item 6)", () => {
-  it("is closed to an agent of the pool, though the repository is open to it", async () => {
+  it('is closed to an agent of the pool, though the repository is open to it', async () => {
     const repo = await makeRepo();
     // The repository open to every user, as a CI checkout is: the agent's clone borrows its objects.
     for (let dir = repo; dir !== tmpdir() && dir !== '/'; dir = join(dir, '..')) chmodSync(dir, 0o755);
@@ -198,7 +198,11 @@ describe.skipIf(!isRoot)("another card's worktree (issue 38 item 6)", () => {
     const r = await svcInProcess(['run', first, '--agent-cmd', 'true', '--allow-empty', '--repo', repo, '--json'], { env });
     expect(r.code, r.stderr).toBe(0);
     const peek = join(open, 'peek.sh');
-    writeFileSync(peek, `#!/bin/sh\ncd "$(git config remote.origin.url)" && echo "config: $(test -r config && echo readable)"\nls -a svc-worktrees 2>&1 | sed 's/^/worktrees: /'\n`, { mode: 0o755 });
+    writeFileSync(
+      peek,
+      `#!/bin/sh\ncd "$(git config remote.origin.url)" && echo "config: $(test -r config && echo readable)"\nls -a svc-worktrees 2>&1 | sed 's/^/worktrees: /'\n`,
+      { mode: 0o755 },
+    );
     const log = await legLog(env, ['--agent-cmd', `sh ${peek}`], repo);
     // What the boundary cannot close (docs/trust.md): the repository's config is readable.
     expect(log).toContain('config: readable');
