@@ -18,7 +18,7 @@ agentSuite(
         'name = "mock"',
         `base_url = "${url}/v1"`,
         'wire_api = "responses"',
-        'env_key = "MOCK_MODEL_API_KEY"',
+        'env_key = "OPENAI_API_KEY"',
         'request_max_retries = 2',
         'stream_max_retries = 2',
         'stream_idle_timeout_ms = 10000',
@@ -29,7 +29,7 @@ agentSuite(
       ].join('\n');
       mkdirSync(codexHome, { recursive: true });
       writeFileSync(join(codexHome, 'config.toml'), config);
-      return { CODEX_HOME: codexHome, MOCK_MODEL_API_KEY: 'mock-key' };
+      return { CODEX_HOME: codexHome, OPENAI_API_KEY: 'mock-key' };
     },
   },
   {

@@ -65,7 +65,7 @@ COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length 
   });
 
   test('bash completes a flag of the command being typed, global flags included', async () => {
-    expect(await complete('svc', 'run', 'PROJ-1', '--agent')).toEqual(['--agent', '--agent-cmd', '--agent-format', '--agent-user']);
+    expect(await complete('svc', 'run', 'PROJ-1', '--agent')).toEqual(['--agent', '--agent-cmd', '--agent-env', '--agent-format', '--agent-user']);
     expect(await complete('svc', 'batch', '--base')).toEqual(['--base-url']);
   });
 });

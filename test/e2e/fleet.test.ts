@@ -49,11 +49,31 @@ async function machine(name: string): Promise<Machine> {
 /** `svc auto` as its own process group, so a kill takes its agents with it. */
 function worker(m: Machine, sleep: string): { child: ChildProcess; exit: Promise<number | null>; out: () => string } {
   let out = '';
-  const child = spawn(process.execPath, [BIN, 'auto', '--per-run', '1', '--push', '--agent-cmd', agent(sleep), '--repo', m.repo, '--on-failure', 'continue'], {
-    env: m.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'auto',
+      '--per-run',
+      '1',
+      '--push',
+      '--agent-cmd',
+      agent(sleep),
+      '--agent-env',
+      'FLEET_MARKS',
+      '--agent-env',
+      'FLEET_WORKER',
+      '--repo',
+      m.repo,
+      '--on-failure',
+      'continue',
+    ],
+    {
+      env: m.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exit = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));

@@ -52,6 +52,10 @@ describe('GitHub Actions: a matrix of workers', () => {
     expect(line).toContain('--idempotency-key "gh-${{ github.run_id }}-${{ matrix.worker }}"');
     expect(line).toMatch(/--report "junit:out\/svc-junit-\$\{\{ matrix.worker \}\}.xml"/);
     expect(job.steps.at(-1).uses).toMatch(/^actions\/upload-artifact@/);
+    // The checkout leaves no token in .git/config, which the agents can read (issue 38).
+    const checkouts = job.steps.filter((s: { uses?: string }) => s.uses?.startsWith('actions/checkout@'));
+    expect(checkouts.length).toBeGreaterThan(0);
+    for (const c of checkouts) expect(c.with?.['persist-credentials']).toBe(false);
     // The step summary is written by svc itself when GITHUB_STEP_SUMMARY is set (docs/reports.md).
     expect(JSON.stringify(wf)).not.toContain('SVC_CI_SUMMARY');
   });
@@ -80,6 +84,8 @@ describe('GitLab CI: parallel:', () => {
     const line = svcLine(job.script.join('\n'));
     expect(line).toContain('--idempotency-key "gl-${CI_PIPELINE_ID}-${CI_NODE_INDEX}"');
     expect(job.artifacts.reports.junit).toBe('out/svc-junit-*.xml');
+    // The clone URL's job token is gone from .git/config before svc runs an agent.
+    expect(job.before_script[0]).toBe('git remote set-url origin "${CI_SERVER_URL}/${CI_PROJECT_PATH}.git"');
   });
 
   it('the schema refuses a broken copy', () => {

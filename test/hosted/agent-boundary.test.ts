@@ -81,7 +81,7 @@ async function attack(name: string, extraArgs: string[]): Promise<Attempt> {
     GIT_AUTHOR_EMAIL: 'runner@example.invalid',
     GIT_COMMITTER_NAME: 'svc runner',
     GIT_COMMITTER_EMAIL: 'runner@example.invalid',
-    // The user's own settings for the agent (a model endpoint) must still reach it.
+    // The user's own settings for the agent (a model endpoint, named with --agent-env) must still reach it.
     ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/mock-model',
   });
   const home = runner.HOME!;
@@ -104,7 +104,11 @@ async function attack(name: string, extraArgs: string[]): Promise<Attempt> {
   const remote = `${server.url}/git/acme/widgets.git`;
   const clone = join(workspace, 'acme', 'widgets');
   const agentCmd = `bash ${join(open, 'attacker.sh')} {key} ${stateDir} ${configDir} ${rdv} ${remote} ${clone}`;
-  const running = runCli(['attach', '--agent-cmd', agentCmd, '--json', ...extraArgs], { env: runner, cwd: workspace, timeoutMs: 120_000 });
+  const running = runCli(['attach', '--agent-cmd', agentCmd, '--agent-env', 'ANTHROPIC_BASE_URL', '--json', ...extraArgs], {
+    env: runner,
+    cwd: workspace,
+    timeoutMs: 120_000,
+  });
 
   // When the agent is up, hand it the exact path of every socket under svc's folders.
   const sockets: string[] = [];

@@ -129,7 +129,11 @@ describe('svc attach as the hosted runner (real bin/svc.js)', () => {
     expect(early.status).toBe(200);
     const earlyToken = (early.body.credentials as Array<{ repository: string; token: string }>).find((c) => c.repository === 'acme/widgets')!.token;
 
-    const r = await spawned(['attach', '--agent-cmd', `sh ${agentScript} {key} {branch}`, '--send-logs', '--json'], runner, workspace);
+    const r = await spawned(
+      ['attach', '--agent-cmd', `sh ${agentScript} {key} {branch}`, '--agent-env', 'AGENT_LOG_DIR', '--send-logs', '--json'],
+      runner,
+      workspace,
+    );
     expect(r.code, r.stderr).toBe(0);
     const summary = JSON.parse(r.stdout) as {
       runId: string;

@@ -66,6 +66,8 @@ describe('--report on a dispatch command', () => {
         'continue',
         '--agent-cmd',
         `sh ${agent}`,
+        '--agent-env',
+        'LEAK',
         '--repo',
         repo,
         '--json',

@@ -78,7 +78,23 @@ describe('the live page of svc server', () => {
   test('a run appears in the list, and its page follows the legs live on the timeline', async () => {
     const env = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO', SVC_HEARTBEAT_INTERVAL: '1s', GATE: gate });
     const running: Promise<CliResult> = runCli(
-      ['run', 'DEMO-3', 'DEMO-5', 'DEMO-6', '--parallel', '2', '--on-failure', 'continue', '--agent-cmd', `sh ${agent}`, '--repo', await makeRepo(), '--json'],
+      [
+        'run',
+        'DEMO-3',
+        'DEMO-5',
+        'DEMO-6',
+        '--parallel',
+        '2',
+        '--on-failure',
+        'continue',
+        '--agent-cmd',
+        `sh ${agent}`,
+        '--agent-env',
+        'GATE',
+        '--repo',
+        await makeRepo(),
+        '--json',
+      ],
       { env, timeoutMs: 120_000 },
     );
     // The list refreshes itself: the new run shows up without a reload.

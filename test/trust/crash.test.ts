@@ -112,7 +112,20 @@ async function startSignalRun(agent: string, killGrace: string) {
   const stateDir = join(home, 'state');
   const before = new Set(rowsOf(db).map((x) => x.id));
   const seenPids = agentPids().length;
-  const run = spawnSvc(env, ['run', ...cards(2), '--agent-cmd', agent, '--send-logs', '--allow-empty', '--kill-grace', killGrace, '--repo', await makeRepo()]);
+  const run = spawnSvc(env, [
+    'run',
+    ...cards(2),
+    '--agent-cmd',
+    agent,
+    '--agent-env',
+    'TRUST_PIDS',
+    '--send-logs',
+    '--allow-empty',
+    '--kill-grace',
+    killGrace,
+    '--repo',
+    await makeRepo(),
+  ]);
   const pid = await waitFor(
     'the agent to start',
     () => {
@@ -153,7 +166,10 @@ describe('kill -9 at random points, then svc runs recover', () => {
     const env = envFor(home);
     const before = new Set(rowsOf(db).map((r) => r.id));
     const started = Date.now();
-    const r = await runCli(['run', ...cards(5), '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', await makeRepo()], { env });
+    const r = await runCli(
+      ['run', ...cards(5), '--agent-cmd', agentCmd, '--agent-env', 'TRUST_PIDS', '--send-logs', '--allow-empty', '--repo', await makeRepo()],
+      { env },
+    );
     fullRunMs = Date.now() - started;
     expect(r.code, r.stderr).toBe(0);
     expect(problemsAfter(join(home, 'state'), before)).toEqual([]);
@@ -176,7 +192,18 @@ describe('kill -9 at random points, then svc runs recover', () => {
         const before = new Set(rowsOf(db).map((x) => x.id));
         const ended = await Promise.all(
           batch.map(async ({ killAt, home }) => {
-            const run = spawnSvc(envFor(home), ['run', ...cards(5), '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', await makeRepo()]);
+            const run = spawnSvc(envFor(home), [
+              'run',
+              ...cards(5),
+              '--agent-cmd',
+              agentCmd,
+              '--agent-env',
+              'TRUST_PIDS',
+              '--send-logs',
+              '--allow-empty',
+              '--repo',
+              await makeRepo(),
+            ]);
             await new Promise((resolve) => setTimeout(resolve, killAt));
             run.child.kill('SIGKILL');
             return run.done;
@@ -228,7 +255,7 @@ describe('a run opened but never recorded locally', () => {
     writeFileSync(join(home, 'not-a-folder'), '');
     const env = { ...envFor(home), SVC_STATE_DIR: join(home, 'not-a-folder', 'state') };
     const before = new Set(rowsOf(db).map((x) => x.id));
-    const r = await runCli(['run', ...cards(1), '--agent-cmd', agentCmd, '--allow-empty', '--repo', await makeRepo()], { env });
+    const r = await runCli(['run', ...cards(1), '--agent-cmd', agentCmd, '--agent-env', 'TRUST_PIDS', '--allow-empty', '--repo', await makeRepo()], { env });
     expect(r.code).not.toBe(0);
     const left = rowsOf(db).filter((x) => !before.has(x.id) && x.status === 'running');
     expect(
@@ -252,7 +279,7 @@ describe('kill -9 while the open is in flight', () => {
       const env = { ...envFor(home), SVC_BASE_URL: proxy.url };
       const stateDir = join(home, 'state');
       const before = new Set(rowsOf(db).map((x) => x.id));
-      const run = spawnSvc(env, ['run', ...cards(2), '--agent-cmd', agentCmd, '--allow-empty', '--repo', await makeRepo()]);
+      const run = spawnSvc(env, ['run', ...cards(2), '--agent-cmd', agentCmd, '--agent-env', 'TRUST_PIDS', '--allow-empty', '--repo', await makeRepo()]);
       await waitFor('the open to reach the proxy', () => proxy.requests('POST', /^\/api\/v1\/dispatch-runs$/).length > 0, 20_000);
       run.child.kill('SIGKILL');
       await run.done;

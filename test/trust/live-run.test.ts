@@ -78,7 +78,11 @@ async function liveRun(home: string, extra: string[] = []) {
   const env = envFor(home);
   const repo = await makeRepo();
   const key = card('live run card');
-  const run = spawnSvc(env, ['run', key, '--agent-cmd', stubbornAgent, '--allow-empty', '--kill-grace', '20s', '--repo', repo, ...extra], 'pipe');
+  const run = spawnSvc(
+    env,
+    ['run', key, '--agent-cmd', stubbornAgent, '--agent-env', 'TRUST_PIDS', '--allow-empty', '--kill-grace', '20s', '--repo', repo, ...extra],
+    'pipe',
+  );
   const pgid = await waitFor(
     'the agent to start',
     () => (existsSync(env.TRUST_PIDS!) ? Number(readFileSync(env.TRUST_PIDS!, 'utf8').split('\n')[0]) : null),
@@ -142,7 +146,10 @@ describe.concurrent('recover and prune beside a live run', () => {
     };
     await waitFor("the live run's events to be acked", settled, 20_000);
     const before = readFileSync(journal, 'utf8');
-    const second = await runCli(['run', key, '--agent-cmd', stubbornAgent, '--allow-empty', '--idempotency-key', 'ci-job-7', '--repo', repo], { env });
+    const second = await runCli(
+      ['run', key, '--agent-cmd', stubbornAgent, '--agent-env', 'TRUST_PIDS', '--allow-empty', '--idempotency-key', 'ci-job-7', '--repo', repo],
+      { env },
+    );
     expect(second.code).toBe(1);
     expect(second.stderr).toContain(`run ${runId} is live in process ${run.child.pid}`);
     expect(readFileSync(journal, 'utf8')).toBe(before);
@@ -254,7 +261,10 @@ printf '${tail}\\n'
 `,
     );
     const key = card('split token card');
-    const r = await runCli(['run', key, '--agent-cmd', `sh ${agent}`, '--send-logs', '--allow-empty', '--repo', await makeRepo()], { env });
+    const r = await runCli(
+      ['run', key, '--agent-cmd', `sh ${agent}`, '--agent-env', 'TRUST_PIDS', '--send-logs', '--allow-empty', '--repo', await makeRepo()],
+      { env },
+    );
     expect(r.code, r.stderr).toBe(0);
     const runId = readdirSync(join(home, 'state', 'runs'))[0]!;
     const log = readFileSync(join(home, 'state', 'runs', runId, 'logs', `${key}.log`), 'utf8');

@@ -145,6 +145,8 @@ describe('secret hygiene across a representative set of CLI calls', () => {
           'DEMO-6',
           '--agent-cmd',
           agentCmd,
+          '--agent-env',
+          'TRUST_DUMPS',
           '--send-logs',
           '--allow-empty',
           '--repo',
@@ -174,7 +176,10 @@ describe('secret hygiene across a representative set of CLI calls', () => {
     // agent would pass on.
     const ci = home({ SVC_TOKEN: pat });
     const ciJob = async () => {
-      const ciRun = await spawned(['run', 'DEMO-3', '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--repo', await makeRepo(), '--json'], ci);
+      const ciRun = await spawned(
+        ['run', 'DEMO-3', '--agent-cmd', agentCmd, '--agent-env', 'TRUST_DUMPS', '--send-logs', '--allow-empty', '--repo', await makeRepo(), '--json'],
+        ci,
+      );
       expect(ciRun.code, ciRun.stderr).toBe(0);
       return (JSON.parse(ciRun.stdout) as { runId: string }).runId;
     };
@@ -197,7 +202,9 @@ describe('secret hygiene across a representative set of CLI calls', () => {
       mkdirSync(workspace, { recursive: true });
       const runner = home({ SVC_RUN_ID: hostedRunId, SVC_RUN_TOKEN: runToken, GIT_AUTHOR_NAME: 'runner', GIT_AUTHOR_EMAIL: 'runner@example.invalid' });
       delete runner.SVC_PROJECT;
-      const attached = await svc(['attach', '--agent-cmd', agentCmd, '--send-logs', '--allow-empty', '--json'], runner, { cwd: workspace });
+      const attached = await svc(['attach', '--agent-cmd', agentCmd, '--agent-env', 'TRUST_DUMPS', '--send-logs', '--allow-empty', '--json'], runner, {
+        cwd: workspace,
+      });
       expect(attached.code, attached.stderr).toBe(0);
       return { hostedRunId, runToken };
     };

@@ -103,7 +103,21 @@ async function twoMachines(project: string, argsA: string[], startB: (a: Promise
   const keys = queue(project, 10);
   const records = join(root, `records-${project}.txt`);
   const gate = join(root, `gate-${project}`);
-  const args = (repo: string) => ['auto', '--agent-cmd', agentCmd, '--allow-empty', '--repo', repo, '--json'];
+  const args = (repo: string) => [
+    'auto',
+    '--agent-cmd',
+    agentCmd,
+    '--agent-env',
+    'TRUST_RECORDS',
+    '--agent-env',
+    'TRUST_MACHINE',
+    '--agent-env',
+    'TRUST_GATE',
+    '--allow-empty',
+    '--repo',
+    repo,
+    '--json',
+  ];
   const [repoA, repoB] = await Promise.all([makeRepo(), makeRepo()]);
   const a = runCli([...args(repoA), ...argsA], { env: machine('A', project, records, { TRUST_GATE: gate }), timeoutMs: 120_000 });
   await startB(a);

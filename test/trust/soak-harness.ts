@@ -103,6 +103,7 @@ export function soakOptions(w: SoakWorld, over: Partial<DispatchOptions> & { fai
     dryRun: false,
     secrets: [w.svc.token],
     env: { PATH: process.env.PATH, FAIL_KEYS: failKeys.join(' ') },
+    agentEnv: ['FAIL_KEYS'],
     flushIntervalMs: 20,
     ...rest,
   };

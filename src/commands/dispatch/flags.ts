@@ -18,6 +18,9 @@ export const DISPATCH_FLAG = {
     "parse an --agent-cmd's output as this preset's stream (outcome, spend, review text): claude, codex, gemini, opencode",
   ),
   model: flag('--model <model>', 'model passed to the agent preset'),
+  agentEnv: flag('--agent-env <name>', "pass this variable of svc's environment to the agents too (repeatable; never SVC_TOKEN or SVC_RUN_TOKEN)", {
+    parse: collect,
+  }),
   agentUser: flag(
     '--agent-user <name>',
     "who agents run as when svc is root (SVC_AGENT_USER): a user, a uid range FIRST-LAST, or none (svc's own); default svc-agent-1, -2, …, a uid per leg",

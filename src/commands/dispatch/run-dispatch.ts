@@ -31,6 +31,7 @@ import { printSummary, runUnderProgress } from './engine-tail.js';
 import { createGhWriter } from '../../dispatch/pr/gh.js';
 import { createRedactor } from '../../dispatch/redact.js';
 import { pullRequestOptions } from './pr-options.js';
+import { credentialsInGitConfig, gitCredentialsWarning } from '../../dispatch/git/config-credentials.js';
 
 const DEFAULT_HEARTBEAT = '60s';
 
@@ -108,6 +109,8 @@ export function continueFlags(flags: DispatchFlags, recorded: Record<string, unk
   // The workflow's flags of the original run (.svc/workflow.yml itself is read again from the base).
   if (flags.verify === undefined && (recorded.verify === false || typeof recorded.verify === 'string')) out.verify = recorded.verify;
   if (flags.setup === undefined && typeof recorded.setup === 'string') out.setup = recorded.setup;
+  // The names the original run passed to its agents (their values are read from this environment).
+  if (flags.agentEnv === undefined && Array.isArray(recorded.agentEnv)) out.agentEnv = recorded.agentEnv.filter((n): n is string => typeof n === 'string');
   // A continued run writes pull requests as the original did (which implies its push).
   if (flags.pr === undefined && recorded.pr === true) out.pr = true;
   if (flags.draft === undefined && recorded.draft === true) out.draft = true;
@@ -201,6 +204,9 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
         "CI is set and this run has no --push or --pr: implemented work stays on svc/ branches in this job's workspace, which goes when the job ends",
       );
     if (command !== 'fix' && command !== 'review') opts.baseRef = opts.base.sha;
+    // A token in the repository's own git config is one the agents can read: said once, at the start.
+    const credentials = await credentialsInGitConfig(opts.repo);
+    if (credentials.length) ctx.out.warn(gitCredentialsWarning(opts.repo, credentials));
     // .svc/workflow.yml of the base commit: a mistake there stops the command here.
     const { workflow, hint } = await workflowFor(flags, opts.repo, opts.base.sha, opts.base.branch ?? undefined);
     opts.workflow = workflow;

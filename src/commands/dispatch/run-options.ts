@@ -1,6 +1,7 @@
 // Which agent a dispatch runs and how its legs run: one rule for local and hosted runs, so they
 // cannot drift apart.
 import { checkAgentChoice, isAgentName, type AgentChoice } from '../../dispatch/agent/presets.js';
+import { agentEnvNameProblem } from '../../dispatch/agent/env.js';
 import { AGENT_FORMATS } from '../../dispatch/agent/spend.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
@@ -43,7 +44,7 @@ export function agentChoice(flags: AgentFlags, ctx: Context, required: boolean, 
 /** The flags of how legs run, shared by local and hosted runs. */
 export type LegFlags = Pick<
   DispatchFlags,
-  'onFailure' | 'parallel' | 'sendLogs' | 'allowEmpty' | 'timeout' | 'idleTimeout' | 'cardTimeout' | 'killGrace' | 'maxCost'
+  'onFailure' | 'parallel' | 'sendLogs' | 'allowEmpty' | 'timeout' | 'idleTimeout' | 'cardTimeout' | 'killGrace' | 'maxCost' | 'agentEnv'
 >;
 
 /** How legs run: failures, parallelism, logs, timeouts and spend, with their defaults. */
@@ -61,7 +62,17 @@ export function legOptions(flags: LegFlags, ctx: Context) {
     },
     maxCostUsd: usd(flags.maxCost, '--max-cost') ?? null,
     giveUpAfterMs: resolveMaxWaitMs(ctx),
+    ...(flags.agentEnv?.length ? { agentEnv: agentEnvNames(flags.agentEnv) } : {}),
   } satisfies Partial<DispatchOptions>;
+}
+
+/** `--agent-env NAME …`: each a variable name, none of svc's own (a one-line usage error). */
+function agentEnvNames(names: readonly string[]): string[] {
+  for (const name of names) {
+    const problem = agentEnvNameProblem(name);
+    if (problem) throw new UsageError(`--agent-env ${name}: ${problem}`);
+  }
+  return [...new Set(names)];
 }
 
 /**

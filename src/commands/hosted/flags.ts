@@ -10,6 +10,7 @@ export const ATTACH_FLAGS = [
   rephrase(D.agent, "agent preset (default: the run's agent): claude, codex, aider, gemini, opencode"),
   D.agentCmd,
   rephrase(D.model, "model passed to the agent preset (default: the run's model)"),
+  D.agentEnv,
   D.agentUser,
   rephrase(D.dryRun, "print the run's legs, repositories and branches; execute nothing, mint no git token"),
   rephrase(D.onFailure, 'what a failed leg does to the run (default halt)'),

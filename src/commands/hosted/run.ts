@@ -72,8 +72,8 @@ export function hostedDispatchOptions(flags: HostedRunFlags, ctx: Context, h: Ho
     ...(({ pr, draft }) => ({ pr: pr && flags.push !== false, draft }))(pullRequestOptions(flags, ctx, true)),
     secrets: [runToken, ...(ctx.env.SVC_TOKEN ? [ctx.env.SVC_TOKEN] : [])].filter(Boolean),
     liveSecrets: () => h.secrets(),
-    // The agent inherits svc's environment minus every SVC_* variable and token (agentEnv); its
-    // own git calls must fail rather than prompt.
+    // The agent gets the allowlist of this environment (agentEnv: never an SVC_* variable or a
+    // token); its own git calls must fail rather than prompt.
     env: { ...ctx.env, GIT_TERMINAL_PROMPT: '0' },
   };
 }

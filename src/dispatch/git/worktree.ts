@@ -6,7 +6,7 @@
 // (never reset), and pruning never removes a worktree with uncommitted changes.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { readHead } from './refs.js';
 import type { PreparedWorktree } from '../ports.js';
@@ -89,10 +89,15 @@ export async function onBranch(dir: string, branch: string): Promise<boolean> {
 const roots = new Map<string, Promise<string>>();
 const madeRoots = new Set<string>();
 
-/** Makes the worktrees folder once per process (git makes a missing parent itself anyway). */
+/**
+ * Makes the worktrees folder once per process (git makes a missing parent itself anyway), svc's
+ * alone (0700): an agent user can read an open repository, and must not read another card's
+ * worktree (its uncommitted work) through it (docs/trust.md).
+ */
 async function makeRoot(root: string): Promise<void> {
   if (madeRoots.has(root)) return;
-  await mkdir(root, { recursive: true });
+  await mkdir(root, { recursive: true, mode: 0o700 });
+  await chmod(root, 0o700);
   madeRoots.add(root);
 }
 

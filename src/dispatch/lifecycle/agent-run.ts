@@ -208,7 +208,7 @@ async function runAgentOnce(
       cwd,
       ...(leg && leg.fds().length ? { extraFds: leg.fds() } : {}),
       env: (leg ? leg.env : (e: Record<string, string>) => e)(
-        agentEnv(opts.env, {
+        agentEnv(opts, {
           SVC_CARD_KEY: key,
           SVC_RUN_ID: ctx.runId,
           SVC_PROMPT_FILE: promptFile,

@@ -55,6 +55,7 @@ export function recordBase(
       draft: opts.draft ?? false,
       ...(opts.workflowFlags?.verify !== undefined ? { verify: opts.workflowFlags.verify } : {}),
       ...(opts.workflowFlags?.setup !== undefined ? { setup: opts.workflowFlags.setup } : {}),
+      ...(opts.agentEnv?.length ? { agentEnv: [...opts.agentEnv] } : {}),
     },
   };
 }

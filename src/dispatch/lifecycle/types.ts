@@ -101,8 +101,10 @@ export interface DispatchOptions {
   pr?: boolean;
   /** `--draft`: pull requests are opened as drafts. */
   draft?: boolean;
-  /** The environment agents inherit (filtered of tokens by agentEnv). */
+  /** svc's environment: agents and workflow steps get what agentEnv's allowlist passes of it. */
   env: NodeJS.ProcessEnv;
+  /** `--agent-env NAME`: variables of `env` passed to agents besides the allowlist (never an SVC_* one). */
+  agentEnv?: readonly string[];
   /** Run each agent as a uid of this pool, leased for its leg, in a clone of its own (svc is root; docs/trust.md). */
   agentUser?: AgentPoolSpec | null;
   /** Without an agent user: one line said when the first agent starts (svc is root, or hosted). */

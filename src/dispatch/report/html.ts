@@ -2,10 +2,14 @@
 // dark and on paper. Per run: a header of facts, the timeline of its legs (shared with the live
 // page of `svc server`), an overview table, then per card a table of what happened, its commits,
 // `git diff --stat` and the tail of its log behind <details>.
-import { escapeHtml as h } from '../../html/escape.js';
+import { escapeHtml } from '../../html/escape.js';
 import { formatDuration, THEME_CSS, TIMELINE_CSS, timelineHtml, type TimelineBar } from '../../html/timeline.js';
 import { hasWorkflow, tokenCount, usd } from './markdown.js';
 import type { LegReport, RunReport } from './types.js';
+import { visible } from '../../ui/visible.js';
+
+/** Text in the page: escaped, its control characters shown (titles, reasons and logs are anyone's text). */
+const h = (text: string): string => escapeHtml(visible(text));
 
 const PAGE_CSS = `
 *{box-sizing:border-box}

@@ -1,16 +1,16 @@
 // Markdown for people reading CI: a summary table per run (GitHub-flavoured, as the step summary and
 // Buildkite annotations render it) and a section per failed card with its reason and log tail.
 import { formatDuration } from '../../html/timeline.js';
+import { visible } from '../../ui/visible.js';
 import type { LegReport, RunReport } from './types.js';
 
 const MARK: Record<string, string> = { implemented: '✅', failed: '❌', skipped: '⏭️', not_reached: '⏸️', running: '⏳' };
 const CHECK: Record<string, string> = { passed: '✅ passed', failed: '❌ failed', none: 'none' };
 const RUN_MARK: Record<string, string> = { succeeded: '✅', failed: '❌', cancelled: '🛑', timed_out: '⌛', running: '⏳' };
 
-/** A table cell: one line, pipes escaped, no HTML. */
+/** A table cell: one line, pipes escaped, no HTML, control characters shown (a title is anyone's text). */
 function cell(text: string | null | undefined): string {
-  return (text ?? '')
-    .replace(/\s+/g, ' ')
+  return visible((text ?? '').replace(/\s+/g, ' '))
     .trim()
     .replace(/[\\|]/g, (c) => `\\${c}`)
     .replace(/</g, '&lt;');
@@ -25,8 +25,9 @@ export function tokenCount(t: { in: number | null; out: number | null }): string
   return `${((t.in ?? 0) + (t.out ?? 0)).toLocaleString('en-US')}`;
 }
 
-/** A fence longer than any run of backticks in `text`, so a log cannot close it. */
-function fenced(text: string): string {
+/** A fence longer than any run of backticks in `text`, so a log cannot close it; control characters shown. */
+function fenced(raw: string): string {
+  const text = visible(raw);
   const longest = Math.max(2, ...(text.match(/`+/g) ?? []).map((m) => m.length));
   const fence = '`'.repeat(longest + 1);
   return `${fence}text\n${text}\n${fence}`;

@@ -90,7 +90,7 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
   let excluded = { env: {} as Record<string, string>, dispose() {} };
   // The agent's environment (never svc's credentials), less the prompt file, which is the agent's.
   const base = (extra: Record<string, string>) => {
-    const env = agentEnv(ctx.opts.env, { SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: '', SVC_WORKDIR: place.cwd, SVC_BRANCH: leg.branch });
+    const env = agentEnv(ctx.opts, { SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: '', SVC_WORKDIR: place.cwd, SVC_BRANCH: leg.branch });
     delete (env as Record<string, string | undefined>).SVC_PROMPT_FILE;
     return place.env({ ...env, ...extra });
   };

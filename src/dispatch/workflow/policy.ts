@@ -3,6 +3,7 @@
 // every mistake is one line naming the line of the file it is on.
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import { parseDuration } from '../duration.js';
+import { agentEnvNameProblem } from '../agent/env.js';
 
 /** Where the policy lives in the repository (read from the base commit, never the worktree). */
 export const WORKFLOW_FILE = '.svc/workflow.yml';
@@ -30,6 +31,8 @@ export interface Workflow {
   prompt: string | null;
   /** Globs of paths the agent must leave as the base commit has them (WORKFLOW_FILE always is). */
   protect: string[];
+  /** Variables of svc's environment the agent and the steps get besides the allowlist (docs/agents.md). */
+  env: string[];
   timeouts: Record<StepName, number>;
 }
 
@@ -48,6 +51,7 @@ export const EMPTY_WORKFLOW: Workflow = {
   teardown: [],
   prompt: null,
   protect: [],
+  env: [],
   timeouts: { ...DEFAULT_STEP_TIMEOUTS },
 };
 
@@ -98,6 +102,22 @@ const globs =
     });
   };
 
+/** Variable names for `env:`, one or a list: never one of svc's own. */
+const names: Check = (node, say) => {
+  if (isMap(node)) {
+    say('env must be a variable name or a list of them, not a map');
+    return undefined;
+  }
+  const out: string[] = [];
+  for (const item of isSeq(node) ? node.items : [node]) {
+    const name = isScalar(item) && typeof item.value === 'string' ? item.value : null;
+    const problem = name === null ? 'each entry must be a variable name' : agentEnvNameProblem(name);
+    if (problem) say(`env: ${problem}`, item as Node);
+    else out.push(name!);
+  }
+  return out;
+};
+
 const timeouts: Check = (node, say) => {
   if (!isMap(node)) {
     say(`timeouts must be a map of ${Object.keys(DEFAULT_STEP_TIMEOUTS).join(', ')} to durations (like 10m)`);
@@ -133,6 +153,7 @@ const FIELDS: Record<string, Check> = {
   teardown: texts('teardown'),
   prompt: text('prompt', 'text for the prompt'),
   protect: globs('protect'),
+  env: names,
   timeouts,
 };
 
@@ -178,6 +199,7 @@ export function parseWorkflow(source: string): { workflow: Workflow | null; prob
       teardown: (values.teardown as string[] | undefined) ?? [],
       prompt: str(values.prompt),
       protect: (values.protect as string[] | undefined) ?? [],
+      env: (values.env as string[] | undefined) ?? [],
       timeouts: { ...DEFAULT_STEP_TIMEOUTS, ...(values.timeouts as object | undefined) },
     },
     problems,
@@ -214,6 +236,7 @@ export function describeWorkflow(wf: Workflow): string {
     ...(wf.teardown.length ? [`teardown ${plural(wf.teardown.length, 'command')}`] : []),
     ...(wf.prompt ? ['house rules for the prompt'] : []),
     ...(wf.protect.length ? [`protect ${wf.protect.join(' ')}`] : []),
+    ...(wf.env.length ? [`env ${wf.env.join(' ')}`] : []),
   ];
   return parts.length ? parts.join(', ') : 'nothing set';
 }

@@ -25,13 +25,16 @@ afterEach(async () => {
 function spec(over: Partial<LegSpec> & Pick<LegSpec, 'argv'>): LegSpec {
   return {
     cwd: dir,
-    env: agentEnv(process.env, {
-      SVC_CARD_KEY: 'SVC-1',
-      SVC_RUN_ID: 'run-1',
-      SVC_PROMPT_FILE: join(dir, 'state', 'prompt.md'),
-      SVC_WORKDIR: dir,
-      SVC_BRANCH: 'svc/SVC-1',
-    }),
+    env: agentEnv(
+      { env: process.env },
+      {
+        SVC_CARD_KEY: 'SVC-1',
+        SVC_RUN_ID: 'run-1',
+        SVC_PROMPT_FILE: join(dir, 'state', 'prompt.md'),
+        SVC_WORKDIR: dir,
+        SVC_BRANCH: 'svc/SVC-1',
+      },
+    ),
     prompt: '# SVC-1: do the thing\n',
     promptVia: 'stdin',
     promptFile: join(dir, 'state', 'prompt.md'),
@@ -96,7 +99,10 @@ describe('runAgentProcess', () => {
   it('never hands SVC_TOKEN, SVC_RUN_TOKEN or git tokens to the agent', async () => {
     let out = '';
     const env = agentEnv(
-      { ...process.env, SVC_TOKEN: 'svc_pat_secret', SVC_RUN_TOKEN: 'svc_run_secret', GITHUB_TOKEN: 'ghs_x', GH_TOKEN: 'y', KEEP_ME: '1' },
+      {
+        env: { ...process.env, SVC_TOKEN: 'svc_pat_secret', SVC_RUN_TOKEN: 'svc_run_secret', GITHUB_TOKEN: 'ghs_x', GH_TOKEN: 'y', KEEP_ME: '1' },
+        agentEnv: ['KEEP_ME', 'SVC_TOKEN'],
+      },
       { SVC_CARD_KEY: 'SVC-9', SVC_RUN_ID: 'run-9', SVC_PROMPT_FILE: '/p', SVC_WORKDIR: dir, SVC_BRANCH: 'svc/SVC-9' },
     );
     await runAgentProcess(spec({ argv: [node, join(AGENTS, 'print-env.mjs')], env, onOutput: (c) => (out += c.toString()) }));
@@ -112,7 +118,7 @@ describe('runAgentProcess', () => {
     // opencode 1.18 took its project folder from an inherited PWD and committed outside the worktree.
     let out = '';
     const env = agentEnv(
-      { ...process.env, PWD: '/somewhere/else' },
+      { env: { ...process.env, PWD: '/somewhere/else' } },
       { SVC_CARD_KEY: 'SVC-9', SVC_RUN_ID: 'r', SVC_PROMPT_FILE: '/p', SVC_WORKDIR: dir, SVC_BRANCH: 'b' },
     );
     await runAgentProcess(spec({ argv: [node, join(AGENTS, 'print-env.mjs')], env, onOutput: (c) => (out += c.toString()) }));

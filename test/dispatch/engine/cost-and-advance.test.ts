@@ -51,6 +51,7 @@ describe('--max-cost', () => {
         maxCostUsd: 0.5,
         agent: { agentCmd: `"${process.execPath}" ${SPEND}`, stream: 'claude-stream-json' },
         env: { PATH: process.env.PATH, SLOW_KEY: a, SLOW_GATE: slowGate, FAST_GATE: fastGate },
+        agentEnv: ['SLOW_KEY', 'SLOW_GATE', 'FAST_GATE'],
       }),
       h.deps(),
     );

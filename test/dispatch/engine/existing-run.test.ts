@@ -153,6 +153,9 @@ describe("continue RUN_ID takes the original run's options", () => {
     expect(continueFlags({}, { verify: 'npm test' })).toMatchObject({ verify: 'npm test' });
     expect(continueFlags({ verify: 'make check' }, { verify: false })).toMatchObject({ verify: 'make check' });
     expect(continueFlags({}, { verify: 42 }).verify).toBeUndefined();
+    // --agent-env (issue 38): the names again, unless given now; never anything but names.
+    expect(continueFlags({}, { agentEnv: ['NPM_TOKEN', 7] }).agentEnv).toEqual(['NPM_TOKEN']);
+    expect(continueFlags({ agentEnv: ['OTHER'] }, { agentEnv: ['NPM_TOKEN'] }).agentEnv).toEqual(['OTHER']);
   });
 
   it('svc continue with no agent flag reruns the failed legs with the original agent command', async () => {
@@ -161,7 +164,8 @@ describe("continue RUN_ID takes the original run's options", () => {
     // Fails until the marker exists, then commits.
     writeFileSync(
       join(dir, 'agent.sh'),
-      `test -f ${marker} || exit 3\necho x > card-$SVC_CARD_KEY.txt\ngit add -A\ngit -c user.name=a -c user.email=a@example.invalid commit -qm "$SVC_CARD_KEY: done"\n`,
+      // The marker's path reaches the agent only by name (--agent-env), in the continued run too.
+      `test -f "$CONTINUE_MARKER" || exit 3\necho x > card-$SVC_CARD_KEY.txt\ngit add -A\ngit -c user.name=a -c user.email=a@example.invalid commit -qm "$SVC_CARD_KEY: done"\n`,
     );
     const agent = `sh ${join(dir, 'agent.sh')}`;
     const a = h.item('task', 'A');
@@ -173,9 +177,13 @@ describe("continue RUN_ID takes the original run's options", () => {
       SVC_STATE_DIR: h.stateDir,
       SVC_REPO: h.repo,
       PATH: process.env.PATH,
+      CONTINUE_MARKER: marker,
     };
     const first = testContext({ env, globals: { json: true } });
-    await runDispatchCommand({ command: 'run', keys: [a, b], agentCmd: agent, onFailure: 'continue', idleTimeout: '40s', verify: 'true' }, first);
+    await runDispatchCommand(
+      { command: 'run', keys: [a, b], agentCmd: agent, agentEnv: ['CONTINUE_MARKER'], onFailure: 'continue', idleTimeout: '40s', verify: 'true' },
+      first,
+    );
     const firstSummary = JSON.parse(first.stdout.text);
     expect(firstSummary).toMatchObject({ status: 'failed' });
     expect(firstSummary.legs.map((l: { disposition: string; exitCode: number }) => [l.disposition, l.exitCode])).toEqual([
@@ -183,7 +191,13 @@ describe("continue RUN_ID takes the original run's options", () => {
       ['failed', 3],
     ]);
     const recorded = readRunRecord(h.stateDir, firstSummary.runId)!;
-    expect(recorded.options).toMatchObject({ agent: { agentCmd: agent }, onFailure: 'continue', timeouts: { idleMs: 40_000 }, verify: 'true' });
+    expect(recorded.options).toMatchObject({
+      agent: { agentCmd: agent },
+      agentEnv: ['CONTINUE_MARKER'],
+      onFailure: 'continue',
+      timeouts: { idleMs: 40_000 },
+      verify: 'true',
+    });
     expect(JSON.stringify(recorded)).not.toContain(h.svc.token);
 
     writeFileSync(marker, '');
@@ -200,6 +214,7 @@ describe("continue RUN_ID takes the original run's options", () => {
       onFailure: 'continue',
       timeouts: { idleMs: 40_000 },
       verify: 'true',
+      agentEnv: ['CONTINUE_MARKER'],
     });
   });
 });

@@ -196,7 +196,7 @@ describe("the workflow's steps and what leaves the machine", () => {
     const key = h.item('task', 'Prints its environment');
     const setup = 'env | sort; echo ghp_0123456789abcdefghijklmnopqrstuvwxyzAB';
     const env = { PATH: process.env.PATH, SVC_TOKEN: 'plain-service-credential', GITHUB_TOKEN: 'plain-github-credential', KEEP_ME: 'kept' };
-    const quiet = await runDispatch(h.opts({ keys: [key], env, workflow: wf({ setup: [setup] }) }), h.deps());
+    const quiet = await runDispatch(h.opts({ keys: [key], env, workflow: wf({ setup: [setup], env: ['KEEP_ME'] }) }), h.deps());
     const text = readFileSync(logPath(runPaths(h.stateDir, quiet.runId!), key), 'utf8');
     expect(text).toContain('KEEP_ME=kept');
     expect(text).toContain(`SVC_CARD_KEY=${key}`);
@@ -206,7 +206,7 @@ describe("the workflow's steps and what leaves the machine", () => {
     expect(journal(quiet.runId!).filter((e) => e.body !== undefined)).toEqual([]);
 
     const key2 = h.item('task', 'Prints, with --send-logs');
-    const sent = await runDispatch(h.opts({ keys: [key2], env, sendLogs: true, workflow: wf({ setup: [setup] }) }), h.deps());
+    const sent = await runDispatch(h.opts({ keys: [key2], env, agentEnv: ['KEEP_ME'], sendLogs: true, workflow: wf({ setup: [setup] }) }), h.deps());
     const bodies = journal(sent.runId!)
       .map((e) => e.body ?? '')
       .join('');

@@ -19,6 +19,7 @@ describe('parseWorkflow', () => {
       '  Use pnpm.',
       'timeouts:',
       '  verify: 90s',
+      'env: [NPM_TOKEN, PLAYWRIGHT_BROWSERS_PATH]',
     ].join('\n');
     expect(parseWorkflow(source)).toEqual({
       problems: [],
@@ -31,6 +32,7 @@ describe('parseWorkflow', () => {
         teardown: ['pkill -f vite || true'],
         prompt: 'Use pnpm.\n',
         protect: [],
+        env: ['NPM_TOKEN', 'PLAYWRIGHT_BROWSERS_PATH'],
         timeouts: { ...DEFAULT_STEP_TIMEOUTS, verify: 90_000 },
       },
     });
