@@ -5,8 +5,21 @@
 export const HOSTED_ENGINES = ['podman', 'docker', 'kubernetes'] as const;
 export type HostedEngineName = (typeof HOSTED_ENGINES)[number];
 
-/** The uid:gid of the image's non-root user (Containerfile); Kubernetes' securityContext names it. */
+/**
+ * The uid:gid Kubernetes' securityContext names. The image has no user of its own any more (svc
+ * runs as root in Podman and Docker runners, its agents as reserved uids): this stays only for the
+ * Kubernetes manifest until it runs as those runners do.
+ */
 export const IMAGE_UID = 10001;
+
+/**
+ * The capabilities a runner keeps (all others dropped): what svc as root needs to run each agent as
+ * a uid of its own (docs/trust.md): switch to it (SETUID, SETGID), hand the leg's folder over
+ * (CHOWN), reach what it made for the leg (DAC_OVERRIDE) and signal the agent's process group
+ * (KILL). Measured on Podman: without any one of them a hosted run fails or cannot be stopped;
+ * FOWNER was not needed (docs/hosted.md, "The security context").
+ */
+export const RUNNER_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'KILL', 'SETGID', 'SETUID'] as const;
 
 /** One runner to start: the image running `svc attach` for one hosted run. */
 export interface RunnerSpec {
