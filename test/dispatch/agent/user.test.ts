@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgentUserError, DEFAULT_POOL, lookupUser, resolveAgentUser, RUNNER_AGENT_UIDS } from '../../../src/dispatch/agent/user.js';
 import { ensurePrivateDir } from '../../../src/dispatch/state/private-dir.js';
+import { isolatedEnv, makeRepo } from '../../support/cli.js';
+import { startLocalServer } from '../../support/server-process.js';
+import { svcInProcess } from '../../support/svc-in-process.js';
 
 const users: Record<string, { uid: number; gid: number }> = {
   'svc-agent': { uid: 990, gid: 990 },
@@ -79,6 +82,29 @@ describe('resolveAgentUser', () => {
     expect(await lookupUser('root')).toEqual({ uid: 0, gid: 0 });
     expect(await lookupUser('no-such-user-svc-test')).toBeNull();
     expect(await lookupUser('-u')).toBeNull();
+  });
+});
+
+describe.runIf(process.getuid?.() === 0)("svc run as root with a pool reaching into the runners' uids", () => {
+  it('is refused: one line, exit 2, from the flag and from SVC_AGENT_USER', async () => {
+    const server = await startLocalServer();
+    try {
+      const env = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' });
+      const repo = await makeRepo();
+      const flag = await svcInProcess(['run', 'DEMO-1', '--agent-user', '65500-65530', '--agent-cmd', 'true', '--repo', repo], { env });
+      expect([flag.code, flag.stdout, flag.stderr]).toEqual([
+        2,
+        '',
+        "svc: --agent-user: '65500-65530' overlaps uids 65520-65533, which hosted runners' agents use; pass uids outside them\n",
+      ]);
+      const variable = await svcInProcess(['run', 'DEMO-1', '--agent-cmd', 'true', '--repo', repo], { env: { ...env, SVC_AGENT_USER: '65525' } });
+      expect([variable.code, variable.stderr]).toEqual([
+        2,
+        "svc: SVC_AGENT_USER: '65525' overlaps uids 65520-65533, which hosted runners' agents use; pass uids outside them\n",
+      ]);
+    } finally {
+      expect(await server.stop()).toEqual([]);
+    }
   });
 });
 
