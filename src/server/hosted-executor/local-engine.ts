@@ -3,8 +3,9 @@
 //
 // svc runs as root in the container, each agent as a uid of the image's SVC_AGENT_USER range
 // (docs/hosted.md, "The security context"): every capability is dropped but RUNNER_CAPABILITIES,
-// no-new-privileges, and with a root Podman a user namespace of its own (--userns=auto), so the
-// container's root and its agents' uids are no uids of the host.
+// no-new-privileges, and with a root Podman a user namespace of its own (--userns=auto), so there
+// the container's root and its agents' uids are no uids of the host (under Docker the agents' uids
+// are the host's, from a range no host pool may take).
 //
 // The credential is a file, not an environment variable: `podman inspect` and `docker inspect`
 // show every `-e` and `--env-file` value, so an env file would put it in the engine's records. The
