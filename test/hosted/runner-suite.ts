@@ -9,196 +9,27 @@
 // runner process, and a runner that dies before closing its run leaves it closed failed. Needs the
 // engine (Podman with runc; dockerd running: scripts/dockerd.sh) and the image: missing, they fail.
 // SVC_IMAGE_TAG names another image than localhost/svc:<version>, as it does for npm run image.
-import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, readlinkSync, readdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DispatchRun } from '../../src/contract/types.js';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { RUNNER_AGENT_UIDS } from '../../src/dispatch/agent/user.js';
 import { createRepository, repositoryPath } from '../../src/server/git/index.js';
-import { isolatedEnv, makeRepo, type CliEnv } from '../support/cli.js';
-import { startLocalServer, type LocalServer } from '../support/server-process.js';
+import { makeRepo } from '../support/cli.js';
+import type { LocalServer } from '../support/server-process.js';
 import { svcInProcess } from '../support/svc-in-process.js';
+import { IMAGE, inRange, runnerWorld, shellAgent } from './runner-world.js';
 import { git, leaks } from './support.js';
 
-const exec = promisify(execFile);
 // Loaded as the service loads it (vitest's resolver does not know the `node:sqlite` builtin).
 const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as typeof import('node:sqlite');
-const ROOT = resolve(import.meta.dirname, '../..');
-const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-const IMAGE = process.env.SVC_IMAGE_TAG || `localhost/svc:${VERSION}`;
 const TOKEN_SHAPES = [/svc_run_[A-Za-z0-9]{8,}/, /svc_pat_[A-Za-z0-9]{8,}/, /ghs_[A-Za-z0-9]{16,}/];
 
-/** An agent command line: `sh -c SCRIPT NAME ARGS…`, each word quoted as --agent-cmd splits them. */
-export const shellAgent = (script: string, ...args: string[]) =>
-  ['sh', '-c', script, ...args].map((w) => (/^[A-Za-z0-9_./:-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`)).join(' ');
-
-// The agent waits for the test's go (a file the test makes with `ENGINE exec`, so the container is
-// inspected while it runs), then commits its uid and whether it could read the mounted credential.
-const AGENT = shellAgent(
-  [
-    'i=0; while [ ! -e /tmp/go ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done',
-    'if cat /run/secrets/svc-run-token >/dev/null 2>&1; then r=read; else r=refused; fi',
-    'echo "work for $SVC_CARD_KEY as uid $(id -u), credential $r" > card.txt && git add card.txt && git -c user.name=agent -c user.email=agent@example.invalid commit -qm "$SVC_CARD_KEY: done"',
-  ].join('; '),
-);
-
-const inRange = (uid: number) => uid >= RUNNER_AGENT_UIDS.first && uid <= RUNNER_AGENT_UIDS.last;
-
 export function runnerSuite(engine: 'podman' | 'docker'): void {
-  let server: LocalServer;
-  let root: string;
-  let gitRoot: string;
-  let logs: string;
-  let personal: CliEnv;
-  const confBefore = process.env.CONTAINERS_CONF;
-
-  const cli = async (...args: string[]) => (await exec(engine, args, { env: { ...process.env }, maxBuffer: 16 << 20 })).stdout;
-  const exists = (name: string) =>
-    cli('container', 'inspect', name).then(
-      () => true,
-      () => false,
-    );
-  /** Kills svc in the runner (as the container's root): a runner that dies before closing its run. */
-  const killSvc = (name: string) =>
-    cli(
-      'exec',
-      name,
-      'sh',
-      '-c',
-      'for p in /proc/[0-9]*; do tr "\\0" " " < $p/cmdline | grep -q "^node /opt/svc/bin/svc.js" && kill -9 ${p#/proc/}; done; true',
-    );
-
-  async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${server.url}/api/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${server.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
-  }
-
-  /** Polls `probe` until it returns a value (not undefined), or fails after `ms`. */
-  async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 120_000): Promise<T> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const v = await probe();
-      if (v !== undefined) return v;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-
-  /** `svc server` with this engine's executor and the runner image: the runners' logs in `logsDir`, `agentCmd` their agent. */
-  const service = (logsDir: string, agentCmd: string, extra: string[] = []) =>
-    startLocalServer([
-      '--git-root',
-      gitRoot,
-      '--hosted-executor',
-      engine,
-      '--hosted-image',
-      IMAGE,
-      '--hosted-logs',
-      logsDir,
-      '--hosted-agent-cmd',
-      agentCmd,
-      ...extra,
-    ]);
-
-  /** A service of a test's own: its API (JSON in and out), and `svc run KEY --hosted` on a card made there. */
-  function hostedOn(s: LocalServer) {
-    const call = (path: string, init: RequestInit = {}) =>
-      fetch(`${s.url}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' } }).then(
-        (r) => r.json() as Promise<any>,
-      );
-    const open = async (card: { type: string; title: string; repo: string }): Promise<{ key: string; runId: string }> => {
-      const made = await call('/projects/DEMO/work-items', {
-        method: 'POST',
-        body: JSON.stringify({ kind: 'task', type: card.type, title: card.title, targetRepositories: [card.repo] }),
-      });
-      const opened = await svcInProcess(['run', made.key, '--hosted', '--json'], { env: isolatedEnv({ SVC_BASE_URL: s.url, SVC_TOKEN: s.token }) });
-      expect(opened.code, opened.stderr).toBe(0);
-      return { key: made.key as string, runId: JSON.parse(opened.stdout).run.id as string };
-    };
-    const ended = (runId: string) =>
-      until(`the run ${runId} and its runner to end`, async () => {
-        const r = await call(`/dispatch-runs/${runId}`);
-        return r.status !== 'running' && r.agentInstance?.endedAt ? (r as DispatchRun & { agentInstance: Record<string, unknown> }) : undefined;
-      });
-    return { call, open, ended };
-  }
-
-  async function openHosted(title: string, type = 'code'): Promise<{ key: string; runId: string }> {
-    const made = await api('POST', '/projects/DEMO/work-items', { kind: 'task', type, title, targetRepositories: ['acme/widgets'] });
-    expect(made.status, JSON.stringify(made.body)).toBe(201);
-    const key = (made.body.item ?? made.body).key as string;
-    const opened = await svcInProcess(['run', key, '--hosted', '--json'], { env: personal });
-    expect(opened.code, opened.stderr).toBe(0);
-    return { key, runId: (JSON.parse(opened.stdout) as { run: { id: string } }).run.id };
-  }
-
-  const runOf = async (runId: string) => (await api('GET', `/dispatch-runs/${runId}`)).body as DispatchRun & { agentInstance: Record<string, unknown> | null };
-
-  /** The run once its runner has ended and been recorded. */
-  const ended = (runId: string) =>
-    until(`the runner of ${runId} to end`, async () => {
-      const run = await runOf(runId);
-      return run.agentInstance?.endedAt && run.status !== 'running' ? run : undefined;
-    });
-
-  /** The running container of a run, once its agent has started (the run's first leg event). */
-  const runningAgent = async (runId: string) => {
-    await until('the runner container', async () => ((await exists(`svc-${runId}`)) ? true : undefined));
-    await until("the runner's first event", async () => ((await runOf(runId)).seq >= 1 ? true : undefined));
-    return `svc-${runId}`;
-  };
-
-  /**
-   * The host pids of every process of a container (those in the pid namespace of its first
-   * process) but the agent's passing `sleep 0.1`s, which end by themselves.
-   */
-  async function hostPids(name: string): Promise<number[]> {
-    const init = (await cli('inspect', '--format', '{{.State.Pid}}', name)).trim();
-    const ns = readlinkSync(`/proc/${init}/ns/pid`);
-    return readdirSync('/proc')
-      .filter((p) => /^\d+$/.test(p))
-      .filter((p) => {
-        try {
-          return readlinkSync(`/proc/${p}/ns/pid`) === ns && readFileSync(`/proc/${p}/comm`, 'utf8').trim() !== 'sleep';
-        } catch {
-          return false;
-        }
-      })
-      .map(Number);
-  }
-
-  const mainOf = (repo: string) => git(repositoryPath(gitRoot, repo), 'rev-parse', 'refs/heads/main');
-
-  beforeAll(async () => {
-    // This host's Podman needs runc and cgroupfs (containers.conf says why).
-    if (engine === 'podman') process.env.CONTAINERS_CONF ??= join(ROOT, 'containers.conf');
-    const image = await cli('image', 'inspect', '--format', '{{.Id}}', IMAGE).catch((e: { stderr?: string }) => {
-      throw new Error(`the runner image ${IMAGE} is missing in ${engine}: build it with npm run image (.ci/run does). ${e.stderr ?? ''}`);
-    });
-    expect(image.trim()).not.toBe('');
-    root = mkdtempSync(join(tmpdir(), `svc-${engine}-`));
-    gitRoot = join(root, 'git-root');
-    logs = join(root, 'runners');
-    await createRepository(gitRoot, 'acme/widgets', { seedCommit: true });
-    server = await service(logs, AGENT);
-    personal = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' });
-  }, 90_000);
-
-  afterAll(async () => {
-    const violations = await server?.stop();
-    if (confBefore === undefined) delete process.env.CONTAINERS_CONF;
-    else process.env.CONTAINERS_CONF = confBefore;
-    expect(violations, 'responses that break the contract document').toEqual([]);
-  });
+  const w = runnerWorld(engine);
+  const { cli, exists, killSvc, api, until, service, hostedOn, openHosted, ended, runningAgent, hostPids, mainOf } = w;
 
   describe(`svc server --hosted-executor ${engine} (real containers)`, () => {
     it('starts the image for a hosted run: svc as root, the agent as a reserved uid that cannot read the credential; svc/KEY pushed, the run succeeded, the credential nowhere', async () => {
@@ -211,10 +42,10 @@ export function runnerSuite(engine: 'podman' | 'docker'): void {
           () => undefined,
         ),
       );
-      const credentialFile = join(logs, `${runId}.credential`);
+      const credentialFile = join(w.logs, `${runId}.credential`);
       const credential = readFileSync(credentialFile, 'utf8');
       expect(credential).toMatch(/^svc_run_/);
-      const hostArgv = (await exec('ps', ['-eo', 'args'], { maxBuffer: 16 << 20 })).stdout;
+      const hostArgv = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8', maxBuffer: 16 << 20 });
       const containerArgv = await cli('exec', name, 'sh', '-c', 'for p in /proc/[0-9]*; do tr "\\0" " " < $p/cmdline; echo; done');
       const pid1Env = await cli('exec', name, 'cat', '/proc/1/environ');
       // svc is the container's root; the file is its root's alone, 0400.
@@ -232,19 +63,19 @@ export function runnerSuite(engine: 'podman' | 'docker'): void {
         HostConfig: Record<string, unknown>;
       };
       expect(config.Config.Env).toEqual(
-        expect.arrayContaining([`SVC_RUN_ID=${runId}`, `SVC_BASE_URL=${server.url}`, `SVC_AGENT_USER=${RUNNER_AGENT_UIDS.first}-${RUNNER_AGENT_UIDS.last}`]),
+        expect.arrayContaining([`SVC_RUN_ID=${runId}`, `SVC_BASE_URL=${w.server.url}`, `SVC_AGENT_USER=${RUNNER_AGENT_UIDS.first}-${RUNNER_AGENT_UIDS.last}`]),
       );
       expect(config.Config.Labels['svc.run-id']).toBe(runId);
       expect(config.Args).toEqual(expect.arrayContaining(['attach', '--agent-cmd']));
       await cli('exec', name, 'touch', '/tmp/go');
 
       const run = await ended(runId);
-      const logFile = join(logs, `${runId}.log`);
+      const logFile = join(w.logs, `${runId}.log`);
       expect(run, readFileSync(logFile, 'utf8')).toMatchObject({ origin: 'hosted', status: 'succeeded', stopReason: 'completed' });
       expect(run.cards.map((c) => [c.workItemKey, c.disposition, c.sessionBranch])).toEqual([[key, 'implemented', `svc/${key}`]]);
       expect(run.agentInstance).toMatchObject({ engine, name, image: IMAGE, state: 'exited', exitCode: 0, logs: logFile, error: null });
       // The branch is in the service's bare repository, at the agent's commit.
-      const repo = repositoryPath(gitRoot, 'acme/widgets');
+      const repo = repositoryPath(w.gitRoot, 'acme/widgets');
       expect(await git(repo, 'log', '-1', '--format=%s', `svc/${key}`)).toBe(`${key}: done`);
       // The agent ran as a uid of the reserved range (not root, not the image's old 10001) and could not read the credential.
       const said = await git(repo, 'show', `svc/${key}:card.txt`);
@@ -254,7 +85,7 @@ export function runnerSuite(engine: 'podman' | 'docker'): void {
       expect(log).toContain(`${key}: pushed svc/${key}`);
       // The credential file went with the container; the credential died with the run.
       expect(existsSync(credentialFile)).toBe(false);
-      const shown = await svcInProcess(['runs', 'show', runId], { env: personal });
+      const shown = await svcInProcess(['runs', 'show', runId], { env: w.personal });
       expect(shown.stdout).toContain(`runner ${engine} ${name} · exited 0 · logs ${logFile}`);
 
       // (Other processes of this machine are not ours to judge by token shape: the exact credential only.)
@@ -267,28 +98,31 @@ export function runnerSuite(engine: 'podman' | 'docker'): void {
     }, 180_000);
 
     it('a hostile agent in the runner gets no credential: not the file, no environ, no socket, not op 30, no push to main (issue 37)', async () => {
-      await createRepository(gitRoot, 'acme/target', { seedCommit: true });
+      await createRepository(w.gitRoot, 'acme/target', { seedCommit: true });
       const mainBefore = await mainOf('acme/target');
       const script = readFileSync(join(import.meta.dirname, 'fixtures/runner-attacker.sh'), 'utf8');
-      const remote = `${server.url}/git/acme/target.git`;
-      const s = await service(mkdtempSync(join(root, 'hostile-')), shellAgent(script, 'attacker', server.url, remote));
+      const remote = `${w.server.url}/git/acme/target.git`;
+      const s = await service(mkdtempSync(join(w.root, 'hostile-')), shellAgent(script, 'attacker', w.server.url, remote));
       try {
         const { open, ended: done } = hostedOn(s);
         const { key, runId } = await open({ type: 'code', title: 'Steal what the runner holds', repo: 'acme/target' });
         const credential = await until('the credential file', async () => {
-          const f = readdirSync(join(root))
-            .flatMap((d) => (d.startsWith('hostile-') ? [join(root, d, `${runId}.credential`)] : []))
+          const f = readdirSync(join(w.root))
+            .flatMap((d) => (d.startsWith('hostile-') ? [join(w.root, d, `${runId}.credential`)] : []))
             .find(existsSync);
           return f ? readFileSync(f, 'utf8') : undefined;
         });
         const run = await done(runId);
         expect(run).toMatchObject({ status: 'succeeded', stopReason: 'completed', agentInstance: { exitCode: 0 } });
-        const report = await git(repositoryPath(gitRoot, 'acme/target'), 'show', `svc/${key}:attack.txt`);
+        const report = await git(repositoryPath(w.gitRoot, 'acme/target'), 'show', `svc/${key}:attack.txt`);
         // Every attempt was made, and every one was refused.
         for (const what of ['token-file', 'environ', 'socket', 'credential-fill', 'op30', 'push'])
           expect(report, what).toMatch(new RegExp(`^CHECK ${what} `, 'm'));
         expect(report).toMatch(/^done$/m);
-        expect(report.split('\n').filter((l) => / GOT /.test(l))).toEqual(
+        expect(
+          report.split('\n').filter((l) => / GOT /.test(l)),
+          report,
+        ).toEqual(
           // Its own processes' environments are its own, and hold no token.
           report.split('\n').filter((l) => /^CHECK environ \S+ GOT no token uid \d+/.test(l)),
         );
@@ -320,10 +154,13 @@ export function runnerSuite(engine: 'podman' | 'docker'): void {
       const made = await api('POST', '/projects/DEMO/work-items', { kind: 'task', type: 'code', title: 'A host leg' });
       const hostKey = (made.body.item ?? made.body).key as string;
       const repo = await makeRepo();
-      const leg = await svcInProcess(['run', hostKey, '--agent-user', '10001-10005', '--agent-cmd', probe, '--repo', repo], { env: personal });
+      const leg = await svcInProcess(['run', hostKey, '--agent-user', '10001-10005', '--agent-cmd', probe, '--repo', repo], { env: w.personal });
       expect(leg.code, leg.stderr).toBe(0);
       // The leg has ended (its uid's processes killed with kill -9 -1): every runner process lives on.
-      expect(pids.filter((pid) => !existsSync(`/proc/${pid}`)), 'runner processes gone').toEqual([]);
+      expect(
+        pids.filter((pid) => !existsSync(`/proc/${pid}`)),
+        'runner processes gone',
+      ).toEqual([]);
       const lines = (await git(repo, 'show', `svc/${hostKey}:probe.txt`)).split('\n');
       expect(Number(lines.pop())).toBeGreaterThanOrEqual(10001);
       expect(lines.map((l) => l.split(' ').slice(1).join(' '))).toEqual(pids.map(() => 'denied Operation not permitted'));
@@ -349,7 +186,7 @@ export function runnerSuite(engine: 'podman' | 'docker'): void {
 
     /** A second service whose runners' agent never ends, with one hosted run whose agent has started. */
     async function waitingRun(extra: string[]): Promise<{ service: LocalServer; runId: string }> {
-      const s = await service(mkdtempSync(join(root, 'waiting-')), 'sleep 600', extra);
+      const s = await service(mkdtempSync(join(w.root, 'waiting-')), 'sleep 600', extra);
       const { call, open } = hostedOn(s);
       try {
         const { runId } = await open({ type: 'chore', title: 'Never ends', repo: 'acme/widgets' });
