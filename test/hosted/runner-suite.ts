@@ -127,6 +127,10 @@ export function runnerSuite(engine: 'podman' | 'docker'): void {
           report.split('\n').filter((l) => /^CHECK environ \S+ GOT no token uid \d+/.test(l)),
         );
         expect(report).toMatch(/^CHECK token-file \S+ DENIED .*Permission denied/m);
+        // svc's environment and its init's are refused by the kernel, not missed.
+        const refused = report.split('\n').filter((l) => /^CHECK environ \S+ DENIED/.test(l));
+        expect(refused.length).toBeGreaterThanOrEqual(2);
+        for (const line of refused) expect(line).toMatch(/Permission denied/);
         expect(leaks(report, [credential])).toEqual([]);
         for (const shape of [/svc_run_/, /svc_pat_/, /ghs_/]) expect(report).not.toMatch(shape);
         expect(inRange(Number(/^uid (\d+)/m.exec(report)?.[1]))).toBe(true);
