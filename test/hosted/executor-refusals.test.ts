@@ -94,6 +94,23 @@ describe('svc server --hosted-executor: refusals, one line each, exit 2', () => 
   });
 });
 
+describe.runIf(process.getuid?.() === 0)('a root Podman without subordinate ids for its runners', () => {
+  it("is refused at start, in Podman's words, pointing at the fix", async () => {
+    // The store as this host's, but user namespaces taken from a user /etc/subuid does not list.
+    const conf = join(mkdtempSync(join(tmpdir(), 'svc-storage-')), 'storage.conf');
+    writeFileSync(
+      conf,
+      '[storage]\ndriver = "overlay"\nrunroot = "/run/containers/storage"\ngraphroot = "/var/lib/containers/storage"\n[storage.options]\nroot-auto-userns-user = "svc-no-subuids"\n',
+    );
+    const r = await serve(['--hosted-executor', 'podman', '--hosted-image', IMAGE], podmanEnv({ CONTAINERS_STORAGE_CONF: conf }));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `svc: podman cannot start a container of ${IMAGE}: podman: Error: creating container storage: could not find enough available IDs ` +
+        '(runners get user namespaces from the subordinate ids of the user containers: docs/hosted.md, "Podman on hosts like ours")\n',
+    );
+  });
+});
+
 describe('svc server --hosted-executor podman --dry-run', () => {
   it('prints the podman command line for each hosted run, with no credential, and starts nothing', async () => {
     const server = startSvc(['server', '--port', '0', '--seed', 'demo', '--hosted-executor', 'podman', '--hosted-agent-cmd', "sh -c 'echo hi'", '--dry-run'], {
