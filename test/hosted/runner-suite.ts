@@ -146,6 +146,11 @@ export function runnerSuite(engine: 'podman' | 'docker'): void {
       const pids = await hostPids(name);
       // The init, svc and the agent at least (and, through the boundary, the leg's shell).
       expect(pids.length).toBeGreaterThanOrEqual(3);
+      // Who they are on the host: under Podman's user namespace neither root nor a reserved uid
+      // (both mapped away); under Docker root is the host's and the agent a reserved uid.
+      const hostUids = pids.map((pid) => Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]));
+      if (engine === 'podman') expect(hostUids.filter((uid) => uid === 0 || inRange(uid) || uid < 100_000)).toEqual([]);
+      else expect([hostUids.includes(0), hostUids.some(inRange)]).toEqual([true, true]);
       // The host agent reads the pids from a file anyone may read.
       const shared = mkdtempSync(join(tmpdir(), 'svc-pids-'));
       chmodSync(shared, 0o755);
