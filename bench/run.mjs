@@ -25,7 +25,7 @@ const BENCHMARKS = {
   'per-card': { title: '2. Per-card overhead (100 cards, worktrees, no-op agent)', run: perCard },
   logs: { title: '3. Log pipeline', run: logStreaming },
   service: { title: '4. The local service at 50,000 work items', run: serviceScale },
-  hosted: { title: '5. Hosted runners with Podman (npm run image first)', run: hosted },
+  hosted: { title: `5. Hosted runners with ${process.env.SVC_BENCH_ENGINE === 'docker' ? 'Docker' : 'Podman'} (npm run image first)`, run: hosted },
   fleet: { title: '6. A fleet: N workers, 64 cards of 2 s each', run: fleet },
 };
 const BUDGET_MS = 30 * 60_000;

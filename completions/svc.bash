@@ -71,7 +71,7 @@ _svc() {
     "/projects/list") subs=""; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
     "/projects/show") subs=""; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
     "/api") subs=""; opts="--field --input --paginate --version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
-    "/server") subs="token run-token done init delivery"; opts="--port --host --db --seed --rate-limit --git-root --hosted-executor --hosted-image --hosted-agent-cmd --hosted-base-url --hosted-timeout --hosted-logs --hosted-network --hosted-as-root --kubeconfig --hosted-namespace --hosted-requests --hosted-limits --hosted-poll --dry-run --version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
+    "/server") subs="token run-token done init delivery"; opts="--port --host --db --seed --rate-limit --git-root --hosted-executor --hosted-image --hosted-agent-cmd --hosted-base-url --hosted-timeout --hosted-logs --hosted-network --kubeconfig --hosted-namespace --hosted-requests --hosted-limits --hosted-poll --dry-run --version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
     "/server/token") subs="create"; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
     "/server/token/create") subs=""; opts="--db --workspace --project --scopes --user --expires-at --version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
     "/server/run-token") subs=""; opts="--db --contract-prefix --version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;

@@ -929,7 +929,6 @@ complete -c svc -n '__fish_seen_subcommand_from server' -l hosted-base-url -r -d
 complete -c svc -n '__fish_seen_subcommand_from server' -l hosted-timeout -r -d 'a hosted run\'s deadline: its runner is stopped and the run closed timed_out (default 60m)'
 complete -c svc -n '__fish_seen_subcommand_from server' -l hosted-logs -r -d 'where runners\' logs are kept (default: <db>.runners beside --db; in memory, a temp folder removed at stop)'
 complete -c svc -n '__fish_seen_subcommand_from server' -l hosted-network -r -d 'podman/docker: the network runners join (default host, so they reach a loopback service)'
-complete -c svc -n '__fish_seen_subcommand_from server' -l hosted-as-root -d 'podman/docker: the runner runs as root in its container, so svc runs each agent as a uid of its own (default: the image\'s non-root user)'
 complete -c svc -n '__fish_seen_subcommand_from server' -l kubeconfig -r -d 'kubernetes: the kubeconfig to use (default KUBECONFIG or ~/.kube/config)'
 complete -c svc -n '__fish_seen_subcommand_from server' -l hosted-namespace -r -d 'kubernetes: the Jobs\' namespace (default the context\'s, else default)'
 complete -c svc -n '__fish_seen_subcommand_from server' -l hosted-requests -r -d 'kubernetes: resource requests of the runner, e.g. cpu=500m,memory=512Mi'

@@ -1,13 +1,14 @@
 // `npm run image`: builds the runner image localhost/svc:<version> from the Containerfile with
-// Podman (or Docker), on a machine with no container registry.
+// Podman and Docker, on a machine with no container registry.
 //
 // The Containerfile builds FROM a Debian image with Node 22. Unless SVC_IMAGE_BASE names one
 // (e.g. docker.io/library/node:22-bookworm-slim where a registry is reachable), the base is made
 // here: `debootstrap --variant=minbase` with git and ca-certificates, plus the `node` binary of
 // the npm `node` package this project already installs, imported as localhost/svc-base:<tag>. The
 // tag names the Debian suite and the Node version, so the base is made once and a second build
-// takes seconds. Environment: SVC_IMAGE_ENGINE (podman|docker), SVC_IMAGE_BASE, SVC_IMAGE_TAG,
-// DEBIAN_MIRROR (default http://deb.debian.org/debian).
+// takes seconds. The image is built for every engine that answers (Podman, and Docker when its
+// daemon runs): `svc server` may be given either. Environment: SVC_IMAGE_ENGINE (podman|docker:
+// that one only), SVC_IMAGE_BASE, SVC_IMAGE_TAG, DEBIAN_MIRROR (default http://deb.debian.org/debian).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,33 +24,40 @@ function fail(message) {
   process.exit(1);
 }
 
-const engine = process.env.SVC_IMAGE_ENGINE || (onPath('podman') ? 'podman' : onPath('docker') ? 'docker' : '');
-if (!engine) fail('neither podman nor docker is installed (apt-get install podman runc, or Docker)');
-if (!onPath(engine)) fail(`${engine} is not installed`);
-const env = { ...process.env };
-// Hosts where crun cannot start containers (containers.conf says which): runc and cgroupfs.
-if (engine === 'podman' && !env.CONTAINERS_CONF && onPath('runc')) env.CONTAINERS_CONF = join(root, 'containers.conf');
+// Every engine that answers gets the image (svc server may be given either); SVC_IMAGE_ENGINE names one.
+const answers = (cmd) => onPath(cmd) && spawnSync(cmd, cmd === 'docker' ? ['info'] : ['version'], { stdio: 'ignore', env: engineEnv(cmd) }).status === 0;
+const asked = process.env.SVC_IMAGE_ENGINE;
+if (asked && asked !== 'podman' && asked !== 'docker') fail(`SVC_IMAGE_ENGINE is podman or docker, got '${asked}'`);
+if (asked && !onPath(asked)) fail(`${asked} is not installed`);
+const engines = asked ? [asked] : ['podman', 'docker'].filter(answers);
+if (!engines.length) fail('neither podman nor docker answers (apt-get install podman runc, or docker.io and scripts/dockerd.sh start)');
+
+/** The engine's environment: on hosts where crun cannot start containers (containers.conf says which), runc and cgroupfs. */
+function engineEnv(engine) {
+  const env = { ...process.env };
+  if (engine === 'podman' && !env.CONTAINERS_CONF && onPath('runc')) env.CONTAINERS_CONF = join(root, 'containers.conf');
+  return env;
+}
 
 /** Runs the engine, its output shown; a failure ends the script with the engine's own status. */
-function run(args, opts = {}) {
-  const r = spawnSync(engine, args, { stdio: 'inherit', env, ...opts });
+function run(engine, args, opts = {}) {
+  const r = spawnSync(engine, args, { stdio: 'inherit', env: engineEnv(engine), ...opts });
   if (r.error) fail(`${engine}: ${r.error.message}`);
   if (r.status !== 0) fail(`${engine} ${args[0]} failed (exit ${r.status})`);
 }
-const imageExists = (ref) =>
-  spawnSync(engine, engine === 'podman' ? ['image', 'exists', ref] : ['image', 'inspect', ref], { stdio: 'ignore', env }).status === 0;
+const imageExists = (engine, ref) =>
+  spawnSync(engine, engine === 'podman' ? ['image', 'exists', ref] : ['image', 'inspect', ref], { stdio: 'ignore', env: engineEnv(engine) }).status === 0;
 
-/** The debootstrapped Debian base with Node 22, made once per Debian suite and Node version. */
+/** The debootstrapped Debian base with Node 22, made once per Debian suite and Node version and imported into each engine lacking it. */
 function offlineBase() {
   const nodeBin = join(root, 'node_modules', 'node', 'bin', 'node');
   if (!existsSync(nodeBin)) fail('node_modules/node/bin/node is missing: run npm ci first');
   const nodeVersion = execFileSync(nodeBin, ['--version'], { encoding: 'utf8' }).trim();
   if (!nodeVersion.startsWith('v22.')) fail(`the npm node package holds ${nodeVersion}, not Node 22`);
   const tag = `localhost/svc-base:${suite}-node${nodeVersion.slice(1)}`;
-  if (imageExists(tag)) {
-    process.stderr.write(`image: base ${tag} is cached\n`);
-    return tag;
-  }
+  const lacking = engines.filter((engine) => !imageExists(engine, tag));
+  for (const engine of engines.filter((e) => !lacking.includes(e))) process.stderr.write(`image: base ${tag} is cached in ${engine}\n`);
+  if (!lacking.length) return tag;
   if (!onPath('debootstrap')) fail('debootstrap is not installed (apt-get install debootstrap), or set SVC_IMAGE_BASE to a Node 22 Debian image');
   if (process.getuid?.() !== 0) fail('making the base with debootstrap needs root, or set SVC_IMAGE_BASE to a Node 22 Debian image');
   const dir = mkdtempSync(join(tmpdir(), 'svc-base-'));
@@ -67,22 +75,21 @@ function offlineBase() {
       const p = join(rootfs, sub);
       if (existsSync(p)) for (const f of readdirSync(p)) if (f !== 'partial' && f !== 'lock') rmSync(join(p, f), { recursive: true, force: true });
     }
-    const tar = spawnSync(
-      'sh',
-      [
-        '-c',
-        `tar -C "$1" -c . | "$2" import --change "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" - "$3"`,
+    for (const engine of lacking) {
+      const tar = spawnSync(
         'sh',
-        rootfs,
-        engine,
-        tag,
-      ],
-      {
-        stdio: ['ignore', 'ignore', 'inherit'],
-        env,
-      },
-    );
-    if (tar.status !== 0) fail(`${engine} import failed (exit ${tar.status})`);
+        [
+          '-c',
+          `tar -C "$1" -c . | "$2" import --change "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" - "$3"`,
+          'sh',
+          rootfs,
+          engine,
+          tag,
+        ],
+        { stdio: ['ignore', 'ignore', 'inherit'], env: engineEnv(engine) },
+      );
+      if (tar.status !== 0) fail(`${engine} import failed (exit ${tar.status})`);
+    }
     return tag;
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -100,10 +107,12 @@ try {
     .pop();
   renameSync(join(context, packed), join(context, 'svc-cli.tgz'));
   copyFileSync(join(root, 'scripts', 'svc-entrypoint.sh'), join(context, 'svc-entrypoint.sh'));
-  const pull = engine === 'podman' ? ['--pull=never'] : [];
-  // The host's network for RUN steps: no bridge or firewall set-up needed (a registry base runs apt-get).
-  run(['build', ...pull, '--network=host', '-f', join(root, 'Containerfile'), '--build-arg', `BASE=${base}`, '-t', image, context]);
-  process.stdout.write(`${image}\n`);
+  for (const engine of engines) {
+    const pull = engine === 'podman' ? ['--pull=never'] : [];
+    // The host's network for RUN steps: no bridge or firewall set-up needed (a registry base runs apt-get).
+    run(engine, ['build', ...pull, '--network=host', '-f', join(root, 'Containerfile'), '--build-arg', `BASE=${base}`, '-t', image, context]);
+    process.stdout.write(`${engine} ${image}\n`);
+  }
 } finally {
   rmSync(context, { recursive: true, force: true });
 }

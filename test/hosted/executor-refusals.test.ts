@@ -11,7 +11,8 @@ import { startSvc, svcInProcess } from '../support/svc-in-process.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-const IMAGE = `localhost/svc:${VERSION}`;
+// SVC_IMAGE_TAG names another image, as it does for npm run image.
+const IMAGE = process.env.SVC_IMAGE_TAG || `localhost/svc:${VERSION}`;
 // This host's Podman needs runc and cgroupfs (containers.conf); the test of a refusing engine names another.
 const podmanEnv = (extra: Record<string, string> = {}) =>
   isolatedEnv({ CONTAINERS_CONF: process.env.CONTAINERS_CONF ?? join(ROOT, 'containers.conf'), ...extra });
@@ -23,10 +24,8 @@ describe('svc server --hosted-executor: refusals, one line each, exit 2', () => 
     [['--hosted-image', 'x'], 'svc: --hosted-image needs --hosted-executor podman|docker|kubernetes'],
     [['--dry-run'], 'svc: --dry-run needs --hosted-executor podman|docker|kubernetes'],
     [['--hosted-executor', 'podman', '--hosted-namespace', 'ci'], 'svc: --hosted-namespace is for --hosted-executor kubernetes'],
-    [
-      ['--hosted-executor', 'kubernetes', '--hosted-as-root'],
-      "svc: --hosted-as-root is for podman and docker: Kubernetes runners run as the image's non-root user (runAsNonRoot)",
-    ],
+    // Gone: every Podman and Docker runner runs svc as root and its agents as reserved uids.
+    [['--hosted-executor', 'podman', '--hosted-as-root'], "svc: unknown option '--hosted-as-root'"],
     [
       ['--hosted-executor', 'kubernetes', '--hosted-requests', 'cpu'],
       "svc: --hosted-requests takes NAME=QUANTITY pairs such as cpu=500m,memory=512Mi, got 'cpu'",
@@ -95,6 +94,23 @@ describe('svc server --hosted-executor: refusals, one line each, exit 2', () => 
   });
 });
 
+describe.runIf(process.getuid?.() === 0)('a root Podman without subordinate ids for its runners', () => {
+  it("is refused at start, in Podman's words, pointing at the fix", async () => {
+    // The store as this host's, but user namespaces taken from a user /etc/subuid does not list.
+    const conf = join(mkdtempSync(join(tmpdir(), 'svc-storage-')), 'storage.conf');
+    writeFileSync(
+      conf,
+      '[storage]\ndriver = "overlay"\nrunroot = "/run/containers/storage"\ngraphroot = "/var/lib/containers/storage"\n[storage.options]\nroot-auto-userns-user = "svc-no-subuids"\n',
+    );
+    const r = await serve(['--hosted-executor', 'podman', '--hosted-image', IMAGE], podmanEnv({ CONTAINERS_STORAGE_CONF: conf }));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `svc: podman cannot start a container of ${IMAGE}: podman: Error: creating container storage: could not find enough available IDs ` +
+        '(runners get user namespaces from the subordinate ids of the user containers: docs/hosted.md, "Podman on hosts like ours")\n',
+    );
+  });
+});
+
 describe('svc server --hosted-executor podman --dry-run', () => {
   it('prints the podman command line for each hosted run, with no credential, and starts nothing', async () => {
     const server = startSvc(['server', '--port', '0', '--seed', 'demo', '--hosted-executor', 'podman', '--hosted-agent-cmd', "sh -c 'echo hi'", '--dry-run'], {
@@ -117,8 +133,10 @@ describe('svc server --hosted-executor podman --dry-run', () => {
       }
       const line = server.stdout.text.split('\n')[2]!;
       expect(line).toBe(
-        `podman run --rm --pull=never --init --name svc-${runId} --label svc.run-id=${runId} --network host --cap-drop ALL --security-opt no-new-privileges ` +
-          `--env SVC_BASE_URL=${url} --env SVC_RUN_ID=${runId} --volume '<0600 file holding the run credential>:/run/secrets/svc-run-token:ro' ` +
+        `podman run --rm --pull=never --init --name svc-${runId} --label svc.run-id=${runId} --network host --user 0:0 --cap-drop ALL ` +
+          '--cap-add CHOWN --cap-add DAC_OVERRIDE --cap-add KILL --cap-add SETGID --cap-add SETUID --security-opt no-new-privileges ' +
+          '--userns auto:size=65536 --volume /sys:/sys:ro ' +
+          `--env SVC_BASE_URL=${url} --env SVC_RUN_ID=${runId} --volume '<0400 file holding the run credential>:/run/secrets/svc-run-token:ro,U' ` +
           `localhost/svc:0.0.0-test attach --agent-cmd 'sh -c '\\''echo hi'\\'''`,
       );
       const shown = await svcInProcess(['runs', 'show', runId], { env: personal });

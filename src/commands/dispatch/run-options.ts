@@ -96,7 +96,7 @@ export async function agentUserFor(
   const uid = where.uid ?? (typeof process.getuid === 'function' ? process.getuid() : -1);
   let choice: Awaited<ReturnType<typeof resolveAgentUser>>;
   try {
-    choice = await resolveAgentUser({ asked, source, uid });
+    choice = await resolveAgentUser({ asked, source, uid, runner: where.hosted });
   } catch (error) {
     if (error instanceof AgentUserError) throw new UsageError(error.message);
     throw error;

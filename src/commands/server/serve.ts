@@ -34,7 +34,6 @@ export function serveOptions(flags: ServeFlags, version: string): ServeOptions {
       'hostedTimeout',
       'hostedLogs',
       'hostedNetwork',
-      'hostedAsRoot',
       'kubeconfig',
       'hostedNamespace',
       'hostedRequests',
@@ -51,9 +50,6 @@ export function serveOptions(flags: ServeFlags, version: string): ServeOptions {
   if (flags.hostedBaseUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(flags.hostedBaseUrl)) {
     throw new UsageError(`--hosted-base-url takes an http(s) URL, got '${flags.hostedBaseUrl}'`);
   }
-  if (engine === 'kubernetes' && flags.hostedAsRoot) {
-    throw new UsageError("--hosted-as-root is for podman and docker: Kubernetes runners run as the image's non-root user (runAsNonRoot)");
-  }
   const kubernetesOnly = (['kubeconfig', 'hostedNamespace', 'hostedRequests', 'hostedLimits', 'hostedPoll'] as const).find((k) => flags[k] !== undefined);
   if (engine !== 'kubernetes' && kubernetesOnly) {
     throw new UsageError(`--${kubernetesOnly.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is for --hosted-executor kubernetes`);
@@ -67,7 +63,6 @@ export function serveOptions(flags: ServeFlags, version: string): ServeOptions {
     timeoutMs: flags.hostedTimeout === undefined ? undefined : parseDuration(flags.hostedTimeout, '--hosted-timeout'),
     logDir: flags.hostedLogs,
     network: flags.hostedNetwork,
-    asRoot: flags.hostedAsRoot,
     kubernetes: {
       kubeconfig: flags.kubeconfig,
       namespace: flags.hostedNamespace,

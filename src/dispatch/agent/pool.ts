@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { dropLease, ownPrivateFolder, takeLease } from '../state/lease.js';
 import { isAlive, readMark } from '../state/run-lock.js';
 import { sweepUid } from './uid-leftovers.js';
-import { AgentUserError, describePool, lookupUser, type AgentPoolSpec, type AgentUser } from './user.js';
+import { AgentUserError, describePool, lookupUser, refuseRunnerUids, type AgentPoolSpec, type AgentUser } from './user.js';
 
 /** Where leases live: root's own folder under /run, else under /tmp (a container without /run). */
 const LEASE_ROOTS = ['/run/svc-agents', '/tmp/svc-agents'];
@@ -95,6 +95,8 @@ async function* members(pool: AgentPoolSpec): AsyncGenerator<AgentUser> {
       const name = `${pool.prefix}-${i}`;
       const ids = (await cachedLookup(name)) ?? (await createUser(name));
       if (ids.uid === 0) throw new AgentUserError(`the agent user ${name} is root, which is no boundary`);
+      // Named pools live outside runners (the image sets a range): a member made by hand with a runner's uid is refused.
+      refuseRunnerUids(`the agent user ${name}`, String(ids.uid), ids.uid, ids.uid);
       yield { name, ...ids };
     }
   }

@@ -24,6 +24,16 @@ export type AgentPoolSpec = { kind: 'named'; prefix: string; max: number } | { k
 /** The default pool when svc is root: `svc-agent-1` … `svc-agent-64`, made on first use. */
 export const DEFAULT_POOL: AgentPoolSpec = { kind: 'named', prefix: 'svc-agent', max: 64 };
 
+/**
+ * The uids of runners' agents (docs/hosted.md, "The security context"): the runner image sets
+ * SVC_AGENT_USER to this range, and a pool outside a runner may not use it, so no host leg ever
+ * shares a uid with a runner's agent (and its `kill -9 -1` cannot reach one). 65520-65533 is a band
+ * no one allocates: above useradd's UID_MAX (60000) and systemd's dynamic users (61184-65519),
+ * below nobody (65534), reserved by Debian policy (65000-65533) and unused by systemd; and under
+ * 65536, so a user namespace of the usual 65536 ids (Podman's, Kubernetes') maps it.
+ */
+export const RUNNER_AGENT_UIDS = { first: 65520, last: 65533 } as const;
+
 /** uid 65534 is shared by system services: killing all of its processes would stop theirs. */
 const SHARED_UIDS = new Set([65534]);
 
@@ -39,6 +49,8 @@ export interface AgentUserRequest {
   source: string;
   /** svc's own uid (process.getuid()); tests pass 0 or 1000. */
   uid: number;
+  /** svc is a hosted runner's (a hosted run): only there may agents take the runners' reserved uids. */
+  runner?: boolean;
   /** Looks a user up; default: `id -u NAME` / `id -g NAME`, which also sees NSS users. */
   lookup?: (name: string) => Promise<{ uid: number; gid: number } | null>;
 }
@@ -89,6 +101,7 @@ export async function resolveAgentUser(req: AgentUserRequest): Promise<AgentUser
     if (SHARED_UIDS.has(first) || SHARED_UIDS.has(last) || (first < 65534 && last > 65534))
       throw new AgentUserError(`${req.source}: '${asked}' includes 65534 (nobody), which other services share`);
     if (!root) throw new AgentUserError(`${req.source} ${asked}: running agents as other users needs svc to run as root`);
+    if (!req.runner) refuseRunnerUids(req.source, asked, first, last);
     return { pool: { kind: 'range', first, last }, warning: null };
   }
   const numeric = /^(\d+)(?::(\d+))?$/.exec(asked);
@@ -102,7 +115,15 @@ export async function resolveAgentUser(req: AgentUserRequest): Promise<AgentUser
     );
   }
   if (!root) throw new AgentUserError(`${req.source} ${asked}: running agents as another user needs svc to run as root`);
+  if (!req.runner) refuseRunnerUids(req.source, asked, ids.uid, ids.uid);
   return { pool: { kind: 'user', user: { name: asked, ...ids } }, warning: null };
+}
+
+/** Outside a runner, a pool overlapping the runners' reserved uids is refused (RUNNER_AGENT_UIDS). */
+export function refuseRunnerUids(source: string, asked: string, first: number, last: number): void {
+  const { first: r1, last: r2 } = RUNNER_AGENT_UIDS;
+  if (first <= r2 && last >= r1)
+    throw new AgentUserError(`${source}: '${asked}' overlaps uids ${r1}-${r2}, which hosted runners' agents use; pass uids outside them`);
 }
 
 /** How a pool reads in messages. */

@@ -35,8 +35,6 @@ export interface HostedExecutorOptions {
   logDir?: string;
   /** `--network` of podman and docker (default host: the service listens on loopback). */
   network?: string;
-  /** Podman, Docker: run the runner as root in the container, so svc runs each agent as a uid of its own. */
-  asRoot?: boolean;
   kubernetes?: Partial<KubernetesEngineOptions>;
   /** The environment the engine's commands run with (CONTAINERS_CONF, DOCKER_HOST, …). */
   env?: NodeJS.ProcessEnv;
@@ -70,7 +68,7 @@ async function engineFor(opts: HostedExecutorOptions): Promise<HostedEngine> {
   if (opts.engine === 'kubernetes') {
     return kubernetesEngine({ pollMs: 5_000, ttlSecondsAfterFinished: 3_600, ...opts.kubernetes });
   }
-  return localEngine(opts.engine, { network: opts.network ?? 'host', asRoot: opts.asRoot, env: opts.env });
+  return localEngine(opts.engine, { network: opts.network ?? 'host', env: opts.env });
 }
 
 /**

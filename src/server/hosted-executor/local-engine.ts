@@ -1,21 +1,33 @@
 // Podman and Docker: one container per hosted run, started as a child process of the service
 // (`<engine> run --rm`), so its exit code is the runner's and its output streams into the log file.
 //
+// svc runs as root in the container, each agent as a uid of the image's SVC_AGENT_USER range
+// (docs/hosted.md, "The security context"): every capability is dropped but RUNNER_CAPABILITIES,
+// no-new-privileges, and with a root Podman a user namespace of its own (--userns=auto), so there
+// the container's root and its agents' uids are no uids of the host (under Docker the agents' uids
+// are the host's, from a range no host pool may take).
+//
 // The credential is a file, not an environment variable: `podman inspect` and `docker inspect`
 // show every `-e` and `--env-file` value, so an env file would put it in the engine's records. The
-// file is written 0600 in a 0700 folder of the service, owned by the image's user, bind-mounted
-// read-only at /run/secrets/svc-run-token, and the image's entry point reads it into svc's own
-// environment (scripts/svc-entrypoint.sh). It is deleted when the container ends.
+// file is written 0400 in a 0700 folder of the service, owned by the container's root (Podman's
+// `U` hands it to the namespace's root), bind-mounted read-only at /run/secrets/svc-run-token, and
+// the image's entry point reads it into svc's own environment (scripts/svc-entrypoint.sh). It is
+// deleted when the container ends.
 import { execFile, spawn } from 'node:child_process';
-import { chownSync, closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { HostedEngineError, IMAGE_UID, lastLine, type HostedEngine, type RunnerHandle, type RunnerSpec } from './types.js';
+import { HostedEngineError, lastLine, RUNNER_CAPABILITIES, type HostedEngine, type RunnerHandle, type RunnerSpec } from './types.js';
 
 const run = promisify(execFile);
 const SECRET_PATH = '/run/secrets/svc-run-token';
 /** Seconds between SIGTERM and SIGKILL when a runner is stopped. */
 const STOP_GRACE_S = 10;
+/**
+ * A root Podman's user namespace per runner, from the subordinate ids of the user `containers`:
+ * 65536 ids, so the image's reserved agent uids (65520-65533) are mapped too.
+ */
+const PODMAN_USERNS = 'auto:size=65536';
 
 /** The engine's own words for a failed command: its last stderr line, or the spawn error. */
 function engineError(engine: string, error: unknown): string {
@@ -24,9 +36,23 @@ function engineError(engine: string, error: unknown): string {
   return `${engine}: ${lastLine(e.stderr ?? '') || e.message}`;
 }
 
-export function localEngine(engine: 'podman' | 'docker', opts: { network: string; asRoot?: boolean; env?: NodeJS.ProcessEnv }): HostedEngine {
+export function localEngine(engine: 'podman' | 'docker', opts: { network: string; env?: NodeJS.ProcessEnv }): HostedEngine {
   const env = opts.env ?? process.env;
   const isRoot = process.getuid?.() === 0;
+
+  /** How every container of ours runs, the preflight's too: root, few capabilities, a namespace of its own. */
+  const confinement = [
+    '--user',
+    '0:0',
+    '--cap-drop',
+    'ALL',
+    ...RUNNER_CAPABILITIES.flatMap((cap) => ['--cap-add', cap]),
+    '--security-opt',
+    'no-new-privileges',
+    // Rootless Podman maps the container into the user's own subordinate ids already. A namespace
+    // that does not own the host's network cannot mount a sysfs: the host's, read-only, as rootless Podman does.
+    ...(engine === 'podman' && isRoot ? ['--userns', PODMAN_USERNS, ...(opts.network === 'host' ? ['--volume', '/sys:/sys:ro'] : [])] : []),
+  ];
 
   /** Everything of `<engine> run` but the image's arguments; no secret in it. */
   const runArgs = (spec: RunnerSpec, secretFile: string): string[] => [
@@ -41,18 +67,14 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network: string
     // Loopback services (the default `svc server` address) are reachable only on the host's network.
     '--network',
     opts.network,
-    // As the image's non-root user, no capability is needed. As root, svc runs each agent as a uid
-    // of its own (useradd, setuid, chown, kill: the engine's default capabilities), docs/hosted.md.
-    ...(opts.asRoot ? ['--user', '0'] : ['--cap-drop', 'ALL']),
-    '--security-opt',
-    'no-new-privileges',
+    ...confinement,
     '--env',
     `SVC_BASE_URL=${spec.baseUrl}`,
     '--env',
     `SVC_RUN_ID=${spec.runId}`,
-    // Rootless podman maps the image's user to a sub-uid: `U` hands the file to it.
+    // Podman's container root is a subordinate uid of the host (rootless, or --userns): `U` hands the file to it.
     '--volume',
-    `${secretFile}:${SECRET_PATH}:ro${engine === 'podman' && !isRoot ? ',U' : ''}`,
+    `${secretFile}:${SECRET_PATH}:ro${engine === 'podman' ? ',U' : ''}`,
     spec.image,
     ...spec.args,
   ];
@@ -72,25 +94,26 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network: string
       }
       // A container that cannot start at all (a runtime the host refuses) is said now, not at the first run.
       try {
-        await run(engine, ['run', '--rm', '--pull=never', '--network', opts.network, '--entrypoint', 'true', image], { env });
+        await run(engine, ['run', '--rm', '--pull=never', '--network', opts.network, ...confinement, '--entrypoint', 'true', image], { env });
       } catch (error) {
         const line = engineError(engine, error);
         // Debian 12 as root without CAP_SYS_RESOURCE, hybrid cgroups: the settings that work are documented.
         const hint =
           engine === 'podman' && /rlimit|cgroups? .*hybrid/i.test(line)
             ? ' (this host needs runc, cgroupfs and no default ulimits: docs/hosted.md, "Podman on hosts like ours")'
-            : '';
+            : engine === 'podman' && /subuid|available IDs/i.test(line)
+              ? ' (runners get user namespaces from the subordinate ids of the user containers: docs/hosted.md, "Podman on hosts like ours")'
+              : '';
         throw new HostedEngineError(`${engine} cannot start a container of ${image}: ${line}${hint}`);
       }
     },
 
-    describe: (spec) => [engine, ...runArgs(spec, '<0600 file holding the run credential>')].map(shellWord).join(' '),
+    describe: (spec) => [engine, ...runArgs(spec, '<0400 file holding the run credential>')].map(shellWord).join(' '),
 
     async start(spec, credential, logFile) {
       const secretFile = join(dirname(logFile), `${spec.runId}.credential`);
-      writeFileSync(secretFile, credential, { mode: 0o600 });
-      // The image runs as IMAGE_UID; a root service hands the file to it, still 0600.
-      if (isRoot) chownSync(secretFile, IMAGE_UID, IMAGE_UID);
+      // Read by the container's root alone: none of its agents' uids may read it.
+      writeFileSync(secretFile, credential, { mode: 0o400 });
       const out = openSync(logFile, 'a', 0o600);
       const child = spawn(engine, runArgs(spec, secretFile), { env, stdio: ['ignore', out, out] });
       closeSync(out);

@@ -5,16 +5,14 @@
 export const HOSTED_ENGINES = ['podman', 'docker', 'kubernetes'] as const;
 export type HostedEngineName = (typeof HOSTED_ENGINES)[number];
 
-/** The uid:gid of the image's non-root user (Containerfile). */
-export const IMAGE_UID = 10001;
-
 /**
- * The capabilities a runner keeps, all others dropped: what svc, root in the runner, needs for the
- * boundary (docs/trust.md): give a leg's folder to its pool uid (CHOWN, FOWNER), read and clean what
- * an agent left (DAC_OVERRIDE), start the agent as that uid (SETUID, SETGID) and end its processes
- * (KILL).
+ * The capabilities a runner keeps (all others dropped): what svc as root needs to run each agent as
+ * a uid of its own (docs/trust.md): switch to it (SETUID, SETGID), hand the leg's folder over
+ * (CHOWN), reach what it made for the leg (DAC_OVERRIDE) and signal the agent's process group
+ * (KILL). Measured on Podman: without any one of them a hosted run fails or cannot be stopped;
+ * FOWNER was not needed (docs/hosted.md, "The security context").
  */
-export const RUNNER_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'KILL', 'SETGID', 'SETUID'] as const;
+export const RUNNER_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'KILL', 'SETGID', 'SETUID'] as const;
 
 /** One runner to start: the image running `svc attach` for one hosted run. */
 export interface RunnerSpec {

@@ -4,8 +4,11 @@ import { mkdirSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AgentUserError, DEFAULT_POOL, lookupUser, resolveAgentUser } from '../../../src/dispatch/agent/user.js';
+import { AgentUserError, DEFAULT_POOL, lookupUser, resolveAgentUser, RUNNER_AGENT_UIDS } from '../../../src/dispatch/agent/user.js';
 import { ensurePrivateDir } from '../../../src/dispatch/state/private-dir.js';
+import { isolatedEnv, makeRepo } from '../../support/cli.js';
+import { startLocalServer } from '../../support/server-process.js';
+import { svcInProcess } from '../../support/svc-in-process.js';
 
 const users: Record<string, { uid: number; gid: number }> = {
   'svc-agent': { uid: 990, gid: 990 },
@@ -54,10 +57,54 @@ describe('resolveAgentUser', () => {
     await expect(resolveAgentUser({ asked, source: '--agent-user', uid, lookup: lookup([...known]) })).rejects.toThrow(message);
   });
 
+  it.each([
+    ['a range over all of it', '65520-65533'],
+    ['a range reaching into it', '60000-65520'],
+    ['a range starting at its end', '65533-65533'],
+    ['a uid in it', '65525'],
+    ['a uid:gid in it', '65530:100'],
+  ])("outside a runner, refuses %s: the runners' agents own those uids", async (_name, asked) => {
+    const req = { asked, source: '--agent-user', uid: 0, lookup: lookup([]) };
+    await expect(resolveAgentUser(req)).rejects.toThrow("--agent-user: '" + asked + "' overlaps uids 65520-65533, which hosted runners' agents use");
+    // Inside a runner (a hosted run) the image's SVC_AGENT_USER is that range.
+    expect((await resolveAgentUser({ ...req, runner: true })).pool).not.toBeNull();
+  });
+
+  it('the reserved range is what the runner image sets, and no host range around it is refused', async () => {
+    const { readFileSync } = await import('node:fs');
+    const containerfile = readFileSync(join(import.meta.dirname, '../../../Containerfile'), 'utf8');
+    expect(containerfile).toContain(`SVC_AGENT_USER=${RUNNER_AGENT_UIDS.first}-${RUNNER_AGENT_UIDS.last}`);
+    for (const asked of ['10001-10005', '40000-40063', '60000-65519'])
+      expect((await resolveAgentUser({ asked, source: '--agent-user', uid: 0, lookup: lookup([]) })).pool).toMatchObject({ kind: 'range' });
+  });
+
   it('asks the system for users by name (id), and knows no made-up one', async () => {
     expect(await lookupUser('root')).toEqual({ uid: 0, gid: 0 });
     expect(await lookupUser('no-such-user-svc-test')).toBeNull();
     expect(await lookupUser('-u')).toBeNull();
+  });
+});
+
+describe.runIf(process.getuid?.() === 0)("svc run as root with a pool reaching into the runners' uids", () => {
+  it('is refused: one line, exit 2, from the flag and from SVC_AGENT_USER', async () => {
+    const server = await startLocalServer();
+    try {
+      const env = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' });
+      const repo = await makeRepo();
+      const flag = await svcInProcess(['run', 'DEMO-1', '--agent-user', '65500-65530', '--agent-cmd', 'true', '--repo', repo], { env });
+      expect([flag.code, flag.stdout, flag.stderr]).toEqual([
+        2,
+        '',
+        "svc: --agent-user: '65500-65530' overlaps uids 65520-65533, which hosted runners' agents use; pass uids outside them\n",
+      ]);
+      const variable = await svcInProcess(['run', 'DEMO-1', '--agent-cmd', 'true', '--repo', repo], { env: { ...env, SVC_AGENT_USER: '65525' } });
+      expect([variable.code, variable.stderr]).toEqual([
+        2,
+        "svc: SVC_AGENT_USER: '65525' overlaps uids 65520-65533, which hosted runners' agents use; pass uids outside them\n",
+      ]);
+    } finally {
+      expect(await server.stop()).toEqual([]);
+    }
   });
 });
 
