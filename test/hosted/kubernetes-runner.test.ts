@@ -59,7 +59,7 @@ function expectRunnerPod(job: any, name: string, runId: string, baseUrl: string)
     runAsUser: 0,
     allowPrivilegeEscalation: false,
     readOnlyRootFilesystem: true,
-    capabilities: { drop: ['ALL'], add: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'KILL', 'SETGID', 'SETUID'] },
+    capabilities: { drop: ['ALL'], add: ['CHOWN', 'DAC_OVERRIDE', 'KILL', 'SETGID', 'SETUID'] },
   });
   expect([...RUNNER_CAPABILITIES]).toEqual(container.securityContext.capabilities.add);
   // No credential in the environment: the entry point reads the Secret's file.
