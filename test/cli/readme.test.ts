@@ -61,3 +61,7 @@ it("the README's getting-started runs as written: a project of one's own, a toke
   expect(result.out + result.err).not.toMatch(/svc_pat_/);
   expect(await run('git', ['log', '--format=%s', '-1', 'svc/PROJ-1'], repo)).toBe('PROJ-1: add a health check\n');
 }, 60_000);
+
+it('the README is a user’s guide a newcomer reads in one sitting: at most 250 lines', () => {
+  expect(README.split('\n').length).toBeLessThanOrEqual(250);
+});
