@@ -801,6 +801,8 @@ complete -c svc -n '__fish_seen_subcommand_from report' -l insecure -d 'allow se
 complete -c svc -n '__fish_seen_subcommand_from report' -l max-wait -r -d 'longest wait for a rate limit or an unavailable service (SVC_MAX_WAIT)'
 complete -c svc -n '__fish_seen_subcommand_from report' -l help -d 'show help'
 complete -c svc -n '__fish_seen_subcommand_from report' -a '(svc runs list 2>/dev/null | cut -f1)'
+complete -c svc -n '__fish_seen_subcommand_from logs' -l follow -d 'go on printing what the legs of a live run write, until it ends'
+complete -c svc -n '__fish_seen_subcommand_from logs' -l no-headers -d 'no `── KEY ──` line before each leg'
 complete -c svc -n '__fish_seen_subcommand_from logs' -l version -d 'print the version'
 complete -c svc -n '__fish_seen_subcommand_from logs' -l base-url -r -d 'service base address (SVC_BASE_URL)'
 complete -c svc -n '__fish_seen_subcommand_from logs' -l json -d 'print exactly one JSON document on stdout'

@@ -1,10 +1,10 @@
 // svc runs list / runs cancel / logs in run order, and a failed run's summary, through the command
 // line run in-process against the local service and a real git repository.
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isolatedEnv, makeRepo, type CliEnv } from '../support/cli.js';
+import { BIN, isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
 import { svcInProcess } from '../support/svc-in-process.js';
 import { startTestService, type TestService } from '../support/service.js';
 
@@ -61,8 +61,44 @@ describe('svc logs RUN', () => {
     expect(r.code).toBe(0);
     const runId = /run (\S+) · run · completed/.exec(r.stderr)![1]!;
     const logs = await cli(['logs', runId]);
-    expect(logs.stderr.match(/── (\S+) ──/g)).toEqual([`── ${b} ──`, `── ${a} ──`]);
-    expect(logs.stdout).toBe(`working on ${b}\nworking on ${a}\n`);
+    // The legs' headers are on stdout with the logs, so `svc logs RUN > file` keeps them apart.
+    expect(logs.stdout).toBe(`── ${b} ──\nworking on ${b}\n── ${a} ──\nworking on ${a}\n`);
+    expect((await cli(['logs', runId, '--no-headers'])).stdout).toBe(`working on ${b}\nworking on ${a}\n`);
+    expect((await cli(['logs', runId, a])).stdout).toBe(`working on ${a}\n`);
+  });
+
+  it('a reader that goes away ends it quietly, exit 0 (svc logs RUN | head -1)', async () => {
+    const k = item('loud');
+    const r = await cli(['run', k, '--agent-cmd', 'sh -c "yes line | head -c 400000"', '--allow-empty', '--heartbeat-interval', '5s']);
+    const runId = /run (\S+) · run · completed/.exec(r.stderr)![1]!;
+    const piped = await new Promise<{ code: string; err: string }>((done) => {
+      const child = spawn('bash', ['-c', `"${process.execPath}" "${BIN}" logs ${runId} | head -1 >/dev/null; echo "\${PIPESTATUS[0]}"`], { env, cwd: repo });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (err += d));
+      child.on('close', () => done({ code: out.trim(), err }));
+    });
+    expect(piped).toEqual({ code: '0', err: '' });
+  });
+
+  it('--follow prints what a live run’s legs write until the run ends', async () => {
+    const k = item('slow');
+    const gate = join(repo, `.gate-${k}`);
+    const agent = `sh -c 'echo first; while [ ! -e ${gate} ]; do sleep 0.05; done; echo second'`;
+    const running = cli(['run', k, '--agent-cmd', agent, '--allow-empty', '--heartbeat-interval', '5s']);
+    const runs = join(env.SVC_STATE_DIR!, 'runs');
+    let runId = '';
+    for (let i = 0; i < 400 && !runId; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      runId = (existsSync(runs) ? readdirSync(runs) : []).find((d) => existsSync(join(runs, d, 'logs', `${k}.log`))) ?? '';
+    }
+    const follow = runCli(['logs', runId, k, '--follow'], { env, cwd: repo });
+    await new Promise((r) => setTimeout(r, 600));
+    writeFileSync(gate, '');
+    expect((await running).code).toBe(0);
+    const followed = await follow;
+    expect([followed.code, followed.stdout]).toEqual([0, 'first\nsecond\n']);
   });
 });
 

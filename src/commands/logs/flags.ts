@@ -1,0 +1,8 @@
+// The flags of `svc logs`, each declared once (flag-table.ts).
+import { flag, type FlagsOf } from '../flag-table.js';
+
+export const LOGS_FLAGS = [
+  flag('-f, --follow', 'go on printing what the legs of a live run write, until it ends'),
+  flag('--no-headers', 'no `── KEY ──` line before each leg'),
+];
+export type LogsFlags = FlagsOf<typeof LOGS_FLAGS>;
