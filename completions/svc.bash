@@ -9,6 +9,7 @@ _svc() {
     --format) COMPREPLY=($(compgen -W "junit markdown html json" -- "$cur")); return ;;
     --hosted-executor) COMPREPLY=($(compgen -W "podman docker kubernetes" -- "$cur")); return ;;
     --on-failure) COMPREPLY=($(compgen -W "halt continue" -- "$cur")); return ;;
+    --report) COMPREPLY=($(compgen -W "junit: markdown: html: json:" -- "$cur")); return ;;
     --seed) COMPREPLY=($(compgen -W "demo" -- "$cur")); return ;;
     --state) COMPREPLY=($(compgen -W "open merged closed" -- "$cur")); return ;;
   esac
@@ -83,9 +84,9 @@ _svc() {
     "/auth/status") subs=""; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
     "/auth/logout") subs=""; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
     "/config") subs="get set unset list"; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
-    "/config/get") subs=""; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
-    "/config/set") subs=""; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
-    "/config/unset") subs=""; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
+    "/config/get") subs=""; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help"; ask='printf "%s\n" baseUrl project agent model parallel sendLogs maxWait agentUser pr githubApiUrl' ;;
+    "/config/set") subs=""; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help"; ask='printf "%s\n" baseUrl project agent model parallel sendLogs maxWait agentUser pr githubApiUrl' ;;
+    "/config/unset") subs=""; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help"; ask='printf "%s\n" baseUrl project agent model parallel sendLogs maxWait agentUser pr githubApiUrl' ;;
     "/config/list") subs=""; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
     "/demo") subs=""; opts="--keep --version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
     "/help") subs=""; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;

@@ -34,6 +34,14 @@ COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length 
     expect(await complete('svc', 'run', 'PROJ-1', '--agent', '')).toEqual(['aider', 'claude', 'codex', 'gemini', 'opencode']);
     expect(await complete('svc', 'batch', '--on-failure', 'c')).toEqual(['continue']);
     expect(await complete('svc', 'runs', 'report', '--format', '')).toEqual(['html', 'json', 'junit', 'markdown']);
+    // --report takes FORMAT:FILE: its formats, not work item keys.
+    expect(await complete('svc', 'run', 'PROJ-1', '--report', '')).toEqual(['html:', 'json:', 'junit:', 'markdown:']);
+  });
+
+  test('bash completes the keys of svc config set', async () => {
+    const keys = await complete('svc', 'config', 'set', '');
+    expect(keys).toEqual(expect.arrayContaining(['agent', 'agentUser', 'baseUrl', 'project']));
+    expect(await complete('svc', 'config', 'set', 'pa')).toEqual(['parallel']);
   });
 
   test('bash completes work item keys and run ids by asking svc, as gh completes names', async () => {

@@ -3,6 +3,7 @@
 import type { Command, Option } from 'commander';
 import { AGENT_PRESETS } from '../../dispatch/agent/presets.js';
 import { AGENT_FORMATS } from '../../dispatch/agent/spend.js';
+import { CONFIG_KEYS } from '../config/store.js';
 import type { Context } from '../context.js';
 
 /** Values of flags that take a fixed set of words but are not commander choices (their own checks say more). */
@@ -10,6 +11,8 @@ const FLAG_VALUES: Record<string, readonly string[]> = {
   '--agent': Object.keys(AGENT_PRESETS),
   '--agent-format': Object.keys(AGENT_FORMATS),
   '--format': ['junit', 'markdown', 'html', 'json'],
+  // FORMAT:FILE: the format and its colon; the shell completes the file after it.
+  '--report': ['junit:', 'markdown:', 'html:', 'json:'],
 };
 
 /**
@@ -33,6 +36,10 @@ const POSITIONALS: Record<string, string> = {
   'runs watch': RUN_IDS,
   'runs report': RUN_IDS,
   'runs cancel': RUN_IDS,
+  // The stored settings, as `svc config set KEY VALUE` takes them.
+  'config set': `printf "%s\\n" ${Object.keys(CONFIG_KEYS).join(' ')}`,
+  'config get': `printf "%s\\n" ${Object.keys(CONFIG_KEYS).join(' ')}`,
+  'config unset': `printf "%s\\n" ${Object.keys(CONFIG_KEYS).join(' ')}`,
 };
 
 /** Every flag with a known set of values (commander choices, then FLAG_VALUES), by flag. */
