@@ -157,12 +157,35 @@ const FIELDS: Record<string, Check> = {
   timeouts,
 };
 
+/**
+ * Where the mistake is for a person: yaml reports a flow collection left open (`[npm test`) where
+ * its closing bracket was due, often the next line; the line is the one of the bracket that opened
+ * it. Brackets inside quotes are passed over. Any other error stays where yaml puts it.
+ */
+function unclosedAt(source: string, message: string, at: number): number {
+  const open = /^Flow sequence/.test(message) ? '[' : /^Flow map/.test(message) ? '{' : null;
+  if (!open) return at;
+  const close = open === '[' ? ']' : '}';
+  const opened: number[] = [];
+  let quote: string | null = null;
+  for (let i = 0; i < Math.min(at, source.length); i++) {
+    const c = source[i]!;
+    if (quote) {
+      if (c === quote) quote = null;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '#' && (i === 0 || /\s/.test(source[i - 1]!))) i = source.indexOf('\n', i) < 0 ? source.length : source.indexOf('\n', i) - 1;
+    else if (c === open) opened.push(i);
+    else if (c === close) opened.pop();
+  }
+  return opened.length ? opened[opened.length - 1]! : at;
+}
+
 /** Parses and checks the file's text: the policy, or every mistake with its line. */
 export function parseWorkflow(source: string): { workflow: Workflow | null; problems: WorkflowProblem[] } {
   const lines = new LineCounter();
   const doc = parseDocument(source, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   const problems: WorkflowProblem[] = doc.errors.map((e) => ({
-    line: lines.linePos(e.pos[0]).line,
+    line: lines.linePos(unclosedAt(source, e.message, e.pos[0])).line,
     message: e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''),
   }));
   if (problems.length) return { workflow: null, problems };

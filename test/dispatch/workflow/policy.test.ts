@@ -59,7 +59,7 @@ describe('parseWorkflow', () => {
     ['an unknown timeout', 'timeouts:\n  agent: 1m\n', 2, 'unknown key timeouts.agent'],
     ['not a map', '- npm ci\n', 1, 'the file must be a map of keys'],
     ['a duplicate key', 'verify: a\nverify: b\n', 2, 'Map keys must be unique'],
-    ['broken YAML', 'setup: [npm ci\n', 2, ''],
+    ['broken YAML (the line of the bracket left open)', 'setup: [npm ci\n', 1, ''],
   ])('%s: one line naming its line', (_name, source, line, message) => {
     const { workflow, problems } = parseWorkflow(source);
     expect(workflow).toBeNull();
@@ -88,5 +88,18 @@ describe('applyWorkflowFlags', () => {
   test('without a file, flags alone make a policy; nothing at all makes none', () => {
     expect(applyWorkflowFlags(null, { verify: 'npm test' })).toMatchObject({ verify: 'npm test', setup: [], ports: 0 });
     expect(applyWorkflowFlags(null, {})).toBeNull();
+  });
+});
+
+describe('a flow collection left open', () => {
+  test.each([
+    ['[\n', 1],
+    ['verify: [npm test\nports: 2\n', 1],
+    ['setup: npm ci\ncopy: [".env", "a]b"\nports: 2\n', 2],
+    ['prompt: "use [brackets"\nenv: {A: 1\n', 2],
+  ])('%j is reported on the line of its opening bracket (%i)', (source, line) => {
+    const { workflow, problems } = parseWorkflow(source);
+    expect(workflow).toBeNull();
+    expect(problems[0]?.line).toBe(line);
   });
 });
