@@ -224,3 +224,12 @@ describe('json', () => {
     );
   });
 });
+
+describe('the scope a run shows', () => {
+  test('a run of named keys (svc run A B) shows its cards, a batch none', () => {
+    const named = { ...report, command: 'run', originalCommand: 'run' };
+    const keys = report.legs.map((l) => l.key).join(', ');
+    expect(renderReport('html', [named])).toContain(`<dt>Scope</dt><dd>${keys}</dd>`);
+    expect(renderReport('html', [report])).toContain('<dt>Scope</dt><dd><span class="muted">none</span></dd>');
+  });
+});

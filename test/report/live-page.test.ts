@@ -138,6 +138,8 @@ describe('the live page of svc server', () => {
       ['DEMO-6', 'implemented'],
     ]);
     // DEMO-6 started only when DEMO-5 ended: its bar begins right of DEMO-5's start.
+    // svc run A B C has no scope key: its page shows the cards it was given, not "none".
+    expect(await page.locator('.facts div', { hasText: 'Scope' }).locator('dd').innerText()).toBe('DEMO-3, DEMO-5, DEMO-6');
     const x = async (k: string) => (await page.locator(`.tl-bar[data-key="${k}"]`).boundingBox())!.x;
     expect(await x('DEMO-6')).toBeGreaterThan(await x('DEMO-5'));
     await page.screenshot({ path: join(artifacts, 'live-done.png'), fullPage: true });

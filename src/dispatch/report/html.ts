@@ -121,7 +121,7 @@ function runSection(run: RunReport): string {
       'Command',
       `<code>svc ${h(run.command)}</code>${run.originalCommand !== run.command ? ` <span class="muted">(of ${h(run.originalCommand)})</span>` : ''}`,
     ),
-    fact('Scope', run.scopeKey ? h(run.scopeKey) : '<span class="muted">none</span>'),
+    fact('Scope', scopeOf(run)),
     fact('Status', badge(run.status)),
     fact('Stop reason', h(run.stopReason ?? '–')),
     fact('Started', `<span class="mono">${h(run.startedAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z'))}</span>`),
@@ -160,4 +160,11 @@ ${runs.length ? runs.map(runSection).join('\n') : '<p class="muted">No runs to r
 <footer>Made by svc from the local state of the runs (journal, logs, git).</footer>
 </main></body></html>
 `;
+}
+
+/** A run's scope: its scope key, else the cards a run of named keys was given (`svc run A B`). */
+function scopeOf(run: RunReport): string {
+  if (run.scopeKey) return h(run.scopeKey);
+  const named = ['run', 'fix', 'review'].includes(run.originalCommand) ? run.legs.map((l) => l.key) : [];
+  return named.length ? h(named.join(', ')) : '<span class="muted">none</span>';
 }

@@ -97,7 +97,17 @@ export function runFragment(v: RunView, now: number, intervalMs: number): string
   const facts: [string, string][] = [
     ['Command', `<code>svc ${h(String(run.command))}</code>`],
     ['Project', h(v.projectKey)],
-    ['Scope', v.scopeKey ? h(v.scopeKey) : run.scopeLabel ? h(run.scopeLabel) : '<span class="muted">none</span>'],
+    [
+      'Scope',
+      v.scopeKey
+        ? h(v.scopeKey)
+        : run.scopeLabel
+          ? h(run.scopeLabel)
+          : namedCards(
+              String(run.command),
+              v.legs.map((l) => l.key),
+            ),
+    ],
     ['Status', `${live ? '<span class="live-dot" title="live"></span>' : ''}${badge(String(run.status))}`],
     ['Stop reason', h(run.stopReason ?? '–')],
     ['Started', when(run.startedAt)],
@@ -154,3 +164,8 @@ export const LIVE_JS = `(function () {
   setTimeout(tick, interval);
 })();
 `;
+
+/** No scope: a run of named keys (`svc run A B`) shows its cards, any other none. */
+function namedCards(command: string, keys: string[]): string {
+  return ['run', 'fix', 'review'].includes(command) && keys.length ? h(keys.join(', ')) : '<span class="muted">none</span>';
+}
