@@ -17,6 +17,7 @@ import { runUnderProgress } from '../dispatch/engine-tail.js';
 import { gitMissing } from '../dispatch/preflight.js';
 import { loadWorkflow } from '../../dispatch/workflow/load.js';
 import { describeWorkflow } from '../../dispatch/workflow/policy.js';
+import { howToRun } from './how-to-run.js';
 
 /** The package's own folder, found from this module whether it runs bundled (dist/) or from src/. */
 function packageRoot(): string {
@@ -115,7 +116,8 @@ export async function runDemo(opts: DemoOptions, ctx: Context): Promise<void> {
       out.info(`Branches the agent committed on:\n${branches}`);
       if (opts.keep) out.info(`Agent logs: ${join(stateDir, 'runs', run.id, 'logs')}`);
       else out.info("The demo's repository and state folder are removed now; `svc demo --keep` keeps them to look at.");
-      out.info('\nNext: `svc server --db svc.db --seed demo` keeps a service running; `svc server done KEY --db svc.db`');
+      const svc = howToRun(ctx.env, process.argv[1] ?? 'svc');
+      out.info(`\nNext: \`${svc} server --db svc.db --seed demo\` keeps a service running; \`${svc} server done KEY --db svc.db\``);
       out.info('marks a card done there, so the cards it blocked become ready (a run never moves a status). See README.md.');
     }
   } finally {
