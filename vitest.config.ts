@@ -1,11 +1,13 @@
 import { defineConfig } from 'vitest/config';
 import { TEST_GIT_ENV } from './test/support/git-env.js';
+import { SYSTEM_TESTS } from './test/support/system-tests.js';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // The real agent CLIs run only in `npm run test:agents` (test/agents/vitest.config.ts).
-    exclude: ['test/agents/**', '**/node_modules/**'],
+    // The real agent CLIs run only in `npm run test:agents` (test/agents/vitest.config.ts), and
+    // what needs programs of the system only in `npm run test:system` (vitest.system.config.ts).
+    exclude: ['test/agents/**', '**/node_modules/**', ...SYSTEM_TESTS],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
