@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import { agentEnv } from '../agent/env.js';
 import { prepareAgentLeg, type AgentLeg } from '../agent/clone.js';
 import { CLONE_FAILED } from '../agent/leg-shell.js';
-import { acquireAgentUser, type AgentLease } from '../agent/pool.js';
+import { acquireAgentUser, killAllOf, type AgentLease } from '../agent/pool.js';
 import { headCommit, isDirty, pinToChecked, stashLeftovers } from '../git/worktree.js';
 import { parserFor, resolveAgentCommand } from '../agent/presets.js';
 import type { LegResult } from '../agent/types.js';
@@ -13,6 +13,7 @@ import type { DispatchOptions } from './types.js';
 import { AgentOutput } from './agent-output.js';
 import { reasonLine, repoOf, secretsNow, type LegContext } from './leg-context.js';
 import { runWorkflowLeg } from '../workflow/leg-steps.js';
+import { legFencer } from './leg-fence.js';
 
 /** A leg's agent user: its leased uid and its prepared folder (`attach` finishes it). */
 export interface AgentSide {
@@ -112,6 +113,9 @@ export async function runLegAgent(
   }
   const { lease, leg } = opened;
   let killed = false;
+  // DISPATCH.md §9: the fence of this uid, up after setup (leg-steps.ts), down once the uid is empty.
+  const fencer = legFencer(ctx, key, logFile, lease.user.uid);
+  const withNet = (r: LegResult): LegResult => (fencer ? { ...r, network: fencer.network } : r);
   try {
     try {
       await leg.attach(wt);
@@ -131,10 +135,13 @@ export async function runLegAgent(
       writePrompt: (t: string) => leg.writeAsAgent(basename(leg.promptFile), t),
       quiesce: () => leg.quiesce(),
       head: () => leg.head(),
+      ...(fencer ? { fence: (ports: { first: number; count: number } | null) => fencer.up(ports) } : {}),
     };
     const result = await (eventKey
       ? runWorkflowLeg({ ctx, key, branch: wt.branch, place, prompt, logFile, attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, leg, collect) })
-      : runAgentOnce(ctx, wt, key, prompt, logFile, eventKey, leg, collect)
+      : (fencer ? fencer.up(null).then((f) => ({ ...ctx, workflowEnv: f({ ...ctx.workflowEnv }) })) : Promise.resolve(ctx)).then((c) =>
+          runAgentOnce(c, wt, key, prompt, logFile, eventKey, leg, collect),
+        )
     ).catch(async (error: unknown) => {
       await leg.dispose().catch(() => undefined);
       throw error;
@@ -148,12 +155,17 @@ export async function runLegAgent(
       // The clone (or the bundle) is kept: it holds the only copy of whatever did not come back.
       const why = `could not bring back the agent's work: ${reasonLine(error instanceof Error ? error.message : String(error), ctx.opts)}`;
       ctx.deps.output.warn(`${key}: ${why}${/ is kept in /.test(why) ? '' : ` (its clone is kept at ${leg.workdir})`}`);
-      return result.outcome === 'succeeded' ? { ...result, outcome: 'failed', reason: why } : result;
+      return withNet(result.outcome === 'succeeded' ? { ...result, outcome: 'failed', reason: why } : result);
     }
     if (!leg.cloneMade && result.exitCode === CLONE_FAILED)
-      return { ...result, outcome: 'failed', reason: "could not make the agent's clone (its log says why)" };
-    return result;
+      return withNet({ ...result, outcome: 'failed', reason: "could not make the agent's clone (its log says why)" });
+    return withNet(result);
   } finally {
+    if (fencer) {
+      // The rules come down only once nothing of the uid is left to use the way out they closed.
+      if (!killed) await killAllOf(lease.user);
+      await fencer.down().catch((e: Error) => ctx.deps.output.warn(`${key}: could not take the network fence down: ${e.message}`));
+    }
     await lease.release({ killed });
   }
 }

@@ -71,7 +71,10 @@ export interface WorkflowLeg {
   key: string;
   branch: string;
   /** Where the agent runs: the steps run there too, as the same user. */
-  place: StepPlace;
+  place: StepPlace & {
+    /** Puts the leg's network fence up (DISPATCH.md §9): after setup, before the agent; its variables for the rest. */
+    fence?: (ownPorts: { first: number; count: number } | null) => Promise<(env: Record<string, string>) => Record<string, string>>;
+  };
   prompt: string;
   logFile: string;
   /** Runs the agent once (with this context: its spend is counted over the attempts). */
@@ -82,7 +85,11 @@ export interface WorkflowLeg {
 export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
   const { ctx, key, place } = leg;
   const wf = ctx.opts.workflow;
-  if (!wf) return leg.attempt(ctx, leg.prompt);
+  if (!wf) {
+    if (!place.fence) return leg.attempt(ctx, leg.prompt);
+    const fenced = await place.fence(null).catch((e: Error) => fenceFailed(ctx, e));
+    return typeof fenced === 'function' ? leg.attempt({ ...ctx, workflowEnv: fenced({ ...ctx.workflowEnv }) }, leg.prompt) : fenced;
+  }
   const started = Date.now();
   const log = legLog(ctx, leg.logFile, key);
   let ports = null as PortBlock | null;
@@ -133,11 +140,19 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
       if (!files.length) log.note(`copy: no untracked file of ${root} matches ${wf.copy.join(' ')}`);
       excluded = exclusionEnv(copied, ctx.opts.env);
     }
-    const extra = { ...(ports ? { SVC_PORT: String(ports.first), SVC_PORT_COUNT: String(ports.count) } : {}), ...excluded.env };
+    let extra: Record<string, string> = { ...(ports ? { SVC_PORT: String(ports.first), SVC_PORT_COUNT: String(ports.count) } : {}), ...excluded.env };
     stepEnv = base(extra);
     for (const command of wf.setup) {
       const s = await step('setup', command);
       if (!s.ok) return failed(s.interrupted ? 'interrupted' : `setup failed (${s.outcome})`);
+    }
+    if (place.fence) {
+      // Setup ran open; nothing it started runs on inside the fence.
+      await place.quiesce?.();
+      const fenced = await place.fence(ports ? { first: ports.first, count: ports.count } : null).catch((e: Error) => fenceFailed(ctx, e));
+      if (typeof fenced !== 'function') return fenced;
+      extra = fenced(extra);
+      stepEnv = base(extra);
     }
     // The agent sees the same ports and excludes; --max-cost hears the leg's spend over all attempts.
     const agentCtx: LegContext = {
@@ -189,6 +204,10 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
   log.close();
   const spend = Object.fromEntries(Object.entries(spent).filter(([, v]) => v !== undefined));
   return { ...result, ...spend, durationMs: Date.now() - started, check, attempts };
+}
+
+function fenceFailed(ctx: LegContext, error: Error): LegResult {
+  return failed(`could not put the network fence up: ${reasonLine(error.message, ctx.opts)}`);
 }
 
 function failed(reason: string): LegResult {
