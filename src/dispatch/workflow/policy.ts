@@ -3,6 +3,7 @@
 // every mistake is one line naming the line of the file it is on.
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import { parseDuration } from '../duration.js';
+import { AllowEntryError, parseAllowEntry } from '../fence/allowlist.js';
 
 /** Where the policy lives in the repository (read from the base commit, never the worktree). */
 export const WORKFLOW_FILE = '.svc/workflow.yml';
@@ -30,6 +31,8 @@ export interface Workflow {
   prompt: string | null;
   /** Globs of paths the agent must leave as the base commit has them (WORKFLOW_FILE always is). */
   protect: string[];
+  /** `network: allow:`: hosts a fenced leg may reach besides the preset's and the git host (DISPATCH.md §9). */
+  networkAllow: string[];
   timeouts: Record<StepName, number>;
 }
 
@@ -48,6 +51,7 @@ export const EMPTY_WORKFLOW: Workflow = {
   teardown: [],
   prompt: null,
   protect: [],
+  networkAllow: [],
   timeouts: { ...DEFAULT_STEP_TIMEOUTS },
 };
 
@@ -123,6 +127,28 @@ const timeouts: Check = (node, say) => {
   return out;
 };
 
+/** `network: {allow: [HOST[:PORT], ...]}`: each entry checked as --allow-host checks it. */
+const network: Check = (node, say) => {
+  const allow = isMap(node) ? node.items.find((p) => isScalar(p.key) && p.key.value === 'allow') : undefined;
+  const other = isMap(node) ? node.items.find((p) => !(isScalar(p.key) && p.key.value === 'allow')) : undefined;
+  if (!isMap(node) || !allow || other) {
+    say('network must be a map with one key, allow: a list of hosts (a name, *.suffix or an address, with an optional :PORT)', (other?.key as Node) ?? node);
+    return undefined;
+  }
+  const value = allow.value as Node | null;
+  const list = value ? (texts('network.allow')(value, say) as string[] | undefined) : [];
+  return list?.filter((entry) => {
+    try {
+      parseAllowEntry(entry);
+      return true;
+    } catch (error) {
+      if (!(error instanceof AllowEntryError)) throw error;
+      say(`network.allow: ${error.message}`, value ?? node);
+      return false;
+    }
+  });
+};
+
 /** The schema: every key the file may hold, and how its value is checked. */
 const FIELDS: Record<string, Check> = {
   setup: texts('setup'),
@@ -133,6 +159,7 @@ const FIELDS: Record<string, Check> = {
   teardown: texts('teardown'),
   prompt: text('prompt', 'text for the prompt'),
   protect: globs('protect'),
+  network,
   timeouts,
 };
 
@@ -178,6 +205,7 @@ export function parseWorkflow(source: string): { workflow: Workflow | null; prob
       teardown: (values.teardown as string[] | undefined) ?? [],
       prompt: str(values.prompt),
       protect: (values.protect as string[] | undefined) ?? [],
+      networkAllow: (values.network as string[] | undefined) ?? [],
       timeouts: { ...DEFAULT_STEP_TIMEOUTS, ...(values.timeouts as object | undefined) },
     },
     problems,
@@ -214,6 +242,7 @@ export function describeWorkflow(wf: Workflow): string {
     ...(wf.teardown.length ? [`teardown ${plural(wf.teardown.length, 'command')}`] : []),
     ...(wf.prompt ? ['house rules for the prompt'] : []),
     ...(wf.protect.length ? [`protect ${wf.protect.join(' ')}`] : []),
+    ...(wf.networkAllow.length ? [`network allows ${wf.networkAllow.join(' ')}`] : []),
   ];
   return parts.length ? parts.join(', ') : 'nothing set';
 }

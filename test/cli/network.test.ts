@@ -1,0 +1,103 @@
+// `--network` and `--allow-host` from the command line (DISPATCH.md §2, §9): as root a run is fenced
+// by default and says so in one line; --json carries each leg's refusals; a fence that cannot be
+// had, or a bad value, is one line and exit 2 before any run opens.
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { makeRepo } from '../support/cli.js';
+import { runProgram } from '../support/program.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+const isRoot = process.getuid?.() === 0;
+let svc: TestService;
+let allowed: Server;
+let denied: Server;
+const portOf = (s: Server) => (s.address() as AddressInfo).port;
+beforeAll(async () => {
+  svc = await startTestService();
+  allowed = createServer((_q, r) => r.end('allowed-answer'));
+  denied = createServer((_q, r) => r.end('denied-answer'));
+  await new Promise<void>((ok) => allowed.listen(0, '127.0.0.2', ok));
+  await new Promise<void>((ok) => denied.listen(0, '127.0.0.3', ok));
+});
+afterAll(async () => {
+  allowed.close();
+  denied.close();
+  await svc.close();
+});
+
+const env = (over: Record<string, string | undefined> = {}) => ({
+  PATH: process.env.PATH,
+  HOME: mkdtempSync(join(tmpdir(), 'svc-home-')),
+  SVC_BASE_URL: svc.url,
+  SVC_TOKEN: svc.token,
+  SVC_STATE_DIR: mkdtempSync(join(tmpdir(), 'svc-state-')),
+  NO_COLOR: '1',
+  ...over,
+});
+const runsOpened = () => (svc.db.prepare('SELECT count(*) AS n FROM dispatch_runs').get() as { n: number }).n;
+const item = () => svc.admin.createWorkItem({ projectKey: svc.projectKey, kind: 'task', title: 'reaches out', type: 'code' }).key;
+
+function agent(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-net-agent-'));
+  chmodSync(dir, 0o755);
+  const file = join(dir, 'agent.sh');
+  writeFileSync(
+    file,
+    [
+      `echo "allowed: $(curl -s --max-time 5 http://127.0.0.2:${portOf(allowed)}/)"`,
+      `echo "denied: $(curl -s --max-time 5 --noproxy '*' http://127.0.0.3:${portOf(denied)}/)"`,
+      'git -c user.name=a -c user.email=a@example.invalid commit -q --allow-empty -m "$SVC_CARD_KEY: tried"',
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  return `sh ${file}`;
+}
+
+describe.runIf(isRoot)('as root', () => {
+  test('a run is fenced by default, says so once, and --json lists what was refused', async () => {
+    const repo = await makeRepo();
+    const key = item();
+    const r = await runProgram(['run', key, '--repo', repo, '--agent-cmd', agent(), '--allow-host', '127.0.0.2', '--json'], {
+      env: env({ SVC_AGENT_USER: undefined }),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr.split('\n').filter((l) => l.startsWith('network: '))).toEqual(['network: fenced (legs reach 127.0.0.2)']);
+    const leg = JSON.parse(r.stdout).legs[0];
+    expect(leg.network).toEqual({
+      mode: 'fenced',
+      refused: [{ host: '127.0.0.3', port: portOf(denied), how: 'kernel: tcp, not through the proxy', count: 1 }],
+    });
+  });
+
+  test('--network open is what it was: the leg reaches anything', async () => {
+    const repo = await makeRepo();
+    const r = await runProgram(['run', item(), '--repo', repo, '--agent-cmd', agent(), '--network', 'open', '--json'], {
+      env: env({ SVC_AGENT_USER: undefined }),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('network: open (--network; legs reach any host)');
+    expect(JSON.parse(r.stdout).legs[0].network).toBeUndefined();
+  });
+});
+
+describe('a network that cannot be had', () => {
+  test.each([
+    [['--network', 'walled'], {}, /argument 'walled' is invalid/],
+    [['--network', 'fenced'], { SVC_AGENT_USER: 'none' }, /^svc: --network: fenced needs svc to run as root with an agent user/m],
+    [['--allow-host', 'http://a.test/'], { SVC_AGENT_USER: 'none' }, /--allow-host: not a host to allow: "http:\/\/a.test\/"/],
+    [[], { SVC_AGENT_USER: 'none', SVC_NETWORK: 'none' }, /SVC_NETWORK: none needs svc to run as root/],
+  ])('%j %j: one line, exit 2, no run opened', async (args, over, message) => {
+    const repo = await makeRepo();
+    const before = runsOpened();
+    const r = await runProgram(['run', item(), '--repo', repo, '--agent-cmd', 'true', ...args], { env: env(over) });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(runsOpened()).toBe(before);
+  });
+});

@@ -1,0 +1,69 @@
+// The fence's tables (src/dispatch/fence/nft.ts), as root: a crashed svc's table is removed by the
+// next svc or `svc runs recover`; a live one's stays. And a run's network as the commands decide it.
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { networkFor } from '../../../src/commands/dispatch/network-options.js';
+import { DEFAULT_POOL } from '../../../src/dispatch/agent/user.js';
+import { removeStaleTables } from '../../../src/dispatch/fence/nft.js';
+import { processStart } from '../../../src/dispatch/state/run-lock.js';
+import { makeRepo } from '../../support/cli.js';
+import { exitCodeOf } from '../../../src/commands/exit-codes.js';
+import { testContext } from '../../support/context.js';
+
+const isRoot = process.getuid?.() === 0;
+const tables = () => execFileSync('nft', ['list', 'tables'], { encoding: 'utf8' });
+const make = (pid: number, start: string) =>
+  execFileSync('nft', ['-f', '-'], { input: `table inet svc_${pid} {\n comment "svc pid ${pid} start ${start}"\n}\n` });
+
+describe.runIf(isRoot)('a crashed svc leaves no fence behind', () => {
+  it('removes the table of a gone process (or a reused pid), and keeps a live one', async () => {
+    const live = process.ppid;
+    make(live, processStart(live) ?? '-');
+    make(4194300, '1');
+    make(1, 'not-its-start');
+    const removed = await removeStaleTables();
+    expect(removed).toEqual(expect.arrayContaining(['svc_4194300', 'svc_1']));
+    expect(tables()).toContain(`inet svc_${live}`);
+    expect(tables()).not.toContain('inet svc_4194300');
+    execFileSync('nft', ['delete', 'table', 'inet', `svc_${live}`]);
+  });
+});
+
+describe('the network of a run', () => {
+  const agent = { agent: 'claude' };
+  it('is fenced by default through the pool, with the preset host, the git host and --allow-host', async () => {
+    const repo = await makeRepo();
+    execFileSync('git', ['-C', repo, 'remote', 'add', 'origin', 'https://git.example.com/team/app.git']);
+    const ctx = testContext();
+    const net = await networkFor({ allowHost: ['127.0.0.2', '*.allowed.test:8443'] }, ctx, {
+      agent,
+      workflow: null,
+      repo,
+      pool: DEFAULT_POOL,
+      nft: async () => null,
+    });
+    expect(net.network).toEqual({
+      mode: 'fenced',
+      allow: ['api.anthropic.com', 'statsig.anthropic.com', '127.0.0.2', '*.allowed.test:8443', 'git.example.com:443'],
+    });
+    expect(net.line).toBe('network: fenced (legs reach api.anthropic.com, statsig.anthropic.com, 127.0.0.2, *.allowed.test:8443, git.example.com:443)');
+  });
+
+  it.each([
+    [{ network: 'fenced' as const }, {}, DEFAULT_POOL, 'nft refused', /^--network: fenced needs nftables rules, which this machine refused \(nft refused\)/],
+    [{}, { SVC_NETWORK: 'walled' }, DEFAULT_POOL, null, /^SVC_NETWORK: expected open, fenced or none, got 'walled'$/],
+    [{ network: 'none' as const }, {}, null, null, /^--network: none needs svc to run as root with an agent user/],
+    [{ allowHost: ['host\0.test'] }, {}, DEFAULT_POOL, null, /^--allow-host: not a host to allow/],
+  ])('refuses %j %j in one line, exit 2, before any run opens', async (flags, env, pool, nftWhy, message) => {
+    const repo = await makeRepo();
+    const ctx = testContext({ env });
+    const error = await networkFor(flags, ctx, { agent, workflow: null, repo, pool, nft: async () => nftWhy }).catch((e: Error) => e);
+    expect((error as Error).message).toMatch(message);
+    expect(exitCodeOf({ error })).toBe(2);
+  });
+
+  it('is open as a normal user, and says so', async () => {
+    const net = await networkFor({}, testContext(), { agent, workflow: null, repo: await makeRepo(), pool: null });
+    expect(net).toEqual({ network: { mode: 'open', allow: [] }, line: 'network: open (legs reach any host; as root they are fenced)' });
+  });
+});
