@@ -44,7 +44,9 @@ export interface FenceRequest {
 export async function fenceUp(req: FenceRequest): Promise<LegFence> {
   const book = new RefusalBook(req.onRefused);
   const add = (r: Omit<Refusal, 'count'>) => book.add(r);
-  const allow = Allowlist.parse(req.allow);
+  // The leg's own servers are reached through the proxy like any allowed host (and directly: nft.ts).
+  const own = req.ownPorts ? Array.from({ length: req.ownPorts.count }, (_, i) => req.ownPorts!.first + i) : [];
+  const allow = Allowlist.parse([...req.allow, ...own.flatMap((p) => [`127.0.0.1:${p}`, `localhost:${p}`, `[::1]:${p}`])]);
   const proxy = req.mode === 'fenced' ? await startLegProxy(allow, add) : null;
   const dns = req.mode === 'fenced' ? await startDnsStub(allow, add).catch(async (e) => (await proxy?.close(), Promise.reject(e))) : null;
   let rules: Awaited<ReturnType<typeof legRulesUp>>;
@@ -86,8 +88,8 @@ export function proxyEnv(env: Record<string, string>, url: string): Record<strin
     out[name] = url;
     out[name.toLowerCase()] = url;
   }
-  // The leg's own servers (its SVC_PORT) are reached directly; the kernel allows only those.
-  out.NO_PROXY = out.no_proxy = 'localhost,127.0.0.1,::1';
+  // No exceptions: an allowlisted loopback host (a model on 127.0.0.1) is reached through the proxy too.
+  out.NO_PROXY = out.no_proxy = '';
   out.GIT_CONFIG_COUNT = String(n + 1);
   out[`GIT_CONFIG_KEY_${n}`] = 'http.proxy';
   out[`GIT_CONFIG_VALUE_${n}`] = url;

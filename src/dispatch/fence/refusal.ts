@@ -12,7 +12,8 @@ export interface Refusal {
 
 /** Text from a leg (a host it asked for) with controls made visible, for a log line or a report. */
 export function visibleHost(text: string): string {
-  const out = text.replace(/[\x00-\x1f\x7f-\x9f\\]/g, (c) => (c === '\\' ? '\\\\' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
+  // Backslashes stay as they are: a report shows an already visible host again, unchanged.
+  const out = text.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
   return out.length > 200 ? `${out.slice(0, 197)}...` : out;
 }
 

@@ -11,6 +11,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_POOL } from '../../../src/dispatch/agent/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
+import { renderHtml } from '../../../src/dispatch/report/html.js';
+import { renderJunit } from '../../../src/dispatch/report/junit.js';
+import { renderMarkdown } from '../../../src/dispatch/report/markdown.js';
+import { buildRunReport } from '../../../src/dispatch/report/model.js';
 import { logPath, runPaths } from '../../../src/dispatch/state/folder.js';
 import { EMPTY_WORKFLOW } from '../../../src/dispatch/workflow/policy.js';
 import { startHarness, type Harness } from '../engine/harness.js';
@@ -157,6 +161,19 @@ describe.runIf(isRoot)('a fenced leg, as root through the pool', () => {
     const refused = s.legs[0]!.network!;
     expect(refused.mode).toBe('fenced');
     expect(refused.refused.length).toBeGreaterThanOrEqual(expected.length);
+
+    // The report lists them, in every format, the NUL made visible.
+    const report = await buildRunReport(h.stateDir, s.runId!, { secrets: [] });
+    expect(report.legs[0]!.network!.refused).toContainEqual({ host: 'host\\x00.allowed.test', port: 443, how: 'proxy: malformed request', count: 1 });
+    const junit = renderJunit([report]);
+    const markdown = renderMarkdown([report]);
+    const html = renderHtml([report]);
+    for (const line of expected.map((l) => l.slice('[svc] '.length))) {
+      expect(junit).toContain(line.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'));
+      expect(markdown).toContain(line);
+      expect(html).toContain(line.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'));
+    }
+    expect(junit + markdown + html).not.toContain('\0');
   });
 
   it('setup runs before the fence, open; verify runs inside it', async () => {

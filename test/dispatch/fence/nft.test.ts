@@ -67,3 +67,49 @@ describe('the network of a run', () => {
     expect(net).toEqual({ network: { mode: 'open', allow: [] }, line: 'network: open (legs reach any host; as root they are fenced)' });
   });
 });
+
+describe.runIf(isRoot)("a leg's own ports", () => {
+  it('are reached through the proxy and directly; a port of another leg is not', async () => {
+    const { createServer } = await import('node:http');
+    const { acquireAgentUser } = await import('../../../src/dispatch/agent/pool.js');
+    const { fenceUp } = await import('../../../src/dispatch/fence/index.js');
+    const { execFile } = await import('node:child_process');
+    const serve = async (text: string) => {
+      const s = createServer((_q, r) => r.end(text));
+      await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
+      return { s, port: (s.address() as { port: number }).port };
+    };
+    const own = await serve('own-server');
+    const other = await serve('other-legs-server');
+    const lease = await acquireAgentUser(DEFAULT_POOL);
+    const refused: string[] = [];
+    const fence = await fenceUp({
+      uid: lease.user.uid,
+      mode: 'fenced',
+      allow: [],
+      ownPorts: { first: own.port, count: 1 },
+      onRefused: (r) => refused.push(`${r.host}:${r.port}`),
+    });
+    const curl = (args: string[]) =>
+      new Promise<string>((done) =>
+        execFile(
+          'curl',
+          ['-s', '--max-time', '5', ...args],
+          { uid: lease.user.uid, gid: lease.user.gid, cwd: '/', env: fence.env({ PATH: process.env.PATH ?? '' }) },
+          (_e, out) => done(out),
+        ),
+      );
+    try {
+      expect(await curl([`http://127.0.0.1:${own.port}/`])).toBe('own-server');
+      expect(await curl(['--noproxy', '*', `http://127.0.0.1:${own.port}/`])).toBe('own-server');
+      expect(await curl([`http://127.0.0.1:${other.port}/`])).toContain('svc fence');
+      expect(await curl(['--noproxy', '*', `http://127.0.0.1:${other.port}/`])).toBe('');
+    } finally {
+      await fence.down();
+      await lease.release();
+      own.s.close();
+      other.s.close();
+    }
+    expect(refused).toEqual([`127.0.0.1:${other.port}`, `127.0.0.1:${other.port}`]);
+  });
+});
