@@ -66,7 +66,7 @@ describe.runIf(isRoot)('as root', () => {
       env: env({ SVC_AGENT_USER: undefined }),
     });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr.split('\n').filter((l) => l.startsWith('network: '))).toEqual(['network: fenced (legs reach 127.0.0.2)']);
+    expect(r.stderr.split('\n').filter((l) => l.startsWith('network: '))).toEqual(['network: fenced (legs reach 127.0.0.2; nftables rules per agent uid)']);
     const leg = JSON.parse(r.stdout).legs[0];
     expect(leg.network).toEqual({
       mode: 'fenced',
@@ -88,9 +88,8 @@ describe.runIf(isRoot)('as root', () => {
 describe('a network that cannot be had', () => {
   test.each([
     [['--network', 'walled'], {}, /argument 'walled' is invalid/],
-    [['--network', 'fenced'], { SVC_AGENT_USER: 'none' }, /^svc: --network: fenced needs svc to run as root with an agent user/m],
     [['--allow-host', 'http://a.test/'], { SVC_AGENT_USER: 'none' }, /--allow-host: not a host to allow: "http:\/\/a.test\/"/],
-    [[], { SVC_AGENT_USER: 'none', SVC_NETWORK: 'none' }, /SVC_NETWORK: none needs svc to run as root/],
+    [[], { SVC_NETWORK: 'walled' }, /SVC_NETWORK: expected open, fenced or none, got 'walled'/],
   ])('%j %j: one line, exit 2, no run opened', async (args, over, message) => {
     const repo = await makeRepo();
     const before = runsOpened();

@@ -7,6 +7,7 @@ import type { AgentPoolSpec } from '../../dispatch/agent/user.js';
 import { AllowEntryError, Allowlist, formatAllowEntry } from '../../dispatch/fence/allowlist.js';
 import { agentHosts, gitHost } from '../../dispatch/fence/hosts.js';
 import { NETWORK_MODES, type NetworkMode, type NetworkPolicy } from '../../dispatch/fence/index.js';
+import { probeBwrap } from '../../dispatch/fence/bwrap.js';
 import { nftWorks } from '../../dispatch/fence/nft.js';
 import type { Workflow } from '../../dispatch/workflow/policy.js';
 import type { Context } from '../context.js';
@@ -21,6 +22,10 @@ export interface NetworkInputs {
   pool: AgentPoolSpec | null | undefined;
   /** Whether the kernel takes svc's rules (default: nftWorks); tests say no. */
   nft?: () => Promise<string | null>;
+  /** Whether a network namespace can be had (default: probeBwrap); tests say no. */
+  bwrap?: () => Promise<string | null>;
+  /** svc's uid (default process.getuid()): a normal user is fenced by default where bwrap works. */
+  uid?: number;
 }
 
 /** The run's network policy and the one line that says it, or a UsageError (exit 2). */
@@ -50,18 +55,24 @@ export async function networkFor(
     throw error;
   }
   const allowed = allow.toString() || 'nothing';
+  const policy = (mode: NetworkMode) => ({ mode, allow: mode === 'fenced' ? allow.entries.map(formatAllowEntry) : [] });
+  const said = (mode: NetworkMode, how: string) =>
+    mode === 'none' ? `network: none (legs reach no host; ${how})` : `network: fenced (legs reach ${allowed}; ${how})`;
+  if (asked === 'open') return { network: policy('open'), line: `network: open (${source}; legs reach any host)` };
   if (!input.pool) {
-    // A normal user's fence (a network namespace per leg) is not built yet: never silently open.
-    if (asked === 'fenced' || asked === 'none')
-      throw new UsageError(
-        `${source}: ${asked} needs svc to run as root with an agent user (a uid per leg); without one it cannot be had here (use --network open)`,
-      );
-    return { network: { mode: 'open', allow: [] }, line: 'network: open (legs reach any host; as root they are fenced)' };
+    // svc's own user: a network namespace per program, where bubblewrap can make one. The default
+    // is fenced for a normal user where it works; root that chose --agent-user none stays open.
+    const uid = input.uid ?? process.getuid?.() ?? -1;
+    if (asked === undefined && uid === 0)
+      return { network: policy('open'), line: "network: open (agents run as svc's own user; --network fenced to fence them)" };
+    const why = await (input.bwrap ?? probeBwrap)();
+    if (why && asked === undefined) return { network: policy('open'), line: `network: open (the fence cannot be had here: ${why})` };
+    if (why) throw new UsageError(`${source}: ${asked} cannot be had here (${why}); use --network open`);
+    const mode = (asked ?? 'fenced') as NetworkMode;
+    return { network: policy(mode), line: said(mode, 'a network namespace per program') };
   }
   const mode = (asked ?? 'fenced') as NetworkMode;
-  if (mode === 'open') return { network: { mode, allow: [] }, line: `network: open (${source}; legs reach any host)` };
   const why = await (input.nft ?? nftWorks)();
   if (why) throw new UsageError(`${source}: ${mode} needs nftables rules, which this machine refused (${why}); install nftables or use --network open`);
-  const line = mode === 'none' ? 'network: none (legs reach no host)' : `network: fenced (legs reach ${allowed})`;
-  return { network: { mode, allow: allow.entries.map(formatAllowEntry) }, line };
+  return { network: policy(mode), line: said(mode, 'nftables rules per agent uid') };
 }

@@ -1,7 +1,11 @@
 // The egress fence of a leg (DISPATCH.md §9, docs/trust.md): what the leg code asks of it. `up`
 // starts the leg's proxy and resolver and puts its uid's nftables rules up; the leg's processes get
 // the proxy variables. `down` reads what the kernel rejected, removes the rules and stops both.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Allowlist } from './allowlist.js';
+import { BRIDGE_PORT, inNamespace } from './bwrap.js';
 import { startDnsStub } from './dns-stub.js';
 import { legRulesUp } from './nft.js';
 import { startLegProxy } from './proxy.js';
@@ -27,12 +31,15 @@ export interface LegNetwork {
 export interface LegFence {
   /** `env` with the proxy variables (and git's http.proxy added to its GIT_CONFIG_* entries). */
   env(env: Record<string, string>): Record<string, string>;
+  /** A normal user's fence: a program's argv, in a network namespace of its own (bwrap.ts). */
+  wrap?(argv: readonly string[]): string[];
   /** Reads the kernel's refusals, removes the rules, stops the proxy and resolver: every refusal of the leg. */
   down(): Promise<Refusal[]>;
 }
 
 export interface FenceRequest {
-  uid: number;
+  /** The leg's uid (root: nft rules per uid); null: svc's own user, fenced by a namespace per program. */
+  uid: number | null;
   mode: 'fenced' | 'none';
   allow: readonly string[];
   ownPorts?: { first: number; count: number } | null;
@@ -44,6 +51,7 @@ export interface FenceRequest {
 export async function fenceUp(req: FenceRequest): Promise<LegFence> {
   const book = new RefusalBook(req.onRefused);
   const add = (r: Omit<Refusal, 'count'>) => book.add(r);
+  if (req.uid === null) return namespaceFence(req, add, () => book.list());
   // The leg's own servers are reached through the proxy like any allowed host (and directly: nft.ts).
   const own = req.ownPorts ? Array.from({ length: req.ownPorts.count }, (_, i) => req.ownPorts!.first + i) : [];
   const allow = Allowlist.parse([...req.allow, ...own.flatMap((p) => [`127.0.0.1:${p}`, `localhost:${p}`, `[::1]:${p}`])]);
@@ -76,6 +84,28 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
           await dns?.close();
         }
         return book.list();
+      })()),
+  };
+}
+
+/** A normal user's fence: the proxy on a private unix socket, each program in a namespace bridged to it. */
+async function namespaceFence(req: FenceRequest, add: (r: Omit<Refusal, 'count'>) => void, list: () => Refusal[]): Promise<LegFence> {
+  if (req.mode === 'none') return { env: (env) => env, wrap: (argv) => inNamespace(argv, null), down: async () => list() };
+  const own = req.ownPorts ? Array.from({ length: req.ownPorts.count }, (_, i) => req.ownPorts!.first + i) : [];
+  const allow = Allowlist.parse([...req.allow, ...own.flatMap((p) => [`127.0.0.1:${p}`, `localhost:${p}`])]);
+  const dir = mkdtempSync(join(tmpdir(), 'svc-fence-'));
+  const socket = join(dir, 'proxy.sock');
+  const proxy = await startLegProxy(allow, add, socket);
+  const url = `http://127.0.0.1:${BRIDGE_PORT}`;
+  let down: Promise<Refusal[]> | null = null;
+  return {
+    env: (env) => proxyEnv(env, url),
+    wrap: (argv) => inNamespace(argv, socket),
+    down: () =>
+      (down ??= (async () => {
+        await proxy.close();
+        rmSync(dir, { recursive: true, force: true });
+        return list();
       })()),
   };
 }

@@ -5,7 +5,7 @@
 // port is ever logged (never Proxy-Authorization, never a URL's userinfo or path).
 import { lookup } from 'node:dns/promises';
 import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
-import { connect, isIP, type AddressInfo, type Socket } from 'node:net';
+import { connect, createServer as createNetServer, isIP, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { canonicalHost, splitHostPort, type Allowlist } from './allowlist.js';
 import type { Refusal } from './refusal.js';
@@ -39,8 +39,11 @@ export async function resolveTarget(allow: Allowlist, rawHost: string, port: num
   return { ok: true, address: usable.address, port };
 }
 
-/** Starts the proxy of one leg on 127.0.0.1; `onRefused` hears every refusal. */
-export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusal, 'count'>) => void): Promise<LegProxy> {
+/**
+ * Starts the proxy of one leg on 127.0.0.1 (and on the unix socket `socket`, for a namespace's
+ * bridge: bwrap.ts); `onRefused` hears every refusal.
+ */
+export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusal, 'count'>) => void, socket?: string): Promise<LegProxy> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const open = new Set<Socket | Duplex>();
   const server = createServer((req, res) => void plain(req, res));
@@ -129,12 +132,15 @@ export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusa
     server.once('error', fail);
     server.listen({ host: '127.0.0.1', port: 0 }, ok);
   });
+  const bridged = socket ? createNetServer((c) => server.emit('connection', c)) : null;
+  if (bridged) await new Promise<void>((ok, fail) => bridged.once('error', fail).listen(socket, ok));
   return {
     port: (server.address() as AddressInfo).port,
     close: () =>
       new Promise<void>((done) => {
         for (const s of open) s.destroy();
         agent.destroy();
+        bridged?.close();
         server.close(() => done());
       }),
   };

@@ -12,7 +12,7 @@ import type { PreparedWorktree } from '../ports.js';
 import type { DispatchOptions } from './types.js';
 import { AgentOutput } from './agent-output.js';
 import { reasonLine, repoOf, secretsNow, type LegContext } from './leg-context.js';
-import { runWorkflowLeg } from '../workflow/leg-steps.js';
+import { fencedContext, runWorkflowLeg } from '../workflow/leg-steps.js';
 import { legFencer } from './leg-fence.js';
 
 /** A leg's agent user: its leased uid and its prepared folder (`attach` finishes it). */
@@ -78,17 +78,28 @@ export async function runLegAgent(
       warned.add(ctx.opts);
       ctx.deps.output.warn(ctx.opts.agentUserWarning);
     }
-    // Workflow (issue 30): a card's leg runs inside .svc/workflow.yml's steps; a close-out does not.
-    if (!eventKey) return runAgentOnce(ctx, wt, key, prompt, logFile, eventKey, null, collect);
-    const result = await runWorkflowLeg({
-      ctx,
-      key,
-      branch: wt.branch,
-      place: { cwd: wt.path, user: null, env: (e) => e, head: () => headCommit(wt.path) },
-      prompt,
-      logFile,
-      attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, null, collect),
-    });
+    // DISPATCH.md §9: a normal user's fence is a network namespace per program (fence/bwrap.ts).
+    const fencer = legFencer(ctx, key, logFile, null);
+    let result: LegResult;
+    try {
+      // Workflow (issue 30): a card's leg runs inside .svc/workflow.yml's steps; a close-out does not.
+      if (!eventKey) {
+        const c = fencer ? fencedContext(ctx, await fencer.up(null), { ...ctx.workflowEnv }) : ctx;
+        return await runAgentOnce(c, wt, key, prompt, logFile, eventKey, null, collect);
+      }
+      result = await runWorkflowLeg({
+        ctx,
+        key,
+        branch: wt.branch,
+        place: { cwd: wt.path, user: null, env: (e) => e, head: () => headCommit(wt.path), ...(fencer ? { fence: (p) => fencer.up(p) } : {}) },
+        prompt,
+        logFile,
+        attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, null, collect),
+      });
+    } finally {
+      await fencer?.down().catch((e: Error) => ctx.deps.output.warn(`${key}: could not take the network fence down: ${e.message}`));
+    }
+    if (fencer) result = { ...result, network: fencer.network };
     // The branch is the commit the check ran on: a commit made after it does not count.
     if (result.checkedHead) {
       const moved = await pinToChecked(wt.path, key, result.checkedHead);
@@ -139,7 +150,7 @@ export async function runLegAgent(
     };
     const result = await (eventKey
       ? runWorkflowLeg({ ctx, key, branch: wt.branch, place, prompt, logFile, attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, leg, collect) })
-      : (fencer ? fencer.up(null).then((f) => ({ ...ctx, workflowEnv: f({ ...ctx.workflowEnv }) })) : Promise.resolve(ctx)).then((c) =>
+      : (fencer ? fencer.up(null).then((f) => fencedContext(ctx, f, { ...ctx.workflowEnv })) : Promise.resolve(ctx)).then((c) =>
           runAgentOnce(c, wt, key, prompt, logFile, eventKey, leg, collect),
         )
     ).catch(async (error: unknown) => {
@@ -215,7 +226,7 @@ async function runAgentOnce(
     // folder, then runs the agent (where it starts is read before the clone counts as made).
     const cwd = leg?.startIn ?? workdir;
     return await deps.runAgentProcess({
-      argv: leg ? leg.command(command.argv) : command.argv,
+      argv: leg ? leg.command(command.argv) : ctx.fenceWrap ? ctx.fenceWrap(command.argv) : command.argv,
       cwd,
       ...(leg && leg.fds().length ? { extraFds: leg.fds() } : {}),
       env: (leg ? leg.env : (e: Record<string, string>) => e)(

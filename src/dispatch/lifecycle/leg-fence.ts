@@ -6,16 +6,22 @@ import { appendFileSync } from 'node:fs';
 import { fenceUp, refusalLine, type LegFence, type LegNetwork, type Refusal } from '../fence/index.js';
 import type { LegContext } from './leg-context.js';
 
+/** What a fenced leg's programs run with. */
+export interface FenceHooks {
+  env(env: Record<string, string>): Record<string, string>;
+  wrap?(argv: readonly string[]): string[];
+}
+
 export interface LegFencer {
-  /** Puts the fence up; the function adds its variables to an environment. */
-  up(ownPorts: { first: number; count: number } | null): Promise<(env: Record<string, string>) => Record<string, string>>;
+  /** Puts the fence up: what the leg's programs get (its variables, and as a normal user their argv's namespace). */
+  up(ownPorts: { first: number; count: number } | null): Promise<FenceHooks>;
   /** Takes it down (nothing if it never went up); fills `network.refused`. */
   down(): Promise<void>;
   network: LegNetwork;
 }
 
-/** The fencer of one leg run as `uid`, or null when its run's network is open. */
-export function legFencer(ctx: LegContext, key: string, logFile: string, uid: number): LegFencer | null {
+/** The fencer of one leg run as `uid` (null: svc's own user), or null when its run's network is open. */
+export function legFencer(ctx: LegContext, key: string, logFile: string, uid: number | null): LegFencer | null {
   const policy = ctx.opts.network;
   if (!policy || policy.mode === 'open') return null;
   const mode = policy.mode;
@@ -34,7 +40,8 @@ export function legFencer(ctx: LegContext, key: string, logFile: string, uid: nu
     network,
     async up(ownPorts) {
       fence = await fenceUp({ uid, mode, allow: policy.allow, ownPorts, onRefused });
-      return fence.env;
+      const { env, wrap } = fence;
+      return wrap ? { env, wrap } : { env };
     },
     async down() {
       if (!fence) return;

@@ -9,6 +9,7 @@ import { agentEnv } from '../agent/env.js';
 import type { LegResult } from '../agent/types.js';
 import { BodyChunker } from '../wire/body-chunker.js';
 import type { LegContext } from '../lifecycle/leg-context.js';
+import type { FenceHooks } from '../lifecycle/leg-fence.js';
 import { reasonLine, repoOf, secretsNow } from '../lifecycle/leg-context.js';
 import { checkFailedPrompt } from '../prompt.js';
 import { createRedactor, createStreamRedactor } from '../redact.js';
@@ -73,7 +74,7 @@ export interface WorkflowLeg {
   /** Where the agent runs: the steps run there too, as the same user. */
   place: StepPlace & {
     /** Puts the leg's network fence up (DISPATCH.md §9): after setup, before the agent; its variables for the rest. */
-    fence?: (ownPorts: { first: number; count: number } | null) => Promise<(env: Record<string, string>) => Record<string, string>>;
+    fence?: (ownPorts: { first: number; count: number } | null) => Promise<FenceHooks>;
   };
   prompt: string;
   logFile: string;
@@ -88,7 +89,7 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
   if (!wf) {
     if (!place.fence) return leg.attempt(ctx, leg.prompt);
     const fenced = await place.fence(null).catch((e: Error) => fenceFailed(ctx, e));
-    return typeof fenced === 'function' ? leg.attempt({ ...ctx, workflowEnv: fenced({ ...ctx.workflowEnv }) }, leg.prompt) : fenced;
+    return 'env' in fenced ? leg.attempt(fencedContext(ctx, fenced, { ...ctx.workflowEnv }), leg.prompt) : fenced;
   }
   const started = Date.now();
   const log = legLog(ctx, leg.logFile, key);
@@ -102,6 +103,7 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
     return place.env({ ...env, ...extra });
   };
   let stepEnv: Record<string, string> = {};
+  let wrap: FenceHooks['wrap'];
   const step = async (name: StepName, command: string) => {
     log.note(`${name}: ${command}`);
     const out = log.step();
@@ -115,6 +117,7 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
       // Teardown runs after an interruption too: it is what stops the leg's servers.
       ...(name === 'teardown' ? {} : { signal: ctx.signal }),
       onOutput: (c) => out.push(c),
+      ...(wrap && name !== 'setup' ? { wrap } : {}),
       ...(ctx.onAgentGroup ? { onGroup: (e: 'start' | 'end', pgid: number) => ctx.onAgentGroup!(key, e, pgid) } : {}),
     });
     out.end();
@@ -150,14 +153,16 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
       // Setup ran open; nothing it started runs on inside the fence.
       await place.quiesce?.();
       const fenced = await place.fence(ports ? { first: ports.first, count: ports.count } : null).catch((e: Error) => fenceFailed(ctx, e));
-      if (typeof fenced !== 'function') return fenced;
-      extra = fenced(extra);
+      if (!('env' in fenced)) return fenced;
+      extra = fenced.env(extra);
       stepEnv = base(extra);
+      wrap = fenced.wrap;
     }
     // The agent sees the same ports and excludes; --max-cost hears the leg's spend over all attempts.
     const agentCtx: LegContext = {
       ...ctx,
       workflowEnv: extra,
+      ...(wrap ? { fenceWrap: wrap } : {}),
       ...(ctx.onSpend ? { onSpend: (k: string, cost: number) => ctx.onSpend!(k, (spent.costUsd ?? 0) + cost) } : {}),
     };
     let prompt = leg.prompt;
@@ -204,6 +209,11 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
   log.close();
   const spend = Object.fromEntries(Object.entries(spent).filter(([, v]) => v !== undefined));
   return { ...result, ...spend, durationMs: Date.now() - started, check, attempts };
+}
+
+/** The context an agent runs in behind the fence: its variables, and its namespace as a normal user. */
+export function fencedContext(ctx: LegContext, hooks: FenceHooks, env: Record<string, string>): LegContext {
+  return { ...ctx, workflowEnv: hooks.env(env), ...(hooks.wrap ? { fenceWrap: hooks.wrap } : {}) };
 }
 
 function fenceFailed(ctx: LegContext, error: Error): LegResult {

@@ -77,7 +77,7 @@ describe('the proxy and the resolver', () => {
       s.on('data', (d) => (got += d.toString('latin1')));
       s.on('close', () => done(got));
       s.on('error', () => done(got));
-      setTimeout(() => s.destroy(), 1_000);
+      setTimeout(() => s.destroy(), 5_000);
     });
 
   it('forwards plain HTTP to an allowed address without the proxy credential', async () => {

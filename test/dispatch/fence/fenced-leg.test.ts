@@ -220,4 +220,54 @@ describe.runIf(isRoot)('a fenced leg, as root through the pool', () => {
     expect(allowed.hits()).toBe(before);
     expect(s.legs[0]!.network!.refused.map((r) => r.port)).toContain(allowed.port);
   });
+
+  it("as svc's own user: a namespace per program, bridged to the proxy; verify inside it too", async () => {
+    const out = gate();
+    const agent = prober(out, {
+      allowed: curl(`http://127.0.0.2:${allowed.port}/`),
+      deniedProxy: curl(`-x "$HTTP_PROXY" http://127.0.0.3:${denied.port}/`),
+      deniedDirect: curl(`--noproxy '*' http://127.0.0.3:${denied.port}/`),
+      service: curl(`--noproxy '*' http://127.0.0.1:${svcPort()}/`),
+      dns: 'getent hosts not-listed.example || echo nxdomain',
+      interfaces: "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ,",
+    });
+    const key = h.item('task', 'Fenced in a namespace');
+    const before = denied.hits();
+    const s = await runDispatch(
+      h.opts({
+        keys: [key],
+        agentUser: null,
+        agent: { agentCmd: agent },
+        network: { mode: 'fenced', allow: ['127.0.0.2'] },
+        workflow: {
+          ...EMPTY_WORKFLOW,
+          timeouts: { ...EMPTY_WORKFLOW.timeouts },
+          verify: `! curl -s --max-time 5 --noproxy '*' http://127.0.0.3:${denied.port}/ && curl -s --max-time 5 http://127.0.0.2:${allowed.port}/`,
+        },
+      }),
+      h.deps(),
+    );
+    expect(s.legs[0], readFileSync(logPath(runPaths(h.stateDir, s.runId!), key), 'utf8')).toMatchObject({
+      disposition: 'implemented',
+      check: { status: 'passed' },
+    });
+    const a = answers(out);
+    expect(a).toMatchObject({ allowed: 'allowed-answer', deniedDirect: '', service: '', dns: 'nxdomain', interfaces: 'lo,' });
+    expect(a.deniedProxy).toContain('svc fence');
+    expect(denied.hits()).toBe(before);
+    const log = readFileSync(logPath(runPaths(h.stateDir, s.runId!), key), 'utf8');
+    expect(log).toContain(`[svc] network: refused 127.0.0.3:${denied.port} (proxy: not on the allowlist)`);
+    expect(s.legs[0]!.network).toMatchObject({ mode: 'fenced', refused: [{ host: '127.0.0.3', port: denied.port }] });
+  });
+
+  it("as svc's own user with none: a namespace with nothing in it", async () => {
+    const out = gate();
+    const agent = prober(out, { allowed: curl(`http://127.0.0.2:${allowed.port}/`), proxyVar: 'echo "${HTTP_PROXY:-unset}"' });
+    const key = h.item('task', 'No network, own user');
+    const before = allowed.hits();
+    const s = await runDispatch(h.opts({ keys: [key], agentUser: null, agent: { agentCmd: agent }, network: { mode: 'none', allow: [] } }), h.deps());
+    expect(s.legs[0]?.disposition).toBe('implemented');
+    expect(answers(out)).toEqual({ allowed: '', proxyVar: 'unset' });
+    expect(allowed.hits()).toBe(before);
+  });
 });

@@ -46,25 +46,37 @@ describe('the network of a run', () => {
       mode: 'fenced',
       allow: ['api.anthropic.com', 'statsig.anthropic.com', '127.0.0.2', '*.allowed.test:8443', 'git.example.com:443'],
     });
-    expect(net.line).toBe('network: fenced (legs reach api.anthropic.com, statsig.anthropic.com, 127.0.0.2, *.allowed.test:8443, git.example.com:443)');
+    expect(net.line).toBe(
+      'network: fenced (legs reach api.anthropic.com, statsig.anthropic.com, 127.0.0.2, *.allowed.test:8443, git.example.com:443; nftables rules per agent uid)',
+    );
   });
 
   it.each([
     [{ network: 'fenced' as const }, {}, DEFAULT_POOL, 'nft refused', /^--network: fenced needs nftables rules, which this machine refused \(nft refused\)/],
     [{}, { SVC_NETWORK: 'walled' }, DEFAULT_POOL, null, /^SVC_NETWORK: expected open, fenced or none, got 'walled'$/],
-    [{ network: 'none' as const }, {}, null, null, /^--network: none needs svc to run as root with an agent user/],
+    [{ network: 'none' as const }, {}, null, null, /^--network: none cannot be had here \(bubblewrap \(bwrap\) is not installed\); use --network open$/],
     [{ allowHost: ['host\0.test'] }, {}, DEFAULT_POOL, null, /^--allow-host: not a host to allow/],
   ])('refuses %j %j in one line, exit 2, before any run opens', async (flags, env, pool, nftWhy, message) => {
     const repo = await makeRepo();
     const ctx = testContext({ env });
-    const error = await networkFor(flags, ctx, { agent, workflow: null, repo, pool, nft: async () => nftWhy }).catch((e: Error) => e);
+    const bwrap = async () => 'bubblewrap (bwrap) is not installed';
+    const error = await networkFor(flags, ctx, { agent, workflow: null, repo, pool, nft: async () => nftWhy, bwrap, uid: 1000 }).catch((e: Error) => e);
     expect((error as Error).message).toMatch(message);
     expect(exitCodeOf({ error })).toBe(2);
   });
 
-  it('is open as a normal user, and says so', async () => {
-    const net = await networkFor({}, testContext(), { agent, workflow: null, repo: await makeRepo(), pool: null });
-    expect(net).toEqual({ network: { mode: 'open', allow: [] }, line: 'network: open (legs reach any host; as root they are fenced)' });
+  it.each([
+    [
+      1000,
+      null,
+      { mode: 'fenced', allow: ['api.anthropic.com', 'statsig.anthropic.com'] },
+      'network: fenced (legs reach api.anthropic.com, statsig.anthropic.com; a network namespace per program)',
+    ],
+    [1000, 'bwrap is not installed', { mode: 'open', allow: [] }, 'network: open (the fence cannot be had here: bwrap is not installed)'],
+    [0, null, { mode: 'open', allow: [] }, "network: open (agents run as svc's own user; --network fenced to fence them)"],
+  ])('as uid %s without an agent user (bwrap: %s): %j, and says so', async (uid, why, network, line) => {
+    const net = await networkFor({}, testContext(), { agent, workflow: null, repo: await makeRepo(), pool: null, uid, bwrap: async () => why });
+    expect(net).toEqual({ network, line });
   });
 });
 
