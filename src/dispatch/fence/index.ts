@@ -76,9 +76,8 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
     env: (env) => (url ? proxyEnv(env, url) : env),
     down: () =>
       (down ??= (async () => {
-        for (const r of await rules.refused().catch(() => [])) add(r);
         try {
-          await rules.down();
+          for (const r of await rules.down()) add(r);
         } finally {
           await proxy?.close();
           await dns?.close();

@@ -5,7 +5,7 @@
 // only the leg's proxy port, its resolver (UDP 53 to any server is redirected there) and its own
 // ports, records what it rejects in two sets (IPv4, IPv6), and rejects everything else: other
 // loopback ports, other addresses, UDP, ICMP, IPv6. `none`: the chain rejects every packet.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { isAlive, processStart, selfMark } from '../state/run-lock.js';
 import type { Refusal } from './refusal.js';
 
@@ -39,6 +39,85 @@ function nft(args: string[], input?: string): Promise<string> {
   });
 }
 
+/**
+ * One `nft -i` for the life of the process: a leg's rules go up and down in a millisecond or two,
+ * where a new nft costs several (DISPATCH.md §9's per-leg budget). Each call is some lines (a
+ * line is one transaction) and a sentinel nft answers with an error on stderr: once it is in,
+ * every error of those lines is too (one pipe, in order), and what `list` lines print is awaited
+ * on stdout until each of their blocks is complete.
+ */
+class NftSession {
+  readonly #child: ChildProcess;
+  #out = '';
+  #err = '';
+  #seq = 0;
+  #pending = 0;
+  #queue: Promise<unknown> = Promise.resolve();
+  #waiting: (() => void) | null = null;
+  #dead: Error | null = null;
+
+  constructor() {
+    this.#child = spawn('nft', ['-i'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.#child.stdout!.setEncoding('utf8').on('data', (d: string) => ((this.#out += d), this.#waiting?.()));
+    this.#child.stderr!.setEncoding('utf8').on('data', (d: string) => ((this.#err += d), this.#waiting?.()));
+    const die = (why: string) => {
+      this.#dead ??= new FenceError(why);
+      this.#waiting?.();
+    };
+    this.#child.on('error', (e) => die(`nft -i: ${e.message}`));
+    this.#child.on('exit', () => die('nft -i ended'));
+    this.#child.stdin!.on('error', () => undefined);
+    this.#hold(false);
+  }
+
+  /** Keeps the process alive while a command is out, and never for an idle nft. */
+  #hold(on: boolean): void {
+    for (const h of [this.#child, this.#child.stdin, this.#child.stdout, this.#child.stderr] as unknown as { ref?(): void; unref?(): void }[])
+      on ? h?.ref?.() : h?.unref?.();
+  }
+
+  /** Runs `lines` in order; what their lists printed, or a FenceError with nft's first line. */
+  run(lines: string[]): Promise<string> {
+    this.#pending++;
+    this.#hold(true);
+    const next = this.#queue
+      .then(() => this.#one(lines))
+      .finally(() => {
+        if (--this.#pending === 0) this.#hold(false);
+      });
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  #one(lines: string[]): Promise<string> {
+    if (this.#dead) return Promise.reject(this.#dead);
+    const mark = `list table inet svc_sync_${++this.#seq}`;
+    const lists = lines.filter((l) => l.startsWith('list ')).length;
+    this.#out = '';
+    this.#err = '';
+    this.#child.stdin!.write(`${lines.join('\n')}\n${mark}\n`);
+    return new Promise((done, fail) => {
+      this.#waiting = () => {
+        if (this.#dead) return fail(this.#dead);
+        const at = this.#err.indexOf(mark);
+        if (at < 0) return;
+        const errors = this.#err.slice(0, this.#err.lastIndexOf('Error:', at));
+        if (/Error:/.test(errors)) {
+          this.#waiting = null;
+          return fail(new FenceError(`nft: ${errors.trim().split('\n')[0]} (${lines[0]?.slice(0, 80)})`));
+        }
+        // Each list prints one table block, ending in a line "}" of its own.
+        if ((this.#out.match(/^\}$/gm)?.length ?? 0) < lists) return;
+        this.#waiting = null;
+        done(this.#out);
+      };
+      this.#waiting();
+    });
+  }
+}
+
+let session: NftSession | null = null;
+
 const TABLE_PREFIX = 'svc_';
 
 /** This process's table, made once (stale tables of dead svc processes are removed first). */
@@ -62,6 +141,7 @@ export function ourTable(): Promise<string> {
         '',
       ].join('\n'),
     );
+    session = new NftSession();
     // Gone with the process, however it ends short of a kill -9 (then the next svc removes it).
     process.once('exit', () => {
       try {
@@ -94,8 +174,8 @@ export async function removeStaleTables(): Promise<string[]> {
   return removed;
 }
 
-/** The rules of one leg's uid, up in one transaction; `down` removes them, `refused` reads what they rejected. */
-export async function legRulesUp(uid: number, rules: LegRules): Promise<{ down(): Promise<void>; refused(): Promise<Omit<Refusal, 'count'>[]> }> {
+/** The rules of one leg's uid, up in one transaction; `down` removes them and says what they rejected. */
+export async function legRulesUp(uid: number, rules: LegRules): Promise<{ down(): Promise<Omit<Refusal, 'count'>[]> }> {
   if (!Number.isInteger(uid) || uid <= 0) throw new FenceError(`cannot fence uid ${uid}`);
   const t = await ourTable();
   const leg = `leg_${uid}`;
@@ -126,38 +206,37 @@ export async function legRulesUp(uid: number, rules: LegRules): Promise<{ down()
   rule('meta l4proto tcp reject with tcp reset');
   rule('reject');
   lines.push(`add element inet ${t} legs { ${uid} : jump ${leg} }`, `add element inet ${t} dns { ${uid} : jump dns_${uid} }`);
-  await nft(['-f', '-'], `${lines.join('\n')}\n`);
+  // One transaction; the verdict map's elements come last in it.
+  await session!.run([lines.join('; ')]);
   return {
-    refused: () => readRefused(t, uid),
+    // Read what the kernel refused and take the rules down in one exchange with nft.
     down: () =>
-      nft(
-        ['-f', '-'],
-        [
-          `delete element inet ${t} legs { ${uid} }`,
-          `delete element inet ${t} dns { ${uid} }`,
-          `delete chain inet ${t} ${leg}`,
-          `delete chain inet ${t} dns_${uid}`,
-          `delete set inet ${t} r4_${uid}`,
-          `delete set inet ${t} r6_${uid}`,
-          '',
-        ].join('\n'),
-      ).then(() => undefined),
+      session!
+        .run([
+          `list set inet ${t} r4_${uid}`,
+          `list set inet ${t} r6_${uid}`,
+          [
+            `delete element inet ${t} legs { ${uid} }`,
+            `delete element inet ${t} dns { ${uid} }`,
+            `delete chain inet ${t} ${leg}`,
+            `delete chain inet ${t} dns_${uid}`,
+            `delete set inet ${t} r4_${uid}`,
+            `delete set inet ${t} r6_${uid}`,
+          ].join('; '),
+        ])
+        .then(parseRefused),
   };
 }
 
-/** What the kernel rejected for `uid` so far (each address, protocol and port once). */
-async function readRefused(t: string, uid: number): Promise<Omit<Refusal, 'count'>[]> {
+/** What the kernel rejected, from the listing of a leg's two sets (each address, protocol and port once). */
+function parseRefused(text: string): Omit<Refusal, 'count'>[] {
   const out: Omit<Refusal, 'count'>[] = [];
-  for (const set of [`r4_${uid}`, `r6_${uid}`]) {
-    const listed = JSON.parse(await nft(['-j', 'list', 'set', 'inet', t, set])) as { nftables: { set?: { elem?: unknown[] } }[] };
-    for (const item of listed.nftables) {
-      for (const e of item.set?.elem ?? []) {
-        const concat =
-          (e as { concat?: unknown[]; elem?: { val?: { concat?: unknown[] } } }).concat ?? (e as { elem?: { val?: { concat?: unknown[] } } }).elem?.val?.concat;
-        if (!concat) continue;
-        const [host, proto, port] = concat as [string, string, number];
-        out.push({ host: String(host), port: Number(port), how: `kernel: ${proto}${set.startsWith('r6') ? ' over IPv6' : ''}, not through the proxy` });
-      }
+  // `set r4_UID { ... elements = { 127.0.0.3 . tcp . 80, ... } }`: addresses, protocols, ports.
+  for (const m of text.matchAll(/set r([46])_\d+ \{[^]*?(?:elements = \{([^}]*)\}|\n\t\})/g)) {
+    for (const e of (m[2] ?? '').split(',')) {
+      const [host, proto, port] = e.trim().split(' . ');
+      if (!host || !proto || !port) continue;
+      out.push({ host, port: Number(port), how: `kernel: ${proto}${m[1] === '6' ? ' over IPv6' : ''}, not through the proxy` });
     }
   }
   return out;
