@@ -66,7 +66,8 @@ describe.runIf(isRoot)('as root', () => {
       env: env({ SVC_AGENT_USER: undefined }),
     });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr.split('\n').filter((l) => l.startsWith('network: '))).toEqual(['network: fenced (legs reach 127.0.0.2; nftables rules per agent uid)']);
+    const said = r.stderr.split('\n').filter((l) => l.includes('network: '));
+    expect(said.map((l) => l.replace(/^\S+Z /, ''))).toEqual(['network: fenced (legs reach 127.0.0.2; nftables rules per agent uid)']);
     const leg = JSON.parse(r.stdout).legs[0];
     expect(leg.network).toEqual({
       mode: 'fenced',

@@ -222,7 +222,7 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
       // DISPATCH.md §9: decided (or refused, exit 2) before the run opens, and said once.
       const net = await networkFor(flags, ctx, { agent: opts.agent, workflow: opts.workflow, repo: opts.repo, pool: opts.agentUser });
       opts.network = net.network;
-      ctx.out.info(ctx.out.style.dim(net.line));
+      opts.networkLine = net.line;
     }
     // From here a signal winds the run down (agents stopped, the run closed) instead of cutting it.
     ctx.interrupts.handle?.('dispatch');

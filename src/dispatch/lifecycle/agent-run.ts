@@ -55,6 +55,8 @@ export async function discardAgentSide(side: Promise<AgentSide>): Promise<void> 
 
 /** Runs whose agent-user warning was said (once per run, at its first agent). */
 const warned = new WeakSet<DispatchOptions>();
+/** Runs whose network line was said (DISPATCH.md §9: once, when the first agent starts). */
+const networkSaid = new WeakSet<DispatchOptions>();
 
 /**
  * Runs a leg's agent with `prompt` in `wt`, where it belongs: as svc's user in the worktree, or
@@ -73,6 +75,10 @@ export async function runLegAgent(
   side?: Promise<AgentSide>,
 ): Promise<LegResult> {
   const pool = ctx.opts.agentUser;
+  if (ctx.opts.networkLine && !networkSaid.has(ctx.opts)) {
+    networkSaid.add(ctx.opts);
+    ctx.deps.output.info(ctx.opts.networkLine);
+  }
   if (!pool) {
     if (ctx.opts.agentUserWarning && !warned.has(ctx.opts)) {
       warned.add(ctx.opts);

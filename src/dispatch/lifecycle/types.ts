@@ -107,6 +107,8 @@ export interface DispatchOptions {
   workflowFlags?: { verify?: string | false; setup?: string };
   /** What a leg's processes may reach (DISPATCH.md §9); absent or `open`: anything. */
   network?: NetworkPolicy | null;
+  /** The one line that says it, when the first agent starts (run-options' networkFor). */
+  networkLine?: string | null;
 }
 
 /** What `onBranchPushed` hears. */
