@@ -46,6 +46,8 @@ function nft(args: string[], input?: string): Promise<string> {
  * every error of those lines is too (one pipe, in order), and what `list` lines print is awaited
  * on stdout until each of their blocks is complete.
  */
+const NFT_TIMEOUT_MS = 10_000;
+
 class NftSession {
   readonly #child: ChildProcess;
   #out = '';
@@ -68,6 +70,11 @@ class NftSession {
     this.#child.on('exit', () => die('nft -i ended'));
     this.#child.stdin!.on('error', () => undefined);
     this.#hold(false);
+  }
+
+  /** Whether it can answer no more (nft ended or hung): the next leg starts another. */
+  get dead(): boolean {
+    return this.#dead !== null;
   }
 
   /** Keeps the process alive while a command is out, and never for an idle nft. */
@@ -97,19 +104,30 @@ class NftSession {
     this.#err = '';
     this.#child.stdin!.write(`${lines.join('\n')}\n${mark}\n`);
     return new Promise((done, fail) => {
+      // An nft that stops answering fails the leg rather than hanging it (and ends the session).
+      const timer = setTimeout(() => {
+        this.#dead ??= new FenceError(`nft -i did not answer in ${NFT_TIMEOUT_MS / 1000} s`);
+        this.#child.kill();
+        this.#waiting?.();
+      }, NFT_TIMEOUT_MS);
+      timer.unref();
+      const settle = (f: () => void) => {
+        clearTimeout(timer);
+        f();
+      };
       this.#waiting = () => {
-        if (this.#dead) return fail(this.#dead);
+        if (this.#dead) return settle(() => fail(this.#dead));
         const at = this.#err.indexOf(mark);
         if (at < 0) return;
         const errors = this.#err.slice(0, this.#err.lastIndexOf('Error:', at));
         if (/Error:/.test(errors)) {
           this.#waiting = null;
-          return fail(new FenceError(`nft: ${errors.trim().split('\n')[0]} (${lines[0]?.slice(0, 80)})`));
+          return settle(() => fail(new FenceError(`nft: ${errors.trim().split('\n')[0]} (${lines[0]?.slice(0, 80)})`)));
         }
         // Each list prints one table block, ending in a line "}" of its own.
         if ((this.#out.match(/^\}$/gm)?.length ?? 0) < lists) return;
         this.#waiting = null;
-        done(this.#out);
+        settle(() => done(this.#out));
       };
       this.#waiting();
     });
@@ -117,6 +135,12 @@ class NftSession {
 }
 
 let session: NftSession | null = null;
+
+/** The process's nft session, started again if the last one ended. */
+function nftSession(): NftSession {
+  if (!session || session.dead) session = new NftSession();
+  return session;
+}
 
 const TABLE_PREFIX = 'svc_';
 
@@ -141,7 +165,6 @@ export function ourTable(): Promise<string> {
         '',
       ].join('\n'),
     );
-    session = new NftSession();
     // Gone with the process, however it ends short of a kill -9 (then the next svc removes it).
     process.once('exit', () => {
       try {
@@ -207,11 +230,11 @@ export async function legRulesUp(uid: number, rules: LegRules): Promise<{ down()
   rule('reject');
   lines.push(`add element inet ${t} legs { ${uid} : jump ${leg} }`, `add element inet ${t} dns { ${uid} : jump dns_${uid} }`);
   // One transaction; the verdict map's elements come last in it.
-  await session!.run([lines.join('; ')]);
+  await nftSession().run([lines.join('; ')]);
   return {
     // Read what the kernel refused and take the rules down in one exchange with nft.
     down: () =>
-      session!
+      nftSession()
         .run([
           `list set inet ${t} r4_${uid}`,
           `list set inet ${t} r6_${uid}`,
