@@ -108,6 +108,9 @@ export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusa
     track(up);
     up.once('connect', () => {
       up.setTimeout(0);
+      // A tunnel carries request and answer ping-pong: no Nagle delay on either side of it.
+      up.setNoDelay(true);
+      (client as Socket).setNoDelay?.(true);
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) up.write(head);
       up.pipe(client);
