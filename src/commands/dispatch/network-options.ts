@@ -8,7 +8,7 @@ import { AllowEntryError, Allowlist, formatAllowEntry } from '../../dispatch/fen
 import { agentHosts, gitHost } from '../../dispatch/fence/hosts.js';
 import { NETWORK_MODES, type NetworkMode, type NetworkPolicy } from '../../dispatch/fence/index.js';
 import { probeBwrap } from '../../dispatch/fence/bwrap.js';
-import { nftWorks } from '../../dispatch/fence/nft.js';
+import { nftWorks, removeStaleTables } from '../../dispatch/fence/nft.js';
 import type { Workflow } from '../../dispatch/workflow/policy.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
@@ -26,6 +26,8 @@ export interface NetworkInputs {
   bwrap?: () => Promise<string | null>;
   /** svc's uid (default process.getuid()): a normal user is fenced by default where bwrap works. */
   uid?: number;
+  /** Removes a crashed svc's tables (default: removeStaleTables, as root). */
+  sweep?: () => Promise<unknown>;
 }
 
 /** The run's network policy and the one line that says it, or a UsageError (exit 2). */
@@ -58,6 +60,8 @@ export async function networkFor(
   const policy = (mode: NetworkMode) => ({ mode, allow: mode === 'fenced' ? allow.entries.map(formatAllowEntry) : [] });
   const said = (mode: NetworkMode, how: string) =>
     mode === 'none' ? `network: none (legs reach no host; ${how})` : `network: fenced (legs reach ${allowed}; ${how})`;
+  // A crashed svc's rules would still hold its uids, open run or not: gone before any leg leases one.
+  if (input.pool) await (input.sweep ?? (() => removeStaleTables().catch(() => [])))();
   if (asked === 'open') return { network: policy('open'), line: `network: open (${source}; legs reach any host)` };
   if (!input.pool) {
     // svc's own user: a network namespace per program, where bubblewrap can make one. The default

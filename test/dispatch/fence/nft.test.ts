@@ -16,6 +16,18 @@ const make = (pid: number, start: string) =>
   execFileSync('nft', ['-f', '-'], { input: `table inet svc_${pid} {\n comment "svc pid ${pid} start ${start}"\n}\n` });
 
 describe.runIf(isRoot)('a crashed svc leaves no fence behind', () => {
+  it("a run through the pool removes a crashed svc's table before it opens, even an open run", async () => {
+    make(4194301, '1');
+    const net = await networkFor({ network: 'open' }, testContext(), {
+      agent: { agent: 'claude' },
+      workflow: null,
+      repo: await makeRepo(),
+      pool: DEFAULT_POOL,
+    });
+    expect(net.network.mode).toBe('open');
+    expect(tables()).not.toContain('inet svc_4194301');
+  });
+
   it('removes the table of a gone process (or a reused pid), and keeps a live one', async () => {
     const live = process.ppid;
     make(live, processStart(live) ?? '-');
