@@ -1,6 +1,7 @@
 // `--network` and `--allow-host` from the command line (DISPATCH.md §2, §9): as root a run is fenced
 // by default and says so in one line; --json carries each leg's refusals; a fence that cannot be
 // had, or a bad value, is one line and exit 2 before any run opens.
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -83,6 +84,32 @@ describe.runIf(isRoot)('as root', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('network: open (--network; legs reach any host)');
     expect(JSON.parse(r.stdout).legs[0].network).toBeUndefined();
+  });
+});
+
+describe.runIf(isRoot)('stored', () => {
+  test('svc config set network takes open, fenced or none, and a run uses it under SVC_NETWORK and --network', async () => {
+    const e = env({ SVC_AGENT_USER: undefined, SVC_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'svc-cfg-')) });
+    const bad = await runProgram(['config', 'set', 'network', 'walled'], { env: e });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim()).toMatch(/^svc: .*expected open, fenced or none, got 'walled'$/);
+    expect((await runProgram(['config', 'set', 'network', 'open'], { env: e })).code).toBe(0);
+    const repo = await makeRepo();
+    const stored = await runProgram(['run', item(), '--repo', repo, '--agent-cmd', agent(), '--json'], { env: e });
+    expect(stored.stderr).toContain('network: open (network (stored); legs reach any host)');
+    const overEnv = await runProgram(['run', item(), '--repo', repo, '--agent-cmd', agent(), '--json'], { env: { ...e, SVC_NETWORK: 'none' } });
+    expect(overEnv.stderr).toContain('network: none (legs reach no host; nftables rules per agent uid)');
+    expect(JSON.parse(overEnv.stdout).legs[0].network.mode).toBe('none');
+  });
+});
+
+describe.runIf(isRoot)('svc runs recover', () => {
+  test("removes a crashed svc's network fence and says so", async () => {
+    execFileSync('nft', ['-f', '-'], { input: 'table inet svc_4194302 {\n comment "svc pid 4194302 start 1"\n}\n' });
+    const r = await runProgram(['runs', 'recover'], { env: env() });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('removed the network fence inet svc_4194302 (its svc is gone)');
+    expect(execFileSync('nft', ['list', 'tables'], { encoding: 'utf8' })).not.toContain('svc_4194302');
   });
 });
 
