@@ -1,6 +1,7 @@
 // The narrow seams the dispatch engine is written against. The engine never sees the HTTP client,
 // the terminal or the process: the CLI adapts the real API client to `DispatchService` in one small
 // file, and tests hand in a client bound to the local service. Everything returns contract types.
+import type { LegNetwork } from './fence/index.js';
 import { SvcError } from '../api/errors.js';
 import type { WaitBudget } from '../api/retry.js';
 import type {
@@ -158,6 +159,8 @@ export interface LegSummary {
   /** With a workflow: the leg's check (passed, failed, none) and how many times the agent ran. */
   check?: LegCheck;
   attempts?: number;
+  /** A fenced leg (DISPATCH.md §9): its network mode and what the fence refused. */
+  network?: LegNetwork;
 }
 
 // --- The engine's own functions, injected so tests (and hosted runs) can swap them. The types

@@ -72,9 +72,14 @@ const ownShapes: JsonSchema = {
         sessionBranch: strOrNull,
         check: own('LegCheck'),
         attempts: { type: 'integer', minimum: 0 },
+        network: own('LegNetwork'),
       },
-      ['check', 'attempts'],
+      ['check', 'attempts', 'network'],
     ),
+    LegNetwork: exact({
+      mode: { enum: ['fenced', 'none'] },
+      refused: arrayOf(exact({ host: str, port: intOrNull, how: str, count: { type: 'integer', minimum: 1 } })),
+    }),
     LegCheck: exact({ status: { enum: ['passed', 'failed', 'none'] }, command: strOrNull, exitCode: intOrNull, output: strOrNull }),
     WorkflowCheck: exact({
       file: str,
@@ -129,6 +134,7 @@ const ownShapes: JsonSchema = {
       logTail: strOrNull,
       check: own('LegCheck'),
       attempts: intOrNull,
+      network: { oneOf: [{ type: 'null' }, own('LegNetwork')] },
     }),
     BacklogListing: exact({ total: { type: 'integer', minimum: 0 }, items: arrayOf(contract('WorkItemSummary')) }),
     RecoverResult: exact(
@@ -162,7 +168,7 @@ const ownShapes: JsonSchema = {
     }),
     Demo: exact({ summary: own('RunSummary'), run: { oneOf: [{ type: 'null' }, contract('DispatchRun')] }, repo: str, stateDir: str }),
     ConfigValue: exact({
-      key: { enum: ['baseUrl', 'project', 'agent', 'model', 'parallel', 'sendLogs', 'maxWait', 'agentUser', 'pr', 'githubApiUrl'] },
+      key: { enum: ['baseUrl', 'project', 'agent', 'model', 'parallel', 'sendLogs', 'maxWait', 'agentUser', 'network', 'pr', 'githubApiUrl'] },
       value: { type: ['string', 'number', 'boolean', 'null'] },
     }),
     ConfigList: exact({
@@ -174,6 +180,7 @@ const ownShapes: JsonSchema = {
       sendLogs: { type: ['boolean', 'null'] },
       maxWait: strOrNull,
       agentUser: strOrNull,
+      network: { enum: ['open', 'fenced', 'none', null] },
       pr: { type: ['boolean', 'null'] },
       githubApiUrl: strOrNull,
     }),
@@ -415,7 +422,7 @@ describe('docs/json.md', () => {
     const { readFileSync } = await import('node:fs');
     const doc = readFileSync(resolve(import.meta.dirname, '../../docs/json.md'), 'utf8');
     for (const name of Object.keys(ownShapes.$defs as object)) {
-      if (name === 'CardSummary' || name === 'LegSummary' || name === 'LegCheck') expect(doc).toContain(`${name} =`);
+      if (name === 'CardSummary' || name === 'LegSummary' || name === 'LegCheck' || name === 'LegNetwork') expect(doc).toContain(`${name} =`);
       else expect(doc, name).toMatch(new RegExp(`^### ${name}$`, 'm'));
     }
     for (const c of [

@@ -215,6 +215,7 @@ describe('json', () => {
         'head',
         'key',
         'logTail',
+        'network',
         'reason',
         'skipReason',
         'startedAt',

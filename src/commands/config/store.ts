@@ -19,6 +19,7 @@ export const CONFIG_KEYS = {
   sendLogs: { describe: 'send agent output as event bodies', parse: parseBool },
   maxWait: { describe: 'longest wait for a rate limit or an unavailable service', parse: (v: string) => v },
   agentUser: { describe: "who agents run as when svc is root: a user, a uid range FIRST-LAST, or none (svc's own)", parse: parseUserName },
+  network: { describe: 'what a leg may reach: fenced, none or open', parse: parseNetwork },
   pr: { describe: 'open or update a pull request after each pushed leg', parse: parseBool },
   githubApiUrl: { describe: "GitHub's REST API base for pull requests", parse: (v: string) => v },
 } as const;
@@ -34,6 +35,7 @@ export interface StoredConfig {
   sendLogs?: boolean;
   maxWait?: string;
   agentUser?: string;
+  network?: string;
   pr?: boolean;
   githubApiUrl?: string;
   token?: string;
@@ -137,6 +139,11 @@ function parseBool(v: string): boolean {
   if (['true', 'yes', 'on', '1'].includes(v)) return true;
   if (['false', 'no', 'off', '0'].includes(v)) return false;
   throw new UsageError(`expected true or false, got '${v}'`);
+}
+
+function parseNetwork(v: string): string {
+  if (['open', 'fenced', 'none'].includes(v)) return v;
+  throw new UsageError(`expected open, fenced or none, got '${v}'`);
 }
 
 function parseUserName(v: string): string {

@@ -25,6 +25,14 @@ export const DISPATCH_FLAG = {
     '--agent-user <name>',
     "who agents run as when svc is root (SVC_AGENT_USER): a user, a uid range FIRST-LAST, or none (svc's own); default svc-agent-1, -2, …, a uid per leg",
   ),
+  network: flag('--network <mode>', 'what a leg may reach (SVC_NETWORK): fenced (its allowlist only; default as root), none, or open', {
+    choices: ['open', 'fenced', 'none'],
+  }),
+  allowHost: flag(
+    '--allow-host <host>',
+    "a host a fenced leg may reach besides its agent's model API and the git host: a name, *.suffix or an address, with an optional :PORT (repeatable)",
+    { parse: collect },
+  ),
   dryRun: flag('--dry-run', 'print the card set with skip reasons and open nothing'),
   max: flag('--max <n>', 'most cards to run'),
   onFailure: flag('--on-failure <mode>', 'what a failed leg does to the run (default halt; continue follows the original run)', {

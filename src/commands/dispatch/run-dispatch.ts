@@ -22,6 +22,7 @@ import { checkAgentProgram, checkProject, checkRepository, checkWorkingTree } fr
 import { dispatchProject, projectOfRun } from './project.js';
 import type { DispatchFlags } from './flags.js';
 import { agentChoice, agentUserFor, legOptions, workflowFor } from './run-options.js';
+import { networkFor } from './network-options.js';
 import { checkHostedFlags, openHosted } from './hosted-open.js';
 import { resolveBase, WorktreeError, type RunBase } from '../../dispatch/git/worktree.js';
 import { agentIdentity, parseIdentity, type GitIdentity } from '../../dispatch/git/identity.js';
@@ -238,7 +239,13 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
       );
       return;
     }
-    if (!opts.dryRun) Object.assign(opts, await agentUserFor(flags, ctx, { stateDir, hosted: false }));
+    if (!opts.dryRun) {
+      Object.assign(opts, await agentUserFor(flags, ctx, { stateDir, hosted: false }));
+      // DISPATCH.md §9: decided (or refused, exit 2) before the run opens, and said once.
+      const net = await networkFor(flags, ctx, { agent: opts.agent, workflow: opts.workflow, repo: opts.repo, pool: opts.agentUser });
+      opts.network = net.network;
+      opts.networkLine = net.line;
+    }
     // From here a signal winds the run down (agents stopped, the run closed) instead of cutting it.
     ctx.interrupts.handle?.('dispatch');
     const summary = await runUnderProgress(ctx, (view) => {

@@ -33,6 +33,11 @@ export async function runRunsRecover(opts: RunsRecoverOptions, ctx: Context): Pr
     // Agents' leg folders (svc as root) of svc processes that are gone go too; said on stderr.
     const { removeOrphanLegs } = await import('../../dispatch/agent/orphans.js');
     for (const path of (await removeOrphanLegs()).removed) ctx.out.info(`removed the agent leg folder ${path} (its svc is gone)`);
+    // A crashed svc's network fence (DISPATCH.md §9) goes too: its table names the process.
+    if (process.getuid?.() === 0) {
+      const { removeStaleTables } = await import('../../dispatch/fence/nft.js');
+      for (const table of await removeStaleTables().catch(() => [])) ctx.out.info(`removed the network fence inet ${table} (its svc is gone)`);
+    }
     if (ctx.out.json) return ctx.out.document(results);
     if (!results.length) return ctx.out.info('Nothing to recover: every local run is closed.');
     ctx.out.table(

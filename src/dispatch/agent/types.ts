@@ -2,6 +2,7 @@
 // card (argv from a preset or `--agent-cmd`, env from `agentEnv`, timeouts from the flags), calls
 // `runAgentProcess`, and maps the `LegResult` to a leg disposition; the "no changes" rule (a card that
 // expects code but left no commit) is the lifecycle's, with `commitsSince` from ../git/worktree.js.
+import type { LegNetwork } from '../fence/index.js';
 import type { LegCheck } from '../ports.js';
 
 /** How the prompt reaches the agent. The prompt file is always written, whatever the mode. */
@@ -97,6 +98,8 @@ export interface LegResult {
   attempts?: number;
   /** The commit the check ran on: the one svc collects, whatever the uid did after it. */
   checkedHead?: string;
+  /** A fenced leg's network: its mode and what the fence refused (lifecycle/leg-fence.ts). */
+  network?: LegNetwork;
 }
 
 /** The variables every agent gets besides the filtered base environment (DISPATCH.md §3). */

@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import { agentEnv } from '../agent/env.js';
 import { prepareAgentLeg, type AgentLeg } from '../agent/clone.js';
 import { CLONE_FAILED } from '../agent/leg-shell.js';
-import { acquireAgentUser, type AgentLease } from '../agent/pool.js';
+import { acquireAgentUser, killAllOf, type AgentLease } from '../agent/pool.js';
 import { headCommit, isDirty, pinToChecked, stashLeftovers } from '../git/worktree.js';
 import { parserFor, resolveAgentCommand } from '../agent/presets.js';
 import type { LegResult } from '../agent/types.js';
@@ -13,7 +13,8 @@ import type { DispatchOptions } from './types.js';
 import { AgentOutput } from './agent-output.js';
 import { identityEnv } from '../git/identity.js';
 import { reasonLine, repoOf, secretsNow, workflowOf, type LegContext } from './leg-context.js';
-import { runWorkflowLeg } from '../workflow/leg-steps.js';
+import { fencedContext, runWorkflowLeg } from '../workflow/leg-steps.js';
+import { legFencer } from './leg-fence.js';
 
 /** A leg's agent user: its leased uid and its prepared folder (`attach` finishes it). */
 export interface AgentSide {
@@ -55,6 +56,8 @@ export async function discardAgentSide(side: Promise<AgentSide>): Promise<void> 
 
 /** Runs whose agent-user warning was said (once per run, at its first agent). */
 const warned = new WeakSet<DispatchOptions>();
+/** Runs whose network line was said (DISPATCH.md §9: once, when the first agent starts). */
+const networkSaid = new WeakSet<DispatchOptions>();
 
 /**
  * Runs a leg's agent with `prompt` in `wt`, where it belongs: as svc's user in the worktree, or
@@ -73,22 +76,37 @@ export async function runLegAgent(
   side?: Promise<AgentSide>,
 ): Promise<LegResult> {
   const pool = ctx.opts.agentUser;
+  if (ctx.opts.networkLine && !networkSaid.has(ctx.opts)) {
+    networkSaid.add(ctx.opts);
+    ctx.deps.output.info(ctx.opts.networkLine);
+  }
   if (!pool) {
     if (ctx.opts.agentUserWarning && !warned.has(ctx.opts)) {
       warned.add(ctx.opts);
       ctx.deps.output.warn(ctx.opts.agentUserWarning);
     }
-    // Workflow (issue 30): a card's leg runs inside .svc/workflow.yml's steps; a close-out does not.
-    if (!eventKey) return runAgentOnce(ctx, wt, key, prompt, logFile, eventKey, null, collect);
-    const result = await runWorkflowLeg({
-      ctx,
-      key,
-      branch: wt.branch,
-      place: { cwd: wt.path, user: null, env: (e) => e, head: () => headCommit(wt.path) },
-      prompt,
-      logFile,
-      attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, null, collect),
-    });
+    // DISPATCH.md §9: a normal user's fence is a network namespace per program (fence/bwrap.ts).
+    const fencer = legFencer(ctx, key, logFile, null);
+    let result: LegResult;
+    try {
+      // Workflow (issue 30): a card's leg runs inside .svc/workflow.yml's steps; a close-out does not.
+      if (!eventKey) {
+        const c = fencer ? fencedContext(ctx, await fencer.up(null), { ...ctx.workflowEnv }) : ctx;
+        return await runAgentOnce(c, wt, key, prompt, logFile, eventKey, null, collect);
+      }
+      result = await runWorkflowLeg({
+        ctx,
+        key,
+        branch: wt.branch,
+        place: { cwd: wt.path, user: null, env: (e) => e, head: () => headCommit(wt.path), ...(fencer ? { fence: (p) => fencer.up(p) } : {}) },
+        prompt,
+        logFile,
+        attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, null, collect),
+      });
+    } finally {
+      await fencer?.down().catch((e: Error) => ctx.deps.output.warn(`${key}: could not take the network fence down: ${e.message}`));
+    }
+    if (fencer) result = { ...result, network: fencer.network };
     // The branch is the commit the check ran on: a commit made after it does not count.
     if (result.checkedHead) {
       const moved = await pinToChecked(wt.path, key, result.checkedHead);
@@ -113,6 +131,9 @@ export async function runLegAgent(
   }
   const { lease, leg } = opened;
   let killed = false;
+  // DISPATCH.md §9: the fence of this uid, up after setup (leg-steps.ts), down once the uid is empty.
+  const fencer = legFencer(ctx, key, logFile, lease.user.uid);
+  const withNet = (r: LegResult): LegResult => (fencer ? { ...r, network: fencer.network } : r);
   try {
     try {
       await leg.attach(wt);
@@ -132,10 +153,13 @@ export async function runLegAgent(
       writePrompt: (t: string) => leg.writeAsAgent(basename(leg.promptFile), t),
       quiesce: () => leg.quiesce(),
       head: () => leg.head(),
+      ...(fencer ? { fence: (ports: { first: number; count: number } | null) => fencer.up(ports) } : {}),
     };
     const result = await (eventKey
       ? runWorkflowLeg({ ctx, key, branch: wt.branch, place, prompt, logFile, attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, leg, collect) })
-      : runAgentOnce(ctx, wt, key, prompt, logFile, eventKey, leg, collect)
+      : (fencer ? fencer.up(null).then((f) => fencedContext(ctx, f, { ...ctx.workflowEnv })) : Promise.resolve(ctx)).then((c) =>
+          runAgentOnce(c, wt, key, prompt, logFile, eventKey, leg, collect),
+        )
     ).catch(async (error: unknown) => {
       await leg.dispose().catch(() => undefined);
       throw error;
@@ -149,12 +173,17 @@ export async function runLegAgent(
       // The clone (or the bundle) is kept: it holds the only copy of whatever did not come back.
       const why = `could not bring back the agent's work: ${reasonLine(error instanceof Error ? error.message : String(error), ctx.opts)}`;
       ctx.deps.output.warn(`${key}: ${why}${/ is kept in /.test(why) ? '' : ` (its clone is kept at ${leg.workdir})`}`);
-      return result.outcome === 'succeeded' ? { ...result, outcome: 'failed', reason: why } : result;
+      return withNet(result.outcome === 'succeeded' ? { ...result, outcome: 'failed', reason: why } : result);
     }
     if (!leg.cloneMade && result.exitCode === CLONE_FAILED)
-      return { ...result, outcome: 'failed', reason: "could not make the agent's clone (its log says why)" };
-    return result;
+      return withNet({ ...result, outcome: 'failed', reason: "could not make the agent's clone (its log says why)" });
+    return withNet(result);
   } finally {
+    if (fencer) {
+      // The rules come down only once nothing of the uid is left to use the way out they closed.
+      if (!killed) await killAllOf(lease.user);
+      await fencer.down().catch((e: Error) => ctx.deps.output.warn(`${key}: could not take the network fence down: ${e.message}`));
+    }
     await lease.release({ killed });
   }
 }
@@ -204,7 +233,7 @@ async function runAgentOnce(
     // folder, then runs the agent (where it starts is read before the clone counts as made).
     const cwd = leg?.startIn ?? workdir;
     return await deps.runAgentProcess({
-      argv: leg ? leg.command(command.argv) : command.argv,
+      argv: leg ? leg.command(command.argv) : ctx.fenceWrap ? ctx.fenceWrap(command.argv) : command.argv,
       cwd,
       ...(leg && leg.fds().length ? { extraFds: leg.fds() } : {}),
       env: (leg ? leg.env : (e: Record<string, string>) => e)(

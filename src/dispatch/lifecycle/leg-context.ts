@@ -27,6 +27,8 @@ export interface LegContext {
   onAgentGroup?(key: string, event: 'start' | 'end', pgid: number): void;
   /** Set per leg by the workflow (workflow/leg-steps.ts): SVC_PORT and git's excludes for the agent. */
   workflowEnv?: Record<string, string>;
+  /** Set per leg by a normal user's network fence (fence/bwrap.ts): the agent's argv in its namespace. */
+  fenceWrap?(argv: readonly string[]): string[];
 }
 
 /** No repository for a card (a hosted card that names no target repository). */

@@ -180,6 +180,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       ...(ctx.mode === 'review' ? { review } : {}),
       ...(opts.pr ? { pullRequest } : {}),
       ...(result?.check ? { check: result.check, attempts: result.attempts ?? 1 } : {}),
+      ...(result?.network ? { network: result.network } : {}),
     };
     recordLeg(ctx.paths, {
       ...summary,

@@ -20,6 +20,7 @@ import type {
 import type { LaneFilters, LegMode } from '../select/types.js';
 import type { PullRequestWriter } from '../pr/types.js';
 import type { Workflow } from '../workflow/policy.js';
+import type { NetworkPolicy } from '../fence/index.js';
 
 export interface DispatchTimeouts {
   /** No agent output for this long ends the leg (default 15 min). */
@@ -117,6 +118,10 @@ export interface DispatchOptions {
   workflows?: Record<string, Workflow | null>;
   /** `--verify CMD` / `--no-verify` (false) and `--setup CMD` as given: recorded so `continue` applies them again. */
   workflowFlags?: { verify?: string | false; setup?: string };
+  /** What a leg's processes may reach (DISPATCH.md §9); absent or `open`: anything. */
+  network?: NetworkPolicy | null;
+  /** The one line that says it, when the first agent starts (run-options' networkFor). */
+  networkLine?: string | null;
 }
 
 /** What `onBranchPushed` hears. */

@@ -4,7 +4,7 @@
 // `git diff --stat` and the tail of its log behind <details>.
 import { escapeHtml } from '../../html/escape.js';
 import { formatDuration, THEME_CSS, TIMELINE_CSS, timelineHtml, type TimelineBar } from '../../html/timeline.js';
-import { hasWorkflow, tokenCount, usd } from './markdown.js';
+import { hasWorkflow, refusalLines, tokenCount, usd } from './markdown.js';
 import type { LegReport, RunReport } from './types.js';
 import { visible } from '../../ui/visible.js';
 
@@ -76,11 +76,13 @@ function legArticle(run: RunReport, l: LegReport, label: string): string {
     ['Cost', h(usd(l.costUsd) || '–')],
     ['Branch', l.branch ? `<code>${h(l.branch)}</code>` : '–'],
     ['Base', l.base ? `<code>${h(l.base.slice(0, 12))}</code>` : '–'],
+    ...(l.network ? [['Network', h(`${l.network.mode}${l.network.refused.length ? `, ${l.network.refused.length} refused` : ''}`)] as [string, string]] : []),
   ];
   const blocks: string[] = [];
   if (l.skipReason) blocks.push(`<p><strong>Skip reason:</strong> ${h(l.skipReason)}</p>`);
   if (l.disposition === 'failed') blocks.push(`<p><strong>Failure reason:</strong> <span class="reason">${h(l.reason ?? 'failed')}</span></p>`);
   if (l.check.status === 'failed') blocks.push(`<h5>Check: <code>${h(l.check.command ?? '')}</code></h5><pre class="check">${h(l.check.output ?? '')}</pre>`);
+  if (l.network?.refused.length) blocks.push(`<h5>Network refusals (${h(l.network.mode)})</h5><pre class="refused">${h(refusalLines(l).join('\n'))}</pre>`);
   if (l.startedAt) {
     const commits = l.commits.length
       ? `<ul class="commits">${l.commits.map((c) => `<li><code>${h(c.sha)}</code> ${h(c.subject)}</li>`).join('')}</ul>`

@@ -2,6 +2,7 @@
 // card. Skipped and not-reached cards are <skipped> with the reason; a failed leg is a <failure>
 // with its reason and the log's last lines; a leg the local state last saw running is an <error>.
 // Checked against test/fixtures/report/junit.xsd (the shape Jenkins and GitLab read).
+import { refusalLines } from './markdown.js';
 import type { LegReport, RunReport } from './types.js';
 
 /** XML 1.0 forbids most C0 controls even escaped; agents print them. */
@@ -27,6 +28,7 @@ function testcase(run: RunReport, leg: LegReport, name: string): string {
   if (leg.check.status !== 'none')
     out.push(`check: ${leg.check.status}${leg.check.exitCode !== null ? ` (exit ${leg.check.exitCode})` : ''}: ${leg.check.command}`);
   if (leg.attempts !== null && leg.attempts > 1) out.push(`attempts: ${leg.attempts}`);
+  if (leg.network) out.push(`network: ${leg.network.mode}`, ...refusalLines(leg));
   if (leg.diffStat) out.push(leg.diffStat);
   const systemOut = out.length ? `<system-out>${body(out.join('\n'))}</system-out>` : '';
   let verdict = '';

@@ -2,6 +2,7 @@
 // Buildkite annotations render it) and a section per failed card with its reason and log tail.
 import { formatDuration } from '../../html/timeline.js';
 import { visible } from '../../ui/visible.js';
+import { refusalLine } from '../fence/refusal.js';
 import type { LegReport, RunReport } from './types.js';
 
 const MARK: Record<string, string> = { implemented: '✅', failed: '❌', skipped: '⏭️', not_reached: '⏸️', running: '⏳' };
@@ -56,6 +57,19 @@ function failedSection(l: LegReport): string {
   return parts.join('\n');
 }
 
+/** A leg's refusals, one line each (the host already made visible by the model). */
+export function refusalLines(l: LegReport): string[] {
+  return (l.network?.refused ?? []).map((r) => `${refusalLine(r)}${r.count > 1 ? ` ×${r.count}` : ''}`);
+}
+
+function networkSection(legs: readonly LegReport[]): string | null {
+  const refusing = legs.filter((l) => l.network?.refused.length);
+  if (!refusing.length) return null;
+  const parts = ['#### 🧱 Network refusals', ''];
+  for (const l of refusing) parts.push(`**${cell(l.key)}** (${l.network!.mode})`, '', fenced(refusalLines(l).join('\n')), '');
+  return parts.join('\n').trimEnd();
+}
+
 function runMarkdown(run: RunReport): string {
   const t = run.totals;
   const facts = [
@@ -88,6 +102,8 @@ function runMarkdown(run: RunReport): string {
   ];
   const failed = legs.filter((l) => l.disposition === 'failed');
   for (const l of failed) out.push('', failedSection(l));
+  const refusals = networkSection(legs);
+  if (refusals) out.push('', refusals);
   return out.join('\n');
 }
 

@@ -2,6 +2,7 @@
 // the journal (when each leg started and ended, dispositions, exit codes, the close), legs.jsonl
 // (reasons, spend, base commits), the logs (tails) and git (commits, diff --stat). Nothing is asked
 // of the service, so a run recovered later, or reported on another day, reports the same.
+import { visibleHost } from '../fence/refusal.js';
 import { execFile } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
@@ -156,6 +157,8 @@ async function legReport(
       ? { ...rec.check, output: rec.check.output === null ? null : redact(rec.check.output) }
       : { status: 'none', command: null, exitCode: null, output: null },
     attempts: rec?.attempts ?? null,
+    // A host is what the leg asked for: shown with its controls made visible, like its log.
+    network: rec?.network ? { mode: rec.network.mode, refused: rec.network.refused.map((r) => ({ ...r, host: visibleHost(r.host) })) } : null,
   };
 }
 

@@ -1,6 +1,7 @@
 // The report of dispatch runs: one document built from the local state alone (run.json, the
 // journal, legs.jsonl, the logs and git), so the same run reports the same on any later day. Every
 // renderer (junit, markdown, html, json) reads only this. Documented in docs/json.md (RunReport).
+import type { LegNetwork } from '../fence/index.js';
 import type { LegCheck } from '../ports.js';
 
 /** A commit a leg left on its branch. */
@@ -37,6 +38,8 @@ export interface LegReport {
   check: LegCheck;
   /** How many times the agent ran (more than once after failed checks); null without a workflow. */
   attempts: number | null;
+  /** A fenced leg (DISPATCH.md §9): its mode and what the fence refused, hosts made visible; null: open. */
+  network: LegNetwork | null;
 }
 
 export interface RunReport {

@@ -9,6 +9,7 @@ import { agentEnv } from '../agent/env.js';
 import type { LegResult } from '../agent/types.js';
 import { BodyChunker } from '../wire/body-chunker.js';
 import type { LegContext } from '../lifecycle/leg-context.js';
+import type { FenceHooks } from '../lifecycle/leg-fence.js';
 import { reasonLine, repoOf, secretsNow, workflowOf } from '../lifecycle/leg-context.js';
 import { checkFailedPrompt } from '../prompt.js';
 import { createRedactor, createStreamRedactor } from '../redact.js';
@@ -71,7 +72,10 @@ export interface WorkflowLeg {
   key: string;
   branch: string;
   /** Where the agent runs: the steps run there too, as the same user. */
-  place: StepPlace;
+  place: StepPlace & {
+    /** Puts the leg's network fence up (DISPATCH.md §9): after setup, before the agent; its variables for the rest. */
+    fence?: (ownPorts: { first: number; count: number } | null) => Promise<FenceHooks>;
+  };
   prompt: string;
   logFile: string;
   /** Runs the agent once (with this context: its spend is counted over the attempts). */
@@ -82,7 +86,11 @@ export interface WorkflowLeg {
 export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
   const { ctx, key, place } = leg;
   const wf = workflowOf(ctx, key);
-  if (!wf) return leg.attempt(ctx, leg.prompt);
+  if (!wf) {
+    if (!place.fence) return leg.attempt(ctx, leg.prompt);
+    const fenced = await place.fence(null).catch((e: Error) => fenceFailed(ctx, e));
+    return 'env' in fenced ? leg.attempt(fencedContext(ctx, fenced, { ...ctx.workflowEnv }), leg.prompt) : fenced;
+  }
   const started = Date.now();
   const log = legLog(ctx, leg.logFile, key);
   let ports = null as PortBlock | null;
@@ -95,6 +103,7 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
     return place.env({ ...env, ...extra });
   };
   let stepEnv: Record<string, string> = {};
+  let wrap: FenceHooks['wrap'];
   const step = async (name: StepName, command: string) => {
     log.note(`${name}: ${command}`);
     const out = log.step();
@@ -108,6 +117,7 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
       // Teardown runs after an interruption too: it is what stops the leg's servers.
       ...(name === 'teardown' ? {} : { signal: ctx.signal }),
       onOutput: (c) => out.push(c),
+      ...(wrap && name !== 'setup' ? { wrap } : {}),
       ...(ctx.onAgentGroup ? { onGroup: (e: 'start' | 'end', pgid: number) => ctx.onAgentGroup!(key, e, pgid) } : {}),
     });
     out.end();
@@ -133,7 +143,7 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
       if (!files.length) log.note(`copy: no untracked file of ${root} matches ${wf.copy.join(' ')}`);
       excluded = exclusionEnv(copied, ctx.opts.env);
     }
-    const extra = { ...(ports ? { SVC_PORT: String(ports.first), SVC_PORT_COUNT: String(ports.count) } : {}), ...excluded.env };
+    let extra: Record<string, string> = { ...(ports ? { SVC_PORT: String(ports.first), SVC_PORT_COUNT: String(ports.count) } : {}), ...excluded.env };
     stepEnv = base(extra);
     // Nothing of the leg runs yet: whatever holds a port of its block now is a stranger.
     const squatted = await ports?.inUse(null);
@@ -142,10 +152,20 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
       const s = await step('setup', command);
       if (!s.ok) return failed(s.interrupted ? 'interrupted' : `setup failed (${s.outcome})`);
     }
+    if (place.fence) {
+      // Setup ran open; nothing it started runs on inside the fence.
+      await place.quiesce?.();
+      const fenced = await place.fence(ports ? { first: ports.first, count: ports.count } : null).catch((e: Error) => fenceFailed(ctx, e));
+      if (!('env' in fenced)) return fenced;
+      extra = fenced.env(extra);
+      stepEnv = base(extra);
+      wrap = fenced.wrap;
+    }
     // The agent sees the same ports and excludes; --max-cost hears the leg's spend over all attempts.
     const agentCtx: LegContext = {
       ...ctx,
       workflowEnv: extra,
+      ...(wrap ? { fenceWrap: wrap } : {}),
       ...(ctx.onSpend ? { onSpend: (k: string, cost: number) => ctx.onSpend!(k, (spent.costUsd ?? 0) + cost) } : {}),
     };
     let prompt = leg.prompt;
@@ -202,6 +222,15 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
 /** With an agent user, whose sockets are told apart by uid: why a port of the leg's block is another's, or null. */
 async function strangerOnPorts(ports: PortBlock | null, place: StepPlace): Promise<string | null> {
   return ports && place.user ? ports.inUse(place.user.uid) : null;
+}
+
+/** The context an agent runs in behind the fence: its variables, and its namespace as a normal user. */
+export function fencedContext(ctx: LegContext, hooks: FenceHooks, env: Record<string, string>): LegContext {
+  return { ...ctx, workflowEnv: hooks.env(env), ...(hooks.wrap ? { fenceWrap: hooks.wrap } : {}) };
+}
+
+function fenceFailed(ctx: LegContext, error: Error): LegResult {
+  return failed(`could not put the network fence up: ${reasonLine(error.message, ctx.opts)}`);
 }
 
 function failed(reason: string): LegResult {

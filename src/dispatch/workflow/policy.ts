@@ -4,6 +4,7 @@
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import { parseDuration } from '../duration.js';
 import { agentEnvNameProblem } from '../agent/env.js';
+import { AllowEntryError, parseAllowEntry } from '../fence/allowlist.js';
 
 /** Where the policy lives in the repository (read from the base commit, never the worktree). */
 export const WORKFLOW_FILE = '.svc/workflow.yml';
@@ -33,6 +34,8 @@ export interface Workflow {
   protect: string[];
   /** Variables of svc's environment the agent and the steps get besides the allowlist (docs/agents.md). */
   env: string[];
+  /** `network: allow:`: hosts a fenced leg may reach besides the preset's and the git host (DISPATCH.md §9). */
+  networkAllow: string[];
   timeouts: Record<StepName, number>;
 }
 
@@ -52,6 +55,7 @@ export const EMPTY_WORKFLOW: Workflow = {
   prompt: null,
   protect: [],
   env: [],
+  networkAllow: [],
   timeouts: { ...DEFAULT_STEP_TIMEOUTS },
 };
 
@@ -143,6 +147,28 @@ const timeouts: Check = (node, say) => {
   return out;
 };
 
+/** `network: {allow: [HOST[:PORT], ...]}`: each entry checked as --allow-host checks it. */
+const network: Check = (node, say) => {
+  const allow = isMap(node) ? node.items.find((p) => isScalar(p.key) && p.key.value === 'allow') : undefined;
+  const other = isMap(node) ? node.items.find((p) => !(isScalar(p.key) && p.key.value === 'allow')) : undefined;
+  if (!isMap(node) || !allow || other) {
+    say('network must be a map with one key, allow: a list of hosts (a name, *.suffix or an address, with an optional :PORT)', (other?.key as Node) ?? node);
+    return undefined;
+  }
+  const value = allow.value as Node | null;
+  const list = value ? (texts('network.allow')(value, say) as string[] | undefined) : [];
+  return list?.filter((entry) => {
+    try {
+      parseAllowEntry(entry);
+      return true;
+    } catch (error) {
+      if (!(error instanceof AllowEntryError)) throw error;
+      say(`network.allow: ${error.message}`, value ?? node);
+      return false;
+    }
+  });
+};
+
 /** The schema: every key the file may hold, and how its value is checked. */
 const FIELDS: Record<string, Check> = {
   setup: texts('setup'),
@@ -154,6 +180,7 @@ const FIELDS: Record<string, Check> = {
   prompt: text('prompt', 'text for the prompt'),
   protect: globs('protect'),
   env: names,
+  network,
   timeouts,
 };
 
@@ -223,6 +250,7 @@ export function parseWorkflow(source: string): { workflow: Workflow | null; prob
       prompt: str(values.prompt),
       protect: (values.protect as string[] | undefined) ?? [],
       env: (values.env as string[] | undefined) ?? [],
+      networkAllow: (values.network as string[] | undefined) ?? [],
       timeouts: { ...DEFAULT_STEP_TIMEOUTS, ...(values.timeouts as object | undefined) },
     },
     problems,
@@ -260,6 +288,7 @@ export function describeWorkflow(wf: Workflow): string {
     ...(wf.prompt ? ['house rules for the prompt'] : []),
     ...(wf.protect.length ? [`protect ${wf.protect.join(' ')}`] : []),
     ...(wf.env.length ? [`env ${wf.env.join(' ')}`] : []),
+    ...(wf.networkAllow.length ? [`network allows ${wf.networkAllow.join(' ')}`] : []),
   ];
   return parts.length ? parts.join(', ') : 'nothing set';
 }

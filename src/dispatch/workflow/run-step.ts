@@ -21,6 +21,8 @@ export interface StepSpec {
   onOutput(chunk: Buffer): void;
   /** Hears the step's process group start and end (the journal names it for `svc runs recover`). */
   onGroup?(event: 'start' | 'end', pgid: number): void;
+  /** A normal user's network fence: the shell's argv, in a namespace of its own (fence/bwrap.ts). */
+  wrap?(argv: readonly string[]): string[];
 }
 
 export interface StepResult {
@@ -45,7 +47,8 @@ export function runStep(spec: StepSpec): Promise<StepResult> {
     let exit: GroupExit | null = null;
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn('sh', ['-c', spec.command], {
+      const [file, ...args] = spec.wrap ? spec.wrap(['sh', '-c', spec.command]) : ['sh', '-c', spec.command];
+      child = spawn(file!, args, {
         cwd: spec.cwd,
         env: { ...spec.env, PWD: spec.cwd },
         detached: true,

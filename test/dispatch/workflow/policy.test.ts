@@ -20,6 +20,8 @@ describe('parseWorkflow', () => {
       'timeouts:',
       '  verify: 90s',
       'env: [NPM_TOKEN, PLAYWRIGHT_BROWSERS_PATH]',
+      'network:',
+      '  allow: [registry.npmjs.org, "*.example.com:443"]',
     ].join('\n');
     expect(parseWorkflow(source)).toEqual({
       problems: [],
@@ -33,6 +35,7 @@ describe('parseWorkflow', () => {
         prompt: 'Use pnpm.\n',
         protect: [],
         env: ['NPM_TOKEN', 'PLAYWRIGHT_BROWSERS_PATH'],
+        networkAllow: ['registry.npmjs.org', '*.example.com:443'],
         timeouts: { ...DEFAULT_STEP_TIMEOUTS, verify: 90_000 },
       },
     });
@@ -60,6 +63,9 @@ describe('parseWorkflow', () => {
     ['not a map', '- npm ci\n', 1, 'the file must be a map of keys'],
     ['a duplicate key', 'verify: a\nverify: b\n', 2, 'Map keys must be unique'],
     ['broken YAML (the line of the bracket left open)', 'setup: [npm ci\n', 1, ''],
+    ['network not a map', 'network: open\n', 1, 'network must be a map with one key, allow'],
+    ['network with another key', 'network:\n  allow: [a.test]\n  deny: [b.test]\n', 3, 'network must be a map with one key, allow'],
+    ['a bad host to allow', 'network:\n  allow: ["http://a.test/"]\n', 2, 'network.allow: not a host to allow: "http://a.test/"'],
   ])('%s: one line naming its line', (_name, source, line, message) => {
     const { workflow, problems } = parseWorkflow(source);
     expect(workflow).toBeNull();

@@ -1,0 +1,82 @@
+// The network of a run's legs (DISPATCH.md §2, §9): `--network` > SVC_NETWORK > stored `network` >
+// the default (fenced where legs run as pool uids, as root; open otherwise, until a normal user's
+// fence can be had), and the allowlist: the preset's model hosts, the git host, the workflow's
+// `network: allow:` and `--allow-host`. A fence that cannot be had is refused here, before any run opens.
+import type { AgentChoice } from '../../dispatch/agent/presets.js';
+import type { AgentPoolSpec } from '../../dispatch/agent/user.js';
+import { AllowEntryError, Allowlist, formatAllowEntry } from '../../dispatch/fence/allowlist.js';
+import { agentHosts, gitHost } from '../../dispatch/fence/hosts.js';
+import { NETWORK_MODES, type NetworkMode, type NetworkPolicy } from '../../dispatch/fence/index.js';
+import { probeBwrap } from '../../dispatch/fence/bwrap.js';
+import { nftWorks, removeStaleTables } from '../../dispatch/fence/nft.js';
+import type { Workflow } from '../../dispatch/workflow/policy.js';
+import type { Context } from '../context.js';
+import { UsageError } from '../exit-codes.js';
+import type { DispatchFlags } from './flags.js';
+
+export interface NetworkInputs {
+  agent: AgentChoice;
+  workflow: Workflow | null | undefined;
+  repo: string;
+  /** The run's agent pool (svc is root): the fence is per uid. Null: agents run as svc's user. */
+  pool: AgentPoolSpec | null | undefined;
+  /** Whether the kernel takes svc's rules (default: nftWorks); tests say no. */
+  nft?: () => Promise<string | null>;
+  /** Whether a network namespace can be had (default: probeBwrap); tests say no. */
+  bwrap?: () => Promise<string | null>;
+  /** svc's uid (default process.getuid()): a normal user is fenced by default where bwrap works. */
+  uid?: number;
+  /** Removes a crashed svc's tables (default: removeStaleTables, as root). */
+  sweep?: () => Promise<unknown>;
+}
+
+/** The run's network policy and the one line that says it, or a UsageError (exit 2). */
+export async function networkFor(
+  flags: Pick<DispatchFlags, 'network' | 'allowHost'>,
+  ctx: Context,
+  input: NetworkInputs,
+): Promise<{ network: NetworkPolicy; line: string }> {
+  const stored = ctx.config().get('network');
+  const [asked, source] =
+    flags.network !== undefined
+      ? [flags.network as string, '--network']
+      : ctx.env.SVC_NETWORK
+        ? [ctx.env.SVC_NETWORK, 'SVC_NETWORK']
+        : stored
+          ? [stored, 'network (stored)']
+          : [undefined, 'default'];
+  if (asked !== undefined && !NETWORK_MODES.includes(asked as NetworkMode)) throw new UsageError(`${source}: expected open, fenced or none, got '${asked}'`);
+  const entries = [...agentHosts(input.agent.agent, ctx.env), ...(input.workflow?.networkAllow ?? []), ...(flags.allowHost ?? [])];
+  const git = await gitHost(input.repo);
+  if (git) entries.push(git);
+  let allow: Allowlist;
+  try {
+    allow = Allowlist.parse(entries);
+  } catch (error) {
+    if (error instanceof AllowEntryError) throw new UsageError(`--allow-host: ${error.message}`);
+    throw error;
+  }
+  const allowed = allow.toString() || 'nothing';
+  const policy = (mode: NetworkMode) => ({ mode, allow: mode === 'fenced' ? allow.entries.map(formatAllowEntry) : [] });
+  const said = (mode: NetworkMode, how: string) =>
+    mode === 'none' ? `network: none (legs reach no host; ${how})` : `network: fenced (legs reach ${allowed}; ${how})`;
+  // A crashed svc's rules would still hold its uids, open run or not: gone before any leg leases one.
+  if (input.pool) await (input.sweep ?? (() => removeStaleTables().catch(() => [])))();
+  if (asked === 'open') return { network: policy('open'), line: `network: open (${source}; legs reach any host)` };
+  if (!input.pool) {
+    // svc's own user: a network namespace per program, where bubblewrap can make one. The default
+    // is fenced for a normal user where it works; root that chose --agent-user none stays open.
+    const uid = input.uid ?? process.getuid?.() ?? -1;
+    if (asked === undefined && uid === 0)
+      return { network: policy('open'), line: "network: open (agents run as svc's own user; --network fenced to fence them)" };
+    const why = await (input.bwrap ?? probeBwrap)();
+    if (why && asked === undefined) return { network: policy('open'), line: `network: open (the fence cannot be had here: ${why})` };
+    if (why) throw new UsageError(`${source}: ${asked} cannot be had here (${why}); use --network open`);
+    const mode = (asked ?? 'fenced') as NetworkMode;
+    return { network: policy(mode), line: said(mode, 'a network namespace per program') };
+  }
+  const mode = (asked ?? 'fenced') as NetworkMode;
+  const why = await (input.nft ?? nftWorks)();
+  if (why) throw new UsageError(`${source}: ${mode} needs nftables rules, which this machine refused (${why}); install nftables or use --network open`);
+  return { network: policy(mode), line: said(mode, 'nftables rules per agent uid') };
+}

@@ -1,0 +1,129 @@
+// The egress fence of a leg (DISPATCH.md §9, docs/trust.md): what the leg code asks of it. `up`
+// starts the leg's proxy and resolver and puts its uid's nftables rules up; the leg's processes get
+// the proxy variables. `down` reads what the kernel rejected, removes the rules and stops both.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Allowlist } from './allowlist.js';
+import { BRIDGE_PORT, inNamespace } from './bwrap.js';
+import { startDnsStub } from './dns-stub.js';
+import { legRulesUp } from './nft.js';
+import { startLegProxy } from './proxy.js';
+import { RefusalBook, type Refusal } from './refusal.js';
+
+export type NetworkMode = 'open' | 'fenced' | 'none';
+export const NETWORK_MODES: readonly NetworkMode[] = ['open', 'fenced', 'none'];
+
+/** The network of a run's legs, decided once when it opens (run-options.ts). */
+export interface NetworkPolicy {
+  mode: NetworkMode;
+  /** Allowlist entries (preset hosts, the git host, the workflow's, --allow-host), as written. */
+  allow: string[];
+}
+
+/** What a leg's result says of its network: the mode, and what was refused (each once, counted). */
+export interface LegNetwork {
+  mode: NetworkMode;
+  refused: Refusal[];
+}
+
+/** A leg's fence while it is up. */
+export interface LegFence {
+  /** `env` with the proxy variables (and git's http.proxy added to its GIT_CONFIG_* entries). */
+  env(env: Record<string, string>): Record<string, string>;
+  /** A normal user's fence: a program's argv, in a network namespace of its own (bwrap.ts). */
+  wrap?(argv: readonly string[]): string[];
+  /** Reads the kernel's refusals, removes the rules, stops the proxy and resolver: every refusal of the leg. */
+  down(): Promise<Refusal[]>;
+}
+
+export interface FenceRequest {
+  /** The leg's uid (root: nft rules per uid); null: svc's own user, fenced by a namespace per program. */
+  uid: number | null;
+  mode: 'fenced' | 'none';
+  allow: readonly string[];
+  ownPorts?: { first: number; count: number } | null;
+  /** Hears each refusal the first time it happens (the leg's log line, its event). */
+  onRefused(r: Refusal): void;
+}
+
+/** Puts a leg's fence up (as root: per uid). Throws FenceError when the kernel will not take the rules. */
+export async function fenceUp(req: FenceRequest): Promise<LegFence> {
+  const book = new RefusalBook(req.onRefused);
+  const add = (r: Omit<Refusal, 'count'>) => book.add(r);
+  if (req.uid === null) return namespaceFence(req, add, () => book.list());
+  // The leg's own servers are reached through the proxy like any allowed host (and directly: nft.ts).
+  const own = req.ownPorts ? Array.from({ length: req.ownPorts.count }, (_, i) => req.ownPorts!.first + i) : [];
+  const allow = Allowlist.parse([...req.allow, ...own.flatMap((p) => [`127.0.0.1:${p}`, `localhost:${p}`, `[::1]:${p}`])]);
+  const proxy = req.mode === 'fenced' ? await startLegProxy(allow, add) : null;
+  const dns = req.mode === 'fenced' ? await startDnsStub(allow, add).catch(async (e) => (await proxy?.close(), Promise.reject(e))) : null;
+  let rules: Awaited<ReturnType<typeof legRulesUp>>;
+  try {
+    rules = await legRulesUp(req.uid, {
+      mode: req.mode,
+      ...(proxy ? { proxyPort: proxy.port } : {}),
+      ...(dns ? { dnsPort: dns.port } : {}),
+      ownPorts: req.ownPorts ?? null,
+    });
+  } catch (error) {
+    await proxy?.close();
+    await dns?.close();
+    throw error;
+  }
+  const url = proxy ? `http://127.0.0.1:${proxy.port}` : null;
+  let down: Promise<Refusal[]> | null = null;
+  return {
+    env: (env) => (url ? proxyEnv(env, url) : env),
+    down: () =>
+      (down ??= (async () => {
+        try {
+          for (const r of await rules.down()) add(r);
+        } finally {
+          await proxy?.close();
+          await dns?.close();
+        }
+        return book.list();
+      })()),
+  };
+}
+
+/** A normal user's fence: the proxy on a private unix socket, each program in a namespace bridged to it. */
+async function namespaceFence(req: FenceRequest, add: (r: Omit<Refusal, 'count'>) => void, list: () => Refusal[]): Promise<LegFence> {
+  if (req.mode === 'none') return { env: (env) => env, wrap: (argv) => inNamespace(argv, null), down: async () => list() };
+  const own = req.ownPorts ? Array.from({ length: req.ownPorts.count }, (_, i) => req.ownPorts!.first + i) : [];
+  const allow = Allowlist.parse([...req.allow, ...own.flatMap((p) => [`127.0.0.1:${p}`, `localhost:${p}`])]);
+  const dir = mkdtempSync(join(tmpdir(), 'svc-fence-'));
+  const socket = join(dir, 'proxy.sock');
+  const proxy = await startLegProxy(allow, add, socket);
+  const url = `http://127.0.0.1:${BRIDGE_PORT}`;
+  let down: Promise<Refusal[]> | null = null;
+  return {
+    env: (env) => proxyEnv(env, url),
+    wrap: (argv) => inNamespace(argv, socket),
+    down: () =>
+      (down ??= (async () => {
+        await proxy.close();
+        rmSync(dir, { recursive: true, force: true });
+        return list();
+      })()),
+  };
+}
+
+/** The proxy variables, both spellings, and git's `http.proxy` appended to what GIT_CONFIG_* holds. */
+export function proxyEnv(env: Record<string, string>, url: string): Record<string, string> {
+  const n = Number(env.GIT_CONFIG_COUNT ?? 0) || 0;
+  const out: Record<string, string> = { ...env };
+  for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) {
+    out[name] = url;
+    out[name.toLowerCase()] = url;
+  }
+  // No exceptions: an allowlisted loopback host (a model on 127.0.0.1) is reached through the proxy too.
+  out.NO_PROXY = out.no_proxy = '';
+  out.GIT_CONFIG_COUNT = String(n + 1);
+  out[`GIT_CONFIG_KEY_${n}`] = 'http.proxy';
+  out[`GIT_CONFIG_VALUE_${n}`] = url;
+  return out;
+}
+
+export type { Refusal } from './refusal.js';
+export { refusalLine } from './refusal.js';

@@ -1,0 +1,150 @@
+// svc's filtering proxy for one leg (DISPATCH.md §9): an HTTP proxy on a loopback port of the leg's
+// own, handling CONNECT and plain (absolute-form) HTTP. It canonicalises the host it is asked for,
+// checks it against the leg's allowlist, resolves it itself and connects only to an answer the
+// allowlist permits; everything else is a 403 and a refusal. Nothing of a request but its host and
+// port is ever logged (never Proxy-Authorization, never a URL's userinfo or path).
+import { lookup } from 'node:dns/promises';
+import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect, createServer as createNetServer, isIP, type AddressInfo, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { canonicalHost, splitHostPort, type Allowlist } from './allowlist.js';
+import type { Refusal } from './refusal.js';
+
+export interface LegProxy {
+  port: number;
+  close(): Promise<void>;
+}
+
+const UPSTREAM_TIMEOUT_MS = 30_000;
+// Hop-by-hop and proxy headers: never passed on (Proxy-Authorization least of all).
+const DROPPED = new Set(['proxy-authorization', 'proxy-connection', 'proxy-authenticate', 'connection', 'keep-alive', 'te', 'trailer', 'upgrade']);
+
+type Target = { ok: true; address: string; port: number } | { ok: false; status: number; refusal: Omit<Refusal, 'count'> };
+
+/** Where `rawHost:port` may be reached for this leg, or the refusal. */
+export async function resolveTarget(allow: Allowlist, rawHost: string, port: number): Promise<Target> {
+  const no = (status: number, host: string, how: string): Target => ({ ok: false, status, refusal: { host, port, how } });
+  const host = canonicalHost(rawHost);
+  if (!host) return no(400, rawHost, 'proxy: not a host name');
+  if (!allow.allowsName(host, port)) return no(403, host, 'proxy: not on the allowlist');
+  if (isIP(host)) return { ok: true, address: host, port };
+  let answers: { address: string }[];
+  try {
+    answers = await lookup(host, { all: true, verbatim: true });
+  } catch {
+    return no(502, host, 'proxy: does not resolve');
+  }
+  const usable = answers.find((a) => allow.allowsAnswer(a.address, port));
+  if (!usable) return no(403, host, `proxy: resolves to ${answers[0]?.address ?? 'nothing'}, an inside address off the allowlist`);
+  return { ok: true, address: usable.address, port };
+}
+
+/**
+ * Starts the proxy of one leg on 127.0.0.1 (and on the unix socket `socket`, for a namespace's
+ * bridge: bwrap.ts); `onRefused` hears every refusal.
+ */
+export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusal, 'count'>) => void, socket?: string): Promise<LegProxy> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  const open = new Set<Socket | Duplex>();
+  const server = createServer((req, res) => void plain(req, res));
+  const track = (s: Socket | Duplex) => {
+    open.add(s);
+    s.once('close', () => open.delete(s));
+  };
+  server.on('connection', track);
+
+  const deny = (status: number, refusal: Omit<Refusal, 'count'>) => {
+    onRefused(refusal);
+    return `svc fence: ${status === 400 ? 'not a host name' : `${refusal.host}:${refusal.port} is not reachable from this leg`} (${refusal.how})\n`;
+  };
+
+  async function plain(req: IncomingMessage, res: ServerResponse) {
+    const m = /^http:\/\/(?:[^@/?#]*@)?([^/?#]*)([^#]*)/i.exec(req.url ?? '');
+    const parts = m ? splitHostPort(m[1]!) : null;
+    if (!m || !parts) {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('svc fence: a proxy request names an absolute http:// URL (https goes through CONNECT)\n');
+      return;
+    }
+    const port = parts.port ?? 80;
+    const t = await resolveTarget(allow, parts.host, port);
+    if (!t.ok) {
+      res.writeHead(t.status, { 'content-type': 'text/plain' }).end(deny(t.status, t.refusal));
+      return;
+    }
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !DROPPED.has(k)) headers[k] = v;
+    const up = request({ host: t.address, port: t.port, method: req.method, path: m[2] || '/', headers, agent, setHost: false, timeout: UPSTREAM_TIMEOUT_MS });
+    up.on('response', (r) => {
+      const back: Record<string, string | string[]> = {};
+      for (const [k, v] of Object.entries(r.headers)) if (v !== undefined && !DROPPED.has(k)) back[k] = v;
+      res.writeHead(r.statusCode ?? 502, back);
+      r.pipe(res);
+    });
+    up.on('timeout', () => up.destroy(new Error('timed out')));
+    up.on('error', () => {
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end(`svc fence: ${t.address}:${t.port} did not answer\n`);
+      else res.destroy();
+    });
+    req.pipe(up);
+  }
+
+  server.on('connect', async (req: IncomingMessage, client: Duplex, head: Buffer) => {
+    track(client);
+    client.on('error', () => undefined);
+    const parts = splitHostPort(req.url ?? '');
+    if (!parts || parts.port === null) {
+      client.end('HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\n\r\nsvc fence: CONNECT takes HOST:PORT\n');
+      return;
+    }
+    const t = await resolveTarget(allow, parts.host, parts.port);
+    if (!t.ok) {
+      const text = deny(t.status, t.refusal);
+      client.end(
+        `HTTP/1.1 ${t.status} ${t.status === 400 ? 'Bad Request' : t.status === 403 ? 'Forbidden' : 'Bad Gateway'}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+      );
+      return;
+    }
+    const up = connect({ host: t.address, port: t.port, timeout: UPSTREAM_TIMEOUT_MS });
+    track(up);
+    up.once('connect', () => {
+      up.setTimeout(0);
+      // A tunnel carries request and answer ping-pong: no Nagle delay on either side of it.
+      up.setNoDelay(true);
+      (client as Socket).setNoDelay?.(true);
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length) up.write(head);
+      up.pipe(client);
+      client.pipe(up);
+    });
+    up.on('timeout', () => up.destroy());
+    up.on('error', () => client.end('HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\n\r\nsvc fence: no answer\n'));
+    client.on('close', () => up.destroy());
+  });
+
+  // A request the HTTP parser cannot read (a NUL in the target, say) is refused and said too.
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
+    const line = error.rawPacket?.toString('latin1').split('\r\n')[0] ?? '';
+    const target = /^[A-Z]+ (\S+)/.exec(line)?.[1] ?? '';
+    const host = target.replace(/^https?:\/\/(?:[^@/?#]*@)?/i, '').replace(/[/?#].*$/, '');
+    onRefused({ host: host.replace(/:\d+$/, '') || '(unreadable request)', port: Number(/:(\d+)$/.exec(host)?.[1]) || null, how: 'proxy: malformed request' });
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\n\r\nsvc fence: malformed request\n');
+    else socket.destroy();
+  });
+
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen({ host: '127.0.0.1', port: 0 }, ok);
+  });
+  const bridged = socket ? createNetServer((c) => server.emit('connection', c)) : null;
+  if (bridged) await new Promise<void>((ok, fail) => bridged.once('error', fail).listen(socket, ok));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((done) => {
+        for (const s of open) s.destroy();
+        agent.destroy();
+        bridged?.close();
+        server.close(() => done());
+      }),
+  };
+}

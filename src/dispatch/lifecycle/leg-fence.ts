@@ -1,0 +1,52 @@
+// A leg's egress fence as the leg sees it (DISPATCH.md §9; the fence itself is ../fence/): put up
+// after setup, for the agent, verify and teardown; taken down once every process of the uid is
+// gone. Each refusal is a line in the leg's log and, with --send-logs, an event whose body is that
+// line (the contract lets an event carry nothing else of it; docs/trust.md).
+import { appendFileSync } from 'node:fs';
+import { fenceUp, refusalLine, type LegFence, type LegNetwork, type Refusal } from '../fence/index.js';
+import type { LegContext } from './leg-context.js';
+
+/** What a fenced leg's programs run with. */
+export interface FenceHooks {
+  env(env: Record<string, string>): Record<string, string>;
+  wrap?(argv: readonly string[]): string[];
+}
+
+export interface LegFencer {
+  /** Puts the fence up: what the leg's programs get (its variables, and as a normal user their argv's namespace). */
+  up(ownPorts: { first: number; count: number } | null): Promise<FenceHooks>;
+  /** Takes it down (nothing if it never went up); fills `network.refused`. */
+  down(): Promise<void>;
+  network: LegNetwork;
+}
+
+/** The fencer of one leg run as `uid` (null: svc's own user), or null when its run's network is open. */
+export function legFencer(ctx: LegContext, key: string, logFile: string, uid: number | null): LegFencer | null {
+  const policy = ctx.opts.network;
+  if (!policy || policy.mode === 'open') return null;
+  const mode = policy.mode;
+  const network: LegNetwork = { mode, refused: [] };
+  let fence: LegFence | null = null;
+  const onRefused = (r: Refusal) => {
+    const line = refusalLine(r);
+    try {
+      appendFileSync(logFile, `[svc] ${line}\n`, { mode: 0o600 });
+    } catch {
+      // the log is gone (the run's folder removed): the report still lists it
+    }
+    if (ctx.opts.sendLogs) ctx.stream.push({ workItemKey: key, body: `[svc] ${line}\n` });
+  };
+  return {
+    network,
+    async up(ownPorts) {
+      fence = await fenceUp({ uid, mode, allow: policy.allow, ownPorts, onRefused });
+      const { env, wrap } = fence;
+      return wrap ? { env, wrap } : { env };
+    },
+    async down() {
+      if (!fence) return;
+      network.refused = await fence.down();
+      fence = null;
+    },
+  };
+}

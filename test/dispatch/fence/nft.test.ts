@@ -1,0 +1,139 @@
+// The fence's tables (src/dispatch/fence/nft.ts), as root: a crashed svc's table is removed by the
+// next svc or `svc runs recover`; a live one's stays. And a run's network as the commands decide it.
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { networkFor } from '../../../src/commands/dispatch/network-options.js';
+import { DEFAULT_POOL } from '../../../src/dispatch/agent/user.js';
+import { removeStaleTables } from '../../../src/dispatch/fence/nft.js';
+import { processStart } from '../../../src/dispatch/state/run-lock.js';
+import { makeRepo } from '../../support/cli.js';
+import { exitCodeOf } from '../../../src/commands/exit-codes.js';
+import { testContext } from '../../support/context.js';
+
+const isRoot = process.getuid?.() === 0;
+const tables = () => execFileSync('nft', ['list', 'tables'], { encoding: 'utf8' });
+const make = (pid: number, start: string) =>
+  execFileSync('nft', ['-f', '-'], { input: `table inet svc_${pid} {\n comment "svc pid ${pid} start ${start}"\n}\n` });
+
+describe.runIf(isRoot)('a crashed svc leaves no fence behind', () => {
+  it("a run through the pool removes a crashed svc's table before it opens, even an open run", async () => {
+    make(4194301, '1');
+    const net = await networkFor({ network: 'open' }, testContext(), {
+      agent: { agent: 'claude' },
+      workflow: null,
+      repo: await makeRepo(),
+      pool: DEFAULT_POOL,
+    });
+    expect(net.network.mode).toBe('open');
+    expect(tables()).not.toContain('inet svc_4194301');
+  });
+
+  it('removes the table of a gone process (or a reused pid), and keeps a live one', async () => {
+    const live = process.ppid;
+    make(live, processStart(live) ?? '-');
+    make(4194300, '1');
+    make(1, 'not-its-start');
+    const removed = await removeStaleTables();
+    expect(removed).toEqual(expect.arrayContaining(['svc_4194300', 'svc_1']));
+    expect(tables()).toContain(`inet svc_${live}`);
+    expect(tables()).not.toContain('inet svc_4194300');
+    execFileSync('nft', ['delete', 'table', 'inet', `svc_${live}`]);
+  });
+});
+
+describe('the network of a run', () => {
+  const agent = { agent: 'claude' };
+  it('is fenced by default through the pool, with the preset host, the git host and --allow-host', async () => {
+    const repo = await makeRepo();
+    execFileSync('git', ['-C', repo, 'remote', 'add', 'origin', 'https://git.example.com/team/app.git']);
+    const ctx = testContext();
+    const net = await networkFor({ allowHost: ['127.0.0.2', '*.allowed.test:8443'] }, ctx, {
+      agent,
+      workflow: null,
+      repo,
+      pool: DEFAULT_POOL,
+      nft: async () => null,
+    });
+    expect(net.network).toEqual({
+      mode: 'fenced',
+      allow: ['api.anthropic.com', 'statsig.anthropic.com', '127.0.0.2', '*.allowed.test:8443', 'git.example.com:443'],
+    });
+    expect(net.line).toBe(
+      'network: fenced (legs reach api.anthropic.com, statsig.anthropic.com, 127.0.0.2, *.allowed.test:8443, git.example.com:443; nftables rules per agent uid)',
+    );
+  });
+
+  it.each([
+    [{ network: 'fenced' as const }, {}, DEFAULT_POOL, 'nft refused', /^--network: fenced needs nftables rules, which this machine refused \(nft refused\)/],
+    [{}, { SVC_NETWORK: 'walled' }, DEFAULT_POOL, null, /^SVC_NETWORK: expected open, fenced or none, got 'walled'$/],
+    [{ network: 'none' as const }, {}, null, null, /^--network: none cannot be had here \(bubblewrap \(bwrap\) is not installed\); use --network open$/],
+    [{ allowHost: ['host\0.test'] }, {}, DEFAULT_POOL, null, /^--allow-host: not a host to allow/],
+  ])('refuses %j %j in one line, exit 2, before any run opens', async (flags, env, pool, nftWhy, message) => {
+    const repo = await makeRepo();
+    const ctx = testContext({ env });
+    const bwrap = async () => 'bubblewrap (bwrap) is not installed';
+    const error = await networkFor(flags, ctx, { agent, workflow: null, repo, pool, nft: async () => nftWhy, bwrap, uid: 1000 }).catch((e: Error) => e);
+    expect((error as Error).message).toMatch(message);
+    expect(exitCodeOf({ error })).toBe(2);
+  });
+
+  it.each([
+    [
+      1000,
+      null,
+      { mode: 'fenced', allow: ['api.anthropic.com', 'statsig.anthropic.com'] },
+      'network: fenced (legs reach api.anthropic.com, statsig.anthropic.com; a network namespace per program)',
+    ],
+    [1000, 'bwrap is not installed', { mode: 'open', allow: [] }, 'network: open (the fence cannot be had here: bwrap is not installed)'],
+    [0, null, { mode: 'open', allow: [] }, "network: open (agents run as svc's own user; --network fenced to fence them)"],
+  ])('as uid %s without an agent user (bwrap: %s): %j, and says so', async (uid, why, network, line) => {
+    const net = await networkFor({}, testContext(), { agent, workflow: null, repo: await makeRepo(), pool: null, uid, bwrap: async () => why });
+    expect(net).toEqual({ network, line });
+  });
+});
+
+describe.runIf(isRoot)("a leg's own ports", () => {
+  it('are reached through the proxy and directly; a port of another leg is not', async () => {
+    const { createServer } = await import('node:http');
+    const { acquireAgentUser } = await import('../../../src/dispatch/agent/pool.js');
+    const { fenceUp } = await import('../../../src/dispatch/fence/index.js');
+    const { execFile } = await import('node:child_process');
+    const serve = async (text: string) => {
+      const s = createServer((_q, r) => r.end(text));
+      await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
+      return { s, port: (s.address() as { port: number }).port };
+    };
+    const own = await serve('own-server');
+    const other = await serve('other-legs-server');
+    const lease = await acquireAgentUser(DEFAULT_POOL);
+    const refused: string[] = [];
+    const fence = await fenceUp({
+      uid: lease.user.uid,
+      mode: 'fenced',
+      allow: [],
+      ownPorts: { first: own.port, count: 1 },
+      onRefused: (r) => refused.push(`${r.host}:${r.port}`),
+    });
+    const curl = (args: string[]) =>
+      new Promise<string>((done) =>
+        execFile(
+          'curl',
+          ['-s', '--max-time', '5', ...args],
+          { uid: lease.user.uid, gid: lease.user.gid, cwd: '/', env: fence.env({ PATH: process.env.PATH ?? '' }) },
+          (_e, out) => done(out),
+        ),
+      );
+    try {
+      expect(await curl([`http://127.0.0.1:${own.port}/`])).toBe('own-server');
+      expect(await curl(['--noproxy', '*', `http://127.0.0.1:${own.port}/`])).toBe('own-server');
+      expect(await curl([`http://127.0.0.1:${other.port}/`])).toContain('svc fence');
+      expect(await curl(['--noproxy', '*', `http://127.0.0.1:${other.port}/`])).toBe('');
+    } finally {
+      await fence.down();
+      await lease.release();
+      own.s.close();
+      other.s.close();
+    }
+    expect(refused).toEqual([`127.0.0.1:${other.port}`, `127.0.0.1:${other.port}`]);
+  });
+});
