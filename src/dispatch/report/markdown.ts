@@ -55,6 +55,23 @@ function failedSection(l: LegReport): string {
   return parts.join('\n');
 }
 
+/** Best-of-N: every attempt of the card, and why the winner won. */
+function attemptsSection(l: LegReport): string {
+  const b = l.bestOf!;
+  return [
+    `#### Attempts of ${cell(l.key)}`,
+    '',
+    cell(b.why),
+    '',
+    '| Attempt | Agent | Branch | Result | Check | Duration | Cost | Diff lines | Reason |',
+    '|--:|---|---|---|---|--:|--:|--:|---|',
+    ...b.attempts.map(
+      (a) =>
+        `| ${a.attempt}${a.attempt === b.winner ? ' 🏆' : ''} | ${cell(a.agent)} | ${a.branch ? `\`${cell(a.branch)}\`` : ''} | ${cell(a.disposition)} | ${CHECK[a.check]} | ${formatDuration(a.durationMs)} | ${usd(a.costUsd)} | ${a.diffLines ?? ''} | ${cell(a.reason)} |`,
+    ),
+  ].join('\n');
+}
+
 function runMarkdown(run: RunReport): string {
   const t = run.totals;
   const facts = [
@@ -87,6 +104,7 @@ function runMarkdown(run: RunReport): string {
   ];
   const failed = legs.filter((l) => l.disposition === 'failed');
   for (const l of failed) out.push('', failedSection(l));
+  for (const l of legs) if (l.bestOf) out.push('', attemptsSection(l));
   return out.join('\n');
 }
 

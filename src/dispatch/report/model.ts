@@ -156,6 +156,16 @@ async function legReport(
       ? { ...rec.check, output: rec.check.output === null ? null : redact(rec.check.output) }
       : { status: 'none', command: null, exitCode: null, output: null },
     attempts: rec?.attempts ?? null,
+    // An attempt's reason can carry an agent's words (a stream's error): redacted like the leg's.
+    ...(rec?.bestOf
+      ? {
+          bestOf: {
+            ...rec.bestOf,
+            why: redact(rec.bestOf.why),
+            attempts: rec.bestOf.attempts.map((a) => ({ ...a, reason: a.reason === null ? null : redact(a.reason) })),
+          },
+        }
+      : {}),
   };
 }
 

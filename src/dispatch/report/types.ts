@@ -1,7 +1,7 @@
 // The report of dispatch runs: one document built from the local state alone (run.json, the
 // journal, legs.jsonl, the logs and git), so the same run reports the same on any later day. Every
 // renderer (junit, markdown, html, json) reads only this. Documented in docs/json.md (RunReport).
-import type { LegCheck } from '../ports.js';
+import type { BestOf, LegCheck } from '../ports.js';
 
 /** A commit a leg left on its branch. */
 export interface ReportCommit {
@@ -37,6 +37,8 @@ export interface LegReport {
   check: LegCheck;
   /** How many times the agent ran (more than once after failed checks); null without a workflow. */
   attempts: number | null;
+  /** Best-of-N (`--attempts`): every attempt with its check, duration and spend, and which one won. */
+  bestOf?: BestOf;
 }
 
 export interface RunReport {
