@@ -55,6 +55,10 @@ export function recordBase(
       draft: opts.draft ?? false,
       ...(opts.workflowFlags?.verify !== undefined ? { verify: opts.workflowFlags.verify } : {}),
       ...(opts.workflowFlags?.setup !== undefined ? { setup: opts.workflowFlags.setup } : {}),
+      ...(opts.attempts !== undefined ? { attempts: opts.attempts } : {}),
+      ...(opts.agents ? { agents: opts.agents } : {}),
+      ...(opts.allAttempts ? { allAttempts: true } : {}),
+      ...(opts.pushAttempts ? { pushAttempts: true } : {}),
     },
   };
 }

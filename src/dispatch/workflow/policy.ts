@@ -31,6 +31,8 @@ export interface Workflow {
   /** Globs of paths the agent must leave as the base commit has them (WORKFLOW_FILE always is). */
   protect: string[];
   timeouts: Record<StepName, number>;
+  /** Best-of-N (`attempts:`): agents run side by side on each card, the check picks one; absent: 1. */
+  attempts?: number;
 }
 
 /** One mistake in the file: its line (1-based) and what is wrong. */
@@ -134,6 +136,7 @@ const FIELDS: Record<string, Check> = {
   prompt: text('prompt', 'text for the prompt'),
   protect: globs('protect'),
   timeouts,
+  attempts: whole('attempts', 1, 8),
 };
 
 /** Parses and checks the file's text: the policy, or every mistake with its line. */
@@ -166,6 +169,11 @@ export function parseWorkflow(source: string): { workflow: Workflow | null; prob
     }
     values[key] = check(value, say);
   }
+  // Best-of-N is decided by the check: without one there is nothing to pick the winner.
+  if (typeof values.attempts === 'number' && values.attempts > 1 && typeof values.verify !== 'string') {
+    const at = root.items.find((p) => isScalar(p.key) && p.key.value === 'attempts');
+    problems.push({ line: lineOf(at?.key as Node), message: 'attempts needs verify: the check picks the winning attempt' });
+  }
   if (problems.length) return { workflow: null, problems };
   const str = (v: unknown) => (typeof v === 'string' ? v : null);
   return {
@@ -179,6 +187,7 @@ export function parseWorkflow(source: string): { workflow: Workflow | null; prob
       prompt: str(values.prompt),
       protect: (values.protect as string[] | undefined) ?? [],
       timeouts: { ...DEFAULT_STEP_TIMEOUTS, ...(values.timeouts as object | undefined) },
+      ...(values.attempts !== undefined ? { attempts: values.attempts as number } : {}),
     },
     problems,
   };
@@ -214,6 +223,7 @@ export function describeWorkflow(wf: Workflow): string {
     ...(wf.teardown.length ? [`teardown ${plural(wf.teardown.length, 'command')}`] : []),
     ...(wf.prompt ? ['house rules for the prompt'] : []),
     ...(wf.protect.length ? [`protect ${wf.protect.join(' ')}`] : []),
+    ...(wf.attempts && wf.attempts > 1 ? [`best of ${wf.attempts} attempts`] : []),
   ];
   return parts.length ? parts.join(', ') : 'nothing set';
 }

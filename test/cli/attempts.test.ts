@@ -1,0 +1,120 @@
+// `--attempts` from the command line: refused in one line (exit 2, no run opened) where no check can
+// pick a winner or the count is out of range, and, as root through the default agent users, a real
+// best-of-2 run whose summary names the attempt the check picked.
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { makeRepo, run } from '../support/cli.js';
+import { runProgram } from '../support/program.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(async () => {
+  await svc.close();
+});
+
+const env = (over: Record<string, string | undefined> = {}) => ({
+  PATH: process.env.PATH,
+  HOME: mkdtempSync(join(tmpdir(), 'svc-home-')),
+  SVC_BASE_URL: svc.url,
+  SVC_TOKEN: svc.token,
+  SVC_STATE_DIR: mkdtempSync(join(tmpdir(), 'svc-state-')),
+  SVC_HEARTBEAT_INTERVAL: '1s',
+  NO_COLOR: '1',
+  ...over,
+});
+
+async function repoWith(workflow: string | null): Promise<string> {
+  const repo = await makeRepo();
+  if (workflow === null) return repo;
+  mkdirSync(join(repo, '.svc'));
+  writeFileSync(join(repo, '.svc', 'workflow.yml'), workflow);
+  await run('git', ['add', '.svc'], repo);
+  await run('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-qm', 'workflow'], repo);
+  return repo;
+}
+
+const runsOpened = () => (svc.db.prepare('SELECT count(*) AS n FROM dispatch_runs').get() as { n: number }).n;
+const card = (title: string) => svc.admin.createWorkItem({ projectKey: svc.projectKey, kind: 'task', title, type: 'code' }).key;
+
+describe('--attempts refused', () => {
+  test.each([
+    [
+      '--attempts 2 without a verify',
+      null,
+      ['--attempts', '2'],
+      'svc: --attempts needs a check to pick the winner: set verify in .svc/workflow.yml or pass --verify CMD',
+    ],
+    [
+      '--attempts 2 with --no-verify',
+      'verify: "true"\n',
+      ['--attempts', '2', '--no-verify'],
+      'svc: --attempts needs a check to pick the winner: set verify in .svc/workflow.yml or pass --verify CMD',
+    ],
+    [
+      "the workflow's attempts: with --no-verify",
+      'verify: "true"\nattempts: 3\n',
+      ['--no-verify'],
+      "svc: the workflow's attempts: needs a check to pick the winner: set verify in .svc/workflow.yml or pass --verify CMD",
+    ],
+    ['--attempts 9', 'verify: "true"\n', ['--attempts', '9'], 'svc: --attempts takes 1 to 8, not 9'],
+    [
+      'a second --agent without --attempts',
+      'verify: "true"\n',
+      ['--agent', 'claude', '--agent', 'codex'],
+      'svc: --agent more than once gives attempts their agents: add --attempts N (N > 1)',
+    ],
+    [
+      '--attempts with --no-worktree',
+      'verify: "true"\n',
+      ['--attempts', '2', '--no-worktree'],
+      'svc: --attempts runs each attempt in a worktree of its own: drop --no-worktree',
+    ],
+    [
+      'attempts: without verify in the file',
+      'attempts: 2\n',
+      [],
+      'svc: .svc/workflow.yml (main):1: attempts needs verify: the check picks the winning attempt',
+    ],
+  ] as const)('%s: one line, exit 2, no run opened', async (_name, workflow, flags, line) => {
+    const repo = await repoWith(workflow);
+    const before = runsOpened();
+    const agent = (flags as readonly string[]).includes('--agent') ? [] : ['--agent-cmd', 'true'];
+    // Stand-ins for the presets, so only the attempts' rule can refuse the run.
+    const bin = mkdtempSync(join(tmpdir(), 'svc-attempts-bin-'));
+    for (const name of ['claude', 'codex']) writeFileSync(join(bin, name), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const r = await runProgram(['run', card('never runs'), '--repo', repo, ...agent, ...flags], { env: env({ PATH: `${bin}:${process.env.PATH}` }) });
+    expect([r.code, r.stderr.trim()]).toEqual([2, line]);
+    expect(runsOpened()).toBe(before);
+  });
+});
+
+describe('--attempts run', () => {
+  const users: [string, string | undefined][] = [
+    ['--agent-user none', 'none'],
+    ...(process.getuid?.() === 0 ? [['the default agent users', undefined] as [string, undefined]] : []),
+  ];
+  test.each(users)('best of 2 picks the attempt that passes the check (agents as %s)', async (_name, agentUser) => {
+    const repo = await repoWith('verify: test "$(cat attempt.txt)" = 2\n');
+    const dir = mkdtempSync(join(tmpdir(), 'svc-attempts-cli-'));
+    chmodSync(dir, 0o755);
+    writeFileSync(
+      join(dir, 'agent.sh'),
+      'echo "$SVC_ATTEMPT" > attempt.txt && git add attempt.txt && git -c user.name=a -c user.email=a@example.invalid commit -qm "$SVC_CARD_KEY: attempt $SVC_ATTEMPT"\n',
+      { mode: 0o755 },
+    );
+    const key = card('two tries');
+    const r = await runProgram(['run', key, '--repo', repo, '--agent-cmd', `sh ${join(dir, 'agent.sh')}`, '--attempts', '2', '--parallel', '2', '--json'], {
+      env: env({ SVC_AGENT_USER: agentUser }),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const leg = JSON.parse(r.stdout).legs[0];
+    expect(leg).toMatchObject({ disposition: 'implemented', sessionBranch: `svc/${key}`, bestOf: { winner: 2 } });
+    expect(leg.bestOf.attempts).toHaveLength(2);
+    expect((await run('git', ['show', `svc/${key}:attempt.txt`], repo)).trim()).toBe('2');
+  });
+});

@@ -1,0 +1,168 @@
+// Best-of-N (src/dispatch/lifecycle/attempts.ts) against the real local service and real worktrees,
+// once with agents as svc's own user and, as root, as the default agent users (a uid and a clone per
+// attempt): N attempts of a card side by side, the repository's check picking the winner, whose
+// commit becomes svc/<KEY>, the others kept on svc/<KEY>-attempt-<n>, and the report listing them all.
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_POOL, type AgentPoolSpec } from '../../../src/dispatch/agent/user.js';
+import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
+import type { DispatchOptions } from '../../../src/dispatch/lifecycle/types.js';
+import { buildRunReport } from '../../../src/dispatch/report/model.js';
+import { renderMarkdown } from '../../../src/dispatch/report/markdown.js';
+import { logPath, runPaths } from '../../../src/dispatch/state/folder.js';
+import { EMPTY_WORKFLOW, type Workflow } from '../../../src/dispatch/workflow/policy.js';
+import { run } from '../../support/cli.js';
+import { startHarness, type Harness } from '../engine/harness.js';
+
+const isRoot = process.getuid?.() === 0;
+const USERS: [string, AgentPoolSpec | null][] = [
+  ['--agent-user none', null],
+  ...(isRoot ? [['the default agent users (a uid per attempt)', DEFAULT_POOL] as [string, AgentPoolSpec]] : []),
+];
+
+const COMMIT = 'git -c user.name=agent -c user.email=agent@example.invalid commit -q';
+
+/** A folder every user may read (agents of another user run what is in it). */
+function openDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-attempts-'));
+  chmodSync(dir, 0o755);
+  return dir;
+}
+
+function script(body: string): string {
+  const file = join(openDir(), 'agent.sh');
+  writeFileSync(file, `set -e\n${body}\n`, { mode: 0o755 });
+  return `sh ${file}`;
+}
+
+const wf = (over: Partial<Workflow>): Workflow => ({ ...EMPTY_WORKFLOW, timeouts: { ...EMPTY_WORKFLOW.timeouts }, ...over });
+const git = async (repo: string, ...args: string[]) => (await run('git', args, repo)).trim();
+const branches = async (repo: string) => (await git(repo, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/svc/')).split('\n').filter(Boolean);
+
+let h: Harness;
+beforeEach(async () => {
+  h = await startHarness();
+});
+afterEach(async () => {
+  await h.close();
+});
+
+describe.each(USERS)('best of N, agents as %s', (_name, user) => {
+  const opts = (over: Partial<DispatchOptions>) => h.opts({ agentUser: user, ...over });
+
+  it('puts the one attempt that passes the check on svc/KEY and keeps the others on their own branches', async () => {
+    const key = h.item('task', 'Only the second attempt gets it right');
+    // Each attempt writes its number; the check passes only for 2. Attempt 3 takes its time, so it
+    // is still running when 2 has won and is stopped.
+    const agent = script(
+      [
+        // Attempt 2 is the slower, so attempt 1 has failed its check before 2 wins.
+        'if [ "$SVC_ATTEMPT" = 2 ]; then sleep 2; fi',
+        'echo "$SVC_ATTEMPT" > attempt.txt',
+        'git add attempt.txt',
+        `${COMMIT} -m "$SVC_CARD_KEY: attempt $SVC_ATTEMPT"`,
+        'if [ "$SVC_ATTEMPT" = 3 ]; then sleep 20; fi',
+      ].join('\n'),
+    );
+    const s = await runDispatch(
+      opts({ keys: [key], agent: { agentCmd: agent }, attempts: 3, parallel: 3, workflow: wf({ verify: 'test "$(cat attempt.txt)" = 2' }) }),
+      h.deps(),
+    );
+    const leg = s.legs[0]!;
+    expect(leg).toMatchObject({ disposition: 'implemented', sessionBranch: `svc/${key}`, check: { status: 'passed' } });
+    expect(await git(h.repo, 'show', `svc/${key}:attempt.txt`)).toBe('2');
+    expect(leg.bestOf?.winner).toBe(2);
+    expect(leg.bestOf?.why).toMatch(/^attempt 2 won: the first to pass the check/);
+    const [one, two, three] = leg.bestOf!.attempts;
+    expect(two).toMatchObject({ attempt: 2, disposition: 'implemented', check: 'passed', branch: `svc/${key}-attempt-2` });
+    expect(one).toMatchObject({ attempt: 1, disposition: 'failed', check: 'failed', reason: 'verify failed (exit 1)', branch: `svc/${key}-attempt-1` });
+    expect(three).toMatchObject({ attempt: 3, disposition: 'stopped', reason: 'stopped: attempt 2 won' });
+    // Stopped, not waited for: well under attempt 3's 20 s.
+    expect(leg.durationMs).toBeLessThan(15_000);
+    expect(await branches(h.repo)).toEqual(expect.arrayContaining([`svc/${key}`, `svc/${key}-attempt-1`, `svc/${key}-attempt-2`, `svc/${key}-attempt-3`]));
+    expect(await git(h.repo, 'show', `svc/${key}-attempt-1:attempt.txt`)).toBe('1');
+    // The service saw one leg of the card, implemented on svc/KEY.
+    const card = (await h.service.getDispatchRun(s.runId!)).cards.find((c) => c.workItemKey === key);
+    expect(card).toMatchObject({ disposition: 'implemented', sessionBranch: `svc/${key}` });
+    // The card's log says where each attempt ran and who won; the report lists all three.
+    const log = readFileSync(logPath(runPaths(h.stateDir, s.runId!), key), 'utf8');
+    expect(log).toContain(`[svc] attempt 2 won: the first to pass the check`);
+    const report = await buildRunReport(h.stateDir, s.runId!, { secrets: [] });
+    expect(report.legs[0]!.bestOf?.attempts.map((a) => [a.attempt, a.disposition])).toEqual([
+      [1, 'failed'],
+      [2, 'implemented'],
+      [3, 'stopped'],
+    ]);
+    const md = renderMarkdown([report]);
+    expect(md).toContain(`attempt 2 won: the first to pass the check`);
+    expect(md).toMatch(new RegExp(`\\| 1 \\| command \\| \`svc/${key}-attempt-1\` \\| failed`));
+  });
+});
+
+describe('best of N', () => {
+  // As root, through the default agent users: a uid and a clone per attempt.
+  const pool = isRoot ? DEFAULT_POOL : null;
+  it('hands each attempt the preset of its --agent, cycling, and adds up their spend', async () => {
+    const key = h.item('task', 'Two agents');
+    const bin = openDir();
+    // Stand-ins for the presets: each records who it is and which attempt; claude reports spend.
+    const result = '{"type":"result","subtype":"success","is_error":false,"result":"done","total_cost_usd":0.25}';
+    for (const [name, extra] of [
+      ['claude', `echo '${result}'`],
+      ['codex', ''],
+    ] as const) {
+      writeFileSync(
+        join(bin, name),
+        `#!/bin/sh\nset -e\ncat > /dev/null\necho "${name} $SVC_ATTEMPT" > who.txt\ngit add who.txt\n${COMMIT} -m "$SVC_CARD_KEY: ${name}"\n${extra}\n`,
+        { mode: 0o755 },
+      );
+    }
+    const s = await runDispatch(
+      h.opts({
+        agentUser: pool,
+        keys: [key],
+        agent: { agent: 'claude' },
+        agents: [{ agent: 'claude' }, { agent: 'codex' }],
+        attempts: 3,
+        parallel: 3,
+        allAttempts: true,
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+        workflow: wf({ verify: 'test -f who.txt' }),
+      }),
+      h.deps(),
+    );
+    const leg = s.legs[0]!;
+    expect(leg.disposition).toBe('implemented');
+    expect(leg.bestOf?.attempts.map((a) => [a.agent, a.disposition])).toEqual([
+      ['claude', 'implemented'],
+      ['codex', 'implemented'],
+      ['claude', 'implemented'],
+    ]);
+    for (const [n, who] of [
+      [1, 'claude 1'],
+      [2, 'codex 2'],
+      [3, 'claude 3'],
+    ] as const)
+      expect(await git(h.repo, 'show', `svc/${key}-attempt-${n}:who.txt`)).toBe(who);
+    // --all-attempts: every attempt ran to its end; the spend of both claude attempts adds up.
+    expect(leg.costUsd).toBeCloseTo(0.5);
+    expect(await git(h.repo, 'show', `svc/${key}:who.txt`)).toBe(await git(h.repo, 'show', `svc/${key}-attempt-${leg.bestOf!.winner}:who.txt`));
+  });
+
+  it('fails the leg when no attempt passes, and keeps what was on svc/KEY', async () => {
+    const key = h.item('task', 'Nobody gets it');
+    const agent = script(`echo "$SVC_ATTEMPT" > attempt.txt\ngit add attempt.txt\n${COMMIT} -m "$SVC_CARD_KEY: attempt $SVC_ATTEMPT"`);
+    const s = await runDispatch(
+      h.opts({ agentUser: pool, keys: [key], agent: { agentCmd: agent }, attempts: 2, parallel: 2, workflow: wf({ verify: 'exit 4' }) }),
+      h.deps(),
+    );
+    const leg = s.legs[0]!;
+    expect(leg).toMatchObject({ disposition: 'failed', check: { status: 'failed' } });
+    expect(leg.reason).toBe('no attempt passed (1: verify failed (exit 4); 2: verify failed (exit 4))');
+    expect(leg.bestOf).toMatchObject({ winner: null, why: 'no attempt of 2 passed the check' });
+    // svc/KEY is still the base: no attempt's work reached it.
+    expect(await git(h.repo, 'rev-parse', `svc/${key}`)).toBe(await git(h.repo, 'rev-parse', 'HEAD'));
+  });
+});
