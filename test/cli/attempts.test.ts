@@ -118,3 +118,60 @@ describe('--attempts run', () => {
     expect((await run('git', ['show', `svc/${key}:attempt.txt`], repo)).trim()).toBe('2');
   });
 });
+
+describe('continue of a run with attempts', () => {
+  test('runs again, with its attempts, only the cards no attempt implemented', async () => {
+    const shared = mkdtempSync(join(tmpdir(), 'svc-attempts-continue-'));
+    chmodSync(shared, 0o777);
+    const a = card('lands at once');
+    const b = card('lands once the marker is there');
+    const marker = join(shared, 'marker');
+    // Attempt 2 passes; card b only once the marker exists.
+    const repo = await repoWith(`verify: test "$(cat attempt.txt)" = 2 && { test "$SVC_CARD_KEY" != ${b} || test -f ${marker}; }\n`);
+    writeFileSync(
+      join(shared, 'agent.sh'),
+      `echo "$SVC_CARD_KEY $SVC_ATTEMPT" >> ${shared}/ran.txt\necho "$SVC_ATTEMPT" > attempt.txt && git add attempt.txt && git -c user.name=a -c user.email=a@example.invalid commit -q --allow-empty -m "$SVC_CARD_KEY: attempt $SVC_ATTEMPT"\n`,
+      { mode: 0o755 },
+    );
+    // Every attempt's uid appends to it.
+    writeFileSync(join(shared, 'ran.txt'), '', { mode: 0o666 });
+    chmodSync(join(shared, 'ran.txt'), 0o666);
+    const e = env({ SVC_AGENT_USER: process.getuid?.() === 0 ? undefined : 'none' });
+    const first = await runProgram(
+      [
+        'run',
+        a,
+        b,
+        '--repo',
+        repo,
+        '--agent-cmd',
+        `sh ${join(shared, 'agent.sh')}`,
+        '--attempts',
+        '2',
+        '--parallel',
+        '2',
+        '--on-failure',
+        'continue',
+        '--json',
+      ],
+      { env: e },
+    );
+    const s1 = JSON.parse(first.stdout);
+    expect(s1.legs.map((l: { key: string; disposition: string }) => [l.key, l.disposition])).toEqual([
+      [a, 'implemented'],
+      [b, 'failed'],
+    ]);
+    writeFileSync(marker, '');
+    chmodSync(marker, 0o644);
+    const ranBefore = (await run('cat', [join(shared, 'ran.txt')], shared)).trim().split('\n');
+    const again = await runProgram(['continue', s1.runId, '--repo', repo, '--json'], { env: e });
+    expect(again.code, again.stderr).toBe(0);
+    const s2 = JSON.parse(again.stdout);
+    const legB = s2.legs.find((l: { key: string }) => l.key === b);
+    expect(legB).toMatchObject({ disposition: 'implemented', bestOf: { winner: 2 } });
+    expect(s2.legs.find((l: { key: string }) => l.key === a)).toBeUndefined();
+    // Only b's two attempts ran again.
+    const ranAfter = (await run('cat', [join(shared, 'ran.txt')], shared)).trim().split('\n');
+    expect(ranAfter.slice(ranBefore.length).sort()).toEqual([`${b} 1`, `${b} 2`]);
+  });
+});

@@ -106,7 +106,8 @@ export async function runAttempts(
     };
     const t = await runOne(actx, item, n, promptFor, expectsCode);
     if (t.result?.costUsd !== undefined) spend.set(n, t.result.costUsd);
-    if (!t.implemented && stop.signal.aborted && !ctx.signal.aborted && winner) {
+    // Stopped by the winner, unless it had already failed the check on its own.
+    if (!t.implemented && stop.signal.aborted && !ctx.signal.aborted && winner && t.summary.check !== 'failed') {
       t.summary.disposition = 'stopped';
       t.summary.reason = `stopped: attempt ${winner.summary.attempt} won`;
     }
