@@ -14,6 +14,8 @@ import { renderMarkdown } from '../../../src/dispatch/report/markdown.js';
 import { logPath, runPaths } from '../../../src/dispatch/state/folder.js';
 import { EMPTY_WORKFLOW, type Workflow } from '../../../src/dispatch/workflow/policy.js';
 import { run } from '../../support/cli.js';
+import { pushToOrigin } from '../../../src/dispatch/git/delivery.js';
+import { copyRepoWithOrigin, refOf } from '../engine/git-remote.js';
 import { startHarness, type Harness } from '../engine/harness.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -164,5 +166,61 @@ describe('best of N', () => {
     expect(leg.bestOf).toMatchObject({ winner: null, why: 'no attempt of 2 passed the check' });
     // svc/KEY is still the base: no attempt's work reached it.
     expect(await git(h.repo, 'rev-parse', `svc/${key}`)).toBe(await git(h.repo, 'rev-parse', 'HEAD'));
+  });
+
+  it('pushes the winner as svc/KEY, and the other attempts only with --push-attempts', async () => {
+    await h.close();
+    const { repo, origin } = await copyRepoWithOrigin();
+    h = await startHarness({ repo });
+    const agent = script(`echo "$SVC_ATTEMPT" > attempt.txt\ngit add attempt.txt\n${COMMIT} -m "$SVC_CARD_KEY: attempt $SVC_ATTEMPT"`);
+    const workflow = wf({ verify: 'test "$(cat attempt.txt)" = 1' });
+    const pushed: string[] = [];
+    const deps = () => h.deps({ pushBranch: async (r, b) => (pushed.push(b), pushToOrigin(r, b)) });
+    const plain = h.item('task', 'Pushed without its attempts');
+    const one = await runDispatch(
+      h.opts({ agentUser: pool, keys: [plain], agent: { agentCmd: agent }, attempts: 2, parallel: 2, allAttempts: true, push: true, workflow }),
+      deps(),
+    );
+    expect(one.legs[0]).toMatchObject({ disposition: 'implemented', bestOf: { winner: 1 } });
+    expect(pushed).toEqual([`svc/${plain}`]);
+    const all = h.item('task', 'Pushed with its attempts');
+    const two = await runDispatch(
+      h.opts({
+        agentUser: pool,
+        keys: [all],
+        agent: { agentCmd: agent },
+        attempts: 2,
+        parallel: 2,
+        allAttempts: true,
+        push: true,
+        pushAttempts: true,
+        workflow,
+      }),
+      deps(),
+    );
+    expect(two.legs[0]).toMatchObject({ disposition: 'implemented', bestOf: { winner: 1 } });
+    expect(pushed.slice(1).sort()).toEqual([`svc/${all}`, `svc/${all}-attempt-2`]);
+    expect(await refOf(origin, `refs/heads/svc/${all}-attempt-2`)).toBe(await refOf(h.repo, `svc/${all}-attempt-2`));
+    expect(await refOf(origin, `refs/heads/svc/${plain}-attempt-2`)).toBeNull();
+    expect(await git(origin, 'show', `svc/${all}:attempt.txt`)).toBe('1');
+  });
+
+  it('keeps the commits svc/KEY had that the winner lacks on a side ref, and says so', async () => {
+    const key = h.item('task', 'Had work of its own');
+    await git(h.repo, 'branch', `svc/${key}`);
+    const wt = mkdtempSync(join(tmpdir(), 'svc-attempts-old-'));
+    await git(h.repo, 'worktree', 'add', '-q', `${wt}/w`, `svc/${key}`);
+    await git(`${wt}/w`, ...COMMIT.split(' ').slice(1), '--allow-empty', '-m', `${key}: earlier work`);
+    const earlier = await git(h.repo, 'rev-parse', `svc/${key}`);
+    await git(h.repo, 'worktree', 'remove', `${wt}/w`);
+    const agent = script(`echo "$SVC_ATTEMPT" > attempt.txt\ngit add attempt.txt\n${COMMIT} -m "$SVC_CARD_KEY: attempt $SVC_ATTEMPT"`);
+    const s = await runDispatch(
+      h.opts({ agentUser: pool, keys: [key], agent: { agentCmd: agent }, attempts: 2, parallel: 2, workflow: wf({ verify: 'test "$(cat attempt.txt)" = 2' }) }),
+      h.deps(),
+    );
+    expect(s.legs[0]).toMatchObject({ disposition: 'implemented', bestOf: { winner: 2 } });
+    expect(await git(h.repo, 'rev-parse', `svc/${key}`)).toBe(await git(h.repo, 'rev-parse', `svc/${key}-attempt-2`));
+    expect(await git(h.repo, 'rev-parse', `refs/svc/before-attempts/${key}`)).toBe(earlier);
+    expect(h.seen.join('\n')).toContain(`${key}: svc/${key} had commits attempt 2's lacks; kept on refs/svc/before-attempts/${key}`);
   });
 });
