@@ -223,4 +223,51 @@ describe('best of N', () => {
     expect(await git(h.repo, 'rev-parse', `refs/svc/before-attempts/${key}`)).toBe(earlier);
     expect(h.seen.join('\n')).toContain(`${key}: svc/${key} had commits attempt 2's lacks; kept on refs/svc/before-attempts/${key}`);
   });
+
+  it('--max-cost counts the spend of every attempt: no new card once two attempts of one reached it', async () => {
+    const bin = openDir();
+    const result = '{"type":"result","subtype":"success","is_error":false,"result":"done","total_cost_usd":0.25}';
+    writeFileSync(join(bin, 'claude'), `#!/bin/sh\ncat > /dev/null\n${COMMIT} --allow-empty -m "$SVC_CARD_KEY: x"\necho '${result}'\n`, { mode: 0o755 });
+    const a = h.item('task', 'Spends');
+    const b = h.item('task', 'Never started');
+    const s = await runDispatch(
+      h.opts({
+        agentUser: pool,
+        keys: [a, b],
+        agent: { agent: 'claude' },
+        attempts: 2,
+        parallel: 2,
+        allAttempts: true,
+        maxCostUsd: 0.4,
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+        workflow: wf({ verify: 'true' }),
+      }),
+      h.deps(),
+    );
+    expect(s.stopReason).toBe('max');
+    expect(s.legs.map((l) => [l.key, l.costUsd])).toEqual([[a, 0.5]]);
+  });
+
+  it("says which attempt won in the leg's events with --send-logs", async () => {
+    const key = h.item('task', 'Told to the service');
+    const agent = script(`echo "$SVC_ATTEMPT" > attempt.txt\ngit add attempt.txt\n${COMMIT} -m "$SVC_CARD_KEY: attempt $SVC_ATTEMPT"`);
+    const s = await runDispatch(
+      h.opts({
+        agentUser: pool,
+        keys: [key],
+        agent: { agentCmd: agent },
+        attempts: 2,
+        parallel: 2,
+        sendLogs: true,
+        workflow: wf({ verify: 'test "$(cat attempt.txt)" = 2' }),
+      }),
+      h.deps(),
+    );
+    const events = readFileSync(runPaths(h.stateDir, s.runId!).journal, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { t: string; ev?: { workItemKey?: string; body?: string } })
+      .filter((r) => r.t === 'ev' && r.ev?.workItemKey === key && r.ev.body?.includes(' won: '));
+    expect(events.map((e) => e.ev!.body)).toEqual([expect.stringMatching(new RegExp(`^${key}: attempt 2 won: the first to pass the check`))]);
+  });
 });
