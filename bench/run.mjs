@@ -2,7 +2,7 @@
 // local service, and prints each figure beside its goal. Exits 1 when any figure FAILs, after
 // printing all of them, so it can gate a release; never part of `npm test`.
 //
-//   node bench/run.mjs [startup] [per-card] [logs] [service] [hosted] [fleet] [--markdown]
+//   node bench/run.mjs [startup] [per-card] [logs] [service] [hosted] [fleet] [attempts] [--markdown]
 //
 // Each benchmark measures its figures side by side in one run (ratios and counts, never absolute
 // times against a fixed machine). Requests go to loopback only; every loop is bounded; the whole
@@ -13,6 +13,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { openRunTmp } from '../scripts/run-tmp.mjs';
 import { ROOT, cleanup, row } from './lib.mjs';
+import { attempts } from './attempts.mjs';
 import { fleet } from './fleet.mjs';
 import { hosted } from './hosted.mjs';
 import { logStreaming } from './log-streaming.mjs';
@@ -27,6 +28,7 @@ const BENCHMARKS = {
   service: { title: '4. The local service at 50,000 work items', run: serviceScale },
   hosted: { title: '5. Hosted runners with Podman (npm run image first)', run: hosted },
   fleet: { title: '6. A fleet: N workers, 64 cards of 2 s each', run: fleet },
+  attempts: { title: '7. Best-of-N: --attempts 4 on one card vs 4 cards', run: attempts },
 };
 const BUDGET_MS = 30 * 60_000;
 

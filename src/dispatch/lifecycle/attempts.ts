@@ -9,13 +9,13 @@ import type { WorkItemDetail } from '../../contract/types.js';
 import type { AgentChoice } from '../agent/presets.js';
 import type { LegResult } from '../agent/types.js';
 import { adoptCommit, diffLines } from '../git/adopt.js';
-import { changedPathsOf, headCommit } from '../git/worktree.js';
+import { branchFor, changedPathsOf, headCommit } from '../git/worktree.js';
 import type { AttemptSummary, BestOf, PreparedWorktree } from '../ports.js';
 import { createRedactor } from '../redact.js';
 import { Slots } from '../slots.js';
 import { logPath } from '../state/folder.js';
 import { protectedPaths } from '../workflow/policy.js';
-import { runLegAgent } from './agent-run.js';
+import { discardAgentSide, openAgentSide, runLegAgent } from './agent-run.js';
 import { reasonLine, repoOf, secretsNow, workflowOf, type LegContext } from './leg-context.js';
 import type { DispatchOptions } from './types.js';
 
@@ -177,6 +177,10 @@ async function runOne(ctx: LegContext, item: WorkItemDetail, n: number, promptFo
   let wt: PreparedWorktree | null = null;
   let result: LegResult | null = null;
   let reason: string | null;
+  const prompt = promptFor(branchFor(attemptKey(key, n)));
+  // As a card's leg does: the agent's side (a uid, its folder) is made while git makes the worktree.
+  let side = opts.agentUser ? openAgentSide(ctx, key, prompt) : undefined;
+  side?.catch(() => undefined);
   try {
     wt = await deps.prepareWorktree({
       repo: repoOf(ctx, key),
@@ -184,9 +188,12 @@ async function runOne(ctx: LegContext, item: WorkItemDetail, n: number, promptFo
       ...(opts.baseRef ? { baseRef: opts.baseRef } : {}),
       ...(opts.worktreeRoot ? { root: opts.worktreeRoot } : {}),
     });
-    result = await runLegAgent(ctx, wt, key, promptFor(wt.branch), logPath(ctx.paths, attemptKey(key, n)), key);
+    const given = side;
+    side = undefined;
+    result = await runLegAgent(ctx, wt, key, prompt, logPath(ctx.paths, attemptKey(key, n)), key, undefined, given);
     reason = result.outcome === 'succeeded' ? await workRefusal(ctx, key, wt, expectsCode) : (result.reason ?? 'failed');
   } catch (error) {
+    if (side) await discardAgentSide(side);
     reason = `${wt ? 'attempt' : 'worktree'}: ${createRedactor(secretsNow(opts))(error instanceof Error ? error.message : String(error))}`;
   }
   const implemented = reason === null;
