@@ -69,6 +69,12 @@ describe('--attempts refused', () => {
       'svc: --agent more than once gives attempts their agents: add --attempts N (N > 1)',
     ],
     [
+      '--max-cost with an attempt agent that reports no price',
+      'verify: "true"\n',
+      ['--attempts', '2', '--agent', 'claude', '--agent', 'codex', '--max-cost', '1'],
+      'svc: --max-cost needs an agent that reports its spend in dollars (claude, opencode, or --agent-cmd with --agent-format claude|opencode); --agent codex reports none',
+    ],
+    [
       '--attempts with --no-worktree',
       'verify: "true"\n',
       ['--attempts', '2', '--no-worktree'],

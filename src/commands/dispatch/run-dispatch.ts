@@ -210,7 +210,10 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
     const { workflow, hint } = await workflowFor(flags, opts.repo, opts.base.sha, opts.base.branch ?? undefined);
     opts.workflow = workflow;
     Object.assign(opts, attemptOptions(flags, opts.agent, workflow));
-    for (const other of opts.agents ?? []) checkAgentProgram(other, opts.repo, ctx.env.PATH);
+    for (const other of opts.agents ?? []) {
+      checkAgentProgram(other, opts.repo, ctx.env.PATH);
+      checkMaxCost({ agent: other, maxCostUsd: opts.maxCostUsd ?? null });
+    }
     opts.workflowFlags = { ...(flags.verify !== undefined ? { verify: flags.verify } : {}), ...(flags.setup !== undefined ? { setup: flags.setup } : {}) };
     if (hint) ctx.out.warn(hint);
     // fix and review work on a fetched pull request head: the local tree is not theirs either way.

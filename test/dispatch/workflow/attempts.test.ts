@@ -2,7 +2,7 @@
 // once with agents as svc's own user and, as root, as the default agent users (a uid and a clone per
 // attempt): N attempts of a card side by side, the repository's check picking the winner, whose
 // commit becomes svc/<KEY>, the others kept on svc/<KEY>-attempt-<n>, and the report listing them all.
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -269,5 +269,25 @@ describe('best of N', () => {
       .map((l) => JSON.parse(l) as { t: string; ev?: { workItemKey?: string; body?: string } })
       .filter((r) => r.t === 'ev' && r.ev?.workItemKey === key && r.ev.body?.includes(' won: '));
     expect(events.map((e) => e.ev!.body)).toEqual([expect.stringMatching(new RegExp(`^${key}: attempt 2 won: the first to pass the check`))]);
+  });
+
+  it('with one slot, runs the attempts one after another and starts none once one won', async () => {
+    const key = h.item('task', 'One slot');
+    const ran = openDir();
+    chmodSync(ran, 0o777);
+    const agent = script(
+      `touch ${ran}/$SVC_ATTEMPT\necho "$SVC_ATTEMPT" > attempt.txt\ngit add attempt.txt\n${COMMIT} -m "$SVC_CARD_KEY: attempt $SVC_ATTEMPT"`,
+    );
+    const s = await runDispatch(
+      h.opts({ agentUser: pool, keys: [key], agent: { agentCmd: agent }, attempts: 3, parallel: 1, workflow: wf({ verify: 'test "$(cat attempt.txt)" = 2' }) }),
+      h.deps(),
+    );
+    expect(s.legs[0]!.bestOf?.attempts.map((a) => [a.attempt, a.disposition, a.reason])).toEqual([
+      [1, 'failed', 'verify failed (exit 1)'],
+      [2, 'implemented', null],
+      [3, 'stopped', 'not started: attempt 2 won'],
+    ]);
+    expect(readdirSync(ran).sort()).toEqual(['1', '2']);
+    expect(await branches(h.repo)).not.toContain(`svc/${key}-attempt-3`);
   });
 });
