@@ -290,4 +290,47 @@ describe('best of N', () => {
     expect(readdirSync(ran).sort()).toEqual(['1', '2']);
     expect(await branches(h.repo)).not.toContain(`svc/${key}-attempt-3`);
   });
+
+  it('between attempts that pass at the same moment, picks the smallest diff', async () => {
+    const key = h.item('task', 'Three at once');
+    // Attempt 1 writes 3 lines, 2 writes 1, 3 writes 2; all pass. The smallest is the last to end.
+    const agent = script(
+      `case $SVC_ATTEMPT in 1) n=3;; 2) n=1; sleep 1;; *) n=2;; esac\nseq $n > lines.txt\ngit add lines.txt\n${COMMIT} -m "$SVC_CARD_KEY: $n lines"`,
+    );
+    // One instant for the whole run: every attempt ends "at the same moment".
+    const s = await runDispatch(
+      h.opts({ agentUser: pool, keys: [key], agent: { agentCmd: agent }, attempts: 3, parallel: 3, allAttempts: true, workflow: wf({ verify: 'true' }) }),
+      h.deps({ clock: { now: () => 1_000_000 } }),
+    );
+    const leg = s.legs[0]!;
+    expect(leg.bestOf?.attempts.map((a) => [a.attempt, a.disposition, a.diffLines])).toEqual([
+      [1, 'implemented', 3],
+      [2, 'implemented', 1],
+      [3, 'implemented', 2],
+    ]);
+    expect(leg.bestOf?.winner).toBe(2);
+    expect(leg.bestOf?.why).toMatch(/passed at the same moment, its diff is the smallest \(1 lines\)$/);
+    expect(await git(h.repo, 'show', `svc/${key}:lines.txt`)).toBe('1');
+  });
+
+  it('does not let an attempt that changed a protected path win, though it passed the check first', async () => {
+    const key = h.item('task', 'One cheats');
+    const agent = script(
+      [
+        'if [ "$SVC_ATTEMPT" = 1 ]; then mkdir -p .svc && echo "verify: \\"true\\"" > .svc/workflow.yml && git add .svc; else sleep 1; echo ok > ok.txt && git add ok.txt; fi',
+        `${COMMIT} -m "$SVC_CARD_KEY: attempt $SVC_ATTEMPT"`,
+      ].join('\n'),
+    );
+    const s = await runDispatch(
+      h.opts({ agentUser: pool, keys: [key], agent: { agentCmd: agent }, attempts: 2, parallel: 2, workflow: wf({ verify: 'true' }) }),
+      h.deps(),
+    );
+    const leg = s.legs[0]!;
+    expect(leg.bestOf?.attempts.map((a) => [a.attempt, a.disposition, a.check, a.reason])).toEqual([
+      [1, 'failed', 'passed', 'changed a protected path: .svc/workflow.yml'],
+      [2, 'implemented', 'passed', null],
+    ]);
+    expect(leg).toMatchObject({ disposition: 'implemented', bestOf: { winner: 2 } });
+    expect(await git(h.repo, 'show', `svc/${key}:ok.txt`)).toBe('ok');
+  });
 });
