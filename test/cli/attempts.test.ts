@@ -121,6 +121,7 @@ describe('--attempts run', () => {
     const leg = JSON.parse(r.stdout).legs[0];
     expect(leg).toMatchObject({ disposition: 'implemented', sessionBranch: `svc/${key}`, bestOf: { winner: 2 } });
     expect(leg.bestOf.attempts).toHaveLength(2);
+    expect(r.stderr).toMatch(new RegExp(`${key} implemented in [\\d.]+s \\(exit 0, attempt 2 of 2 won\\)`));
     expect((await run('git', ['show', `svc/${key}:attempt.txt`], repo)).trim()).toBe('2');
   });
 });
