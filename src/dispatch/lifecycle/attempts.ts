@@ -86,6 +86,16 @@ export async function runAttempts(
   let winner: Tried | null = null;
   const decided = () => winner !== null && !ctx.opts.allAttempts;
   const opts = agentOptions(ctx.opts, count);
+  // The CLI and the workflow's parser refuse attempts without a check; a caller of the engine that
+  // did not gets a failed leg, never a winner picked by who was fastest.
+  if (!workflowOf(ctx, key)?.verify) {
+    const why = `no check to pick one of ${count} attempts: set verify in .svc/workflow.yml or pass --verify CMD`;
+    return {
+      implemented: false,
+      result: { exitCode: null, signal: null, outcome: 'failed', reason: why, durationMs: 0 },
+      bestOf: { winner: null, why, attempts: [] },
+    };
+  }
 
   const attempt = async (n: number): Promise<Tried> => {
     const stop = new AbortController();

@@ -333,4 +333,19 @@ describe('best of N', () => {
     expect(leg).toMatchObject({ disposition: 'implemented', bestOf: { winner: 2 } });
     expect(await git(h.repo, 'show', `svc/${key}:ok.txt`)).toBe('ok');
   });
+
+  it('fails the leg, running no agent, when the engine is handed attempts without a check', async () => {
+    const key = h.item('task', 'No check');
+    const ran = openDir();
+    chmodSync(ran, 0o777);
+    const s = await runDispatch(
+      h.opts({ agentUser: pool, keys: [key], agent: { agentCmd: script(`touch ${ran}/ran`) }, attempts: 2, workflow: wf({}) }),
+      h.deps(),
+    );
+    expect(s.legs[0]).toMatchObject({
+      disposition: 'failed',
+      reason: 'no check to pick one of 2 attempts: set verify in .svc/workflow.yml or pass --verify CMD',
+    });
+    expect(readdirSync(ran)).toEqual([]);
+  });
 });
