@@ -46,7 +46,11 @@ const NOT_CARRIED: Refusal[] = [
   ['pushAttempts', fixed('--push-attempts'), () => "a hosted run's attempts stop once one won, and only the winner's svc/KEY is pushed"],
   ['allAttempts', fixed('--all-attempts'), () => "a hosted run's attempts stop once one won, and only the winner's svc/KEY is pushed"],
   // One agent travels: a second --agent is an attempt's.
-  ['agent', (v) => (Array.isArray(v) && v.length > 1 ? '--agent (more than once)' : null), ATTACH],
+  [
+    'agent',
+    (v) => (Array.isArray(v) && v.length > 1 ? '--agent (more than once)' : null),
+    () => `${WORKFLOW('attempts:')} for best of N with the run's one agent`,
+  ],
 ];
 
 /**
