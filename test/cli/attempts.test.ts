@@ -5,6 +5,7 @@ import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { continueFlags } from '../../src/commands/dispatch/run-dispatch.js';
 import { makeRepo, run } from '../support/cli.js';
 import { runProgram } from '../support/program.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -126,7 +127,59 @@ describe('--attempts run', () => {
   });
 });
 
+describe('--agent and --model repeated', () => {
+  test('attempt n runs the n-th --agent with the n-th --model, each cycling', async () => {
+    const repo = await repoWith('verify: test -f args.txt\n');
+    const bin = mkdtempSync(join(tmpdir(), 'svc-attempts-bin-'));
+    chmodSync(bin, 0o755);
+    for (const name of ['claude', 'codex'])
+      writeFileSync(
+        join(bin, name),
+        `#!/bin/sh\ncat > /dev/null\necho "${name} $SVC_ATTEMPT $*" > args.txt\ngit add args.txt\ngit -c user.name=a -c user.email=a@example.invalid commit -qm "$SVC_CARD_KEY: ${name}"\n`,
+        { mode: 0o755 },
+      );
+    const key = card('three agents');
+    const args = ['run', key, '--repo', repo, '--attempts', '3', '--parallel', '3', '--all-attempts', '--json'];
+    const flags = ['--agent', 'claude', '--agent', 'codex', '--model', 'm-one', '--model', 'm-two', '--model', 'm-three'];
+    const r = await runProgram([...args, ...flags], {
+      env: env({ PATH: `${bin}:${process.env.PATH}`, SVC_AGENT_USER: process.getuid?.() === 0 ? undefined : 'none' }),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const leg = JSON.parse(r.stdout).legs[0];
+    expect(leg.bestOf.attempts.map((a: { agent: string }) => a.agent)).toEqual(['claude (m-one)', 'codex (m-two)', 'claude (m-three)']);
+    const seen = async (n: number) => (await run('git', ['show', `svc/${key}-attempt-${n}:args.txt`], repo)).trim();
+    expect(await seen(1)).toMatch(/^claude 1 -p .* --model m-one$/);
+    expect(await seen(2)).toMatch(/^codex 2 exec .* --model m-two -$/);
+    expect(await seen(3)).toMatch(/^claude 3 -p .* --model m-three$/);
+  });
+
+  test('--model more than once without --attempts, or with --agent-cmd: one line, exit 2', async () => {
+    const repo = await repoWith('verify: "true"\n');
+    const alone = await runProgram(['run', card('never'), '--repo', repo, '--agent-cmd', 'true', '--model', 'a', '--model', 'b'], { env: env() });
+    expect([alone.code, alone.stderr.trim()]).toEqual([2, 'svc: --model more than once gives attempts their models: add --attempts N (N > 1)']);
+    const cmd = await runProgram(['run', card('never'), '--repo', repo, '--agent-cmd', 'true', '--attempts', '2', '--model', 'a', '--model', 'b'], {
+      env: env(),
+    });
+    expect([cmd.code, cmd.stderr.trim()]).toEqual([2, 'svc: --model more than once picks the models of a preset (--agent); an --agent-cmd names its own']);
+  });
+});
+
 describe('continue of a run with attempts', () => {
+  test("takes the original run's attempts, agents and models from run.json; flags still win", () => {
+    const recorded = {
+      agent: { agent: 'claude', model: 'a' },
+      agents: [
+        { agent: 'claude', model: 'a' },
+        { agent: 'codex', model: 'b' },
+      ],
+      attempts: 2,
+      allAttempts: true,
+      pushAttempts: true,
+    };
+    expect(continueFlags({}, recorded)).toMatchObject({ agent: ['claude', 'codex'], model: ['a', 'b'], attempts: '2', allAttempts: true, pushAttempts: true });
+    expect(continueFlags({ attempts: '3', agent: ['gemini'] }, recorded)).toMatchObject({ attempts: '3', agent: ['gemini'] });
+  });
+
   test('runs again, with its attempts, only the cards no attempt implemented', async () => {
     const shared = mkdtempSync(join(tmpdir(), 'svc-attempts-continue-'));
     chmodSync(shared, 0o777);

@@ -43,6 +43,11 @@ describe('svc run --hosted', () => {
       '--agent (more than once)',
       "set attempts: in the repository's .svc/workflow.yml for best of N with the run's one agent",
     ],
+    [
+      ['--model', 'a', '--model', 'b'],
+      '--model (more than once)',
+      "set attempts: in the repository's .svc/workflow.yml for best of N with the run's one model",
+    ],
     [['--all-attempts'], '--all-attempts', "a hosted run's attempts stop once one won, and only the winner's svc/KEY is pushed"],
     [['--push-attempts'], '--push-attempts', "a hosted run's attempts stop once one won, and only the winner's svc/KEY is pushed"],
     [['--max-cost', '5'], '--max-cost', ATTACH],

@@ -19,7 +19,7 @@ export const DISPATCH_FLAG = {
     '--agent-format <name>',
     "parse an --agent-cmd's output as this preset's stream (outcome, spend, review text): claude, codex, gemini, opencode",
   ),
-  model: flag('--model <model>', 'model passed to the agent preset'),
+  model: flag('--model <model>', 'model passed to the agent preset (repeatable: attempt n of --attempts runs the n-th)', { parse: collect }),
   agentUser: flag(
     '--agent-user <name>',
     "who agents run as when svc is root (SVC_AGENT_USER): a user, a uid range FIRST-LAST, or none (svc's own); default svc-agent-1, -2, …, a uid per leg",

@@ -51,6 +51,11 @@ const NOT_CARRIED: Refusal[] = [
     (v) => (Array.isArray(v) && v.length > 1 ? '--agent (more than once)' : null),
     () => `${WORKFLOW('attempts:')} for best of N with the run's one agent`,
   ],
+  [
+    'model',
+    (v) => (Array.isArray(v) && v.length > 1 ? '--model (more than once)' : null),
+    () => `${WORKFLOW('attempts:')} for best of N with the run's one model`,
+  ],
 ];
 
 /**

@@ -94,10 +94,13 @@ export function continueFlags(flags: DispatchFlags, recorded: Record<string, unk
     if (typeof agent.agentCmd === 'string') out.agentCmd = agent.agentCmd;
     const format = Object.entries(AGENT_FORMATS).find(([, f]) => f === (agent as { stream?: unknown }).stream)?.[0];
     if (typeof agent.agentCmd === 'string' && format) out.agentFormat = format;
-    if (!flags.model && typeof agent.model === 'string') out.model = agent.model;
-    // Best-of-N: each attempt's agent, as the original run had them.
-    const agents = Array.isArray(recorded.agents) ? recorded.agents.map((a: { agent?: unknown } | null) => a?.agent) : [];
-    if (agents.length > 1 && agents.every((a): a is string => typeof a === 'string')) out.agent = agents;
+    if (!flags.model && typeof agent.model === 'string') out.model = [agent.model];
+    // Best-of-N: each attempt's agent and model, as the original run had them.
+    const each = Array.isArray(recorded.agents) ? (recorded.agents as ({ agent?: unknown; model?: unknown } | null)[]) : [];
+    const names = each.map((a) => a?.agent);
+    const models = each.map((a) => a?.model);
+    if (names.length > 1 && names.every((a): a is string => typeof a === 'string')) out.agent = names;
+    if (!flags.model && models.length > 1 && models.every((m): m is string => typeof m === 'string')) out.model = models;
   }
   if (flags.attempts === undefined && typeof recorded.attempts === 'number') out.attempts = String(recorded.attempts);
   if (flags.allAttempts === undefined && recorded.allAttempts === true) out.allAttempts = true;

@@ -134,7 +134,7 @@ describe("continue RUN_ID takes the original run's options", () => {
     };
     expect(continueFlags({}, recorded)).toMatchObject({
       agentCmd: './agent.sh {prompt_file}',
-      model: 'm1',
+      model: ['m1'],
       onFailure: 'continue',
       parallel: '3',
       sendLogs: true,
