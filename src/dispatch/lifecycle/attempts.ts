@@ -64,6 +64,13 @@ interface Tried {
   endedAt: number;
 }
 
+/** What an attempt needs of its card's leg: the prompt for a branch, and whether code is expected. */
+interface CardLeg {
+  item: WorkItemDetail;
+  promptFor(branch: string): string;
+  expectsCode: boolean;
+}
+
 /**
  * Runs `item`'s attempts and puts the winner's commit on the card's worktree `card` (svc/<KEY>).
  * Never throws for an attempt: a failed attempt is a line of the list.
@@ -76,26 +83,42 @@ export async function runAttempts(
   promptFor: (branch: string) => string,
   expectsCode: boolean,
 ): Promise<AttemptsOutcome> {
-  const { deps } = ctx;
   const key = item.key;
-  const started = deps.clock.now();
+  const started = ctx.deps.clock.now();
+  // The CLI and the workflow's parser refuse attempts without a check; a caller of the engine that
+  // did not gets a failed leg, never a winner picked by who was fastest.
+  const verify = workflowOf(ctx, key)?.verify ?? null;
+  if (!verify) {
+    const why = `no check to pick one of ${count} attempts: set verify in .svc/workflow.yml or pass --verify CMD`;
+    return { implemented: false, result: failedResult(why), bestOf: { winner: null, why, attempts: [] } };
+  }
   const note = cardLog(ctx, key);
+  const { tried, won } = await race(ctx, { item, promptFor, expectsCode }, count, note);
+  const why = won ? whyWon(won, tried, verify) : `no attempt of ${count} passed the check`;
+  note(why);
+  if (ctx.opts.sendLogs) ctx.stream.push({ workItemKey: key, body: `${key}: ${why}` });
+  const refused = won ? await adopt(ctx, key, card, won) : failedReason(tried);
+  await pushLosers(ctx, key, tried, won);
+  const implemented = won !== null && refused === null;
+  return {
+    implemented,
+    result: { ...combined(tried, won), outcome: implemented ? 'succeeded' : 'failed', reason: refused, durationMs: ctx.deps.clock.now() - started },
+    bestOf: { winner: implemented ? won!.summary.attempt : null, why, attempts: tried.map((t) => t.summary) },
+  };
+}
+
+/**
+ * Starts the attempts in order as the card's slots allow and lets them race: the first whose work
+ * would land wins (the same millisecond: the smallest diff), and the others are stopped then.
+ */
+async function race(ctx: LegContext, leg: CardLeg, count: number, note: (line: string) => void): Promise<{ tried: Tried[]; won: Tried | null }> {
+  const key = leg.item.key;
+  const opts = agentOptions(ctx.opts, count);
   const stops = new Map<number, AbortController>();
   const spend = new Map<number, number>();
   const tried: Tried[] = [];
   let winner: Tried | null = null;
   const decided = () => winner !== null && !ctx.opts.allAttempts;
-  const opts = agentOptions(ctx.opts, count);
-  // The CLI and the workflow's parser refuse attempts without a check; a caller of the engine that
-  // did not gets a failed leg, never a winner picked by who was fastest.
-  if (!workflowOf(ctx, key)?.verify) {
-    const why = `no check to pick one of ${count} attempts: set verify in .svc/workflow.yml or pass --verify CMD`;
-    return {
-      implemented: false,
-      result: { exitCode: null, signal: null, outcome: 'failed', reason: why, durationMs: 0 },
-      bestOf: { winner: null, why, attempts: [] },
-    };
-  }
 
   const attempt = async (n: number): Promise<Tried> => {
     const stop = new AbortController();
@@ -108,13 +131,10 @@ export async function runAttempts(
       // --max-cost hears the card's spend over every attempt at once.
       onSpend: (_k, usd) => {
         spend.set(n, usd);
-        ctx.onSpend?.(
-          key,
-          [...spend.values()].reduce((a, b) => a + b, 0),
-        );
+        ctx.onSpend?.(key, sum([...spend.values()]));
       },
     };
-    const t = await runOne(actx, item, n, promptFor, expectsCode);
+    const t = await runOne(actx, leg, n);
     if (t.result?.costUsd !== undefined) spend.set(n, t.result.costUsd);
     // Stopped by the winner, unless it had already failed the check on its own.
     if (!t.implemented && stop.signal.aborted && !ctx.signal.aborted && winner && t.summary.check !== 'failed') {
@@ -123,7 +143,8 @@ export async function runAttempts(
     }
     note(`attempt ${n}: ${t.summary.disposition}${t.summary.reason ? ` (${t.summary.reason})` : ''}, check ${t.summary.check}`);
     if (t.implemented && (!winner || (t.endedAt === winner.endedAt && (t.summary.diffLines ?? 0) < (winner.summary.diffLines ?? 0)))) winner = t;
-    if (decided()) for (const [m, s] of stops) if (m !== winner!.summary.attempt) s.abort(new Error(`attempt ${winner!.summary.attempt} won`));
+    const w = winner?.summary.attempt;
+    if (decided()) for (const [m, s] of stops) if (m !== w) s.abort(new Error(`attempt ${w} won`));
     return t;
   };
 
@@ -141,53 +162,55 @@ export async function runAttempts(
   }
   tried.push(...(await Promise.all(runs)));
   tried.sort((a, b) => a.summary.attempt - b.summary.attempt);
+  return { tried, won: winner };
+}
 
-  const won = winner as Tried | null;
-  const why = won ? whyWon(won, tried, workflowOf(ctx, key)?.verify ?? null) : `no attempt of ${count} passed the check`;
-  note(why);
-  if (ctx.opts.sendLogs) ctx.stream.push({ workItemKey: key, body: `${key}: ${why}` });
-  let implemented = won !== null;
-  let reason: string | null = won ? null : failedReason(tried);
-  if (won?.head) {
-    try {
-      const { kept, stashed } = await adoptCommit(card.path, key, won.head);
-      if (kept) deps.output.warn(`${key}: ${card.branch} had commits attempt ${won.summary.attempt}'s lacks; kept on ${kept}`);
-      if (stashed) deps.output.warn(`${key}: uncommitted files in ${card.path} are on the stash (git stash list there)`);
-    } catch (error) {
-      implemented = false;
-      reason = `could not put attempt ${won.summary.attempt}'s commit on ${card.branch}: ${reasonLine(error instanceof Error ? error.message : String(error), ctx.opts)}`;
-    }
+/** Puts the winner's commit on svc/<KEY> (git/adopt.ts). Null when it is there, else why not. */
+async function adopt(ctx: LegContext, key: string, card: PreparedWorktree, won: Tried): Promise<string | null> {
+  const n = won.summary.attempt;
+  if (!won.head) return `attempt ${n}'s commit could not be read`;
+  try {
+    const { kept, stashed } = await adoptCommit(card.path, key, won.head);
+    if (kept) ctx.deps.output.warn(`${key}: ${card.branch} had commits attempt ${n}'s lacks; kept on ${kept}`);
+    if (stashed) ctx.deps.output.warn(`${key}: uncommitted files in ${card.path} are on the stash (git stash list there)`);
+    return null;
+  } catch (error) {
+    return `could not put attempt ${n}'s commit on ${card.branch}: ${reasonLine(error instanceof Error ? error.message : String(error), ctx.opts)}`;
   }
-  await pushLosers(ctx, key, tried, won);
+}
+
+/** The card's result of its attempts: the winner's exit and check (else the last check's), the spend of all. */
+function combined(tried: Tried[], won: Tried | null): Omit<LegResult, 'outcome' | 'reason' | 'durationMs'> {
   const last = won?.result ?? [...tried].reverse().find((t) => t.result?.check)?.result ?? tried.find((t) => t.result)?.result ?? null;
-  const costs = tried.map((t) => t.summary.costUsd).filter((c): c is number => c !== null);
-  const tokens = (pick: 'tokensIn' | 'tokensOut') => {
+  const total = (pick: 'costUsd' | 'tokensIn' | 'tokensOut') => {
     const xs = tried.map((t) => t.result?.[pick]).filter((x): x is number => x !== undefined);
-    return xs.length ? { [pick]: xs.reduce((a, b) => a + b, 0) } : {};
+    return xs.length ? { [pick]: sum(xs) } : {};
   };
-  const result: LegResult = {
+  return {
     exitCode: last?.exitCode ?? null,
     signal: last?.signal ?? null,
-    outcome: implemented ? 'succeeded' : 'failed',
-    reason,
-    durationMs: deps.clock.now() - started,
-    ...(costs.length ? { costUsd: costs.reduce((a, b) => a + b, 0) } : {}),
-    ...tokens('tokensIn'),
-    ...tokens('tokensOut'),
+    ...total('costUsd'),
+    ...total('tokensIn'),
+    ...total('tokensOut'),
     ...(last?.check ? { check: last.check, attempts: last.attempts ?? 1 } : {}),
   };
-  return { implemented, result, bestOf: { winner: implemented && won ? won.summary.attempt : null, why, attempts: tried.map((t) => t.summary) } };
+}
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+function failedResult(reason: string): LegResult {
+  return { exitCode: null, signal: null, outcome: 'failed', reason, durationMs: 0 };
 }
 
 /** One attempt, from its worktree to whether its work would land. Never throws. */
-async function runOne(ctx: LegContext, item: WorkItemDetail, n: number, promptFor: (branch: string) => string, expectsCode: boolean): Promise<Tried> {
+async function runOne(ctx: LegContext, leg: CardLeg, n: number): Promise<Tried> {
   const { opts, deps } = ctx;
-  const key = item.key;
+  const key = leg.item.key;
   const started = deps.clock.now();
   let wt: PreparedWorktree | null = null;
   let result: LegResult | null = null;
   let reason: string | null;
-  const prompt = promptFor(branchFor(attemptKey(key, n)));
+  const prompt = leg.promptFor(branchFor(attemptKey(key, n)));
   // As a card's leg does: the agent's side (a uid, its folder) is made while git makes the worktree.
   let side = opts.agentUser ? openAgentSide(ctx, key, prompt) : undefined;
   side?.catch(() => undefined);
@@ -201,7 +224,7 @@ async function runOne(ctx: LegContext, item: WorkItemDetail, n: number, promptFo
     const given = side;
     side = undefined;
     result = await runLegAgent(ctx, wt, key, prompt, logPath(ctx.paths, attemptKey(key, n)), key, undefined, given);
-    reason = result.outcome === 'succeeded' ? await workRefusal(ctx, key, wt, expectsCode) : (result.reason ?? 'failed');
+    reason = result.outcome === 'succeeded' ? await workRefusal(ctx, key, wt, leg.expectsCode) : (result.reason ?? 'failed');
   } catch (error) {
     if (side) await discardAgentSide(side);
     reason = `${wt ? 'attempt' : 'worktree'}: ${createRedactor(secretsNow(opts))(error instanceof Error ? error.message : String(error))}`;
