@@ -348,4 +348,21 @@ describe('best of N', () => {
     });
     expect(readdirSync(ran)).toEqual([]);
   });
+
+  it("puts what was left uncommitted in the card's worktree on the stash before the winner's commit", async () => {
+    const key = h.item('task', 'Left files behind');
+    const wt = join(mkdtempSync(join(tmpdir(), 'svc-attempts-left-')), 'w');
+    await git(h.repo, 'worktree', 'add', '-q', '-b', `svc/${key}`, wt);
+    writeFileSync(join(wt, 'half-done.txt'), 'an earlier leg left this\n');
+    const agent = script(`echo "$SVC_ATTEMPT" > attempt.txt\ngit add attempt.txt\n${COMMIT} -m "$SVC_CARD_KEY: attempt $SVC_ATTEMPT"`);
+    const s = await runDispatch(
+      h.opts({ agentUser: pool, keys: [key], agent: { agentCmd: agent }, attempts: 2, parallel: 2, workflow: wf({ verify: 'test "$(cat attempt.txt)" = 1' }) }),
+      h.deps(),
+    );
+    expect(s.legs[0]).toMatchObject({ disposition: 'implemented', bestOf: { winner: 1 } });
+    expect(await git(wt, 'rev-parse', 'HEAD')).toBe(await git(h.repo, 'rev-parse', `svc/${key}-attempt-1`));
+    expect(await git(wt, 'stash', 'list')).toContain(`svc: left uncommitted in svc/${key} before its attempts' winner`);
+    expect(await git(wt, 'show', 'stash@{0}^3:half-done.txt')).toBe('an earlier leg left this');
+    expect(h.seen.join('\n')).toContain(`${key}: uncommitted files in ${wt} are on the stash`);
+  });
 });
