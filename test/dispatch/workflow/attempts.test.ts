@@ -10,6 +10,8 @@ import { DEFAULT_POOL, type AgentPoolSpec } from '../../../src/dispatch/agent/us
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import type { DispatchOptions } from '../../../src/dispatch/lifecycle/types.js';
 import { buildRunReport } from '../../../src/dispatch/report/model.js';
+import { renderHtml } from '../../../src/dispatch/report/html.js';
+import { renderJunit } from '../../../src/dispatch/report/junit.js';
 import { renderMarkdown } from '../../../src/dispatch/report/markdown.js';
 import { logPath, runPaths } from '../../../src/dispatch/state/folder.js';
 import { EMPTY_WORKFLOW, type Workflow } from '../../../src/dispatch/workflow/policy.js';
@@ -97,6 +99,8 @@ describe.each(USERS)('best of N, agents as %s', (_name, user) => {
       [2, 'implemented'],
       [3, 'stopped'],
     ]);
+    expect(renderJunit([report])).toContain(`attempt 3 (command): stopped, check none`);
+    expect(renderHtml([report])).toMatch(new RegExp(`<table class="attempts">.*<code>svc/${key}-attempt-2</code>`));
     const md = renderMarkdown([report]);
     expect(md).toContain(`attempt 2 won: the first to pass the check`);
     expect(md).toMatch(new RegExp(`\\| 1 \\| command \\| \`svc/${key}-attempt-1\` \\| failed`));
