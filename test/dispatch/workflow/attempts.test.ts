@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_POOL, type AgentPoolSpec } from '../../../src/dispatch/agent/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
+import { Interrupted } from '../../../src/dispatch/signals.js';
 import type { DispatchOptions } from '../../../src/dispatch/lifecycle/types.js';
 import { buildRunReport } from '../../../src/dispatch/report/model.js';
 import { renderHtml } from '../../../src/dispatch/report/html.js';
@@ -368,5 +369,21 @@ describe('best of N', () => {
     expect(await git(wt, 'stash', 'list')).toContain(`svc: left uncommitted in svc/${key} before its attempts' winner`);
     expect(await git(wt, 'show', 'stash@{0}^3:half-done.txt')).toBe('an earlier leg left this');
     expect(h.seen.join('\n')).toContain(`${key}: uncommitted files in ${wt} are on the stash`);
+  });
+
+  it('a signal stops every attempt of the card, and no winner is picked', async () => {
+    const key = h.item('task', 'Interrupted');
+    const ctl = new AbortController();
+    const deps = h.deps({ signal: ctl.signal });
+    deps.output.legStarted = () => setTimeout(() => ctl.abort(new Interrupted('SIGINT')), 500);
+    const started = Date.now();
+    const s = await runDispatch(
+      h.opts({ agentUser: pool, keys: [key], agent: { agentCmd: 'sleep 30' }, attempts: 2, parallel: 2, workflow: wf({ verify: 'true' }) }),
+      deps,
+    );
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(s).toMatchObject({ stopReason: 'interrupted', exitCode: 130 });
+    expect(s.legs[0]).toMatchObject({ disposition: 'failed', bestOf: { winner: null } });
+    expect(s.legs[0]!.bestOf!.attempts.map((a) => a.disposition)).toEqual(['failed', 'failed']);
   });
 });
