@@ -2,7 +2,7 @@
 // local service, and prints each figure beside its goal. Exits 1 when any figure FAILs, after
 // printing all of them, so it can gate a release; never part of `npm test`.
 //
-//   node bench/run.mjs [startup] [per-card] [logs] [service] [hosted] [fleet] [fence] [--markdown]
+//   node bench/run.mjs [startup] [per-card] [logs] [service] [hosted] [fleet] [fence] [attempts] [--markdown]
 //
 // Each benchmark measures its figures side by side in one run (ratios and counts, never absolute
 // times against a fixed machine). Requests go to loopback only; every loop is bounded; the whole
@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { openRunTmp } from '../scripts/run-tmp.mjs';
 import { ROOT, cleanup, row } from './lib.mjs';
 import { fence } from './fence.mjs';
+import { attempts } from './attempts.mjs';
 import { fleet } from './fleet.mjs';
 import { hosted } from './hosted.mjs';
 import { logStreaming } from './log-streaming.mjs';
@@ -29,6 +30,7 @@ const BENCHMARKS = {
   hosted: { title: `5. Hosted runners with ${process.env.SVC_BENCH_ENGINE === 'docker' ? 'Docker' : 'Podman'} (npm run image first)`, run: hosted },
   fleet: { title: '6. A fleet: N workers, 64 cards of 2 s each', run: fleet },
   fence: { title: "7. The egress fence: a leg's allowed host, fenced vs open (root)", run: fence },
+  attempts: { title: '8. Best-of-N: --attempts 4 on one card vs 4 cards', run: attempts },
 };
 const BUDGET_MS = 30 * 60_000;
 

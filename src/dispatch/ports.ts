@@ -161,6 +161,32 @@ export interface LegSummary {
   attempts?: number;
   /** A fenced leg (DISPATCH.md §9): its network mode and what the fence refused. */
   network?: LegNetwork;
+  /** Best-of-N (`--attempts`, lifecycle/attempts.ts): every attempt, and which one the check picked. */
+  bestOf?: BestOf;
+}
+
+/** One attempt of a best-of-N leg, as the summary and the report list it. */
+export interface AttemptSummary {
+  attempt: number;
+  /** The preset it ran, or `command` for an --agent-cmd. */
+  agent: string;
+  branch: string | null;
+  /** `stopped`: another attempt won first (or it never started: its reason says which). */
+  disposition: 'implemented' | 'failed' | 'stopped';
+  reason: string | null;
+  check: LegCheck['status'];
+  durationMs: number;
+  costUsd: number | null;
+  /** Lines added and removed since the base: the tie-break between attempts ending at once. */
+  diffLines: number | null;
+}
+
+export interface BestOf {
+  /** The attempt whose commit is on svc/<KEY>, or null when none passed. */
+  winner: number | null;
+  /** One line: why it won, or why none did. */
+  why: string;
+  attempts: AttemptSummary[];
 }
 
 // --- The engine's own functions, injected so tests (and hosted runs) can swap them. The types

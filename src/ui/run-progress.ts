@@ -173,6 +173,11 @@ export function printRunSummary(out: Output, summary: RunSummary): void {
 
 /** The workflow's check of a leg (docs/workflow.md), when it ran: `check passed after 2 attempts`. */
 function checkNote(leg: LegSummary): string {
+  // Best-of-N: which attempt the check picked (the verify attempts inside each are in the report).
+  if (leg.bestOf) {
+    const n = leg.bestOf.attempts.length;
+    return leg.bestOf.winner !== null ? `attempt ${leg.bestOf.winner} of ${n} won` : `none of ${n} attempts passed`;
+  }
   if (!leg.check || leg.check.status === 'none') return '';
   return `check ${leg.check.status}${leg.attempts && leg.attempts > 1 ? ` after ${leg.attempts} attempts` : ''}`;
 }

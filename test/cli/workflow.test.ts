@@ -57,7 +57,7 @@ describe('svc workflow check', () => {
     expect(r.code).toBe(2);
     expect(r.stdout.trim().split('\n')).toEqual([
       '.svc/workflow.yml:2: ports must be a whole number from 1 to 100, not "lots"',
-      ".svc/workflow.yml:3: unknown key 'verfy' (one of setup, copy, ports, verify, verify_attempts, teardown, prompt, protect, env, network, timeouts)",
+      ".svc/workflow.yml:3: unknown key 'verfy' (one of setup, copy, ports, verify, verify_attempts, teardown, prompt, protect, env, network, timeouts, attempts)",
     ]);
   });
 

@@ -37,7 +37,7 @@ async function repositoryWithWorkflow(gitRoot: string, name: string, text: strin
 }
 
 /** Opens a hosted run over a new card of `repository`, then runs its runner: `svc attach` in-process. */
-async function hostedRunOf(repository: string) {
+async function hostedRunOf(repository: string, agent = AGENT) {
   const made = await fetch(`${server.url}/api/v1/projects/DEMO/work-items`, {
     method: 'POST',
     headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
@@ -51,7 +51,7 @@ async function hostedRunOf(repository: string) {
   const runToken = (await svcInProcess(['server', 'run-token', runId, '--db', server.db], { env: isolatedEnv() })).stdout.trim();
   const workspace = join(root, 'work', runId);
   mkdirSync(workspace, { recursive: true });
-  writeFileSync(join(root, 'agent.sh'), AGENT);
+  writeFileSync(join(root, 'agent.sh'), agent);
   const env = isolatedEnv({ SVC_BASE_URL: server.url, SVC_RUN_ID: runId, SVC_RUN_TOKEN: runToken });
   const r = await svcInProcess(['attach', '--agent-cmd', `sh ${join(root, 'agent.sh')}`, '--no-pr', '--json'], { env, cwd: workspace });
   const run = await fetch(`${server.url}/api/v1/dispatch-runs/${runId}`, { headers: { authorization: `Bearer ${server.token}` } }).then(
@@ -66,6 +66,7 @@ beforeAll(async () => {
   // The workflow is committed on main, the base every clone starts from.
   await repositoryWithWorkflow(gitRoot, 'acme/checked', WORKFLOW);
   await repositoryWithWorkflow(gitRoot, 'acme/broken', 'ports: two\n');
+  await repositoryWithWorkflow(gitRoot, 'acme/best', 'verify: test "$(cat attempt.txt)" = 2\nattempts: 2\n');
   server = await startLocalServer(['--git-root', gitRoot]);
   personal = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' });
 }, 60_000);
@@ -96,5 +97,19 @@ describe('a hosted run and .svc/workflow.yml', () => {
     expect(r.stdout).toBe('');
     // No leg started: the card is still queued, the run open for its runner's end to close.
     expect(run).toMatchObject({ status: 'running', cards: [{ disposition: 'queued' }] });
+  });
+
+  it("runs the workflow's attempts: the one that passes the check is pushed as svc/KEY, the other not at all", async () => {
+    const agent = `echo "$SVC_ATTEMPT" > attempt.txt
+git add attempt.txt && git -c user.name=agent -c user.email=agent@example.invalid commit -qm "$SVC_CARD_KEY: attempt $SVC_ATTEMPT"
+`;
+    const { key, r, run } = await hostedRunOf('acme/best', agent);
+    expect(r.code, r.stderr).toBe(0);
+    const leg = (JSON.parse(r.stdout) as { legs: Array<{ disposition: string; bestOf?: { winner: number | null } }> }).legs[0];
+    expect(leg).toMatchObject({ disposition: 'implemented', bestOf: { winner: 2 } });
+    expect(run.cards[0]).toMatchObject({ disposition: 'implemented' });
+    const bare = repositoryPath(join(root, 'git-root'), 'acme/best');
+    expect(await git(bare, 'show', `svc/${key}:attempt.txt`)).toBe('2');
+    expect(await git(bare, 'branch', '--list', `svc/${key}-attempt-*`)).toBe('');
   });
 });

@@ -11,13 +11,15 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 export const DISPATCH_FLAG = {
   project: flag('-p, --project <key>', 'project of next, batch and auto (SVC_PROJECT); a work item key names its own'),
   repo: flag('--repo <dir>', 'the git repository the agents work on (SVC_REPO; default: the current directory)'),
-  agent: flag('--agent <name>', 'agent preset: claude, codex, aider, gemini, opencode'),
+  agent: flag('--agent <name>', 'agent preset: claude, codex, aider, gemini, opencode (repeatable: attempt n of --attempts runs the n-th)', {
+    parse: collect,
+  }),
   agentCmd: flag('--agent-cmd <command>', 'any agent command; placeholders {prompt_file} {key} {workdir} {branch} {run_id}'),
   agentFormat: flag(
     '--agent-format <name>',
     "parse an --agent-cmd's output as this preset's stream (outcome, spend, review text): claude, codex, gemini, opencode",
   ),
-  model: flag('--model <model>', 'model passed to the agent preset'),
+  model: flag('--model <model>', 'model passed to the agent preset (repeatable: attempt n of --attempts runs the n-th)', { parse: collect }),
   agentEnv: flag('--agent-env <name>', "pass this variable of svc's environment to the agents too (repeatable; never SVC_TOKEN or SVC_RUN_TOKEN)", {
     parse: collect,
   }),
@@ -66,6 +68,9 @@ export const DISPATCH_FLAG = {
   report: flag('--report <format:file>', 'write a report when the run ends: junit, markdown, html or json (repeatable)', { parse: collect }),
   verify: flag('--verify <command>', "the check a leg must pass to count as implemented, over .svc/workflow.yml's verify"),
   noVerify: flag('--no-verify', "run no check (.svc/workflow.yml's verify is skipped)"),
+  attempts: flag('--attempts <n>', 'best of N (1-8): N agents on each card side by side, the first to pass the check becomes svc/KEY (needs a verify)'),
+  pushAttempts: flag('--push-attempts', "with --push: push the other attempts' svc/KEY-attempt-N branches too"),
+  allAttempts: flag('--all-attempts', 'let every attempt run to its end, not only until one passed the check'),
   setup: flag('--setup <command>', "run this in each worktree before the agent, instead of .svc/workflow.yml's setup"),
 };
 

@@ -42,6 +42,20 @@ const NOT_CARRIED: Refusal[] = [
   ['githubApiUrl', fixed('--github-api-url'), () => "set SVC_GITHUB_API_URL in the runner's environment (or svc attach --github-api-url)"],
   ['verify', either('--verify', '--no-verify'), () => WORKFLOW('verify:')],
   ['setup', fixed('--setup'), () => WORKFLOW('setup:')],
+  ['attempts', fixed('--attempts'), () => WORKFLOW('attempts:')],
+  ['pushAttempts', fixed('--push-attempts'), () => "a hosted run's attempts stop once one won, and only the winner's svc/KEY is pushed"],
+  ['allAttempts', fixed('--all-attempts'), () => "a hosted run's attempts stop once one won, and only the winner's svc/KEY is pushed"],
+  // One agent travels: a second --agent is an attempt's.
+  [
+    'agent',
+    (v) => (Array.isArray(v) && v.length > 1 ? '--agent (more than once)' : null),
+    () => `${WORKFLOW('attempts:')} for best of N with the run's one agent`,
+  ],
+  [
+    'model',
+    (v) => (Array.isArray(v) && v.length > 1 ? '--model (more than once)' : null),
+    () => `${WORKFLOW('attempts:')} for best of N with the run's one model`,
+  ],
 ];
 
 /**

@@ -21,7 +21,7 @@ import { resolveBaseUrl, resolveToken } from '../settings.js';
 import { checkAgentProgram, checkProject, checkRepository, checkWorkingTree } from './preflight.js';
 import { dispatchProject, projectOfRun } from './project.js';
 import type { DispatchFlags } from './flags.js';
-import { agentChoice, agentUserFor, legOptions, workflowFor } from './run-options.js';
+import { agentChoice, agentUserFor, attemptOptions, legOptions, workflowFor } from './run-options.js';
 import { networkFor } from './network-options.js';
 import { checkHostedFlags, openHosted } from './hosted-open.js';
 import { resolveBase, WorktreeError, type RunBase } from '../../dispatch/git/worktree.js';
@@ -93,12 +93,21 @@ export function continueFlags(flags: DispatchFlags, recorded: Record<string, unk
   const out: DispatchFlags = { ...flags };
   const agent = recorded.agent as { agent?: unknown; agentCmd?: unknown; model?: unknown } | undefined;
   if (!flags.agent && !flags.agentCmd && agent && typeof agent === 'object') {
-    if (typeof agent.agent === 'string') out.agent = agent.agent;
+    if (typeof agent.agent === 'string') out.agent = [agent.agent];
     if (typeof agent.agentCmd === 'string') out.agentCmd = agent.agentCmd;
     const format = Object.entries(AGENT_FORMATS).find(([, f]) => f === (agent as { stream?: unknown }).stream)?.[0];
     if (typeof agent.agentCmd === 'string' && format) out.agentFormat = format;
-    if (!flags.model && typeof agent.model === 'string') out.model = agent.model;
+    if (!flags.model && typeof agent.model === 'string') out.model = [agent.model];
+    // Best-of-N: each attempt's agent and model, as the original run had them.
+    const each = Array.isArray(recorded.agents) ? (recorded.agents as ({ agent?: unknown; model?: unknown } | null)[]) : [];
+    const names = each.map((a) => a?.agent);
+    const models = each.map((a) => a?.model);
+    if (names.length > 1 && names.every((a): a is string => typeof a === 'string')) out.agent = names;
+    if (!flags.model && models.length > 1 && models.every((m): m is string => typeof m === 'string')) out.model = models;
   }
+  if (flags.attempts === undefined && typeof recorded.attempts === 'number') out.attempts = String(recorded.attempts);
+  if (flags.allAttempts === undefined && recorded.allAttempts === true) out.allAttempts = true;
+  if (flags.pushAttempts === undefined && recorded.pushAttempts === true) out.pushAttempts = true;
   if (flags.onFailure === undefined && (recorded.onFailure === 'halt' || recorded.onFailure === 'continue')) {
     out.onFailure = recorded.onFailure;
   }
@@ -211,6 +220,11 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
     // .svc/workflow.yml of the base commit: a mistake there stops the command here.
     const { workflow, hint } = await workflowFor(flags, opts.repo, opts.base.sha, opts.base.branch ?? undefined);
     opts.workflow = workflow;
+    Object.assign(opts, attemptOptions(flags, opts.agent, workflow));
+    for (const other of opts.agents ?? []) {
+      checkAgentProgram(other, opts.repo, ctx.env.PATH);
+      checkMaxCost({ agent: other, maxCostUsd: opts.maxCostUsd ?? null });
+    }
     opts.workflowFlags = { ...(flags.verify !== undefined ? { verify: flags.verify } : {}), ...(flags.setup !== undefined ? { setup: flags.setup } : {}) };
     if (hint) ctx.out.warn(hint);
     // fix and review work on a fetched pull request head: the local tree is not theirs either way.

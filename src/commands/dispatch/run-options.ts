@@ -14,6 +14,7 @@ import { AgentUserError, resolveAgentUser } from '../../dispatch/agent/user.js';
 import { ensurePrivateDir } from '../../dispatch/state/private-dir.js';
 import { loadWorkflow, WorkflowFileError } from '../../dispatch/workflow/load.js';
 import { applyWorkflowFlags, type Workflow } from '../../dispatch/workflow/policy.js';
+import { MAX_ATTEMPTS } from '../../dispatch/lifecycle/attempts.js';
 import type { DispatchFlags } from './flags.js';
 
 /** The flags that choose the agent (a hosted run's `svc attach` has no --agent-format). */
@@ -25,8 +26,8 @@ export type AgentFlags = Pick<DispatchFlags, 'agent' | 'agentCmd' | 'agentFormat
  */
 export function agentChoice(flags: AgentFlags, ctx: Context, required: boolean, opened?: { agent: string | null; model: string | null }): AgentChoice {
   const fromRun = opened?.agent && isAgentName(opened.agent) ? opened.agent : undefined;
-  const agent = flags.agent ?? (flags.agentCmd ? undefined : (fromRun ?? ctx.config().get('agent')));
-  const model = flags.model ?? opened?.model ?? ctx.config().get('model');
+  const agent = flags.agent?.[0] ?? (flags.agentCmd ? undefined : (fromRun ?? ctx.config().get('agent')));
+  const model = flags.model?.[0] ?? opened?.model ?? ctx.config().get('model');
   if (flags.agentFormat !== undefined && !flags.agentCmd) throw new UsageError('--agent-format describes an --agent-cmd; a preset (--agent) has its own');
   const stream = flags.agentFormat !== undefined ? AGENT_FORMATS[flags.agentFormat] : undefined;
   if (flags.agentFormat !== undefined && !stream)
@@ -39,6 +40,47 @@ export function agentChoice(flags: AgentFlags, ctx: Context, required: boolean, 
   };
   checkAgentChoice(choice, required, opened?.agent);
   return choice;
+}
+
+/**
+ * Best-of-N (`--attempts`, the workflow's `attempts:`): how many, and the agent of each attempt
+ * (`--agent` repeated). Refused in one line where it cannot work: no check to decide, more than one
+ * `--agent` without attempts, or a run in place.
+ */
+export function attemptOptions(
+  flags: Pick<DispatchFlags, 'agent' | 'model' | 'attempts' | 'pushAttempts' | 'allAttempts' | 'worktree'>,
+  first: AgentChoice,
+  workflow: Workflow | null,
+): Pick<DispatchOptions, 'attempts' | 'agents' | 'pushAttempts' | 'allAttempts'> {
+  const asked = wholeNumber(flags.attempts, '--attempts');
+  if (asked !== undefined && (asked < 1 || asked > MAX_ATTEMPTS)) throw new UsageError(`--attempts takes 1 to ${MAX_ATTEMPTS}, not ${asked}`);
+  const count = asked ?? workflow?.attempts ?? 1;
+  const names = flags.agent ?? [];
+  const models = flags.model ?? [];
+  if (names.length > 1 && count < 2) throw new UsageError('--agent more than once gives attempts their agents: add --attempts N (N > 1)');
+  if (models.length > 1 && count < 2) throw new UsageError('--model more than once gives attempts their models: add --attempts N (N > 1)');
+  if (models.length > 1 && first.agentCmd !== undefined)
+    throw new UsageError('--model more than once picks the models of a preset (--agent); an --agent-cmd names its own');
+  if (count > 1 && !workflow?.verify)
+    throw new UsageError(
+      `${asked !== undefined ? '--attempts' : "the workflow's attempts:"} needs a check to pick the winner: set verify in .svc/workflow.yml or pass --verify CMD`,
+    );
+  if (count > 1 && flags.worktree === false) throw new UsageError('--attempts runs each attempt in a worktree of its own: drop --no-worktree');
+  return {
+    ...(asked !== undefined ? { attempts: asked } : {}),
+    // Attempt n: the n-th --agent and the n-th --model, each list cycling on its own.
+    ...(names.length > 1 || models.length > 1
+      ? {
+          agents: Array.from({ length: count }, (_, i) => ({
+            ...first,
+            ...(names.length > 1 ? { agent: names[i % names.length]! } : {}),
+            ...(models.length > 1 ? { model: models[i % models.length]! } : {}),
+          })),
+        }
+      : {}),
+    ...(flags.pushAttempts ? { pushAttempts: true } : {}),
+    ...(flags.allAttempts ? { allAttempts: true } : {}),
+  };
 }
 
 /** The flags of how legs run, shared by local and hosted runs. */

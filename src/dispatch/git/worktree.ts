@@ -353,8 +353,10 @@ export function pruneWorktrees(opts: {
     for (const w of await listWorktrees(opts.repo)) {
       if (!w.branch?.startsWith(BRANCH_PREFIX) || resolve(w.path) === main) continue;
       const key = w.branch.slice(BRANCH_PREFIX.length);
-      if (wanted && !wanted.has(key)) continue;
-      const live = opts.inUse?.get(key);
+      // A best-of-N attempt's worktree (svc/<KEY>-attempt-<n>) belongs to its card.
+      const card = key.replace(/-attempt-\d+$/, '');
+      if (wanted && !wanted.has(card)) continue;
+      const live = opts.inUse?.get(card);
       if (live) {
         result.kept.push({ key, path: w.path, reason: live });
         continue;

@@ -34,7 +34,7 @@ export async function openAgentSide(ctx: LegContext, key: string, prompt: string
     const leg = await prepareAgentLeg({
       user: lease.user,
       repo: repoOf(ctx, key),
-      key,
+      key: legName(ctx, key),
       privateDir: ctx.paths.dir,
       prompt,
       settingsFrom: { home: ctx.opts.env.HOME, env: ctx.opts.env },
@@ -200,7 +200,7 @@ async function runAgentOnce(
   collect?: (chunk: Buffer) => void,
 ): Promise<LegResult> {
   const { opts, deps } = ctx;
-  const promptFile = leg?.promptFile ?? join(ctx.paths.prompts, `${key}.md`);
+  const promptFile = leg?.promptFile ?? join(ctx.paths.prompts, `${legName(ctx, key)}.md`);
   const workdir = leg?.workdir ?? wt.path;
   const command = resolveAgentCommand(opts.agent, {
     prompt_file: promptFile,
@@ -243,6 +243,7 @@ async function runAgentOnce(
           SVC_PROMPT_FILE: promptFile,
           SVC_WORKDIR: workdir,
           SVC_BRANCH: wt.branch,
+          ...(ctx.attempt ? { SVC_ATTEMPT: String(ctx.attempt) } : {}),
           ...identityEnv(opts.gitIdentity),
           ...ctx.workflowEnv,
         }),
@@ -263,6 +264,11 @@ async function runAgentOnce(
   } finally {
     output.close();
   }
+}
+
+/** What a leg's own files are named by: its card, or a best-of-N attempt's `<KEY>-attempt-<n>`. */
+function legName(ctx: LegContext, key: string): string {
+  return ctx.attempt ? `${key}-attempt-${ctx.attempt}` : key;
 }
 
 /** The one line for a branch that moved after its check. */

@@ -25,6 +25,10 @@ export interface LegContext {
   onSpend?(key: string, costUsd: number): void;
   /** Journals each agent's process group, for `svc runs recover` after a kill -9. */
   onAgentGroup?(key: string, event: 'start' | 'end', pgid: number): void;
+  /** Best-of-N: the attempt this agent is (SVC_ATTEMPT); absent outside one. */
+  attempt?: number;
+  /** Slots of `--parallel` the scheduler holds for this card: how many of its attempts run at once. */
+  slots?: number;
   /** Set per leg by the workflow (workflow/leg-steps.ts): SVC_PORT and git's excludes for the agent. */
   workflowEnv?: Record<string, string>;
   /** Set per leg by a normal user's network fence (fence/bwrap.ts): the agent's argv in its namespace. */

@@ -9,14 +9,14 @@ import type { LegResult } from '../agent/types.js';
 import { headOf, recordLeg } from '../report/record.js';
 import { alignWithHead, fetchDeliveryHead, prepareFixWorktree, prepareReviewWorktree, settleReview } from '../git/delivery.js';
 import { branchFor } from '../git/worktree.js';
-import { protectedPaths } from '../workflow/policy.js';
-import type { LegSummary, PreparedWorktree } from '../ports.js';
+import type { BestOf, LegSummary, PreparedWorktree } from '../ports.js';
 import { expectsCode } from '../prompt.js';
 import { createRedactor } from '../redact.js';
 import { logPath } from '../state/folder.js';
 import { StdoutTail, tailBytes } from './review-text.js';
 import { pullRequestAfterLeg } from '../pr/after-leg.js';
 import type { PullRequestRef } from '../pr/types.js';
+import { attemptsOf, runAttempts, workRefusal } from './attempts.js';
 import { discardAgentSide, openAgentSide, runLegAgent, type AgentSide } from './agent-run.js';
 import { NoRepositoryError, repoOf, secretsNow, workflowOf, type LegContext } from './leg-context.js';
 import { pushLeg } from './push.js';
@@ -55,6 +55,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
   let reason: string | null = null;
   let review: string | null = null;
   let pullRequest: PullRequestRef | null = null;
+  let bestOf: BestOf | undefined;
   // What a pull request step reads of the leg, a review's and a push's alike.
   const afterLeg = (at: PreparedWorktree, done: LegResult) => ({
     item,
@@ -78,7 +79,8 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
   // --agent-user: the agent's side of the leg (a leased uid, its folder and repository, the prompt)
   // is made while git makes the card's worktree, since neither needs the other. A review's branch
   // is known only once its worktree is made.
-  const early = opts.agentUser && ctx.mode !== 'review' ? branchFor(key) : null;
+  const tries = attemptsOf(ctx, key);
+  const early = opts.agentUser && ctx.mode !== 'review' && tries === 1 ? branchFor(key) : null;
   // The agent's side until runLegAgent takes it: a leg that ends before gives it back.
   let side: Promise<AgentSide> | undefined;
   try {
@@ -90,6 +92,14 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
     wt = await worktreeFor(ctx, key, item);
     stream.push({ workItemKey: key, disposition: 'running', sessionBranch: wt.branch });
     deps.output.legStarted({ key, title: item.title, index, total, branch: wt.branch });
+    // Best-of-N: the attempts run beside the card's worktree, which takes the winner's commit.
+    if (tries > 1) {
+      const best = await runAttempts(ctx, item, wt, tries, promptFor, code);
+      result = best.result;
+      reason = result.reason;
+      bestOf = best.bestOf;
+      return await land(wt, result, best.implemented);
+    }
     // Without an early side, or where the worktree's branch is not the one it was made for: now.
     if (early !== wt.branch) {
       if (side) await discardAgentSide(side);
@@ -122,21 +132,29 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       }
       return finish(implemented);
     }
-    // What the agent must leave as the base has it (the check's own script, CI files, .svc/).
+    // What the agent must leave as the base has it (the check's own script, CI files, .svc/), and
+    // the "no changes" rule: a card that expects code must leave a commit (unless --allow-empty).
     if (implemented) {
-      const changed = await deps.changedPaths(wt.path, wt.headBefore, protectedPaths(workflow));
-      if (changed.length) {
+      const refused = await workRefusal(ctx, key, wt, code);
+      if (refused) {
         implemented = false;
-        reason = `changed a protected path: ${changed.slice(0, 5).join(', ')}${changed.length > 5 ? ` (and ${changed.length - 5} more)` : ''}`;
+        reason = refused;
       }
     }
-    // The "no changes" rule: a card that expects code must leave a commit (unless --allow-empty).
-    if (implemented && code && !opts.allowEmpty && (await deps.commitsSince(wt.path, wt.headBefore)) === 0) {
-      implemented = false;
-      reason = 'no changes';
-    }
+    return await land(wt, result, implemented);
+  } catch (error) {
+    if (side) await discardAgentSide(side);
+    reason =
+      error instanceof NoRepositoryError
+        ? error.message
+        : `${wt ? 'leg' : 'worktree'}: ${createRedactor(secretsNow(opts))(error instanceof Error ? error.message : String(error))}`;
+    return finish(false);
+  }
+
+  /** An implemented leg's push, then its pull request (never fails the leg), then its disposition. */
+  async function land(at: PreparedWorktree, done: LegResult, implemented: boolean): Promise<LegOutcome> {
     if (implemented) {
-      const refused = await pushLeg(ctx, key, wt.branch);
+      const refused = await pushLeg(ctx, key, at.branch);
       if (refused) {
         implemented = false;
         reason = refused;
@@ -145,16 +163,9 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
     // Pull requests (issue 17): after the push (a review's returned above); never fails the leg.
     if (opts.pr) {
       const pushed = implemented && Boolean(opts.push && deps.pushBranch);
-      pullRequest = await pullRequestAfterLeg(ctx, { ...afterLeg(wt, result), pushed });
+      pullRequest = await pullRequestAfterLeg(ctx, { ...afterLeg(at, done), pushed });
     }
     return finish(implemented);
-  } catch (error) {
-    if (side) await discardAgentSide(side);
-    reason =
-      error instanceof NoRepositoryError
-        ? error.message
-        : `${wt ? 'leg' : 'worktree'}: ${createRedactor(secretsNow(opts))(error instanceof Error ? error.message : String(error))}`;
-    return finish(false);
   }
 
   function finish(implemented: boolean, why: string | null = null): LegOutcome {
@@ -181,6 +192,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
       ...(opts.pr ? { pullRequest } : {}),
       ...(result?.check ? { check: result.check, attempts: result.attempts ?? 1 } : {}),
       ...(result?.network ? { network: result.network } : {}),
+      ...(bestOf ? { bestOf } : {}),
     };
     recordLeg(ctx.paths, {
       ...summary,

@@ -56,6 +56,10 @@ export function recordBase(
       ...(opts.workflowFlags?.verify !== undefined ? { verify: opts.workflowFlags.verify } : {}),
       ...(opts.workflowFlags?.setup !== undefined ? { setup: opts.workflowFlags.setup } : {}),
       ...(opts.agentEnv?.length ? { agentEnv: [...opts.agentEnv] } : {}),
+      ...(opts.attempts !== undefined ? { attempts: opts.attempts } : {}),
+      ...(opts.agents ? { agents: opts.agents } : {}),
+      ...(opts.allAttempts ? { allAttempts: true } : {}),
+      ...(opts.pushAttempts ? { pushAttempts: true } : {}),
     },
   };
 }

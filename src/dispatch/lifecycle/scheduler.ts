@@ -8,8 +8,9 @@ import { openBlockerKeys } from '../select/checks.js';
 import { pushedOnOrigin } from '../select/prior-work.js';
 import type { SelectedCard, Selection } from '../select/types.js';
 import { serviceErrorOf, type LegSummary } from '../ports.js';
-import { Slots } from '../slots.js';
+import { Slots, type Release } from '../slots.js';
 import { describeFsError, stateFolderFault } from '../state/folder.js';
+import { attemptsOf } from './attempts.js';
 import { runCardLeg, type LegOutcome } from './leg.js';
 import { Reconciler } from './reconcile.js';
 import type { LegContext } from './leg-context.js';
@@ -114,7 +115,7 @@ export class LegScheduler {
       }
       await Promise.all(card.after.map((k) => this.running.get(k)));
       // Held from here: the checks before the leg count against --parallel as the leg does.
-      const release = await slots.acquire();
+      const release = await this.acquire(slots, ctx, card.key);
       let started = false;
       try {
         if (this.halted()) break;
@@ -127,7 +128,7 @@ export class LegScheduler {
         // A stop that landed during the read (a signal, a failed leg, --max-cost) stands: no new leg.
         if (!fresh || this.halted()) break;
         index++;
-        this.start(ctx, card, fresh, index, release);
+        this.start({ ...ctx, slots: release.held }, card, fresh, index, release);
         started = true;
       } finally {
         if (!started) release();
@@ -135,6 +136,17 @@ export class LegScheduler {
     }
     await Promise.all(this.running.values());
     this.reconciler?.close();
+  }
+
+  /**
+   * The slots a card's leg holds: one, or for best-of-N as many as its attempts, up to --parallel
+   * (taken one by one: only this loop takes slots, so two cards never wait on each other's).
+   */
+  private async acquire(slots: Slots, ctx: LegContext, key: string): Promise<Release & { held: number }> {
+    const want = Math.min(attemptsOf(ctx, key), this.opts.parallel);
+    const held: Release[] = [await slots.acquire()];
+    while (held.length < want) held.push(await slots.acquire());
+    return Object.assign(() => held.forEach((r) => r()), { held: held.length });
   }
 
   /** Waits for the legs still running, however they end. */

@@ -55,6 +55,14 @@ export interface DispatchOptions {
   gitIdentity?: GitIdentity | null;
   /** `--agent NAME` or `--agent-cmd "…"`, with `--model`. */
   agent: AgentChoice;
+  /** `--agent` repeated: attempt n of a best-of-N leg runs the n-th (cycling); absent: `agent`. */
+  agents?: AgentChoice[];
+  /** `--attempts N` (1–8), over the workflow's `attempts:`: the check picks one of N (lifecycle/attempts.ts). */
+  attempts?: number;
+  /** `--push-attempts`: the losing attempts' branches are pushed too (with `push`). */
+  pushAttempts?: boolean;
+  /** `--all-attempts`: the others run to their end after an attempt won. */
+  allAttempts?: boolean;
   /** batch/auto `--max`. */
   maxCards?: number | null;
   /** auto `--per-run`: the most cards in each of its runs (a fleet worker comes back for more). */

@@ -66,6 +66,18 @@ const checkCell = (l: LegReport) =>
     ? '<span class="muted">none</span>'
     : `${badge(l.check.status)}${l.attempts !== null && l.attempts > 1 ? ` <span class="muted">${l.attempts} attempts</span>` : ''}`;
 
+/** Best-of-N: every attempt of the card, and why the winner won. */
+function attemptsBlock(l: LegReport): string {
+  const b = l.bestOf!;
+  const rows = b.attempts
+    .map(
+      (a) =>
+        `<tr><td class="num">${a.attempt}${a.attempt === b.winner ? ' (won)' : ''}</td><td>${h(a.agent)}</td><td>${a.branch ? `<code>${h(a.branch)}</code>` : ''}</td><td>${badge(a.disposition)}</td><td>${a.check === 'none' ? '<span class="muted">none</span>' : badge(a.check)}</td><td class="num">${h(formatDuration(a.durationMs))}</td><td class="num">${h(usd(a.costUsd))}</td><td class="num">${a.diffLines ?? ''}</td><td>${h(a.reason ?? '')}</td></tr>`,
+    )
+    .join('');
+  return `<h5>Attempts</h5><p>${h(b.why)}</p><table class="attempts"><thead><tr><th class="num">Attempt</th><th>Agent</th><th>Branch</th><th>Result</th><th>Check</th><th class="num">Duration</th><th class="num">Cost</th><th class="num">Diff lines</th><th>Reason</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
 function legArticle(run: RunReport, l: LegReport, label: string): string {
   const facts: [string, string][] = [
     ['Disposition', badge(l.disposition)],
@@ -83,6 +95,7 @@ function legArticle(run: RunReport, l: LegReport, label: string): string {
   if (l.disposition === 'failed') blocks.push(`<p><strong>Failure reason:</strong> <span class="reason">${h(l.reason ?? 'failed')}</span></p>`);
   if (l.check.status === 'failed') blocks.push(`<h5>Check: <code>${h(l.check.command ?? '')}</code></h5><pre class="check">${h(l.check.output ?? '')}</pre>`);
   if (l.network?.refused.length) blocks.push(`<h5>Network refusals (${h(l.network.mode)})</h5><pre class="refused">${h(refusalLines(l).join('\n'))}</pre>`);
+  if (l.bestOf) blocks.push(attemptsBlock(l));
   if (l.startedAt) {
     const commits = l.commits.length
       ? `<ul class="commits">${l.commits.map((c) => `<li><code>${h(c.sha)}</code> ${h(c.subject)}</li>`).join('')}</ul>`

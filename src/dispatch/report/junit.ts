@@ -29,6 +29,13 @@ function testcase(run: RunReport, leg: LegReport, name: string): string {
     out.push(`check: ${leg.check.status}${leg.check.exitCode !== null ? ` (exit ${leg.check.exitCode})` : ''}: ${leg.check.command}`);
   if (leg.attempts !== null && leg.attempts > 1) out.push(`attempts: ${leg.attempts}`);
   if (leg.network) out.push(`network: ${leg.network.mode}`, ...refusalLines(leg));
+  if (leg.bestOf) {
+    out.push(leg.bestOf.why);
+    for (const a of leg.bestOf.attempts)
+      out.push(
+        `attempt ${a.attempt} (${a.agent}): ${a.disposition}, check ${a.check}, ${seconds(a.durationMs)}s${a.costUsd !== null ? `, $${a.costUsd.toFixed(4)}` : ''}${a.branch ? `, ${a.branch}` : ''}${a.reason ? `: ${a.reason}` : ''}`,
+      );
+  }
   if (leg.diffStat) out.push(leg.diffStat);
   const systemOut = out.length ? `<system-out>${body(out.join('\n'))}</system-out>` : '';
   let verdict = '';

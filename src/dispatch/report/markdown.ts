@@ -70,6 +70,23 @@ function networkSection(legs: readonly LegReport[]): string | null {
   return parts.join('\n').trimEnd();
 }
 
+/** Best-of-N: every attempt of the card, and why the winner won. */
+function attemptsSection(l: LegReport): string {
+  const b = l.bestOf!;
+  return [
+    `#### Attempts of ${cell(l.key)}`,
+    '',
+    cell(b.why),
+    '',
+    '| Attempt | Agent | Branch | Result | Check | Duration | Cost | Diff lines | Reason |',
+    '|--:|---|---|---|---|--:|--:|--:|---|',
+    ...b.attempts.map(
+      (a) =>
+        `| ${a.attempt}${a.attempt === b.winner ? ' 🏆' : ''} | ${cell(a.agent)} | ${a.branch ? `\`${cell(a.branch)}\`` : ''} | ${cell(a.disposition)} | ${CHECK[a.check]} | ${formatDuration(a.durationMs)} | ${usd(a.costUsd)} | ${a.diffLines ?? ''} | ${cell(a.reason)} |`,
+    ),
+  ].join('\n');
+}
+
 function runMarkdown(run: RunReport): string {
   const t = run.totals;
   const facts = [
@@ -104,6 +121,7 @@ function runMarkdown(run: RunReport): string {
   for (const l of failed) out.push('', failedSection(l));
   const refusals = networkSection(legs);
   if (refusals) out.push('', refusals);
+  for (const l of legs) if (l.bestOf) out.push('', attemptsSection(l));
   return out.join('\n');
 }
 

@@ -159,6 +159,16 @@ async function legReport(
     attempts: rec?.attempts ?? null,
     // A host is what the leg asked for: shown with its controls made visible, like its log.
     network: rec?.network ? { mode: rec.network.mode, refused: rec.network.refused.map((r) => ({ ...r, host: visibleHost(r.host) })) } : null,
+    // An attempt's reason can carry an agent's words (a stream's error): redacted like the leg's.
+    ...(rec?.bestOf
+      ? {
+          bestOf: {
+            ...rec.bestOf,
+            why: redact(rec.bestOf.why),
+            attempts: rec.bestOf.attempts.map((a) => ({ ...a, reason: a.reason === null ? null : redact(a.reason) })),
+          },
+        }
+      : {}),
   };
 }
 

@@ -2,7 +2,7 @@
 // journal, legs.jsonl, the logs and git), so the same run reports the same on any later day. Every
 // renderer (junit, markdown, html, json) reads only this. Documented in docs/json.md (RunReport).
 import type { LegNetwork } from '../fence/index.js';
-import type { LegCheck } from '../ports.js';
+import type { BestOf, LegCheck } from '../ports.js';
 
 /** A commit a leg left on its branch. */
 export interface ReportCommit {
@@ -40,6 +40,8 @@ export interface LegReport {
   attempts: number | null;
   /** A fenced leg (DISPATCH.md §9): its mode and what the fence refused, hosts made visible; null: open. */
   network: LegNetwork | null;
+  /** Best-of-N (`--attempts`): every attempt with its check, duration and spend, and which one won. */
+  bestOf?: BestOf;
 }
 
 export interface RunReport {

@@ -37,6 +37,8 @@ export interface Workflow {
   /** `network: allow:`: hosts a fenced leg may reach besides the preset's and the git host (DISPATCH.md §9). */
   networkAllow: string[];
   timeouts: Record<StepName, number>;
+  /** Best-of-N (`attempts:`): agents run side by side on each card, the check picks one; absent: 1. */
+  attempts?: number;
 }
 
 /** One mistake in the file: its line (1-based) and what is wrong. */
@@ -182,6 +184,7 @@ const FIELDS: Record<string, Check> = {
   env: names,
   network,
   timeouts,
+  attempts: whole('attempts', 1, 8),
 };
 
 /**
@@ -237,6 +240,11 @@ export function parseWorkflow(source: string): { workflow: Workflow | null; prob
     }
     values[key] = check(value, say);
   }
+  // Best-of-N is decided by the check: without one there is nothing to pick the winner.
+  if (typeof values.attempts === 'number' && values.attempts > 1 && typeof values.verify !== 'string') {
+    const at = root.items.find((p) => isScalar(p.key) && p.key.value === 'attempts');
+    problems.push({ line: lineOf(at?.key as Node), message: 'attempts needs verify: the check picks the winning attempt' });
+  }
   if (problems.length) return { workflow: null, problems };
   const str = (v: unknown) => (typeof v === 'string' ? v : null);
   return {
@@ -252,6 +260,7 @@ export function parseWorkflow(source: string): { workflow: Workflow | null; prob
       env: (values.env as string[] | undefined) ?? [],
       networkAllow: (values.network as string[] | undefined) ?? [],
       timeouts: { ...DEFAULT_STEP_TIMEOUTS, ...(values.timeouts as object | undefined) },
+      ...(values.attempts !== undefined ? { attempts: values.attempts as number } : {}),
     },
     problems,
   };
@@ -289,6 +298,7 @@ export function describeWorkflow(wf: Workflow): string {
     ...(wf.protect.length ? [`protect ${wf.protect.join(' ')}`] : []),
     ...(wf.env.length ? [`env ${wf.env.join(' ')}`] : []),
     ...(wf.networkAllow.length ? [`network allows ${wf.networkAllow.join(' ')}`] : []),
+    ...(wf.attempts && wf.attempts > 1 ? [`best of ${wf.attempts} attempts`] : []),
   ];
   return parts.length ? parts.join(', ') : 'nothing set';
 }

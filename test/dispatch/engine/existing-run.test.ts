@@ -134,7 +134,7 @@ describe("continue RUN_ID takes the original run's options", () => {
     };
     expect(continueFlags({}, recorded)).toMatchObject({
       agentCmd: './agent.sh {prompt_file}',
-      model: 'm1',
+      model: ['m1'],
       onFailure: 'continue',
       parallel: '3',
       sendLogs: true,
@@ -144,8 +144,8 @@ describe("continue RUN_ID takes the original run's options", () => {
       cardTimeout: '120000ms',
       killGrace: '1000ms',
     });
-    const mine = continueFlags({ agent: 'claude', parallel: '1', sendLogs: false, idleTimeout: '5m' }, recorded);
-    expect(mine).toMatchObject({ agent: 'claude', parallel: '1', sendLogs: false, idleTimeout: '5m' });
+    const mine = continueFlags({ agent: ['claude'], parallel: '1', sendLogs: false, idleTimeout: '5m' }, recorded);
+    expect(mine).toMatchObject({ agent: ['claude'], parallel: '1', sendLogs: false, idleTimeout: '5m' });
     expect(mine.agentCmd).toBeUndefined();
     expect(continueFlags({ onFailure: 'halt' }, undefined)).toEqual({ onFailure: 'halt' });
     // The workflow's flags (issue 30): the original's apply again unless given now.

@@ -158,6 +158,18 @@ describe('pruneWorktrees', () => {
     expect(existsSync(a.path)).toBe(true);
   });
 
+  it("keeps a live run's card's attempt worktrees as it keeps the card's", async () => {
+    const card = await prepareWorktree({ repo, key: 'SVC-40' });
+    const attempt = await prepareWorktree({ repo, key: 'SVC-40-attempt-2' });
+    const other = await prepareWorktree({ repo, key: 'SVC-41-attempt-1' });
+    const result = await pruneWorktrees({ repo, inUse: new Map([['SVC-40', 'in use by live run r1']]) });
+    expect(result.kept).toEqual([
+      { key: 'SVC-40', path: card.path, reason: 'in use by live run r1' },
+      { key: 'SVC-40-attempt-2', path: attempt.path, reason: 'in use by live run r1' },
+    ]);
+    expect(result.removed).toEqual([{ key: 'SVC-41-attempt-1', path: other.path }]);
+  });
+
   it('keeps a locked worktree', async () => {
     const wt = await prepareWorktree({ repo, key: 'SVC-22' });
     git(repo, 'worktree', 'lock', wt.path);

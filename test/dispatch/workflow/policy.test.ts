@@ -109,3 +109,14 @@ describe('a flow collection left open', () => {
     expect(problems[0]?.line).toBe(line);
   });
 });
+
+describe('attempts (best of N)', () => {
+  test('a whole number from 1 to 8, and only with a check to pick the winner', () => {
+    expect(parseWorkflow('verify: npm test\nattempts: 3\n').workflow).toMatchObject({ verify: 'npm test', attempts: 3 });
+    expect(parseWorkflow('attempts: 1\n').workflow).toMatchObject({ attempts: 1 });
+    expect(parseWorkflow('verify: npm test\nattempts: 9\n').problems).toEqual([{ line: 2, message: 'attempts must be a whole number from 1 to 8, not 9' }]);
+    expect(parseWorkflow('setup: npm ci\nattempts: 2\n').problems).toEqual([
+      { line: 2, message: 'attempts needs verify: the check picks the winning attempt' },
+    ]);
+  });
+});
