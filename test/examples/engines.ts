@@ -131,6 +131,9 @@ export function gitlab(site: Site): Plan {
 /** The URL GitLab's runner leaves as origin: its job token inside (the template must take it out). */
 export const gitlabCloneUrl = (site: Site) => `https://gitlab-ci-token:${site.secrets.CI_JOB_TOKEN}@gitlab.invalid/${site.projectPath}.git`;
 
+/** The URL Buildkite's checkout leaves as origin: the deploy key's ssh (the template sets https). */
+export const buildkiteCloneUrl = (site: Site) => `git@git.invalid:${site.projectPath}.git`;
+
 export function buildkite(site: Site): Plan & { plugins: unknown[] } {
   const doc = load('examples/ci/buildkite.yml');
   const step = doc.steps[0];
@@ -153,6 +156,7 @@ export function buildkite(site: Site): Plan & { plugins: unknown[] } {
     ...doc.env,
     ...(step.env ?? {}),
     ...settings(site),
+    REPO_HTTPS_URL: originUrl(site),
   };
   // The agent runs a step's commands as one script under `bash -e -c`.
   const script = (step.commands as string[]).map(upload).join('\n');

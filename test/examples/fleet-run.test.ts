@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, makeRepo, run } from '../support/cli.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { buildkite, github, gitlab, gitlabCloneUrl, kubernetes, type Plan, type Site } from './engines.js';
+import { buildkite, buildkiteCloneUrl, github, gitlab, gitlabCloneUrl, kubernetes, type Plan, type Site } from './engines.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CARDS = 8;
@@ -68,7 +68,9 @@ function tools(dir: string, image: boolean): string {
   const write = (name: string, text: string) => writeFileSync(join(bin, name), text, { mode: 0o755 });
   write(
     'claude',
-    `#!/bin/sh\ncat > /dev/null\nenv > "${marks}/$SVC_CARD_KEY.$(id -u).$$"\nsleep 1\n` +
+    // It also tries the Kubernetes worker's push token, a file of root's.
+    `#!/bin/sh\ncat > /dev/null\nm="${marks}/$SVC_CARD_KEY.$(id -u).$$"\nenv > "$m"\n` +
+      `cat "${join(top, 'kubernetes', 'mounts', 'git-token', 'GIT_TOKEN')}" >> "$m" 2>&1\nsleep 1\n` +
       `git commit -q --allow-empty -m "$SVC_CARD_KEY: done" || exit 1\n` +
       `echo '{"type":"result","subtype":"success","is_error":false,"result":"done","total_cost_usd":0}'\n`,
   );
@@ -90,7 +92,7 @@ function tools(dir: string, image: boolean): string {
 }
 
 function site(index: number, name: string): Site & { bin: string } {
-  const dir = openDir(mkdtempSync(join(top, `${name}-`)));
+  const dir = openDir(join(top, name));
   const bin = tools(dir, name === 'kubernetes');
   const home = join(dir, 'home');
   mkdirSync(home);
@@ -157,7 +159,7 @@ describe.skipIf(!isRoot)('the ready-made fleets, run as written', () => {
     const workers = await Promise.all([
       start('github', github(gh)),
       start('gitlab', gitlab(gl), gitlabCloneUrl(gl)),
-      start('buildkite', buildkite(bk)),
+      start('buildkite', buildkite(bk), buildkiteCloneUrl(bk)),
       start('kubernetes', kubernetes(k8s)),
     ]);
     const outs = workers.map((w) => `--- ${w.name} (exit ${w.code})\n${w.out}`).join('\n');
