@@ -156,6 +156,7 @@ export function buildkite(site: Site): Plan & { plugins: unknown[] } {
     ...doc.env,
     ...(step.env ?? {}),
     ...settings(site),
+    // The comment block: "set REPO_HTTPS_URL", the URL the push credential is for.
     REPO_HTTPS_URL: originUrl(site),
   };
   // The agent runs a step's commands as one script under `bash -e -c`.
