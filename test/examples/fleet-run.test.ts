@@ -168,6 +168,8 @@ describe.skipIf(!isRoot)('the ready-made fleets, run as written', () => {
       outs,
     ).toEqual(workers.map((w) => [w.name, 0]));
 
+    // Each template's worker did work of its own, so each one's push is what put it on origin.
+    for (const w of workers) expect(w.out, outs).toMatch(/ implemented in /);
     // Every card's work is on origin, as the agent committed it.
     expect(await branches(), outs).toEqual(keys.map((k) => `svc/${k} ${k}: done`).sort());
     // Every card implemented once across all runs, and its agent started once, as a pool user.
