@@ -4,7 +4,7 @@
 // the test), GitLab's `before_script:` and `script:`, Buildkite's `commands:` after its upload-time
 // interpolation (`$$` → `$`), and the Kubernetes container's `command:` and `args:`, with each
 // engine's own variables, its checkout and its mounts. What a worker needs but this machine cannot
-// have is a stand-in the Fleet provides (the agent CLI, npm's registry, buildkite-agent).
+// have is a stand-in the test provides (the agent CLI, npm's registry, buildkite-agent).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -32,7 +32,6 @@ export interface Plan {
 /** What the fleet's owner fills in (each template's comment block says so) and the worker's place. */
 export interface Site {
   index: number;
-  total: number;
   serviceUrl: string;
   project: string;
   /** `file://…/acme/shop.git`: origin, a bare repository whose URL is the server's and the path. */
@@ -118,7 +117,6 @@ export function gitlab(site: Site): Plan {
     ...job.variables,
     ...settings(site),
   };
-  // The runner clones with the job's token in the URL, and leaves it in .git/config.
   const lines = [...job.before_script, ...job.script] as string[];
   return {
     checkout: { remote: originUrl(site) },

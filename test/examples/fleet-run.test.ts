@@ -113,7 +113,6 @@ function site(w: World, kind: Kind, index: number): Site {
   mkdirSync(home);
   return {
     index,
-    total: 4,
     serviceUrl: w.s.url,
     project: w.s.projectKey,
     serverUrl: `file://${join(w.top, 'srv')}`,
