@@ -470,6 +470,8 @@ complete -c svc -n '__fish_seen_subcommand_from attach' -l max-cost -r -d 'stop 
 complete -c svc -n '__fish_seen_subcommand_from attach' -l no-worktree -d 'run in place in the clone instead of a worktree per card'
 complete -c svc -n '__fish_seen_subcommand_from attach' -l push -d 'push an implemented leg\'s branch (the default)'
 complete -c svc -n '__fish_seen_subcommand_from attach' -l no-push -d 'do not push implemented legs\' branches'
+complete -c svc -n '__fish_seen_subcommand_from attach' -l git-identity -r -d 'author of the agents\' commits (default: the repository\'s, else yours, else svc-agent <svc-agent@localhost>)'
+complete -c svc -n '__fish_seen_subcommand_from attach' -l no-reconcile -d 'let a running leg finish when its item is closed, archived, handed to a human or moved out of scope'
 complete -c svc -n '__fish_seen_subcommand_from attach' -l pr -d 'open or update a pull request from svc/KEY after a pushed leg; review posts, fix comments (default on for hosted runs; implies --push)'
 complete -c svc -n '__fish_seen_subcommand_from attach' -l no-pr -d 'write no pull request, review or comment'
 complete -c svc -n '__fish_seen_subcommand_from attach' -l draft -d 'open pull requests as drafts'

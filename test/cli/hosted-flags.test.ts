@@ -64,6 +64,11 @@ describe('svc run --hosted', () => {
     [['--no-push'], '--no-push', ATTACH],
     [['--agent-cmd', 'sh -c true'], '--agent-cmd', "set the runner's agent with svc server --hosted-agent-cmd (or svc attach --agent-cmd)"],
     [['--agent-user', 'none'], '--agent-user', 'the runner gives each agent a pool uid of its own'],
+    [['--agent-env', 'NPM_TOKEN'], '--agent-env', "set env: in the repository's .svc/workflow.yml"],
+    [['--git-identity', 'A <a@example.test>'], '--git-identity', ATTACH],
+    [['--no-reconcile'], '--no-reconcile', ATTACH],
+    [['--network', 'none'], '--network', "a hosted runner's legs are not fenced yet: their network is the runner's (docs/hosted.md)"],
+    [['--allow-host', 'example.test'], '--allow-host', "a hosted runner's legs are not fenced yet: their network is the runner's (docs/hosted.md)"],
   ])('refuses %j before the run opens', async (args, flag, where) => {
     const key = item(`refused ${flag}`);
     const before = runsOpened();

@@ -21,11 +21,10 @@ import { resolveBaseUrl, resolveToken } from '../settings.js';
 import { checkAgentProgram, checkProject, checkRepository, checkWorkingTree } from './preflight.js';
 import { dispatchProject, projectOfRun } from './project.js';
 import type { DispatchFlags } from './flags.js';
-import { agentChoice, agentUserFor, attemptOptions, legOptions, workflowFor } from './run-options.js';
+import { agentChoice, agentUserFor, attemptOptions, gitIdentityFor, legOptions, workflowFor } from './run-options.js';
 import { networkFor } from './network-options.js';
 import { checkHostedFlags, openHosted } from './hosted-open.js';
 import { resolveBase, WorktreeError, type RunBase } from '../../dispatch/git/worktree.js';
-import { agentIdentity, parseIdentity, type GitIdentity } from '../../dispatch/git/identity.js';
 import { wholeNumber } from '../flag-values.js';
 import { planReports, writeRunReports } from './reports.js';
 import { printSummary, runUnderProgress } from './engine-tail.js';
@@ -141,14 +140,6 @@ export interface DispatchCommandOptions extends DispatchFlags {
   keys: string[];
 }
 
-/** `--git-identity "Name <email>"`, checked. */
-function identityFlag(text: string | undefined): GitIdentity | undefined {
-  if (text === undefined) return undefined;
-  const id = parseIdentity(text);
-  if (!id) throw new UsageError(`--git-identity takes "Name <email>", as git writes an author; not ${JSON.stringify(text)}`);
-  return id;
-}
-
 /** The run's base, or the one line that says why the checkout cannot be one. */
 async function baseOf(repo: string): Promise<RunBase> {
   try {
@@ -207,7 +198,7 @@ export async function runDispatchCommand(options: DispatchCommandOptions, ctx: C
     // The base is chosen now, once: every leg starts from it and the rules come from it, never
     // from a branch an agent wrote since (docs/workflow.md, "The base commit").
     opts.base = await baseOf(opts.repo);
-    opts.gitIdentity = await agentIdentity(opts.repo, identityFlag(flags.gitIdentity), ctx.env);
+    opts.gitIdentity = await gitIdentityFor(flags, opts.repo, ctx.env);
     // A CI job's workspace goes when the job ends, and the agents' branches with it.
     if (ctx.env.CI && !opts.push && !opts.pr && !opts.dryRun && command !== 'review')
       ctx.out.warn(

@@ -16,6 +16,7 @@ import { loadWorkflow, WorkflowFileError } from '../../dispatch/workflow/load.js
 import { applyWorkflowFlags, type Workflow } from '../../dispatch/workflow/policy.js';
 import { MAX_ATTEMPTS } from '../../dispatch/lifecycle/attempts.js';
 import type { DispatchFlags } from './flags.js';
+import { agentIdentity, parseIdentity, type GitIdentity } from '../../dispatch/git/identity.js';
 
 /** The flags that choose the agent (a hosted run's `svc attach` has no --agent-format). */
 export type AgentFlags = Pick<DispatchFlags, 'agent' | 'agentCmd' | 'agentFormat' | 'model'>;
@@ -175,4 +176,18 @@ export async function workflowFor(
     if (error instanceof WorkflowFileError) throw new UsageError(error.message);
     throw error;
   }
+}
+
+/**
+ * Who the agents' commits are by (git/identity.ts): `--git-identity "Name <email>"`, checked; else
+ * null where git finds one for `repo` in the agents' environment; else svc's bot.
+ */
+export async function gitIdentityFor(flags: Pick<DispatchFlags, 'gitIdentity'>, repo: string, env: NodeJS.ProcessEnv): Promise<GitIdentity | null> {
+  let asked: GitIdentity | undefined;
+  if (flags.gitIdentity !== undefined) {
+    const id = parseIdentity(flags.gitIdentity);
+    if (!id) throw new UsageError(`--git-identity takes "Name <email>", as git writes an author; not ${JSON.stringify(flags.gitIdentity)}`);
+    asked = id;
+  }
+  return agentIdentity(repo, asked, env);
 }

@@ -25,6 +25,8 @@ export const ATTACH_FLAGS = [
   rephrase(D.noWorktree, 'run in place in the clone instead of a worktree per card'),
   rephrase(D.push, "push an implemented leg's branch (the default)"),
   rephrase(D.noPush, "do not push implemented legs' branches"),
+  D.gitIdentity,
+  D.noReconcile,
   ...PULL_REQUEST_FLAGS,
 ];
 

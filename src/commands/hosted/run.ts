@@ -20,7 +20,7 @@ import { createGitHubWriter } from '../../dispatch/pr/github.js';
 import { createRedactor } from '../../dispatch/redact.js';
 import { pullRequestOptions } from '../dispatch/pr-options.js';
 import { prepareHostedForCommand, type HostedCommandOptions } from './execution.js';
-import { agentChoice, agentUserFor, legOptions, workflowFor } from '../dispatch/run-options.js';
+import { agentChoice, agentUserFor, gitIdentityFor, legOptions, workflowFor } from '../dispatch/run-options.js';
 import type { Workflow } from '../../dispatch/workflow/policy.js';
 import { projectOfKey } from '../dispatch/project.js';
 import { printSummary, runUnderProgress } from '../dispatch/engine-tail.js';
@@ -66,6 +66,7 @@ export function hostedDispatchOptions(flags: HostedRunFlags, ctx: Context, h: Ho
     // Op 31 is not among the run credential's operations: hosted runs send no heartbeat.
     heartbeat: false,
     heartbeatIntervalMs: 60_000,
+    ...(flags.reconcile === false ? { reconcile: false as const } : {}),
     worktree: flags.worktree !== false,
     dryRun: Boolean(flags.dryRun),
     push: flags.push !== false,
@@ -153,6 +154,8 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
       ...hostedDispatchOptions(flags, ctx, h, workspaceDir, agent!),
       ...(await agentUserFor(flags, ctx, { stateDir, hosted: true })),
       workflows: await hostedWorkflows(ctx, h),
+      // A runner's image has no git identity of its own: the agents' commits get svc's bot.
+      gitIdentity: await gitIdentityFor(flags, h.repositories[0]?.dir ?? workspaceDir, ctx.env),
     };
     const only = h.repositories.length === 1 ? h.repositories[0]!.dir : null;
     const summary = await runUnderProgress(ctx, (progress) =>

@@ -1,7 +1,6 @@
 // The check decides on the work that comes back (docs/workflow.md, "The check"), as root through
-// the default pool: a server the agent left running cannot answer the check, and a commit made
-// after the check (by something the check itself started, the only process of the uid left then)
-// never reaches the branch.
+// the default pool: a server the agent left running cannot answer the check, and a commit the
+// leg's uid makes after the check never reaches the branch.
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,8 +20,8 @@ function script(body: string): string {
   return `sh ${join(dir, 'agent.sh')}`;
 }
 
-/** Teardown waits (at most 20 s) until the survivor's commit is there, so the collect meets it. */
-const UNTIL_AFTER_CHECK = 'i=0; until [ "$(git log -1 --format=%s)" = after-check ] || [ $i -ge 400 ]; do sleep 0.05; i=$((i+1)); done';
+/** A commit made after the check, as the leg's uid, in its clone. */
+const AFTER_CHECK = 'echo bad > evil.txt && git add evil.txt && git -c user.name=x -c user.email=x@example.invalid commit -qm after-check';
 
 const wf = (over: Partial<Workflow>): Workflow => ({ ...EMPTY_WORKFLOW, timeouts: { ...EMPTY_WORKFLOW.timeouts }, ...over });
 
@@ -48,17 +47,11 @@ describe.skipIf(process.getuid?.() !== 0)('the check, as root through the defaul
 
   it('collects the commit the check ran on, whatever is committed after it', async () => {
     const key = h.item('task', 'Good work');
-    // The check passes and, as the check, leaves a process that commits once it is over.
-    const agent = script(
-      [
-        'echo good > good.txt',
-        'printf "%s\\n" "setsid sh -c \'sleep 0.5; echo bad > evil.txt; git add evil.txt; git -c user.name=x -c user.email=x@example.invalid commit -qm after-check\' </dev/null >/dev/null 2>&1 &" > check.sh',
-        'git add good.txt check.sh',
-        `${COMMIT} -m "$SVC_CARD_KEY: good"`,
-      ].join('\n'),
-    );
+    const agent = script(['echo good > good.txt', 'git add good.txt', `${COMMIT} -m "$SVC_CARD_KEY: good"`].join('\n'));
+    // After the check the uid still runs the teardown, in the same clone: what it commits there
+    // (a failing script restored, a file added) must not become svc/KEY.
     const s = await runDispatch(
-      h.opts({ keys: [key], agentUser: DEFAULT_POOL, agent: { agentCmd: agent }, workflow: wf({ verify: 'sh check.sh', teardown: [UNTIL_AFTER_CHECK] }) }),
+      h.opts({ keys: [key], agentUser: DEFAULT_POOL, agent: { agentCmd: agent }, workflow: wf({ verify: 'test -f good.txt', teardown: [AFTER_CHECK] }) }),
       h.deps(),
     );
     expect(s.legs[0]).toMatchObject({ disposition: 'implemented', check: { status: 'passed' } });
