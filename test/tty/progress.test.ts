@@ -190,6 +190,8 @@ describe('piped', () => {
     expect(lines.slice(0, blank)).toEqual([
       expect.stringMatching(/ run run_\w+ opened \(run .+\): 1 of 1 named card/),
       expect.stringMatching(new RegExp(` ${key} started \\(1/1\\) on svc/${key}: Progress in a pipe$`)),
+      // The leg's network, said once as the first agent starts (docs/trust.md, "The network of a leg").
+      expect.stringMatching(/ network: \w+/),
       // As root (CI), the tests' SVC_AGENT_USER=none keeps the agent as root, and svc says so once.
       ...(process.getuid?.() === 0 ? [expect.stringMatching(/ warning: SVC_AGENT_USER none: agents run as root/)] : []),
       expect.stringMatching(new RegExp(` ${key} implemented in \\d+\\.\\ds \\(exit 0\\)$`)),
