@@ -78,7 +78,23 @@ export async function scenario(h: AgentHarness, mock: MockModel, opts: { fault?:
       SVC_AGENT_USER: undefined,
       PATH: [agentsBin(), dirname(process.execPath), process.env.PATH].join(delimiter),
     });
-    const args = ['run', KEY, '--agent', h.agent, '--repo', repo, '--json', '--idle-timeout', '2m', '--card-timeout', '4m'];
+    // The mock model stands where a team's own model endpoint would, configured in the agent's own
+    // settings (not a variable svc knows): fenced legs reach it as such a team's would, named.
+    const args = [
+      'run',
+      KEY,
+      '--agent',
+      h.agent,
+      '--repo',
+      repo,
+      '--json',
+      '--idle-timeout',
+      '2m',
+      '--card-timeout',
+      '4m',
+      '--allow-host',
+      new URL(mock.url).host,
+    ];
     if (opts.model) args.push('--model', opts.model);
     args.push(...(launch.args ?? []));
     const r = await svc(args, env);

@@ -78,7 +78,13 @@ export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusa
       const back: Record<string, string | string[]> = {};
       for (const [k, v] of Object.entries(r.headers)) if (v !== undefined && !DROPPED.has(k)) back[k] = v;
       res.writeHead(r.statusCode ?? 502, back);
+      // An answer cut short upstream is cut short for the client too, never left hanging open.
+      r.once('aborted', () => res.destroy());
+      r.once('error', () => res.destroy());
       r.pipe(res);
+    });
+    res.once('close', () => {
+      if (!res.writableFinished) up.destroy();
     });
     up.on('timeout', () => up.destroy(new Error('timed out')));
     up.on('error', () => {
@@ -106,7 +112,9 @@ export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusa
     }
     const up = connect({ host: t.address, port: t.port, timeout: UPSTREAM_TIMEOUT_MS });
     track(up);
+    let tunnel = false;
     up.once('connect', () => {
+      tunnel = true;
       up.setTimeout(0);
       // A tunnel carries request and answer ping-pong: no Nagle delay on either side of it.
       up.setNoDelay(true);
@@ -117,7 +125,11 @@ export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusa
       client.pipe(up);
     });
     up.on('timeout', () => up.destroy());
-    up.on('error', () => client.end('HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\n\r\nsvc fence: no answer\n'));
+    // Inside a tunnel a reset upstream is a reset for the client; before it, an answer it can read.
+    up.on('error', () => (tunnel ? client.destroy() : client.end('HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\n\r\nsvc fence: no answer\n')));
+    up.on('close', (hadError) => {
+      if (tunnel && hadError) client.destroy();
+    });
     client.on('close', () => up.destroy());
   });
 

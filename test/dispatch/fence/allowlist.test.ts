@@ -88,6 +88,23 @@ describe('the proxy and the resolver', () => {
     expect(got).toContain('saw no proxy credential');
   });
 
+  it('cuts an answer short for the client when the server cut it short, never leaving it open', async () => {
+    // The server promises 100 bytes, sends 4 and resets: the client must see the end at once.
+    const cutting = createServer((_req, res) => {
+      res.writeHead(200, { 'content-length': '100' });
+      res.write('half');
+      setTimeout(() => res.socket?.destroy(), 50);
+    });
+    await new Promise<void>((ok) => cutting.listen(0, '127.0.0.2', ok));
+    const at = (cutting.address() as AddressInfo).port;
+    const started = Date.now();
+    const got = await raw(`GET http://127.0.0.2:${at}/ HTTP/1.1\r\nHost: 127.0.0.2:${at}\r\n\r\n`);
+    cutting.close();
+    expect(got).toMatch(/^HTTP\/1.1 200[\s\S]*half$/);
+    // raw() gives up after 5 s; the proxy's own close comes long before.
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
   it('tunnels CONNECT to an allowed address', async () => {
     const got = await raw(`CONNECT 127.0.0.2:${port} HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
     expect(got).toMatch(/^HTTP\/1.1 200 Connection Established/);
