@@ -15,4 +15,9 @@ export const SYSTEM_TESTS = [
   'test/hosted/podman-runner.test.ts',
   'test/hosted/docker-runner.test.ts',
   'test/hosted/executor-refusals.test.ts',
+  // nftables (as root) and bubblewrap (svc's own user): the network fence of a leg.
+  'test/dispatch/fence/fenced-leg.test.ts',
+  'test/dispatch/fence/nft.test.ts',
+  'test/cli/network.test.ts',
+  'test/cli/network-user.test.ts',
 ];
