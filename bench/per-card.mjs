@@ -135,7 +135,10 @@ async function boundaryCycle(service) {
     const keys = [];
     for (let i = 1; i <= 20; i++)
       keys.push(service.admin.createWorkItem({ projectKey: service.projectKey, kind: 'task', type: 'code', title: `Boundary ${round}.${i}` }).key);
-    const env = svcEnv(service);
+    // The same network on both sides: as root svc fences a pool leg by default and leaves a leg of
+    // its own uid open, and the fence's own per-leg cost is a row of its own (7, bench/fence.mjs).
+    // This row is the uid boundary alone.
+    const env = svcEnv(service, { SVC_NETWORK: 'open' });
     if (through) delete env.SVC_AGENT_USER;
     else env.SVC_AGENT_USER = 'none';
     // A checkout as CI and container images make them (0755): the agent user clones it --shared.
