@@ -1,6 +1,6 @@
 // The test files that need programs from the system, not from npm: they run in `npm run
 // test:system` (vitest.system.config.ts), which `.ci/run` runs after installing them; `npm test`
-// leaves them out, so a machine with nothing but git and npm passes it. A missing program fails
+// leaves them out, so it does not need them. A missing program fails
 // its test rather than skipping it.
 export const SYSTEM_TESTS = [
   // tmux: svc on a real terminal.
