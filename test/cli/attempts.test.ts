@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { continueFlags } from '../../src/commands/dispatch/run-dispatch.js';
 import { makeRepo, run } from '../support/cli.js';
-import { runProgram } from '../support/program.js';
+import { programEnv, runProgram } from '../support/program.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -18,16 +18,7 @@ afterAll(async () => {
   await svc.close();
 });
 
-const env = (over: Record<string, string | undefined> = {}) => ({
-  PATH: process.env.PATH,
-  HOME: mkdtempSync(join(tmpdir(), 'svc-home-')),
-  SVC_BASE_URL: svc.url,
-  SVC_TOKEN: svc.token,
-  SVC_STATE_DIR: mkdtempSync(join(tmpdir(), 'svc-state-')),
-  SVC_HEARTBEAT_INTERVAL: '1s',
-  NO_COLOR: '1',
-  ...over,
-});
+const env = (over: Record<string, string | undefined> = {}) => programEnv(svc, { SVC_HEARTBEAT_INTERVAL: '1s', ...over });
 
 async function repoWith(workflow: string | null): Promise<string> {
   const repo = await makeRepo();

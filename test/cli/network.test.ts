@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { makeRepo } from '../support/cli.js';
-import { runProgram } from '../support/program.js';
+import { programEnv, runProgram } from '../support/program.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -30,15 +30,7 @@ afterAll(async () => {
   await svc.close();
 });
 
-const env = (over: Record<string, string | undefined> = {}) => ({
-  PATH: process.env.PATH,
-  HOME: mkdtempSync(join(tmpdir(), 'svc-home-')),
-  SVC_BASE_URL: svc.url,
-  SVC_TOKEN: svc.token,
-  SVC_STATE_DIR: mkdtempSync(join(tmpdir(), 'svc-state-')),
-  NO_COLOR: '1',
-  ...over,
-});
+const env = (over: Record<string, string | undefined> = {}) => programEnv(svc, over);
 const runsOpened = () => (svc.db.prepare('SELECT count(*) AS n FROM dispatch_runs').get() as { n: number }).n;
 const item = () => svc.admin.createWorkItem({ projectKey: svc.projectKey, kind: 'task', title: 'reaches out', type: 'code' }).key;
 

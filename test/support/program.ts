@@ -19,3 +19,19 @@ export function runProgram(argv: string[], opts: ProgramOptions = {}): Promise<C
   const env = { SVC_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'svc-cfg-')), SVC_AGENT_USER: 'none', ...opts.env };
   return svcInProcess(argv, { env, input: opts.stdin ?? '', cwd: opts.cwd });
 }
+
+/**
+ * The whole environment of a command run against `service` by runProgram: PATH, a fresh home and
+ * state folder, no colour, and `over` on top (nothing else of process.env).
+ */
+export function programEnv(service: { url: string; token: string }, over: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return {
+    PATH: process.env.PATH,
+    HOME: mkdtempSync(join(tmpdir(), 'svc-home-')),
+    SVC_BASE_URL: service.url,
+    SVC_TOKEN: service.token,
+    SVC_STATE_DIR: mkdtempSync(join(tmpdir(), 'svc-state-')),
+    NO_COLOR: '1',
+    ...over,
+  };
+}
