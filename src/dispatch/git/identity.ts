@@ -2,7 +2,7 @@
 // repository's own (its config, then the user's), else svc's documented bot. An agent that commits
 // never fails for want of an identity (git's "Author identity unknown", exit 128): in CI and
 // containers there is usually none.
-import { execFile } from 'node:child_process';
+import { gitAnswer } from './worktree.js';
 
 export interface GitIdentity {
   name: string;
@@ -18,8 +18,9 @@ export function parseIdentity(text: string): GitIdentity | null {
   return m?.[1] ? { name: m[1], email: m[2]! } : null;
 }
 
-function configValue(repo: string, key: string, env: NodeJS.ProcessEnv): Promise<string> {
-  return new Promise((done) => execFile('git', ['config', '--get', key], { cwd: repo, env }, (error, stdout) => done(error ? '' : stdout.trim())));
+async function configValue(repo: string, key: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const r = await gitAnswer(repo, ['config', '--get', key], { env });
+  return r.ok ? r.stdout.trim() : '';
 }
 
 /**

@@ -40,6 +40,25 @@ function gitRun(dir: string, args: string[], input?: string): Promise<string> {
   });
 }
 
+/**
+ * A git question whose failure is an answer (no such remote, no such key, an origin out of reach):
+ * never rejects. `env` replaces the environment (default svc's own); `timeoutMs` ends a git that hangs.
+ */
+export function gitAnswer(
+  dir: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<{ ok: boolean; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(
+      'git',
+      args,
+      { cwd: dir, encoding: 'utf8', maxBuffer: 16 << 20, timeout: opts.timeoutMs ?? 0, ...(opts.env ? { env: opts.env } : {}) },
+      (error, stdout, stderr) => done({ ok: !error, stdout, stderr }),
+    );
+  });
+}
+
 function git(dir: string) {
   const raw = async (args: string[]): Promise<string> => (await gitRun(dir, args)).trim();
   return { raw, revparse: (args: string[]) => raw(['rev-parse', ...args]) };

@@ -5,9 +5,8 @@
 // pushed it). A local run's work that was never pushed counts on this machine alone: an earlier
 // local run implemented the card and its local branch still holds commits the base lacks. A branch
 // deleted, or merged into the base, no longer holds pending work, and the card is picked again.
-import { execFile } from 'node:child_process';
 import type { WorkItemDetail } from '../../contract/types.js';
-import { BRANCH_PREFIX, branchFor } from '../git/worktree.js';
+import { BRANCH_PREFIX, branchFor, gitAnswer } from '../git/worktree.js';
 import { recordedLegEnds } from './recent.js';
 
 /** How long one `git ls-remote` of origin may take before selection goes on without it. */
@@ -24,13 +23,8 @@ export function implementedRuns(stateDir: string, projectKey: string): Map<strin
   return new Map([...found].map(([k, v]) => [k, v.runId]));
 }
 
-function git(repo: string, args: string[], timeout = 0): Promise<{ ok: boolean; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile('git', args, { cwd: repo, timeout, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' }, maxBuffer: 16 << 20 }, (error, stdout, stderr) =>
-      done({ ok: !error, stdout, stderr }),
-    );
-  });
-}
+/** git for these questions: it must fail rather than ask for a password. */
+const git = (repo: string, args: string[], timeoutMs = 0) => gitAnswer(repo, args, { env: { ...process.env, GIT_TERMINAL_PROMPT: '0' }, timeoutMs });
 
 /** Whether `tip` holds commits `base` lacks: an object this clone has never seen always does. */
 async function aheadOf(repo: string, tip: string, base: string): Promise<boolean> {
