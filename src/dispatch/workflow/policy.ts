@@ -203,8 +203,11 @@ function unclosedAt(source: string, message: string, at: number): number {
     if (quote) {
       if (c === quote) quote = null;
     } else if (c === '"' || c === "'") quote = c;
-    else if (c === '#' && (i === 0 || /\s/.test(source[i - 1]!))) i = source.indexOf('\n', i) < 0 ? source.length : source.indexOf('\n', i) - 1;
-    else if (c === open) opened.push(i);
+    else if (c === '#' && (i === 0 || /\s/.test(source[i - 1]!))) {
+      // A comment runs to the end of its line: the loop goes on at the newline.
+      const end = source.indexOf('\n', i);
+      i = end < 0 ? source.length : end - 1;
+    } else if (c === open) opened.push(i);
     else if (c === close) opened.pop();
   }
   return opened.length ? opened[opened.length - 1]! : at;
