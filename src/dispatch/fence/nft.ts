@@ -188,7 +188,10 @@ export async function removeStaleTables(): Promise<string[]> {
   for (const { table: t } of listed.nftables) {
     const pid = t && t.family === 'inet' ? /^svc_(\d+)$/.exec(t.name)?.[1] : undefined;
     if (!pid || Number(pid) === process.pid) continue;
-    const comment = await nft(['list', 'table', 'inet', t!.name]).then((text) => /comment "svc pid \d+ start (\S+)"/.exec(text)?.[1] ?? null);
+    // Another svc may end (and remove its table) between the two listings: gone is not an error.
+    const text = await nft(['list', 'table', 'inet', t!.name]).catch(() => null);
+    if (text === null) continue;
+    const comment = /comment "svc pid \d+ start (\S+)"/.exec(text)?.[1] ?? null;
     const start = comment && comment !== '-' ? comment : null;
     if (isAlive({ pid: Number(pid), start }) && (start === null || processStart(Number(pid)) === start)) continue;
     await nft(['delete', 'table', 'inet', t!.name]).catch(() => undefined);

@@ -39,6 +39,22 @@ describe.runIf(isRoot)('a crashed svc leaves no fence behind', () => {
     expect(tables()).not.toContain('inet svc_4194300');
     execFileSync('nft', ['delete', 'table', 'inet', `svc_${live}`]);
   });
+
+  it('is not thrown off by a table its svc removes while the sweep looks at it (svc processes side by side)', async () => {
+    // Tables of live svc processes that end while the sweep lists them one by one: the sweep
+    // (any svc's first fenced leg) must carry on, not fail that leg's run.
+    const live = process.ppid;
+    const start = processStart(live) ?? '-';
+    const names = Array.from({ length: 120 }, (_, i) => `svc_${4000000 + i}`);
+    execFileSync('nft', ['-f', '-'], {
+      input: names.map((n) => `table inet ${n} {\n comment "svc pid ${live} start ${start}"\n}\n`).join(''),
+    });
+    const sweep = removeStaleTables();
+    await new Promise((r) => setTimeout(r, 15));
+    execFileSync('nft', ['-f', '-'], { input: names.map((n) => `delete table inet ${n}\n`).join('') });
+    await expect(sweep).resolves.toBeInstanceOf(Array);
+    expect(tables()).not.toMatch(/svc_40000\d\d/);
+  });
 });
 
 describe('the network of a run', () => {
