@@ -1,5 +1,6 @@
-// Running an agent: its command resolved, its output through its pipe (agent-output.ts: the local
-// log always, `body` events with --send-logs, redacted on the way); with --agent-user, in a clone of its own.
+// Running an agent: its command resolved, its output through the leg's log (wire/leg-log.ts: the
+// local log always, `body` events with --send-logs, redacted on the way); with --agent-user, in a
+// clone of its own.
 import { basename, join } from 'node:path';
 import { agentEnv } from '../agent/env.js';
 import { prepareAgentLeg, type AgentLeg } from '../agent/clone.js';
@@ -10,7 +11,7 @@ import { parserFor, resolveAgentCommand } from '../agent/presets.js';
 import type { LegResult } from '../agent/types.js';
 import type { PreparedWorktree } from '../ports.js';
 import type { DispatchOptions } from './types.js';
-import { AgentOutput } from './agent-output.js';
+import { LegLog } from '../wire/leg-log.js';
 import { identityEnv } from '../git/identity.js';
 import { reasonLine, repoOf, secretsNow, workflowOf, type LegContext } from './leg-context.js';
 import { fencedContext, runWorkflowLeg } from '../workflow/leg-steps.js';
@@ -75,6 +76,35 @@ export async function runLegAgent(
   collect?: (chunk: Buffer) => void,
   side?: Promise<AgentSide>,
 ): Promise<LegResult> {
+  // One sink for the leg: the agent, the workflow's steps and the fence's refusals all write through it.
+  const log = new LegLog({
+    logFile,
+    secrets: () => secretsNow(ctx.opts),
+    live: ctx.opts.liveSecrets !== undefined,
+    bodies: ctx.opts.sendLogs
+      ? {
+          push: (bodies) => ctx.stream.pushAll(bodies.map((body) => (eventKey ? { workItemKey: eventKey, body } : { body }))),
+          gather: (flush) => ctx.stream.gather(flush),
+        }
+      : undefined,
+  });
+  try {
+    return await runWithLog(ctx, wt, key, prompt, log, eventKey, collect, side);
+  } finally {
+    log.close();
+  }
+}
+
+async function runWithLog(
+  ctx: LegContext,
+  wt: PreparedWorktree,
+  key: string,
+  prompt: string,
+  log: LegLog,
+  eventKey: string | undefined,
+  collect?: (chunk: Buffer) => void,
+  side?: Promise<AgentSide>,
+): Promise<LegResult> {
   const pool = ctx.opts.agentUser;
   if (ctx.opts.networkLine && !networkSaid.has(ctx.opts)) {
     networkSaid.add(ctx.opts);
@@ -86,13 +116,13 @@ export async function runLegAgent(
       ctx.deps.output.warn(ctx.opts.agentUserWarning);
     }
     // DISPATCH.md §9: a normal user's fence is a network namespace per program (fence/bwrap.ts).
-    const fencer = legFencer(ctx, key, logFile, null);
+    const fencer = legFencer(ctx, log, null);
     let result: LegResult;
     try {
       // Workflow (issue 30): a card's leg runs inside .svc/workflow.yml's steps; a close-out does not.
       if (!eventKey) {
         const c = fencer ? fencedContext(ctx, await fencer.up(null), { ...ctx.workflowEnv }) : ctx;
-        return await runAgentOnce(c, wt, key, prompt, logFile, eventKey, null, collect);
+        return await runAgentOnce(c, wt, key, prompt, log, null, collect);
       }
       result = await runWorkflowLeg({
         ctx,
@@ -100,8 +130,8 @@ export async function runLegAgent(
         branch: wt.branch,
         place: { cwd: wt.path, user: null, env: (e) => e, head: () => headCommit(wt.path), ...(fencer ? { fence: (p) => fencer.up(p) } : {}) },
         prompt,
-        logFile,
-        attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, null, collect),
+        log,
+        attempt: (c, p) => runAgentOnce(c, wt, key, p, log, null, collect),
       });
     } finally {
       await fencer?.down().catch((e: Error) => ctx.deps.output.warn(`${key}: could not take the network fence down: ${e.message}`));
@@ -132,7 +162,7 @@ export async function runLegAgent(
   const { lease, leg } = opened;
   let killed = false;
   // DISPATCH.md §9: the fence of this uid, up after setup (leg-steps.ts), down once the uid is empty.
-  const fencer = legFencer(ctx, key, logFile, lease.user.uid);
+  const fencer = legFencer(ctx, log, lease.user.uid);
   const withNet = (r: LegResult): LegResult => (fencer ? { ...r, network: fencer.network } : r);
   try {
     try {
@@ -156,9 +186,9 @@ export async function runLegAgent(
       ...(fencer ? { fence: (ports: { first: number; count: number } | null) => fencer.up(ports) } : {}),
     };
     const result = await (eventKey
-      ? runWorkflowLeg({ ctx, key, branch: wt.branch, place, prompt, logFile, attempt: (c, p) => runAgentOnce(c, wt, key, p, logFile, eventKey, leg, collect) })
+      ? runWorkflowLeg({ ctx, key, branch: wt.branch, place, prompt, log, attempt: (c, p) => runAgentOnce(c, wt, key, p, log, leg, collect) })
       : (fencer ? fencer.up(null).then((f) => fencedContext(ctx, f, { ...ctx.workflowEnv })) : Promise.resolve(ctx)).then((c) =>
-          runAgentOnce(c, wt, key, prompt, logFile, eventKey, leg, collect),
+          runAgentOnce(c, wt, key, prompt, log, leg, collect),
         )
     ).catch(async (error: unknown) => {
       await leg.dispose().catch(() => undefined);
@@ -194,8 +224,7 @@ async function runAgentOnce(
   wt: PreparedWorktree,
   key: string,
   prompt: string,
-  logFile: string,
-  eventKey: string | undefined,
+  log: LegLog,
   leg: AgentLeg | null,
   collect?: (chunk: Buffer) => void,
 ): Promise<LegResult> {
@@ -211,16 +240,7 @@ async function runAgentOnce(
     prompt,
   });
   const parser = parserFor(command);
-  const output = new AgentOutput({
-    logFile,
-    secrets: () => secretsNow(opts),
-    live: opts.liveSecrets !== undefined,
-    bodies: opts.sendLogs
-      ? {
-          push: (bodies) => ctx.stream.pushAll(bodies.map((body) => (eventKey ? { workItemKey: eventKey, body } : { body }))),
-          gather: (flush) => ctx.stream.gather(flush),
-        }
-      : undefined,
+  const output = log.pipe({
     onStdout: (chunk) => {
       collect?.(chunk);
       // runAgentProcess fed the parser first: the spend it reports now is the leg's so far.
@@ -262,7 +282,7 @@ async function runAgentOnce(
       signal: ctx.signal,
     });
   } finally {
-    output.close();
+    output.end();
   }
 }
 

@@ -2,8 +2,8 @@
 // after setup, for the agent, verify and teardown; taken down once every process of the uid is
 // gone. Each refusal is a line in the leg's log and, with --send-logs, an event whose body is that
 // line (the contract lets an event carry nothing else of it; docs/trust.md).
-import { appendFileSync } from 'node:fs';
 import { fenceUp, refusalLine, type LegFence, type LegNetwork, type Refusal } from '../fence/index.js';
+import type { LegLog } from '../wire/leg-log.js';
 import type { LegContext } from './leg-context.js';
 
 /** What a fenced leg's programs run with. */
@@ -21,21 +21,14 @@ export interface LegFencer {
 }
 
 /** The fencer of one leg run as `uid` (null: svc's own user), or null when its run's network is open. */
-export function legFencer(ctx: LegContext, key: string, logFile: string, uid: number | null): LegFencer | null {
+export function legFencer(ctx: LegContext, log: LegLog, uid: number | null): LegFencer | null {
   const policy = ctx.opts.network;
   if (!policy || policy.mode === 'open') return null;
   const mode = policy.mode;
   const network: LegNetwork = { mode, refused: [] };
   let fence: LegFence | null = null;
-  const onRefused = (r: Refusal) => {
-    const line = refusalLine(r);
-    try {
-      appendFileSync(logFile, `[svc] ${line}\n`, { mode: 0o600 });
-    } catch {
-      // the log is gone (the run's folder removed): the report still lists it
-    }
-    if (ctx.opts.sendLogs) ctx.stream.push({ workItemKey: key, body: `[svc] ${line}\n` });
-  };
+  // A refusal after the leg's log closed (the fence's last answers) is still in the report.
+  const onRefused = (r: Refusal) => log.note(refusalLine(r));
   return {
     network,
     async up(ownPorts) {

@@ -3,16 +3,14 @@
 // Every step runs where the agent runs (its folder, its user, its environment), its output goes to
 // the leg's log (and to the service only with --send-logs), and the agent's spend adds up over the
 // attempts. Only the outcome changes for the engine: a failed check is a failed leg.
-import { closeSync, openSync, writeSync } from 'node:fs';
 import { formatDuration } from '../../html/timeline.js';
 import { agentEnv } from '../agent/env.js';
 import type { LegResult } from '../agent/types.js';
-import { BodyChunker } from '../wire/body-chunker.js';
+import type { LegLog } from '../wire/leg-log.js';
 import type { LegContext } from '../lifecycle/leg-context.js';
 import type { FenceHooks } from '../lifecycle/leg-fence.js';
-import { reasonLine, repoOf, secretsNow, workflowOf } from '../lifecycle/leg-context.js';
+import { reasonLine, repoOf, workflowOf } from '../lifecycle/leg-context.js';
 import { checkFailedPrompt } from '../prompt.js';
-import { createRedactor, createStreamRedactor } from '../redact.js';
 import { copyFiles, exclusionEnv, filesToCopy, removeCopies, type StepPlace } from './copy.js';
 import type { LegCheck } from '../ports.js';
 import type { StepName } from './policy.js';
@@ -33,38 +31,12 @@ function tailText(text: string): string {
   return lines.length > CHECK_TAIL_BYTES ? lines.slice(-CHECK_TAIL_BYTES) : lines;
 }
 
-/** The leg's log, redacted, and body events with --send-logs; one writer for every step. */
-function legLog(ctx: LegContext, file: string, key: string) {
-  const fd = openSync(file, 'a', 0o600);
-  const chunker = ctx.opts.sendLogs ? new BodyChunker((body) => ctx.stream.push({ workItemKey: key, body })) : null;
-  const emit = (text: string) => {
-    if (!text) return;
-    writeSync(fd, text);
-    chunker?.write(text);
-  };
-  return {
-    /** A line of svc's own about the workflow (commands from the file are redacted like output). */
-    note: (text: string) => emit(createRedactor(secretsNow(ctx.opts))(`[svc] ${text}\n`)),
-    /** A redacting sink for one step's output; `tail` keeps what it saw for a failed check. */
-    step() {
-      const redactor = createStreamRedactor(secretsNow(ctx.opts));
-      let kept = '';
-      const keep = (t: string) => {
-        emit(t);
-        kept = (kept + t).slice(-4 * CHECK_TAIL_BYTES);
-      };
-      const end = () => {
-        keep(redactor.flush());
-        // With --send-logs a step's output goes out when the step ends, not only with the leg.
-        chunker?.flush();
-      };
-      return { push: (chunk: Buffer) => keep(redactor.push(chunk)), end, tail: () => tailText(kept) };
-    },
-    close() {
-      chunker?.flush();
-      closeSync(fd);
-    },
-  };
+/** A step's output into the leg's log; `tail` is what it printed last, for a failed check. */
+function stepPipe(log: LegLog) {
+  let kept = '';
+  const pipe = log.pipe({ onText: (t) => (kept = (kept + t).slice(-4 * CHECK_TAIL_BYTES)) });
+  // With --send-logs a step's output goes out when the step ends (end flushes), not only with the leg.
+  return { push: (chunk: Buffer) => pipe.write(chunk), end: () => pipe.end(), tail: () => tailText(kept) };
 }
 
 export interface WorkflowLeg {
@@ -77,7 +49,8 @@ export interface WorkflowLeg {
     fence?: (ownPorts: { first: number; count: number } | null) => Promise<FenceHooks>;
   };
   prompt: string;
-  logFile: string;
+  /** The leg's log: every step writes there, as the agent does. */
+  log: LegLog;
   /** Runs the agent once (with this context: its spend is counted over the attempts). */
   attempt(ctx: LegContext, prompt: string): Promise<LegResult>;
 }
@@ -92,7 +65,7 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
     return 'env' in fenced ? leg.attempt(fencedContext(ctx, fenced, { ...ctx.workflowEnv }), leg.prompt) : fenced;
   }
   const started = Date.now();
-  const log = legLog(ctx, leg.logFile, key);
+  const { log } = leg;
   let ports = null as PortBlock | null;
   let copied: string[] = [];
   let excluded = { env: {} as Record<string, string>, dispose() {} };
@@ -106,7 +79,7 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
   let wrap: FenceHooks['wrap'];
   const step = async (name: StepName, command: string) => {
     log.note(`${name}: ${command}`);
-    const out = log.step();
+    const out = stepPipe(log);
     const r = await runStep({
       command,
       cwd: place.cwd,
@@ -214,7 +187,6 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
   await removeCopies(place, copied).catch((e: Error) => log.note(`could not remove the copied files: ${e.message.split('\n')[0]}`));
   excluded.dispose();
   ports?.release();
-  log.close();
   const spend = Object.fromEntries(Object.entries(spent).filter(([, v]) => v !== undefined));
   return { ...result, ...spend, durationMs: Date.now() - started, check, attempts };
 }

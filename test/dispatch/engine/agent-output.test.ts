@@ -1,5 +1,5 @@
-// The agent's output pipe (src/dispatch/lifecycle/agent-output.ts) and the stream tick that drives
-// it: every byte in the local log, tokens redacted in the log and the bodies, bodies ≤ 16 KiB.
+// The leg's log (src/dispatch/wire/leg-log.ts), an agent's pipe into it, and the stream tick that
+// drives it: every byte in the local log, tokens redacted in the log and the bodies, bodies ≤ 16 KiB.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { BodyChunker } from '../../../src/dispatch/wire/body-chunker.js';
 import { EventStream } from '../../../src/dispatch/wire/event-stream.js';
 import { Journal } from '../../../src/dispatch/wire/journal.js';
-import { AgentOutput, type BodySink } from '../../../src/dispatch/lifecycle/agent-output.js';
+import { LegLog, type BodySink, type LegLogOptions, type PipeOptions } from '../../../src/dispatch/wire/leg-log.js';
 import { REDACTED } from '../../../src/dispatch/redact.js';
 import { FakeRunService } from './fake-run-service.js';
 
@@ -26,16 +26,23 @@ function stream(flushIntervalMs = 20) {
   };
 }
 
+/** A leg's log with one agent's pipe into it, closed with the log. */
+function agentOutput(o: LegLogOptions & PipeOptions) {
+  const log = new LegLog(o);
+  const pipe = log.pipe(o);
+  return { write: pipe.write, close: () => log.close(), log };
+}
+
 /** Feeds `bytes` to the pipe in pieces of `size`. */
-function feed(out: AgentOutput, bytes: Buffer, size: number) {
+function feed(out: { write(chunk: Buffer, from?: 'stdout' | 'stderr'): void }, bytes: Buffer, size: number) {
   for (let at = 0; at < bytes.length; at += size) out.write(bytes.subarray(at, at + size), 'stdout');
 }
 
-describe('AgentOutput', () => {
+describe('the leg log, as an agent writes to it', () => {
   it('puts every line in the log and the bodies, tokens redacted in both, bodies at most 16 KiB', async () => {
     const { dir, service, stream: s, bodies } = stream();
     const log = join(dir, 'A-1.log');
-    const out = new AgentOutput({ logFile: log, secrets: () => [SECRET], live: false, bodies });
+    const out = agentOutput({ logFile: log, secrets: () => [SECRET], live: false, bodies });
     const lines = Array.from({ length: 3000 }, (_, i) => (i % 500 === 7 ? `line ${i} token ${SECRET} and ${SHAPE}\n` : `line ${i}: ünïcödé ✓ 😀 output\n`));
     // Pieces of 777 bytes cut through tokens, lines and characters alike.
     feed(out, Buffer.from(lines.join('')), 777);
@@ -53,7 +60,7 @@ describe('AgentOutput', () => {
   it('a token split between writes of stdout, with stderr between them, leaks from neither stream', () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-pipe-'));
     const got: string[] = [];
-    const out = new AgentOutput({
+    const out = agentOutput({
       logFile: join(dir, 'l.log'),
       secrets: () => [SECRET],
       live: false,
@@ -75,7 +82,7 @@ describe('AgentOutput', () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-pipe-'));
     const live: string[] = [];
     const got: string[] = [];
-    const out = new AgentOutput({
+    const out = agentOutput({
       logFile: join(dir, 'l.log'),
       secrets: () => live,
       live: true,
@@ -91,7 +98,7 @@ describe('AgentOutput', () => {
   it('hands stdout to onStdout as it came, before redaction, and stderr not at all', () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-pipe-'));
     const seen: string[] = [];
-    const out = new AgentOutput({ logFile: join(dir, 'l.log'), secrets: () => [SECRET], live: false, onStdout: (c) => void seen.push(c.toString()) });
+    const out = agentOutput({ logFile: join(dir, 'l.log'), secrets: () => [SECRET], live: false, onStdout: (c) => void seen.push(c.toString()) });
     out.write(Buffer.from(`out ${SECRET}\n`), 'stdout');
     out.write(Buffer.from('err\n'), 'stderr');
     out.close();
@@ -112,7 +119,7 @@ describe('AgentOutput', () => {
         };
       },
     };
-    const out = new AgentOutput({ logFile: join(dir, 'l.log'), secrets: () => [], live: false, bodies: sink });
+    const out = agentOutput({ logFile: join(dir, 'l.log'), secrets: () => [], live: false, bodies: sink });
     out.write(Buffer.from('short line\n'), 'stdout');
     expect(got).toEqual([]);
     tick!();
@@ -121,6 +128,35 @@ describe('AgentOutput', () => {
     expect(tick).toBeNull();
     out.close();
     expect(got).toEqual(['short line\n']);
+  });
+
+  it("is the one sink of the leg: svc's notes, a step's pipe and the agent's, in order, redacted alike, one body stream", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-pipe-'));
+    const got: string[] = [];
+    const log = new LegLog({
+      logFile: join(dir, 'l.log'),
+      secrets: () => [SECRET],
+      live: false,
+      bodies: { push: (b) => void got.push(...b), gather: () => () => undefined },
+    });
+    log.note(`setup: make TOKEN=${SECRET}`);
+    const tail: string[] = [];
+    const step = log.pipe({ onText: (t) => void tail.push(t) });
+    step.write(Buffer.from(`step says ${SECRET.slice(0, 5)}`));
+    step.write(Buffer.from(`${SECRET.slice(5)}\n`), 'stderr');
+    step.write(Buffer.from(`${SECRET.slice(5)} done\n`));
+    step.end();
+    const agent = log.pipe();
+    agent.write(Buffer.from('agent line\n'));
+    log.note('blocked 127.0.0.3:80 (kernel)');
+    // The agent's pipe is still open: closing the log ends it, what it held back included.
+    agent.write(Buffer.from(`half ${SECRET.slice(0, 4)}`));
+    log.close();
+    log.note('after close: dropped');
+    const expected = `[svc] setup: make TOKEN=${REDACTED}\n${SECRET.slice(5)}\nstep says ${REDACTED} done\nagent line\n[svc] blocked 127.0.0.3:80 (kernel)\nhalf ${SECRET.slice(0, 4)}`;
+    expect(readFileSync(join(dir, 'l.log'), 'utf8')).toBe(expected);
+    expect(got.join('')).toBe(expected);
+    expect(tail.join('')).toBe(`${SECRET.slice(5)}\nstep says ${REDACTED} done\n`);
   });
 });
 
