@@ -89,63 +89,69 @@ export async function runLegAgent(
       : undefined,
   });
   try {
-    return await runWithLog(ctx, wt, key, prompt, log, eventKey, collect, side);
+    if (ctx.opts.networkLine && !networkSaid.has(ctx.opts)) {
+      networkSaid.add(ctx.opts);
+      ctx.deps.output.info(ctx.opts.networkLine);
+    }
+    const run: LegRun = { ctx, wt, key, prompt, log, eventKey, ...(collect ? { collect } : {}) };
+    return await (ctx.opts.agentUser ? asAgentUser(run, side) : asSvcUser(run));
   } finally {
     log.close();
   }
 }
 
-async function runWithLog(
-  ctx: LegContext,
-  wt: PreparedWorktree,
-  key: string,
-  prompt: string,
-  log: LegLog,
-  eventKey: string | undefined,
-  collect?: (chunk: Buffer) => void,
-  side?: Promise<AgentSide>,
-): Promise<LegResult> {
-  const pool = ctx.opts.agentUser;
-  if (ctx.opts.networkLine && !networkSaid.has(ctx.opts)) {
-    networkSaid.add(ctx.opts);
-    ctx.deps.output.info(ctx.opts.networkLine);
+/** One leg's agent run: what runLegAgent was given, with the leg's log open. */
+interface LegRun {
+  ctx: LegContext;
+  wt: PreparedWorktree;
+  key: string;
+  prompt: string;
+  log: LegLog;
+  eventKey: string | undefined;
+  collect?: (chunk: Buffer) => void;
+}
+
+/** The agent as svc's own user, in the card's worktree. */
+async function asSvcUser({ ctx, wt, key, prompt, log, eventKey, collect }: LegRun): Promise<LegResult> {
+  if (ctx.opts.agentUserWarning && !warned.has(ctx.opts)) {
+    warned.add(ctx.opts);
+    ctx.deps.output.warn(ctx.opts.agentUserWarning);
   }
-  if (!pool) {
-    if (ctx.opts.agentUserWarning && !warned.has(ctx.opts)) {
-      warned.add(ctx.opts);
-      ctx.deps.output.warn(ctx.opts.agentUserWarning);
+  // DISPATCH.md §9: a normal user's fence is a network namespace per program (fence/bwrap.ts).
+  const fencer = legFencer(ctx, log, null);
+  let result: LegResult;
+  try {
+    // Workflow (issue 30): a card's leg runs inside .svc/workflow.yml's steps; a close-out does not.
+    if (!eventKey) {
+      const c = fencer ? fencedContext(ctx, await fencer.up(null), { ...ctx.workflowEnv }) : ctx;
+      return await runAgentOnce(c, wt, key, prompt, log, null, collect);
     }
-    // DISPATCH.md §9: a normal user's fence is a network namespace per program (fence/bwrap.ts).
-    const fencer = legFencer(ctx, log, null);
-    let result: LegResult;
-    try {
-      // Workflow (issue 30): a card's leg runs inside .svc/workflow.yml's steps; a close-out does not.
-      if (!eventKey) {
-        const c = fencer ? fencedContext(ctx, await fencer.up(null), { ...ctx.workflowEnv }) : ctx;
-        return await runAgentOnce(c, wt, key, prompt, log, null, collect);
-      }
-      result = await runWorkflowLeg({
-        ctx,
-        key,
-        branch: wt.branch,
-        place: { cwd: wt.path, user: null, env: (e) => e, head: () => headCommit(wt.path), ...(fencer ? { fence: (p) => fencer.up(p) } : {}) },
-        prompt,
-        log,
-        attempt: (c, p) => runAgentOnce(c, wt, key, p, log, null, collect),
-      });
-    } finally {
-      await fencer?.down().catch((e: Error) => ctx.deps.output.warn(`${key}: could not take the network fence down: ${e.message}`));
-    }
-    if (fencer) result = { ...result, network: fencer.network };
-    // The branch is the commit the check ran on: a commit made after it does not count.
-    if (result.checkedHead) {
-      const moved = await pinToChecked(wt.path, key, result.checkedHead);
-      if (moved) ctx.deps.output.warn(afterCheckLine(key, wt.branch, result.checkedHead, `it is kept on refs/svc/after-check/${key}`));
-    }
-    return result;
+    result = await runWorkflowLeg({
+      ctx,
+      key,
+      branch: wt.branch,
+      place: { cwd: wt.path, user: null, env: (e) => e, head: () => headCommit(wt.path), ...(fencer ? { fence: (p) => fencer.up(p) } : {}) },
+      prompt,
+      log,
+      attempt: (c, p) => runAgentOnce(c, wt, key, p, log, null, collect),
+    });
+  } finally {
+    await fencer?.down().catch((e: Error) => ctx.deps.output.warn(`${key}: could not take the network fence down: ${e.message}`));
   }
-  // --agent-user: the agent works as a uid leased for this leg alone, in a clone of its own; its
-  // branch comes back here. The uid's every process is killed before it is freed.
+  if (fencer) result = { ...result, network: fencer.network };
+  // The branch is the commit the check ran on: a commit made after it does not count.
+  if (result.checkedHead) {
+    const moved = await pinToChecked(wt.path, key, result.checkedHead);
+    if (moved) ctx.deps.output.warn(afterCheckLine(key, wt.branch, result.checkedHead, `it is kept on refs/svc/after-check/${key}`));
+  }
+  return result;
+}
+
+/**
+ * --agent-user: the agent works as a uid leased for this leg alone, in a clone of its own; its
+ * branch comes back here. The uid's every process is killed before it is freed.
+ */
+async function asAgentUser({ ctx, wt, key, prompt, log, eventKey, collect }: LegRun, side?: Promise<AgentSide>): Promise<LegResult> {
   // What an earlier, failed leg left uncommitted in a reused worktree goes on the stash: this
   // agent's clone starts from the branch and would never see it, and its work could not come back over it.
   let opened: AgentSide;

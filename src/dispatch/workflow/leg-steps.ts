@@ -13,7 +13,7 @@ import { reasonLine, repoOf, workflowOf } from '../lifecycle/leg-context.js';
 import { checkFailedPrompt } from '../prompt.js';
 import { copyFiles, exclusionEnv, filesToCopy, removeCopies, type StepPlace } from './copy.js';
 import type { LegCheck } from '../ports.js';
-import type { StepName } from './policy.js';
+import type { StepName, Workflow } from './policy.js';
 import { reservePorts, type PortBlock } from './ports.js';
 import { runStep, stepOutcome } from './run-step.js';
 
@@ -65,27 +65,64 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
     return 'env' in fenced ? leg.attempt(fencedContext(ctx, fenced, { ...ctx.workflowEnv }), leg.prompt) : fenced;
   }
   const started = Date.now();
-  const { log } = leg;
-  let ports = null as PortBlock | null;
-  let copied: string[] = [];
-  let excluded = { env: {} as Record<string, string>, dispose() {} };
-  // The agent's environment (never svc's credentials), less the prompt file, which is the agent's.
-  const base = (extra: Record<string, string>) => {
-    const env = agentEnv(ctx.opts, { SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: '', SVC_WORKDIR: place.cwd, SVC_BRANCH: leg.branch });
+  const run = new WorkflowRun(leg, wf);
+  let result: LegResult;
+  try {
+    result = (await run.prepare()) ?? (await run.agentAndCheck());
+  } catch (error) {
+    result = failed(`workflow: ${reasonLine(error instanceof Error ? error.message : String(error), ctx.opts)}`);
+  }
+  // Teardown whatever the outcome; its failure is logged, never the leg's.
+  await run.teardown();
+  const spend = Object.fromEntries(Object.entries(run.spent).filter(([, v]) => v !== undefined));
+  return { ...result, ...spend, durationMs: Date.now() - started, check: run.check, attempts: run.attempts };
+}
+
+interface StepAnswer {
+  ok: boolean;
+  outcome: string;
+  exitCode: number | null;
+  tail: () => string;
+  interrupted: boolean;
+}
+
+/** One leg's workflow as it goes: what it reserved, copied and spent, and the environment its steps get. */
+class WorkflowRun {
+  ports: PortBlock | null = null;
+  copied: string[] = [];
+  excluded = { env: {} as Record<string, string>, dispose() {} };
+  /** What the agent and the steps get on top of the agent's environment: ports, excludes, the fence's. */
+  extra: Record<string, string> = {};
+  stepEnv: Record<string, string> = {};
+  wrap: FenceHooks['wrap'];
+  check: LegCheck = { status: 'none', command: null, exitCode: null, output: null };
+  attempts = 0;
+  readonly spent: Pick<LegResult, 'costUsd' | 'tokensIn' | 'tokensOut'> = {};
+
+  constructor(
+    readonly leg: WorkflowLeg,
+    readonly wf: Workflow,
+  ) {}
+
+  /** The agent's environment (never svc's credentials), less the prompt file, which is the agent's. */
+  private base(extra: Record<string, string>): Record<string, string> {
+    const { ctx, key, place, branch } = this.leg;
+    const env = agentEnv(ctx.opts, { SVC_CARD_KEY: key, SVC_RUN_ID: ctx.runId, SVC_PROMPT_FILE: '', SVC_WORKDIR: place.cwd, SVC_BRANCH: branch });
     delete (env as Record<string, string | undefined>).SVC_PROMPT_FILE;
     return place.env({ ...env, ...extra });
-  };
-  let stepEnv: Record<string, string> = {};
-  let wrap: FenceHooks['wrap'];
-  const step = async (name: StepName, command: string) => {
+  }
+
+  async step(name: StepName, command: string): Promise<StepAnswer> {
+    const { ctx, key, place, log } = this.leg;
     log.note(`${name}: ${command}`);
     const out = stepPipe(log);
+    const wrap = this.wrap;
     const r = await runStep({
       command,
       cwd: place.cwd,
-      env: stepEnv,
+      env: this.stepEnv,
       user: place.user,
-      timeoutMs: wf.timeouts[name],
+      timeoutMs: this.wf.timeouts[name],
       killGraceMs: ctx.opts.timeouts.killGraceMs,
       // Teardown runs after an interruption too: it is what stops the leg's servers.
       ...(name === 'teardown' ? {} : { signal: ctx.signal }),
@@ -94,57 +131,65 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
       ...(ctx.onAgentGroup ? { onGroup: (e: 'start' | 'end', pgid: number) => ctx.onAgentGroup!(key, e, pgid) } : {}),
     });
     out.end();
-    const outcome = stepOutcome(r, formatDuration(wf.timeouts[name]));
+    const outcome = stepOutcome(r, formatDuration(this.wf.timeouts[name]));
     log.note(`${name}: ${outcome} (${formatDuration(r.durationMs)})`);
     return { ok: r.exitCode === 0 && !r.stopped && !r.error, outcome, exitCode: r.exitCode, tail: out.tail, interrupted: r.stopped === 'interrupted' };
-  };
-  let check: LegCheck = { status: 'none', command: null, exitCode: null, output: null };
-  let attempts = 0;
-  const spent: Pick<LegResult, 'costUsd' | 'tokensIn' | 'tokensOut'> = {};
-  const add = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : a + b);
+  }
 
-  const body = async (): Promise<LegResult> => {
+  /** Ports, copies, setup, then the fence: the failed leg when one of them fails, else null. */
+  async prepare(): Promise<LegResult | null> {
+    const { ctx, key, place, log } = this.leg;
+    const wf = this.wf;
     if (wf.ports) {
-      ports = await reservePorts(wf.ports, { stateDir: ctx.deps.stateDir });
+      const ports = await reservePorts(wf.ports, { stateDir: ctx.deps.stateDir });
+      this.ports = ports;
       log.note(`ports: SVC_PORT=${ports.first}${ports.count > 1 ? ` (${ports.first}-${ports.first + ports.count - 1})` : ''}`);
     }
     if (wf.copy.length) {
       const { root, files } = await filesToCopy(repoOf(ctx, key), wf.copy);
       const done = await copyFiles(place, root, files);
-      copied = done.copied;
+      this.copied = done.copied;
       for (const line of done.lines) log.note(line);
       if (!files.length) log.note(`copy: no untracked file of ${root} matches ${wf.copy.join(' ')}`);
-      excluded = exclusionEnv(copied, ctx.opts.env);
+      this.excluded = exclusionEnv(this.copied, ctx.opts.env);
     }
-    let extra: Record<string, string> = { ...(ports ? { SVC_PORT: String(ports.first), SVC_PORT_COUNT: String(ports.count) } : {}), ...excluded.env };
-    stepEnv = base(extra);
+    const ports = this.ports;
+    this.extra = { ...(ports ? { SVC_PORT: String(ports.first), SVC_PORT_COUNT: String(ports.count) } : {}), ...this.excluded.env };
+    this.stepEnv = this.base(this.extra);
     // Nothing of the leg runs yet: whatever holds a port of its block now is a stranger.
     const squatted = await ports?.inUse(null);
     if (squatted) return failed(squatted);
     for (const command of wf.setup) {
-      const s = await step('setup', command);
+      const s = await this.step('setup', command);
       if (!s.ok) return failed(s.interrupted ? 'interrupted' : `setup failed (${s.outcome})`);
     }
-    if (place.fence) {
-      // Setup ran open; nothing it started runs on inside the fence.
-      await place.quiesce?.();
-      const fenced = await place.fence(ports ? { first: ports.first, count: ports.count } : null).catch((e: Error) => fenceFailed(ctx, e));
-      if (!('env' in fenced)) return fenced;
-      extra = fenced.env(extra);
-      stepEnv = base(extra);
-      wrap = fenced.wrap;
-    }
+    if (!place.fence) return null;
+    // Setup ran open; nothing it started runs on inside the fence.
+    await place.quiesce?.();
+    const fenced = await place.fence(ports ? { first: ports.first, count: ports.count } : null).catch((e: Error) => fenceFailed(ctx, e));
+    if (!('env' in fenced)) return fenced;
+    this.extra = fenced.env(this.extra);
+    this.stepEnv = this.base(this.extra);
+    this.wrap = fenced.wrap;
+    return null;
+  }
+
+  /** The agent, then the check, as many times as verify_attempts allows. */
+  async agentAndCheck(): Promise<LegResult> {
+    const leg = this.leg;
+    const { ctx, key, place, log } = leg;
+    const spent = this.spent;
     // The agent sees the same ports and excludes; --max-cost hears the leg's spend over all attempts.
     const agentCtx: LegContext = {
       ...ctx,
-      workflowEnv: extra,
-      ...(wrap ? { fenceWrap: wrap } : {}),
+      workflowEnv: this.extra,
+      ...(this.wrap ? { fenceWrap: this.wrap } : {}),
       ...(ctx.onSpend ? { onSpend: (k: string, cost: number) => ctx.onSpend!(k, (spent.costUsd ?? 0) + cost) } : {}),
     };
     let prompt = leg.prompt;
-    const verify = ctx.mode === 'review' ? null : wf.verify;
+    const verify = ctx.mode === 'review' ? null : this.wf.verify;
     for (;;) {
-      attempts++;
+      this.attempts++;
       const r = await leg.attempt(agentCtx, prompt);
       spent.costUsd = add(spent.costUsd, r.costUsd);
       spent.tokensIn = add(spent.tokensIn, r.tokensIn);
@@ -154,41 +199,40 @@ export async function runWorkflowLeg(leg: WorkflowLeg): Promise<LegResult> {
       // and a port of the leg held by another uid, before or after its check, could have answered it.
       await place.quiesce?.();
       const checked = (await place.head?.()) ?? null;
-      const before = await strangerOnPorts(ports, place);
+      const before = await strangerOnPorts(this.ports, place);
       if (before) return { ...r, outcome: 'failed', reason: before };
-      const v = await step('verify', verify);
-      const after = await strangerOnPorts(ports, place);
-      check = { status: v.ok && !after ? 'passed' : 'failed', command: verify, exitCode: v.exitCode, output: after ?? (v.ok ? null : v.tail()) };
+      const v = await this.step('verify', verify);
+      const after = await strangerOnPorts(this.ports, place);
+      this.check = { status: v.ok && !after ? 'passed' : 'failed', command: verify, exitCode: v.exitCode, output: after ?? (v.ok ? null : v.tail()) };
       if (after) return { ...r, outcome: 'failed', reason: after };
       if (v.ok) return checked ? { ...r, checkedHead: checked } : r;
       if (v.interrupted) return { ...r, outcome: 'failed', reason: 'interrupted' };
-      if (attempts > wf.verifyAttempts || ctx.signal.aborted) return { ...r, outcome: 'failed', reason: `verify failed (${v.outcome})` };
-      log.note(`attempt ${attempts + 1} of ${wf.verifyAttempts + 1}: the agent again, with the check's output`);
+      if (this.attempts > this.wf.verifyAttempts || ctx.signal.aborted) return { ...r, outcome: 'failed', reason: `verify failed (${v.outcome})` };
+      log.note(`attempt ${this.attempts + 1} of ${this.wf.verifyAttempts + 1}: the agent again, with the check's output`);
       ctx.stream.push({ workItemKey: key, disposition: 'running', sessionBranch: leg.branch });
       prompt = checkFailedPrompt(leg.prompt, {
         command: verify,
         outcome: v.outcome,
-        output: check.output ?? '',
-        attempt: attempts + 1,
-        of: wf.verifyAttempts + 1,
+        output: this.check.output ?? '',
+        attempt: this.attempts + 1,
+        of: this.wf.verifyAttempts + 1,
       });
       await place.writePrompt?.(prompt);
     }
-  };
-
-  let result: LegResult;
-  try {
-    result = await body();
-  } catch (error) {
-    result = failed(`workflow: ${reasonLine(error instanceof Error ? error.message : String(error), ctx.opts)}`);
   }
-  // Teardown whatever the outcome; its failure is logged, never the leg's.
-  for (const command of wf.teardown) await step('teardown', command);
-  await removeCopies(place, copied).catch((e: Error) => log.note(`could not remove the copied files: ${e.message.split('\n')[0]}`));
-  excluded.dispose();
-  ports?.release();
-  const spend = Object.fromEntries(Object.entries(spent).filter(([, v]) => v !== undefined));
-  return { ...result, ...spend, durationMs: Date.now() - started, check, attempts };
+
+  /** Teardown, the copies removed, the ports freed: after every outcome. */
+  async teardown(): Promise<void> {
+    const { place, log } = this.leg;
+    for (const command of this.wf.teardown) await this.step('teardown', command);
+    await removeCopies(place, this.copied).catch((e: Error) => log.note(`could not remove the copied files: ${e.message.split('\n')[0]}`));
+    this.excluded.dispose();
+    this.ports?.release();
+  }
+}
+
+function add(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : a + b;
 }
 
 /** With an agent user, whose sockets are told apart by uid: why a port of the leg's block is another's, or null. */
