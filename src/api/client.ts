@@ -80,6 +80,8 @@ export function createApiClient(opts: ClientOptions) {
   const withEtag = (reply: Reply<WorkItemDetail>): WorkItemWithEtag => ({ item: reply.body, etag: reply.headers.etag ?? null });
 
   return {
+    ...projectOperations(json),
+    ...runOperations(json, send),
     /** The normalised base URL (no `/api/v1`). */
     baseUrl: transport.baseUrl,
     /** Ends the client; call once when the command ends (Transport.close: nothing is held today). */
@@ -111,7 +113,15 @@ export function createApiClient(opts: ClientOptions) {
           opt,
         ),
       ),
+  };
+}
 
+type Json = <T>(operationId: OperationId, spec?: Omit<CallSpec, 'operationId'>, o?: CallOptions) => Promise<T>;
+type Send = <T>(operationId: OperationId, spec?: Omit<CallSpec, 'operationId'>, o?: CallOptions) => Promise<Reply<T>>;
+
+/** Backlog, designs and folders, planning, ready lanes. */
+function projectOperations(json: Json) {
+  return {
     // 10-11: backlog
     listBacklog: (projectKey: string, q: PageQuery & { filter?: string } = {}, o?: CallOptions) =>
       json<RankedPage<WorkItemSummary>>('listBacklog', { params: { projectKey }, query: { ...q } }, o),
@@ -141,7 +151,12 @@ export function createApiClient(opts: ClientOptions) {
       json<Page<ReadyBugGroup>>('listReadyBugs', { params: { projectKey }, query: { ...q } }, o),
     listReadyContainers: (projectKey: string, q: PageQuery & Pick<ReadyLaneFilters, 'priority' | 'assigneeId' | 'sprintId'> = {}, o?: CallOptions) =>
       json<Page<ReadyContainer>>('listReadyContainers', { params: { projectKey }, query: { ...q } }, o),
+  };
+}
 
+/** Dispatch runs. */
+function runOperations(json: Json, send: Send) {
+  return {
     // 25-31: dispatch runs
     /**
      * Retried on faults with one idempotencyKey (a fresh UUID when the body has none), so a retry

@@ -161,27 +161,9 @@ export function createTransport(opts: ClientOptions): Transport {
   const authorization = `Bearer ${opts.token}`;
 
   async function call<T>(spec: CallSpec): Promise<Reply<T>> {
-    const op = OPS.get(spec.operationId);
-    if (!op) throw new TypeError(`unknown operation ${spec.operationId}`);
-    const path = `${API_PREFIX}${fillPath(op, spec.params ?? {})}`;
-    const search = encodeQuery(spec.query);
-    const target = `${baseUrl}${path}${search}`;
+    const { op, path, search, target, init, meta } = requestOf(spec, baseUrl, { 'user-agent': userAgent, authorization });
     const signal = anySignal(opts.signal, spec.signal);
-    const requestId = randomUUID();
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      'user-agent': userAgent,
-      'x-request-id': requestId,
-      ...spec.headers,
-      authorization,
-    };
-    let body: string | Uint8Array | undefined;
-    if (spec.encodedBody !== undefined || spec.body !== undefined) {
-      body = spec.encodedBody ?? JSON.stringify(spec.body);
-      headers['content-type'] = 'application/json';
-    }
     const repeatable = op.method === 'GET' || ('idempotent' in op && op.idempotent === true) || REPEATABLE_WRITES.has(op.id);
-    const meta = { operationId: op.id as OperationId, method: op.method, path, requestId };
     const startedAt = now();
     // The call's own --max-wait, inside the budget of the loop that made the call, if any.
     const retrier = new Retrier({ maxWaitMs: tuning.maxWaitMs, pacing, ...(spec.budget ? { outer: spec.budget } : {}), ...(signal ? { signal } : {}) });
@@ -189,7 +171,7 @@ export function createTransport(opts: ClientOptions): Transport {
     for (;;) {
       const attempt = retrier.attempt;
       const t0 = performance.now();
-      const outcome = await attemptOnce<T>(target, { method: op.method, headers, body }, { ...meta, attempts: attempt }, signal, timeoutMs);
+      const outcome = await attemptOnce<T>(target, init, { ...meta, attempts: attempt }, signal, timeoutMs);
       const ms = Math.round(performance.now() - t0);
       if (!(outcome instanceof ApiError) || outcome.status !== 0) answered = true;
       if (!(outcome instanceof ApiError)) {
@@ -221,29 +203,11 @@ export function createTransport(opts: ClientOptions): Transport {
         fault: outcome.fault,
         retryInMs: decision.retry && !neverReached ? decision.delayMs : null,
       });
-      if (neverReached) throw unreachable(outcome);
+      if (neverReached) throw unreachable(outcome, url, baseUrl);
       if (!decision.retry) throw outcome;
       if (outcome.status === 500) serverErrorRetries++;
       if (!(await retrier.wait(decision.delayMs))) throw outcome;
     }
-  }
-
-  /** The one-line failure of a first contact that never connected (exit 5, like any network fault). */
-  function unreachable(outcome: ApiError): ApiError {
-    const hint = LOOPBACK.test(url.hostname) ? 'is `svc server` running?' : 'check --base-url / SVC_BASE_URL and the network';
-    return new ApiError({
-      status: 0,
-      code: null,
-      fault: 'refused',
-      requestId: outcome.requestId,
-      operationId: outcome.operationId,
-      method: outcome.method,
-      path: outcome.path,
-      ambiguous: false,
-      attempts: outcome.attempts,
-      cause: outcome,
-      message: `could not reach the service at ${baseUrl} — ${hint}`,
-    });
   }
 
   return {
@@ -251,6 +215,48 @@ export function createTransport(opts: ClientOptions): Transport {
     call,
     async close() {},
   };
+}
+
+/** The one-line failure of a first contact that never connected (exit 5, like any network fault). */
+function unreachable(outcome: ApiError, url: URL, baseUrl: string): ApiError {
+  const hint = LOOPBACK.test(url.hostname) ? 'is `svc server` running?' : 'check --base-url / SVC_BASE_URL and the network';
+  return new ApiError({
+    status: 0,
+    code: null,
+    fault: 'refused',
+    requestId: outcome.requestId,
+    operationId: outcome.operationId,
+    method: outcome.method,
+    path: outcome.path,
+    ambiguous: false,
+    attempts: outcome.attempts,
+    cause: outcome,
+    message: `could not reach the service at ${baseUrl} — ${hint}`,
+  });
+}
+
+/** One call's request: its operation, URL, method, headers (a fresh request id) and body. */
+function requestOf(spec: CallSpec, baseUrl: string, fixed: { 'user-agent': string; authorization: string }) {
+  const op = OPS.get(spec.operationId);
+  if (!op) throw new TypeError(`unknown operation ${spec.operationId}`);
+  const path = `${API_PREFIX}${fillPath(op, spec.params ?? {})}`;
+  const search = encodeQuery(spec.query);
+  const requestId = randomUUID();
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    'user-agent': fixed['user-agent'],
+    'x-request-id': requestId,
+    ...spec.headers,
+    // Last: no header a caller passes replaces the token.
+    authorization: fixed.authorization,
+  };
+  let body: string | Uint8Array | undefined;
+  if (spec.encodedBody !== undefined || spec.body !== undefined) {
+    body = spec.encodedBody ?? JSON.stringify(spec.body);
+    headers['content-type'] = 'application/json';
+  }
+  const meta = { operationId: op.id as OperationId, method: op.method, path, requestId };
+  return { op, path, search, target: `${baseUrl}${path}${search}`, init: { method: op.method, headers, body }, meta };
 }
 
 function fillPath(op: Operation, params: Record<string, string>): string {
