@@ -29,18 +29,7 @@ export function createGhWriter(opts: GhWriterOptions): PullRequestWriter {
   const gh = opts.gh ?? 'gh';
   const env = ghEnv(opts.env);
   const usable = new Map<string, Promise<boolean>>();
-  const run = async (args: string[], cwd: string): Promise<string> => {
-    const r = await execa(gh, args, { cwd, env, extendEnv: false, reject: false, stdin: 'ignore' });
-    if (r.exitCode !== 0) {
-      const why =
-        opts
-          .redact(`${r.stderr || r.stdout || (r as { shortMessage?: string }).shortMessage || `exit ${r.exitCode}`}`)
-          .split('\n')
-          .filter(Boolean)[0] ?? 'failed';
-      throw new PullRequestError(`gh ${args[0]} ${args[1] ?? ''}: ${why}`.replace(/ +:/, ':'));
-    }
-    return String(r.stdout).trim();
-  };
+  const run = ghRunner(gh, env, opts.redact);
   /** gh is installed and logged in to `host` (checked once per host). */
   const ghFor = (host: string, cwd: string): Promise<boolean> => {
     let p = usable.get(host);
@@ -52,44 +41,10 @@ export function createGhWriter(opts: GhWriterOptions): PullRequestWriter {
     }
     return p;
   };
-  const withBody = async <T>(body: string, fn: (file: string) => Promise<T>): Promise<T> => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-pr-'));
-    try {
-      const file = join(dir, 'body.md');
-      writeFileSync(file, body, { mode: 0o600 });
-      return await fn(file);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
   const target = async (leg: PullRequestLeg): Promise<{ remote: RemoteRepository | null; repoArg: string | null }> => {
     const remote = await (opts.remoteOf ?? originOf)(leg.repo);
     if (!remote || !(await ghFor(remote.host, leg.repo))) return { remote, repoArg: null };
     return { remote, repoArg: `${remote.host}/${remote.owner}/${remote.name}` };
-  };
-  const hint = (leg: PullRequestLeg, remote: RemoteRepository | null, what: string): PullRequestRef => {
-    if (!remote) return { action: 'hint', url: null, number: null, hint: `${leg.key}: origin names no repository, so no ${what} was written` };
-    // Without gh's login svc cannot tell a GitHub Enterprise host from another forge: only hosts
-    // that say GitHub get a compare link, the rest a plain note (docs/pull-requests.md).
-    if (!/(^|\.)github\.|github/.test(remote.host)) {
-      return {
-        action: 'hint',
-        url: null,
-        number: null,
-        hint: `${leg.key}: ${remote.host} is not a GitHub host gh is logged in to; open a ${what} for ${leg.branch} there`,
-      };
-    }
-    const url = what === 'pull request' ? compareUrl(remote, leg.branch, leg.delivery?.baseRef ?? null) : (leg.delivery?.url ?? remote.webUrl);
-    return {
-      action: 'hint',
-      url,
-      number: null,
-      hint: `${leg.key}: gh is not installed or not logged in to ${remote.host}; ${what === 'pull request' ? 'open the pull request at' : `post the ${what} at`} ${url}`,
-    };
-  };
-  const deliveryNumber = (leg: PullRequestLeg, what: string): number => {
-    if (!leg.delivery || !Number.isInteger(leg.delivery.number)) throw new PullRequestError(`${leg.key} has no pull request to ${what}`);
-    return leg.delivery.number;
   };
   return {
     async openOrUpdatePullRequest(leg, body) {
@@ -150,5 +105,59 @@ export function createGhWriter(opts: GhWriterOptions): PullRequestWriter {
         ?.trim();
       return { action: 'commented', url: url ?? leg.delivery!.url, number };
     },
+  };
+}
+
+/** Runs `fn` with `body` in a private file, removed after (gh reads a body from a file). */
+async function withBody<T>(body: string, fn: (file: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-pr-'));
+  try {
+    const file = join(dir, 'body.md');
+    writeFileSync(file, body, { mode: 0o600 });
+    return await fn(file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** What to do by hand when gh cannot write the `what` (no gh, not logged in, not GitHub). */
+function hint(leg: PullRequestLeg, remote: RemoteRepository | null, what: string): PullRequestRef {
+  if (!remote) return { action: 'hint', url: null, number: null, hint: `${leg.key}: origin names no repository, so no ${what} was written` };
+  // Without gh's login svc cannot tell a GitHub Enterprise host from another forge: only hosts
+  // that say GitHub get a compare link, the rest a plain note (docs/pull-requests.md).
+  if (!/(^|\.)github\.|github/.test(remote.host)) {
+    return {
+      action: 'hint',
+      url: null,
+      number: null,
+      hint: `${leg.key}: ${remote.host} is not a GitHub host gh is logged in to; open a ${what} for ${leg.branch} there`,
+    };
+  }
+  const url = what === 'pull request' ? compareUrl(remote, leg.branch, leg.delivery?.baseRef ?? null) : (leg.delivery?.url ?? remote.webUrl);
+  return {
+    action: 'hint',
+    url,
+    number: null,
+    hint: `${leg.key}: gh is not installed or not logged in to ${remote.host}; ${what === 'pull request' ? 'open the pull request at' : `post the ${what} at`} ${url}`,
+  };
+}
+
+function deliveryNumber(leg: PullRequestLeg, what: string): number {
+  if (!leg.delivery || !Number.isInteger(leg.delivery.number)) throw new PullRequestError(`${leg.key} has no pull request to ${what}`);
+  return leg.delivery.number;
+}
+
+/** Runs gh with `args` in `cwd`: its stdout, or a PullRequestError with its first line, redacted. */
+function ghRunner(gh: string, env: Record<string, string>, redact: (text: string) => string) {
+  return async (args: string[], cwd: string): Promise<string> => {
+    const r = await execa(gh, args, { cwd, env, extendEnv: false, reject: false, stdin: 'ignore' });
+    if (r.exitCode !== 0) {
+      const why =
+        redact(`${r.stderr || r.stdout || (r as { shortMessage?: string }).shortMessage || `exit ${r.exitCode}`}`)
+          .split('\n')
+          .filter(Boolean)[0] ?? 'failed';
+      throw new PullRequestError(`gh ${args[0]} ${args[1] ?? ''}: ${why}`.replace(/ +:/, ':'));
+    }
+    return String(r.stdout).trim();
   };
 }
