@@ -59,6 +59,73 @@ export function createAdmin(db: Database, now: () => Date = () => new Date()) {
 
   const admin = {
     db,
+    ...accounts(db, now, projectId),
+    createSprint(opts: { projectKey: string; name: string; state?: 'future' | 'active' | 'closed'; workspaceId?: string }): { id: string } {
+      const id = newId('spr');
+      db.prepare('INSERT INTO sprints (id, project_id, name, state) VALUES (?, ?, ?, ?)').run(
+        id,
+        projectId(opts.projectKey, opts.workspaceId),
+        opts.name,
+        opts.state ?? 'future',
+      );
+      return { id };
+    },
+    setSprintState(sprintId: string, state: 'future' | 'active' | 'closed'): void {
+      db.prepare('UPDATE sprints SET state = ? WHERE id = ?').run(state, sprintId);
+    },
+    /** Creates a work item with any field the service stores; parent rules are enforced. */
+    createWorkItem(w: AdminWorkItem): WorkItemRow {
+      return transaction(db, () => {
+        const pid = projectId(w.projectKey, w.workspaceId);
+        const parent = w.parentKey ? item(w.parentKey) : null;
+        checkPlacement(db, w.kind, parent, pid);
+        if (w.status && !STATUSES.includes(w.status)) throw new Error(`admin: unknown status ${w.status}`);
+        checkPriority(w.priority);
+        const row = insertWorkItem(db, storedFields(w, pid, parent?.id ?? null, w.reporterId ?? firstUser(), now()), now());
+        for (const blocker of w.blockedBy ?? []) admin.addLink(blocker, row.key, 'blocks');
+        return rowByKey(db, row.key)!;
+      });
+    },
+    setStatus(key: string, status: string): void {
+      if (!STATUSES.includes(status)) throw new Error(`admin: unknown status ${status}`);
+      updateColumns(db, item(key).id, { status }, now());
+    },
+    /** Sets stored columns directly (e.g. `{ sprint_id: …, labels: '["x"]' }`). */
+    setFields(key: string, columns: Record<string, string | number | null>): void {
+      if ('priority' in columns) checkPriority(columns.priority);
+      if ('status' in columns && !STATUSES.includes(String(columns.status))) throw new Error(`admin: unknown status ${columns.status}`);
+      updateColumns(db, item(key).id, columns, now());
+    },
+    archiveItem(key: string, archived = true): void {
+      updateColumns(db, item(key).id, { archived_at: archived ? iso(now()) : null }, now());
+    },
+    /** `from` blocks/relates to/duplicates/clones `to`. */
+    addLink(fromKey: string, toKey: string, kind: LinkKind): void {
+      const from = item(fromKey);
+      const to = item(toKey);
+      db.prepare('INSERT OR IGNORE INTO work_item_links (from_id, to_id, kind) VALUES (?, ?, ?)').run(from.id, to.id, kind);
+      touch(db, from.id, now());
+      touch(db, to.id, now());
+    },
+    removeLink(fromKey: string, toKey: string, kind: LinkKind): void {
+      db.prepare('DELETE FROM work_item_links WHERE from_id = ? AND to_id = ? AND kind = ?').run(item(fromKey).id, item(toKey).id, kind);
+    },
+    workItem: item,
+    projectId,
+  };
+  return admin;
+}
+
+/** The contract's priorities only: a store seeded with others answers what no client can parse. */
+function checkPriority(priority: unknown): void {
+  if (priority !== undefined && !(PRIORITIES as readonly unknown[]).includes(priority)) {
+    throw new Error(`admin: unknown priority ${String(priority)} (one of ${PRIORITIES.join(', ')})`);
+  }
+}
+
+/** Workspaces, users and their memberships, projects, tokens. */
+function accounts(db: Database, now: () => Date, projectId: (key: string, workspaceId?: string) => string) {
+  return {
     createWorkspace(opts: { name: string; slug?: string }): { id: string } {
       const id = newId('ws');
       const slug = opts.slug ?? opts.name.toLowerCase().replace(/[^a-z0-9]+/g, '-');
@@ -116,93 +183,34 @@ export function createAdmin(db: Database, now: () => Date = () => new Date()) {
     revokeToken(idOrToken: string): void {
       db.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ? OR hash = ?').run(iso(now()), idOrToken, sha256(idOrToken));
     },
-    createSprint(opts: { projectKey: string; name: string; state?: 'future' | 'active' | 'closed'; workspaceId?: string }): { id: string } {
-      const id = newId('spr');
-      db.prepare('INSERT INTO sprints (id, project_id, name, state) VALUES (?, ?, ?, ?)').run(
-        id,
-        projectId(opts.projectKey, opts.workspaceId),
-        opts.name,
-        opts.state ?? 'future',
-      );
-      return { id };
-    },
-    setSprintState(sprintId: string, state: 'future' | 'active' | 'closed'): void {
-      db.prepare('UPDATE sprints SET state = ? WHERE id = ?').run(state, sprintId);
-    },
-    /** Creates a work item with any field the service stores; parent rules are enforced. */
-    createWorkItem(w: AdminWorkItem): WorkItemRow {
-      return transaction(db, () => {
-        const pid = projectId(w.projectKey, w.workspaceId);
-        const parent = w.parentKey ? item(w.parentKey) : null;
-        checkPlacement(db, w.kind, parent, pid);
-        if (w.status && !STATUSES.includes(w.status)) throw new Error(`admin: unknown status ${w.status}`);
-        checkPriority(w.priority);
-        const row = insertWorkItem(
-          db,
-          {
-            projectId: pid,
-            kind: w.kind,
-            title: w.title,
-            reporterId: w.reporterId ?? firstUser(),
-            parentId: parent?.id ?? null,
-            status: w.status,
-            priority: w.priority,
-            type: w.type,
-            executor: w.executor,
-            descriptionMd: w.descriptionMd,
-            assigneeId: w.assigneeId,
-            labels: w.labels,
-            components: w.components,
-            targetRepo: w.targetRepo,
-            targetRepos: w.targetRepos,
-            targetRepositories: w.targetRepositories,
-            deliveries: w.deliveries,
-            sprintId: w.sprintId,
-            storyPoints: w.storyPoints,
-            estimateMinutes: w.estimateMinutes,
-            dueDate: w.dueDate,
-            archivedAt: w.archived ? iso(now()) : null,
-            extra: w.extra,
-          },
-          now(),
-        );
-        for (const blocker of w.blockedBy ?? []) admin.addLink(blocker, row.key, 'blocks');
-        return rowByKey(db, row.key)!;
-      });
-    },
-    setStatus(key: string, status: string): void {
-      if (!STATUSES.includes(status)) throw new Error(`admin: unknown status ${status}`);
-      updateColumns(db, item(key).id, { status }, now());
-    },
-    /** Sets stored columns directly (e.g. `{ sprint_id: …, labels: '["x"]' }`). */
-    setFields(key: string, columns: Record<string, string | number | null>): void {
-      if ('priority' in columns) checkPriority(columns.priority);
-      if ('status' in columns && !STATUSES.includes(String(columns.status))) throw new Error(`admin: unknown status ${columns.status}`);
-      updateColumns(db, item(key).id, columns, now());
-    },
-    archiveItem(key: string, archived = true): void {
-      updateColumns(db, item(key).id, { archived_at: archived ? iso(now()) : null }, now());
-    },
-    /** `from` blocks/relates to/duplicates/clones `to`. */
-    addLink(fromKey: string, toKey: string, kind: LinkKind): void {
-      const from = item(fromKey);
-      const to = item(toKey);
-      db.prepare('INSERT OR IGNORE INTO work_item_links (from_id, to_id, kind) VALUES (?, ?, ?)').run(from.id, to.id, kind);
-      touch(db, from.id, now());
-      touch(db, to.id, now());
-    },
-    removeLink(fromKey: string, toKey: string, kind: LinkKind): void {
-      db.prepare('DELETE FROM work_item_links WHERE from_id = ? AND to_id = ? AND kind = ?').run(item(fromKey).id, item(toKey).id, kind);
-    },
-    workItem: item,
-    projectId,
   };
-  return admin;
 }
 
-/** The contract's priorities only: a store seeded with others answers what no client can parse. */
-function checkPriority(priority: unknown): void {
-  if (priority !== undefined && !(PRIORITIES as readonly unknown[]).includes(priority)) {
-    throw new Error(`admin: unknown priority ${String(priority)} (one of ${PRIORITIES.join(', ')})`);
-  }
+/** What the store keeps of an admin work item: every field given, as given. */
+function storedFields(w: AdminWorkItem, projectId: string, parentId: string | null, reporterId: string, at: Date): Parameters<typeof insertWorkItem>[1] {
+  return {
+    projectId,
+    kind: w.kind,
+    title: w.title,
+    reporterId,
+    parentId,
+    status: w.status,
+    priority: w.priority,
+    type: w.type,
+    executor: w.executor,
+    descriptionMd: w.descriptionMd,
+    assigneeId: w.assigneeId,
+    labels: w.labels,
+    components: w.components,
+    targetRepo: w.targetRepo,
+    targetRepos: w.targetRepos,
+    targetRepositories: w.targetRepositories,
+    deliveries: w.deliveries,
+    sprintId: w.sprintId,
+    storyPoints: w.storyPoints,
+    estimateMinutes: w.estimateMinutes,
+    dueDate: w.dueDate,
+    archivedAt: w.archived ? iso(at) : null,
+    extra: w.extra,
+  };
 }

@@ -130,17 +130,8 @@ async function handle(deps: AppDeps, routes: CompiledRoute[], req: IncomingMessa
       res.destroy();
       return;
     }
-    const headers: Record<string, string> = {
-      'x-request-id': requestId,
-      'x-svc-api-version': API_VERSION,
-      'x-ratelimit-limit': String(rate.limit),
-      'x-ratelimit-remaining': String(rate.remaining),
-      'x-ratelimit-reset': String(rate.resetEpochSeconds),
-      ...lowerKeys(extra),
-    };
     const text = body === undefined ? '' : JSON.stringify(body);
-    if (body !== undefined) headers['content-type'] = 'application/json; charset=utf-8';
-    headers['content-length'] = String(Buffer.byteLength(text));
+    const headers = responseHeaders(requestId, rate, extra, text, body !== undefined);
     if (!req.complete) headers['connection'] = 'close';
     res.writeHead(status, headers);
     res.end(text);
@@ -178,30 +169,10 @@ async function handle(deps: AppDeps, routes: CompiledRoute[], req: IncomingMessa
     // on a GET, DELETE, git-credential or heartbeat is drained by `send`, never refused).
     let body: unknown = undefined;
     if (takesBody(deps, compiled)) {
-      const read = await (consumed ??= consumeBody(req, MAX_BODY_BYTES));
-      if (read.gone) return void res.destroy();
-      if (read.over) {
-        // 413 only where the document lists it (the event append); elsewhere a body too large is
-        // caller-fixable validation, 422.
-        return documents(deps, compiled, 413)
-          ? fail(413, 'PAYLOAD_TOO_LARGE', `request body exceeds ${MAX_BODY_BYTES} bytes`)
-          : fail(422, 'INVALID_REQUEST', `request body too large (over ${MAX_BODY_BYTES} bytes)`);
-      }
-      if (read.bytes.length > 0) {
-        try {
-          body = JSON.parse(read.bytes.toString('utf8'));
-        } catch {
-          return fail(422, 'INVALID_REQUEST', 'request body is not valid JSON');
-        }
-      }
-      const issues = deps.contract.validateRequestBody(compiled.operationId, body);
-      if (issues.length > 0) {
-        const first = issues[0]!;
-        const where = first.path && first.path !== '/' ? `${first.path}: ` : '';
-        return fail(422, 'INVALID_REQUEST', `${where}${first.message}`.replace(/\s+/g, ' '));
-      }
-      const nul = compiled.operationId === 'appendDispatchEvents' ? undefined : fieldWithNul(body);
-      if (nul !== undefined) return fail(422, 'INVALID_REQUEST', `${nul ? `${nul}: ` : ''}${nul || 'body'} must not contain a NUL character`);
+      const parsed = await parseBody(deps, compiled, () => (consumed ??= consumeBody(req, MAX_BODY_BYTES)));
+      if ('gone' in parsed) return void res.destroy();
+      if ('refused' in parsed) return fail(...parsed.refused);
+      body = parsed.body;
     }
 
     const reply: Reply = await compiled.route.handle({
@@ -274,4 +245,56 @@ export function fieldWithNul(value: unknown, path = ''): string | undefined {
     if (found !== undefined) return found;
   }
   return undefined;
+}
+
+type BodyAnswer = { body: unknown } | { gone: true } | { refused: [status: number, code: ErrorCode, message: string] };
+
+/** The request body of an operation that takes one: parsed and checked against the document, or why not. */
+async function parseBody(deps: AppDeps, compiled: CompiledRoute, consume: () => Promise<ConsumedBody>): Promise<BodyAnswer> {
+  const read = await consume();
+  if (read.gone) return { gone: true };
+  if (read.over) {
+    // 413 only where the document lists it (the event append); elsewhere a body too large is
+    // caller-fixable validation, 422.
+    return documents(deps, compiled, 413)
+      ? { refused: [413, 'PAYLOAD_TOO_LARGE', `request body exceeds ${MAX_BODY_BYTES} bytes`] }
+      : { refused: [422, 'INVALID_REQUEST', `request body too large (over ${MAX_BODY_BYTES} bytes)`] };
+  }
+  let body: unknown = undefined;
+  if (read.bytes.length > 0) {
+    try {
+      body = JSON.parse(read.bytes.toString('utf8'));
+    } catch {
+      return { refused: [422, 'INVALID_REQUEST', 'request body is not valid JSON'] };
+    }
+  }
+  const issues = deps.contract.validateRequestBody(compiled.operationId, body);
+  if (issues.length > 0) {
+    const first = issues[0]!;
+    const where = first.path && first.path !== '/' ? `${first.path}: ` : '';
+    return { refused: [422, 'INVALID_REQUEST', `${where}${first.message}`.replace(/\s+/g, ' ')] };
+  }
+  const nul = compiled.operationId === 'appendDispatchEvents' ? undefined : fieldWithNul(body);
+  if (nul !== undefined) return { refused: [422, 'INVALID_REQUEST', `${nul ? `${nul}: ` : ''}${nul || 'body'} must not contain a NUL character`] };
+  return { body };
+}
+
+/** The headers of every answer: the request id, the API version, the rate limit, the body's. */
+function responseHeaders(
+  requestId: string,
+  rate: { limit: number; remaining: number; resetEpochSeconds: number },
+  extra: Record<string, string>,
+  text: string,
+  json: boolean,
+): Record<string, string> {
+  return {
+    'x-request-id': requestId,
+    'x-svc-api-version': API_VERSION,
+    'x-ratelimit-limit': String(rate.limit),
+    'x-ratelimit-remaining': String(rate.remaining),
+    'x-ratelimit-reset': String(rate.resetEpochSeconds),
+    ...lowerKeys(extra),
+    ...(json ? { 'content-type': 'application/json; charset=utf-8' } : {}),
+    'content-length': String(Buffer.byteLength(text)),
+  };
 }
