@@ -15,7 +15,8 @@
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { handOver, lastLine, legEnded, legStarted, legsRoot, removeLegDir, removeLegFolder, run, svcGit, svcSh, type Run } from './leg-folder.js';
+import { handOver, legEnded, legStarted, legsRoot, removeLegDir, removeLegFolder, svcGit, svcSh } from './leg-folder.js';
+import { lastLine, run, type Run } from '../process/run.js';
 import { CHECKOUT, COLLECT_AND_CLEAR, LEG } from './leg-shell.js';
 import { gitValue, pointAgentRepo, sourceRepo, trackingConfig, writeAgentRepo } from './agent-repo.js';
 import { killAllOf } from './pool.js';

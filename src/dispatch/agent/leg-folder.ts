@@ -1,62 +1,19 @@
 // A leg's folder for an agent user (./clone.ts, docs/trust.md): one root per svc process in
 // the temp folder, root-owned 0711 and naming its owner, and in it a folder per leg with a random
-// name; how svc hands a folder over and removes it as the uid that owns it; and the one way svc
-// starts the small programs of a leg. Root never walks a tree an agent made: the removal runs as
+// name; how svc hands a folder over and removes it as the uid that owns it. Root never walks a tree an agent made: the removal runs as
 // the folder's uid, and root removes only the empty folder, whose entry lies in its own root.
-import { spawn } from 'node:child_process';
 import { lchownSync, lstatSync, readdirSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { chmod, mkdtemp, rmdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { selfMark } from '../state/run-lock.js';
 import { KILL_ALL } from './leg-shell.js';
-
-/** How long one of svc's steps as the agent user may take (its git config could make it hang). */
-const AGENT_STEP_TIMEOUT_MS = 120_000;
+import { lastLine, run } from '../process/run.js';
 
 /** The name of each svc process's legs root in the temp folder (`runs recover` looks for it). */
 export const LEGS_ROOT_PREFIX = 'svc-agent-legs-';
 /** Inside a legs root: who made it (pid and start time), so cleanup knows a live root from a dead one. */
 export const LEGS_OWNER_FILE = 'owner';
-
-export interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * A program through node's child_process (about 5 ms of CPU less per process than execa on a
- * 2-core machine). Never rejects; `code` is null when it could not start or was killed. `fd3`:
- * the child's descriptor 3 is that file of svc's.
- */
-export function run(
-  file: string,
-  args: string[],
-  opts: { cwd?: string; user?: { uid: number; gid: number }; env?: Record<string, string>; fd3?: number; input?: string } = {},
-): Promise<Run> {
-  return new Promise((done) => {
-    const child = spawn(file, args, {
-      cwd: opts.cwd ?? '/',
-      timeout: AGENT_STEP_TIMEOUT_MS,
-      stdio: [opts.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(opts.fd3 !== undefined ? [opts.fd3] : [])],
-      ...(opts.user ? { uid: opts.user.uid, gid: opts.user.gid } : {}),
-      ...(opts.env ? { env: opts.env } : {}),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', (error) => done({ code: null, stdout, stderr: stderr || error.message }));
-    child.on('close', (code) => done({ code, stdout, stderr }));
-    if (opts.input !== undefined) {
-      child.stdin?.on('error', () => {});
-      child.stdin?.end(opts.input);
-    }
-  });
-}
-
-export const lastLine = (r: Run): string => r.stderr.trim().split('\n').pop() || `exit ${r.code}`;
 
 /** svc's own git, or a shell of git commands on positional parameters; rejects with git's last complaint. */
 export async function svcGit(cwd: string, args: string[]): Promise<string> {

@@ -1,6 +1,6 @@
 // Reports of dispatch runs: the formats, `--report FORMAT:FILE` specs, and where markdown goes on
 // its own in CI (the GitHub Actions step summary, a Buildkite annotation).
-import { spawn } from 'node:child_process';
+import { lastLine, run } from '../process/run.js';
 import { appendFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { accessSync, constants } from 'node:fs';
@@ -101,16 +101,10 @@ function onPath(name: string, env: Record<string, string | undefined>): string |
   return null;
 }
 
-function annotate(agent: string, markdown: string, style: string, context: string, env: Record<string, string | undefined>): Promise<string | null> {
-  return new Promise((done) => {
-    const child = spawn(agent, ['annotate', '--style', style, '--context', context], { env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    child.on('error', (e) => done(e.message));
-    child.on('close', (code) => done(code === 0 ? null : `buildkite-agent annotate exited ${code}: ${err.trim().split('\n')[0] ?? ''}`));
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(markdown);
-  });
+async function annotate(agent: string, markdown: string, style: string, context: string, env: Record<string, string | undefined>): Promise<string | null> {
+  const r = await run(agent, ['annotate', '--style', style, '--context', context], { env, input: markdown, cwd: process.cwd() });
+  if (r.code === 0) return null;
+  return r.code === null ? lastLine(r) : `buildkite-agent annotate exited ${r.code}: ${r.stderr.trim().split('\n')[0] ?? ''}`;
 }
 
 /**

@@ -7,7 +7,7 @@
 // there. An agent's git sees them as ignored (an excludes file through GIT_CONFIG_*, see
 // exclusionEnv), and copies still untracked and not ignored by the repository are removed before
 // svc collects the leg's work, so no commit of svc's can carry one.
-import { execFile, spawn } from 'node:child_process';
+import { lastLine, run, runRaw, type Run } from '../process/run.js';
 import {
   chmodSync,
   closeSync,
@@ -25,9 +25,13 @@ import {
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
 
-const run = promisify(execFile);
+/** A program's stdout when it exited 0; else its last line, thrown. */
+async function answer(r: Promise<Run>, what: string): Promise<string> {
+  const done = await r;
+  if (done.code !== 0) throw new Error(`${what}: ${lastLine(done)}`);
+  return done.stdout;
+}
 
 /** Where a step or copy runs: the leg's folder, as the leg's user, with the agent's environment. */
 export interface StepPlace {
@@ -70,9 +74,9 @@ export function filesToCopy(checkout: string, globs: readonly string[]): Promise
 }
 
 async function listFiles(checkout: string, globs: readonly string[]): Promise<{ root: string; files: string[] }> {
-  const root = (await run('git', ['rev-parse', '--show-toplevel'], { cwd: checkout })).stdout.trim();
+  const root = (await answer(run('git', ['rev-parse', '--show-toplevel'], { cwd: checkout }), 'git rev-parse')).trim();
   if (!globs.length) return { root, files: [] };
-  const { stdout } = await run('git', ['ls-files', '-z', '--others', '--', ...globs.map((g) => `:(glob)${g}`)], { cwd: root, maxBuffer: 16 << 20 });
+  const stdout = await answer(run('git', ['ls-files', '-z', '--others', '--', ...globs.map((g) => `:(glob)${g}`)], { cwd: root }), 'git ls-files');
   const files = stdout
     .split('\0')
     .filter(Boolean)
@@ -111,23 +115,15 @@ function writeOwn(dir: string, rel: string, data: Buffer, mode: number): void {
 }
 
 /** Writes `data` to `rel` in the leg's folder as the leg's user (noclobber: nothing overwritten). */
-function writeAs(place: StepPlace, rel: string, data: Buffer, mode: number): Promise<void> {
+async function writeAs(place: StepPlace, rel: string, data: Buffer, mode: number): Promise<void> {
   const script = 'set -C; umask 077; mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && chmod "$2" "$1"';
-  return new Promise((done, fail) => {
-    const child = spawn('sh', ['-c', script, 'svc-copy', rel, mode.toString(8)], {
-      cwd: place.cwd,
-      uid: place.user!.uid,
-      gid: place.user!.gid,
-      stdio: ['pipe', 'ignore', 'pipe'],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' },
-    });
-    let err = '';
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.stdin.on('error', () => {});
-    child.stdin.end(data);
-    child.on('error', fail);
-    child.on('close', (code) => (code === 0 ? done() : fail(new Error(err.trim().split('\n').pop() || `exit ${code}`))));
+  const r = await run('sh', ['-c', script, 'svc-copy', rel, mode.toString(8)], {
+    cwd: place.cwd,
+    user: place.user!,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' },
+    input: data,
   });
+  if (r.code !== 0) throw new Error(lastLine(r));
 }
 
 /**
@@ -151,11 +147,9 @@ async function readAsOwner(root: string, rel: string): Promise<{ data: Buffer; m
     const owner = statSync(root);
     if (process.getuid?.() !== 0 || owner.uid === 0) return { data: readFileSync(fd), mode };
     // svc is root in another user's checkout: the bytes come through `cat` run as that user.
-    const { stdout } = await run('cat', ['--', rel], { cwd: root, uid: owner.uid, gid: owner.gid, encoding: 'buffer', maxBuffer: 64 << 20 }).catch(
-      (e: { stderr?: Buffer }) => {
-        throw new Error(`its owner cannot read it (${(e.stderr?.toString() ?? '').trim().split('\n').pop() || 'cat failed'})`);
-      },
-    );
+    const r = await runRaw('cat', ['--', rel], { cwd: root, user: { uid: owner.uid, gid: owner.gid } });
+    if (r.code !== 0) throw new Error(`its owner cannot read it (${r.stderr.trim().split('\n').pop() || 'cat failed'})`);
+    const stdout = r.stdout;
     return { data: stdout, mode };
   } finally {
     closeSync(fd);
@@ -219,9 +213,9 @@ export function exclusionEnv(copied: readonly string[], env: Record<string, stri
 export async function removeCopies(place: StepPlace, copied: readonly string[]): Promise<void> {
   if (!copied.length) return;
   const env = place.env({ PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', GIT_TERMINAL_PROMPT: '0' });
-  const as = place.user ? { uid: place.user.uid, gid: place.user.gid } : {};
+  const as = place.user ? { user: place.user } : {};
   const literal = copied.map((f) => `:(literal)${f}`);
-  const listed = await run('git', ['ls-files', '-z', '--others', '--exclude-standard', '--', ...literal], { cwd: place.cwd, env, ...as }).catch(() => null);
-  const stray = listed ? listed.stdout.split('\0').filter(Boolean) : [];
-  if (stray.length) await run('rm', ['-f', '--', ...stray], { cwd: place.cwd, env, ...as });
+  const listed = await run('git', ['ls-files', '-z', '--others', '--exclude-standard', '--', ...literal], { cwd: place.cwd, env, ...as });
+  const stray = listed.code === 0 ? listed.stdout.split('\0').filter(Boolean) : [];
+  if (stray.length) await answer(run('rm', ['-f', '--', ...stray], { cwd: place.cwd, env, ...as }), 'rm');
 }

@@ -1,10 +1,8 @@
 // One workflow step (setup, verify, teardown): a shell command as the leg's user in the leg's
-// folder, in a process group of its own that svc tracks like an agent's (a second Ctrl-C and
-// `svc runs recover` kill it), with a time limit. Its output goes to the caller (the leg's log);
+// folder, in a process group of its own that svc tracks like an agent's (process/run-in-group.ts:
+// a second Ctrl-C and `svc runs recover` kill it), with a time limit. Its output goes to the caller (the leg's log);
 // when the command exits, whatever it left running in its group goes with it.
-import { spawn } from 'node:child_process';
-import { followGroup, terminateGroup, type GroupExit } from '../agent/process-group.js';
-import { trackAgentGroup } from '../signals.js';
+import { runInGroup } from '../process/run-in-group.js';
 
 export interface StepSpec {
   /** Run with `sh -c`: the repository's own policy, written as in a CI file. */
@@ -37,70 +35,25 @@ export interface StepResult {
 }
 
 /** Runs one step to its end. Never rejects. */
-export function runStep(spec: StepSpec): Promise<StepResult> {
-  const started = Date.now();
-  return new Promise((resolve) => {
-    let stopped: StepResult['stopped'] = null;
-    let settled = false;
-    const timers: NodeJS.Timeout[] = [];
-    let untrack: (() => void) | null = null;
-    let exit: GroupExit | null = null;
-    let child: ReturnType<typeof spawn>;
-    try {
-      const [file, ...args] = spec.wrap ? spec.wrap(['sh', '-c', spec.command]) : ['sh', '-c', spec.command];
-      child = spawn(file!, args, {
-        cwd: spec.cwd,
-        env: { ...spec.env, PWD: spec.cwd },
-        detached: true,
-        ...(spec.user ? { uid: spec.user.uid, gid: spec.user.gid } : {}),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-    } catch (error) {
-      // Synchronous only for arguments spawn cannot take (a NUL byte in the command).
-      resolve({ exitCode: null, signal: null, stopped: null, error: `could not start sh: ${(error as Error).message}`, durationMs: 0 });
-      return;
-    }
-    const pid = child.pid;
-    const finish = (result: Omit<StepResult, 'durationMs' | 'stopped'>) => {
-      if (settled) return;
-      settled = true;
-      for (const t of timers) clearTimeout(t);
-      spec.signal?.removeEventListener('abort', onAbort);
-      if (untrack && pid !== undefined) {
-        untrack();
-        spec.onGroup?.('end', pid);
-      }
-      resolve({ ...result, stopped, durationMs: Date.now() - started });
-    };
-    const stop = (why: 'timeout' | 'interrupted') => {
-      if (stopped || exit || pid === undefined) return;
-      stopped = why;
-      timers.push(terminateGroup(pid, spec.killGraceMs));
-    };
-    const onAbort = () => stop('interrupted');
-    const conclude = () => {
-      if (exit) finish({ exitCode: exit.code, signal: exit.signal, error: null });
-    };
-    if (pid !== undefined) {
-      untrack = trackAgentGroup(pid);
-      spec.onGroup?.('start', pid);
-    }
-    child.on('error', (error) => {
-      if (!exit) finish({ exitCode: null, signal: null, error: `could not start sh: ${error.message}` });
-    });
-    // A log that cannot be written must not stop the step (followGroup swallows the throw); a
-    // background child (a dev server) still holding the pipes goes with its step.
-    followGroup(child, {
-      onOutput: (chunk) => spec.onOutput(chunk),
-      onExit: (exited) => {
-        exit = exited;
-      },
-      onEnd: conclude,
-    });
-    if (spec.signal?.aborted) onAbort();
-    else spec.signal?.addEventListener('abort', onAbort, { once: true });
-    timers.push(setTimeout(() => stop('timeout'), spec.timeoutMs));
+export async function runStep(spec: StepSpec): Promise<StepResult> {
+  const r = await runInGroup({
+    argv: spec.wrap ? spec.wrap(['sh', '-c', spec.command]) : ['sh', '-c', spec.command],
+    cwd: spec.cwd,
+    env: spec.env,
+    user: spec.user,
+    killGraceMs: spec.killGraceMs,
+    deadlines: [{ ms: spec.timeoutMs, why: 'timeout' }],
+    signal: spec.signal,
+    onOutput: (chunk) => spec.onOutput(chunk),
+    onGroup: spec.onGroup,
   });
+  return {
+    exitCode: r.code,
+    signal: r.signal,
+    stopped: r.stopped as StepResult['stopped'],
+    error: r.startError ? `could not start sh: ${r.startError.message}` : null,
+    durationMs: r.durationMs,
+  };
 }
 
 /** How a step ended, as a reason says it: `exit 1`, `timed out after 10m`, `killed by SIGKILL`. */

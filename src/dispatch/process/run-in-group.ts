@@ -1,0 +1,135 @@
+// The one way svc runs a program of a leg (an agent, a workflow step): detached in a process group
+// of its own, as the leg's user, tracked like an agent's (a second Ctrl-C and `svc runs recover`
+// kill it), its output handed over as it comes, stopped (the whole group: SIGTERM, then SIGKILL
+// after the grace) on a deadline, on silence or on the abort signal. node:child_process rather
+// than execa: execa's promise settles only when stdout/stderr end, and a grandchild that inherited
+// them (a dev server, a stuck test) can hold them open for ever; here the leader's exit ends the
+// program's turn and followGroup ends what it left running.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { trackAgentGroup } from '../signals.js';
+import { followGroup, terminateGroup } from './group.js';
+
+export interface GroupRunSpec {
+  argv: readonly string[];
+  cwd: string;
+  /** The complete environment; PWD is set to `cwd` as a shell would. */
+  env: Record<string, string>;
+  /** The leg's user; absent: svc's own. libuv also clears the supplementary groups when it switches. */
+  user?: { uid: number; gid: number } | null | undefined;
+  /** Written to stdin, which is then closed; absent: stdin is /dev/null. */
+  stdin?: string | undefined;
+  /** Descriptors 3 and up of the child (an agent user's leg folder). */
+  extraFds?: readonly number[] | undefined;
+  killGraceMs: number;
+  /** Stop reasons after a time: the first to come stops the program. */
+  deadlines: readonly { ms: number; why: string }[];
+  /** Stopped with `why` after `ms` with no output at all. */
+  idle?: { ms: number; why: string } | undefined;
+  signal?: AbortSignal | undefined;
+  onOutput(chunk: Buffer, from: 'stdout' | 'stderr'): void;
+  /** Hears the group start and end (the journal names it for `svc runs recover`); a throw is ignored. */
+  onGroup?: ((event: 'start' | 'end', pgid: number) => void) | undefined;
+}
+
+export interface GroupRunResult {
+  /** null when a signal ended it, or it never started. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Why svc stopped it ('interrupted' for the abort signal), or null. */
+  stopped: string | null;
+  /** It could not be started: spawn's error (ENOENT, EACCES, a NUL byte in argv). */
+  startError: NodeJS.ErrnoException | null;
+  durationMs: number;
+}
+
+/** Runs the program to the end of its group. Never rejects. */
+export function runInGroup(spec: GroupRunSpec): Promise<GroupRunResult> {
+  const started = Date.now();
+  const [file, ...args] = spec.argv;
+  return new Promise((resolve) => {
+    let child: ChildProcess;
+    let stopped: string | null = null;
+    let exited = false;
+    let settled = false;
+    let lastOutput = Date.now();
+    const timers: NodeJS.Timeout[] = [];
+    let killTimer: NodeJS.Timeout | undefined;
+    let untrack: (() => void) | null = null;
+    const notify = (event: 'start' | 'end', pid: number) => {
+      try {
+        spec.onGroup?.(event, pid);
+      } catch {
+        // A journal that cannot be written (disk full) must not stop the program.
+      }
+    };
+    const finish = (r: Omit<GroupRunResult, 'durationMs' | 'stopped'>) => {
+      if (settled) return;
+      settled = true;
+      for (const t of timers) clearTimeout(t);
+      spec.signal?.removeEventListener('abort', onAbort);
+      if (untrack && child.pid !== undefined) {
+        untrack();
+        notify('end', child.pid);
+      }
+      resolve({ ...r, stopped, durationMs: Date.now() - started });
+    };
+    const stop = (why: string) => {
+      if (stopped || exited || child?.pid === undefined) return;
+      stopped = why;
+      killTimer = terminateGroup(child.pid, spec.killGraceMs);
+    };
+    const onAbort = () => stop('interrupted');
+    try {
+      child = spawn(file ?? '', args, {
+        cwd: spec.cwd,
+        // Agents built on Bun (opencode) take their project folder from PWD, not from the cwd.
+        env: { ...spec.env, PWD: spec.cwd },
+        detached: true,
+        ...(spec.user ? { uid: spec.user.uid, gid: spec.user.gid } : {}),
+        stdio: [spec.stdin !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(spec.extraFds ?? [])],
+        windowsHide: true,
+      });
+    } catch (error) {
+      // Synchronous only for arguments spawn cannot take (a NUL byte in argv).
+      resolve({ code: null, signal: null, stopped: null, startError: error as NodeJS.ErrnoException, durationMs: 0 });
+      return;
+    }
+    if (child.pid !== undefined) {
+      untrack = trackAgentGroup(child.pid);
+      notify('start', child.pid);
+    }
+    // Emitted instead of `exit` when the program could not be started at all.
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      if (!exited) finish({ code: null, signal: null, startError: error });
+    });
+    if (spec.stdin !== undefined) {
+      // The program may exit without reading its stdin: EPIPE there is expected, not a failure.
+      child.stdin?.on('error', () => {});
+      child.stdin?.end(spec.stdin);
+    }
+    // A log that cannot be written must not stop the program (followGroup swallows the throw).
+    followGroup(child, {
+      onOutput: (chunk, from) => {
+        lastOutput = Date.now();
+        spec.onOutput(chunk, from);
+      },
+      onExit: () => {
+        exited = true;
+        if (killTimer) clearTimeout(killTimer);
+      },
+      onEnd: (exit) => finish({ code: exit.code, signal: exit.signal, startError: null }),
+    });
+    if (spec.signal?.aborted) onAbort();
+    else spec.signal?.addEventListener('abort', onAbort, { once: true });
+    for (const d of spec.deadlines) timers.push(setTimeout(() => stop(d.why), d.ms));
+    const idle = spec.idle;
+    if (idle) {
+      const watch = (): void => {
+        const quiet = Date.now() - lastOutput;
+        if (quiet >= idle.ms) return stop(idle.why);
+        timers.push(setTimeout(watch, idle.ms - quiet));
+      };
+      timers.push(setTimeout(watch, idle.ms));
+    }
+  });
+}
