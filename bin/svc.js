@@ -1,4 +1,23 @@
-#!/usr/bin/env node
+#!/bin/sh
+':' /*
+# Run as a program (npm links `svc` here), this file is a shell script first: it execs the Node 22
+# that comes with the package (the `node` dependency, CONTRIBUTING.md#toolchain) on this same file,
+# so svc runs on Node 22 whatever `node` is on PATH (Debian's is 20). exec, not a child: signals,
+# the exit code, stdin/stdout/stderr and the terminal are the program's own, and it costs a shell
+# and a readlink (about 1 ms), not a second Node start. Node skips this part (to Node it is a
+# string and a comment), so `node bin/svc.js` starts at the guard below, as the exec does. Biome
+# leaves this file unformatted (biome.json): its semicolon after ':' would have the shell run /*.
+self=$(readlink -f -- "$0" 2>/dev/null) || self=$0
+here=${self%/*}
+node=$here/../node_modules/node/bin/node
+# Installed into a project's node_modules, npm hoists the `node` package beside svc-cli. (The
+# quotes keep a star from meeting a slash: that would end the comment Node sees.)
+case $here in *'/node_modules/'*'/bin') [ -x "$node" ] || node=$here/../../node/bin/node ;; esac
+# Installed with --ignore-scripts, the package's Node binary is missing: the PATH's node runs the
+# rest, and on a Node too old for svc the guard below says which one svc needs.
+[ -x "$node" ] || node=node
+exec "$node" "$self" "$@"
+*/
 // Node older than svc needs: one line and exit 2 before the program loads (it would fail in odd
 // ways: no node:sqlite, no process.getBuiltinModule). Old syntax on purpose, so any Node parses it.
 var v = process.versions.node.split('.').map(Number);

@@ -1,0 +1,185 @@
+// bin/svc.js run as a program (what npm links `svc` to) where `node` on PATH is the machine's Node
+// 20: its shell part execs the package's own Node 22 (CONTRIBUTING.md#toolchain). exec, not a child
+// process: the process the shell started is svc on Node 22 itself, so exit codes, pipes and signals
+// are svc's own. A single Ctrl-C must reach svc once: a wrapper that relayed it would hand a
+// dispatch run a second SIGINT, which exits at once (docs/dispatch.md's signals).
+import { spawn } from 'node:child_process';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createAdmin } from '../../src/server/admin.js';
+import { openDatabase, type Database } from '../../src/server/db.js';
+import { MODULES } from '../../src/server/modules.js';
+import { BIN, isolatedEnv, makeRepo, type CliEnv, type CliResult } from '../support/cli.js';
+import { node20First } from '../support/machine-node.js';
+import { startLocalServer, type LocalServer } from '../support/server-process.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const PACKAGE_NODE = realpathSync(join(ROOT, 'node_modules', 'node', 'bin', 'node'));
+
+/** `program ARGS` as a shell runs it: stdin fed from `input`, stdout and stderr pipes. */
+function start(program: string, args: string[], env: CliEnv, input = '') {
+  // detached: svc leads a process group of its own, as a shell's foreground job does.
+  const child = spawn(program, args, { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stdin.end(input);
+  const done = new Promise<CliResult>((ok) => child.on('close', (code, signal) => ok({ code, signal, stdout, stderr })));
+  return { child, done, out: () => ({ stdout, stderr }) };
+}
+
+/** The `svc` a user on Node 20 types: bin/svc.js itself, with that Node first on PATH. */
+const asProgram = (args: string[], env: CliEnv, input?: string, bin = BIN) => start(bin, args, { ...env, PATH: node20First() }, input).done;
+/** The same command on the test's own Node 22, not through the shell part. */
+const onNode22 = (args: string[], env: CliEnv, input?: string) => start(process.execPath, [BIN, ...args], env, input).done;
+
+let server: LocalServer;
+let db: Database;
+
+beforeAll(async () => {
+  server = await startLocalServer();
+  db = openDatabase(server.db, MODULES);
+});
+
+afterAll(async () => {
+  db?.close();
+  expect((await server?.stop()) ?? [], 'responses that break the contract document').toEqual([]);
+});
+
+const serviceEnv = (extra: CliEnv = {}) => isolatedEnv({ SVC_BASE_URL: server.url, SVC_PROJECT: 'DEMO', ...extra });
+
+describe('svc run as a program with Node 20 first on PATH', () => {
+  test.each([
+    ['--version', ['--version'], {}, 0],
+    ['an unknown command (usage)', ['nosuch'], {}, 2],
+    ['a token that is not one (authentication)', ['items', 'list'], { SVC_TOKEN: 'not-a-token' }, 3],
+    ['an item that does not exist (not found)', ['items', 'show', 'DEMO-99999'], {}, 4],
+  ] as const)('%s: the exit code, stdout and stderr of svc on Node 22', async (_, args, extra, code) => {
+    const env = serviceEnv({ SVC_TOKEN: server.token, ...extra });
+    const [program, direct] = await Promise.all([asProgram([...args], env), onNode22([...args], env)]);
+    expect(program.code, program.stderr).toBe(code);
+    expect(program).toEqual(direct);
+  });
+
+  test('a pipe: the token on stdin to auth login, the items as JSON on stdout', async () => {
+    const env = serviceEnv();
+    const login = await asProgram(['auth', 'login', '--with-token'], env, `${server.token}\n`);
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stderr).toContain('Logged in to');
+    const list = await asProgram(['items', 'list', '--json'], env);
+    expect(list.code, list.stderr).toBe(0);
+    expect(JSON.stringify(JSON.parse(list.stdout))).toContain('"DEMO-6"');
+  });
+});
+
+describe('signals reach svc itself, once', () => {
+  let root: string;
+  let slowAgent: string;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'svc-launcher-'));
+    slowAgent = join(root, 'slow-agent.sh');
+    writeFileSync(slowAgent, '#!/bin/sh\necho $$ >> "$AGENT_PIDS"\necho "started $SVC_CARD_KEY"\nsleep 30\n');
+    chmodSync(slowAgent, 0o755);
+  });
+
+  test.each([
+    ['SIGINT to its process group, as Ctrl-C in a terminal', 130, 'SIGINT', 'group'],
+    ["SIGTERM to svc's pid alone, as `kill PID`", 143, 'SIGTERM', 'pid'],
+  ] as const)(
+    '%s: one process, Node 22; the run winds down once and closes interrupted, exit %i',
+    async (_, code, signal, target) => {
+      const pids = join(root, `pids-${signal}`);
+      const key = createAdmin(db).createWorkItem({ projectKey: 'DEMO', kind: 'task', title: `launcher ${signal}`, type: 'chore' }).key;
+      const env: CliEnv = { ...serviceEnv({ SVC_TOKEN: server.token, AGENT_PIDS: pids }), PATH: node20First() };
+      const args = [
+        'run',
+        key,
+        '--agent-cmd',
+        `sh ${slowAgent}`,
+        '--agent-env',
+        'AGENT_PIDS',
+        '--allow-empty',
+        '--kill-grace',
+        '1s',
+        '--repo',
+        await makeRepo(),
+      ];
+      const run = start(BIN, args, env);
+      const pid = run.child.pid!;
+      await until('the agent to start', () => existsSync(pids));
+      // exec: the pid the shell started is Node 22's, running bin/svc.js; no wrapper is left.
+      expect(readlinkSync(`/proc/${pid}/exe`)).toBe(PACKAGE_NODE);
+      expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[1]).toBe(BIN);
+      process.kill(target === 'group' ? -pid : pid, signal);
+      const ended = await run.done;
+      expect(ended.code, ended.stderr).toBe(code);
+      expect(ended.stderr).toContain(`${signal}: stopping agents, sending pending events and closing the run`);
+      expect(ended.stderr).not.toContain('exiting at once');
+      const [runId] = readdirSync(join(env.SVC_STATE_DIR!, 'runs'));
+      expect(db.prepare('SELECT status, stop_reason FROM dispatch_runs WHERE id = ?').get(runId!)).toEqual({ status: 'cancelled', stop_reason: 'interrupted' });
+    },
+    60_000,
+  );
+});
+
+describe('where the package keeps its Node', () => {
+  test("through a symlink, as npm links `svc` into a bin folder: the package's node_modules/node", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-link-'));
+    symlinkSync(BIN, join(dir, 'svc'));
+    const r = await asProgram(['--version'], isolatedEnv(), '', join(dir, 'svc'));
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+  });
+
+  test("installed in a project's node_modules: the `node` package npm hoisted beside svc-cli", async () => {
+    const modules = join(mkdtempSync(join(tmpdir(), 'svc-hoisted-')), 'node_modules');
+    const pkg = join(modules, 'svc-cli');
+    mkdirSync(join(pkg, 'bin'), { recursive: true });
+    mkdirSync(join(modules, 'node', 'bin'), { recursive: true });
+    mkdirSync(join(modules, '.bin'));
+    for (const f of ['bin/svc.js', 'bin/package.json', 'package.json']) copyFileSync(join(ROOT, f), join(pkg, f));
+    symlinkSync(join(ROOT, 'dist'), join(pkg, 'dist'));
+    symlinkSync(PACKAGE_NODE, join(modules, 'node', 'bin', 'node'));
+    symlinkSync('../svc-cli/bin/svc.js', join(modules, '.bin', 'svc'));
+    const env = isolatedEnv();
+    expect(await asProgram(['config', 'set', 'project', 'PROJ'], env, '', join(modules, '.bin', 'svc'))).toMatchObject({ code: 0 });
+    expect(await asProgram(['config', 'get', 'project'], env, '', join(modules, '.bin', 'svc'))).toEqual({
+      code: 0,
+      signal: null,
+      stdout: 'PROJ\n',
+      stderr: '',
+    });
+  });
+
+  test("without it (installed with --ignore-scripts): PATH's node runs it, and Node 20 gets the guard's one line, exit 2", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-alone-'));
+    mkdirSync(join(dir, 'bin'));
+    copyFileSync(BIN, join(dir, 'bin', 'svc.js'));
+    const r = await asProgram(['run', 'PROJ-1'], isolatedEnv(), '', join(dir, 'bin', 'svc.js'));
+    expect(r).toMatchObject({ code: 2, stdout: '' });
+    expect(r.stderr).toMatch(/^svc: needs Node\.js 22\.13 or newer; this is Node\.js 20\.\d+\.\d+\n$/);
+  });
+});
+
+async function until(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
