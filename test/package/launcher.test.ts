@@ -18,13 +18,13 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAdmin } from '../../src/server/admin.js';
 import { openDatabase, type Database } from '../../src/server/db.js';
 import { MODULES } from '../../src/server/modules.js';
 import { BIN, isolatedEnv, makeRepo, type CliEnv, type CliResult } from '../support/cli.js';
-import { node20First } from '../support/machine-node.js';
+import { machineNode20, node20First } from '../support/machine-node.js';
 import { startLocalServer, type LocalServer } from '../support/server-process.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -137,40 +137,71 @@ describe('signals reach svc itself, once', () => {
   );
 });
 
-describe('where the package keeps its Node', () => {
-  test("through a symlink, as npm links `svc` into a bin folder: the package's node_modules/node", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-link-'));
-    symlinkSync(BIN, join(dir, 'svc'));
-    const r = await asProgram(['--version'], isolatedEnv(), '', join(dir, 'svc'));
-    expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
-  });
+/**
+ * A copy of the package laid out as npm lays it out, cheaply: bin/ copied, dist/ linked, the
+ * `node` package's binary linked to the clone's. Returns the root of the tree.
+ */
+function layout(links: Record<string, string>, nodes: Record<string, string>, pkgDir: string): string {
+  const root = mkdtempSync(join(tmpdir(), 'svc-layout-'));
+  const pkg = join(root, pkgDir);
+  mkdirSync(join(pkg, 'bin'), { recursive: true });
+  for (const f of ['bin/svc.js', 'bin/package.json', 'package.json']) copyFileSync(join(ROOT, f), join(pkg, f));
+  symlinkSync(join(ROOT, 'dist'), join(pkg, 'dist'));
+  for (const [at, binary] of Object.entries(nodes)) {
+    mkdirSync(join(root, at, 'bin'), { recursive: true });
+    symlinkSync(binary, join(root, at, 'bin', 'node'));
+  }
+  for (const [at, target] of Object.entries(links)) {
+    mkdirSync(dirname(join(root, at)), { recursive: true });
+    symlinkSync(target, join(root, at));
+  }
+  return root;
+}
 
-  test("installed in a project's node_modules: the `node` package npm hoisted beside svc-cli", async () => {
-    const modules = join(mkdtempSync(join(tmpdir(), 'svc-hoisted-')), 'node_modules');
-    const pkg = join(modules, 'svc-cli');
-    mkdirSync(join(pkg, 'bin'), { recursive: true });
-    mkdirSync(join(modules, 'node', 'bin'), { recursive: true });
-    mkdirSync(join(modules, '.bin'));
-    for (const f of ['bin/svc.js', 'bin/package.json', 'package.json']) copyFileSync(join(ROOT, f), join(pkg, f));
-    symlinkSync(join(ROOT, 'dist'), join(pkg, 'dist'));
-    symlinkSync(PACKAGE_NODE, join(modules, 'node', 'bin', 'node'));
-    symlinkSync('../svc-cli/bin/svc.js', join(modules, '.bin', 'svc'));
+const GLOBAL = 'lib/node_modules/svc-cli';
+const LOCAL = 'node_modules/svc-cli';
+
+describe('where the package keeps its Node', () => {
+  test.each([
+    [
+      "npm's global link, PREFIX/bin/svc",
+      { 'bin/svc': '../lib/node_modules/svc-cli/bin/svc.js' },
+      { [`${GLOBAL}/node_modules/node`]: PACKAGE_NODE },
+      GLOBAL,
+      'bin/svc',
+    ],
+    [
+      'a link of its own elsewhere (readlink finds the package)',
+      { 'mine/svc': `../${GLOBAL}/bin/svc.js` },
+      { [`${GLOBAL}/node_modules/node`]: PACKAGE_NODE },
+      GLOBAL,
+      'mine/svc',
+    ],
+    [
+      "npm's link in a project, the `node` package hoisted beside svc-cli",
+      { 'node_modules/.bin/svc': '../svc-cli/bin/svc.js' },
+      { 'node_modules/node': PACKAGE_NODE },
+      LOCAL,
+      'node_modules/.bin/svc',
+    ],
+    [
+      "npm's link in a project whose own `node` is another one: svc's, nested, first",
+      { 'node_modules/.bin/svc': '../svc-cli/bin/svc.js' },
+      { [`${LOCAL}/node_modules/node`]: PACKAGE_NODE, 'node_modules/node': machineNode20() },
+      LOCAL,
+      'node_modules/.bin/svc',
+    ],
+    ['the file itself, the `node` package hoisted', {}, { 'node_modules/node': PACKAGE_NODE }, LOCAL, `${LOCAL}/bin/svc.js`],
+  ])('%s: svc runs on the package Node 22', async (_, links, nodes, pkgDir, program) => {
+    const root = layout(links, nodes, pkgDir);
     const env = isolatedEnv();
-    expect(await asProgram(['config', 'set', 'project', 'PROJ'], env, '', join(modules, '.bin', 'svc'))).toMatchObject({ code: 0 });
-    expect(await asProgram(['config', 'get', 'project'], env, '', join(modules, '.bin', 'svc'))).toEqual({
-      code: 0,
-      signal: null,
-      stdout: 'PROJ\n',
-      stderr: '',
-    });
+    expect(await asProgram(['config', 'set', 'project', 'PROJ'], env, '', join(root, program))).toMatchObject({ code: 0 });
+    expect(await asProgram(['config', 'get', 'project'], env, '', join(root, program))).toEqual({ code: 0, signal: null, stdout: 'PROJ\n', stderr: '' });
   });
 
   test("without it (installed with --ignore-scripts): PATH's node runs it, and Node 20 gets the guard's one line, exit 2", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-alone-'));
-    mkdirSync(join(dir, 'bin'));
-    copyFileSync(BIN, join(dir, 'bin', 'svc.js'));
-    const r = await asProgram(['run', 'PROJ-1'], isolatedEnv(), '', join(dir, 'bin', 'svc.js'));
+    const root = layout({ 'bin/svc': `../${GLOBAL}/bin/svc.js` }, {}, GLOBAL);
+    const r = await asProgram(['run', 'PROJ-1'], isolatedEnv(), '', join(root, 'bin/svc'));
     expect(r).toMatchObject({ code: 2, stdout: '' });
     expect(r.stderr).toMatch(/^svc: needs Node\.js 22\.13 or newer; this is Node\.js 20\.\d+\.\d+\n$/);
   });
