@@ -2,7 +2,8 @@
 // 20: its shell part execs the package's own Node 22 (CONTRIBUTING.md#toolchain). exec, not a child
 // process: the process the shell started is svc on Node 22 itself, so exit codes, pipes and signals
 // are svc's own. A single Ctrl-C must reach svc once: a wrapper that relayed it would hand a
-// dispatch run a second SIGINT, which exits at once (docs/dispatch.md's signals).
+// dispatch run a second SIGINT, which exits at once
+// (docs/dispatch.md#why-a-run-stops-and-the-status-it-closes-with).
 import { spawn } from 'node:child_process';
 import {
   chmodSync,
