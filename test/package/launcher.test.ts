@@ -1,9 +1,10 @@
 // bin/svc.js run as a program (what npm links `svc` to) where `node` on PATH is the machine's Node
 // 20: its shell part execs the package's own Node 22 (CONTRIBUTING.md#toolchain). exec, not a child
 // process: the process the shell started is svc on Node 22 itself, so exit codes, pipes and signals
-// are svc's own. A single Ctrl-C must reach svc once: a wrapper that relayed it would hand a
+// are svc's own. A single Ctrl-C must reach svc once: a wrapper that relayed it could hand a
 // dispatch run a second SIGINT, which exits at once
-// (docs/dispatch.md#why-a-run-stops-and-the-status-it-closes-with).
+// (docs/dispatch.md#why-a-run-stops-and-the-status-it-closes-with). Whether it does is a race, so
+// the tests also read the signalled process itself: Node 22 on bin/svc.js, no wrapper.
 import { spawn } from 'node:child_process';
 import {
   chmodSync,
