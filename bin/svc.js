@@ -4,7 +4,7 @@
 # that comes with the package (the `node` dependency, CONTRIBUTING.md#toolchain) on this same file,
 # so svc runs on Node 22 whatever `node` is on PATH (Debian's is 20). exec, not a child: signals,
 # the exit code, stdin/stdout/stderr and the terminal are the program's own, and it costs a shell
-# (about 3 ms of CPU), not a second Node start. Node skips this part (to Node it is a string and a
+# (1–2 ms of CPU), not a second Node start. Node skips this part (to Node it is a string and a
 # comment), so `node bin/svc.js` starts at the guard below, as the exec does. Biome leaves this
 # file unformatted (biome.json): its semicolon after ':' would have the shell run /*.
 # Where npm puts that Node, from the folder of the path the shell was given (Node resolves the
