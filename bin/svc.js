@@ -23,8 +23,16 @@ exec "$node" "$0" "$@"
 // Node older than svc needs: one line and exit 2 before the program loads (it would fail in odd
 // ways: no node:sqlite, no process.getBuiltinModule). Old syntax on purpose, so any Node parses it.
 var v = process.versions.node.split('.').map(Number);
+// The `node` package beside svc without its binary: npm skipped its install script (--ignore-scripts).
+function nodeNotFetched() {
+  var fs = require('node:fs');
+  return [__dirname + '/../node_modules/node', __dirname + '/../../node'].some(function (p) {
+    return fs.existsSync(p + '/package.json') && !fs.existsSync(p + '/bin/node');
+  });
+}
 if (v[0] < 22 || (v[0] === 22 && v[1] < 13)) {
-  process.stderr.write('svc: needs Node.js 22.13 or newer; this is Node.js ' + process.versions.node + '\n');
+  const why = nodeNotFetched() ? " (svc's own Node 22 is missing: npm skipped the node package's install script; reinstall svc with scripts)" : '';
+  process.stderr.write('svc: needs Node.js 22.13 or newer; this is Node.js ' + process.versions.node + why + '\n');
   process.exit(2);
 }
 // Kept tiny on purpose: turn on Node's compile cache before anything else loads, then hand over.

@@ -201,11 +201,25 @@ describe('where the package keeps its Node', () => {
     expect(await asProgram(['config', 'get', 'project'], env, '', join(root, program))).toEqual({ code: 0, signal: null, stdout: 'PROJ\n', stderr: '' });
   });
 
-  test("without it (installed with --ignore-scripts): PATH's node runs it, and Node 20 gets the guard's one line, exit 2", async () => {
+  test("without it: PATH's node runs it, and Node 20 gets the guard's one line, exit 2", async () => {
     const root = layout({ 'bin/svc': `../${GLOBAL}/bin/svc.js` }, {}, GLOBAL);
     const r = await asProgram(['run', 'PROJ-1'], isolatedEnv(), '', join(root, 'bin/svc'));
     expect(r).toMatchObject({ code: 2, stdout: '' });
     expect(r.stderr).toMatch(/^svc: needs Node\.js 22\.13 or newer; this is Node\.js 20\.\d+\.\d+\n$/);
+  });
+
+  test.each([
+    ['nested', `${GLOBAL}/node_modules/node`],
+    ['hoisted', 'lib/node_modules/node'],
+  ])('its `node` package %s without the binary (npm install --ignore-scripts): the line says why', async (_, at) => {
+    const root = layout({ 'bin/svc': `../${GLOBAL}/bin/svc.js` }, {}, GLOBAL);
+    mkdirSync(join(root, at), { recursive: true });
+    copyFileSync(join(ROOT, 'node_modules', 'node', 'package.json'), join(root, at, 'package.json'));
+    const r = await asProgram(['--version'], isolatedEnv(), '', join(root, 'bin/svc'));
+    expect(r).toMatchObject({ code: 2, stdout: '' });
+    expect(r.stderr).toMatch(
+      /^svc: needs Node\.js 22\.13 or newer; this is Node\.js 20\.\d+\.\d+ \(svc's own Node 22 is missing: npm skipped the node package's install script; reinstall svc with scripts\)\n$/,
+    );
   });
 });
 
