@@ -4,10 +4,12 @@
 // network) and, for items list, a bare Node script making the same GET (agents/bare-get.mjs), all
 // in interleaved rounds (one of each per round, so a noisy moment hits all alike), medians
 // compared. The service runs in a worker thread here, so it answers while this thread
-// waits for each command.
+// waits for each command. svc is started as a user's shell starts it, bin/svc.js as the program:
+// its shell preamble execs the package's Node (node_modules/node, CONTRIBUTING.md#toolchain), the
+// one `npm run bench` runs this file and `node -e 0` on, so each figure includes that preamble.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { BIN, NODE, ROOT, median, ms, row, svcEnv, tempDir, timed, x } from './lib.mjs';
@@ -46,6 +48,10 @@ const onPty = (cmd) => ['script', ['-qec', cmd, '/dev/null']];
 const q = (s) => `'${s.replaceAll("'", "'\\''")}'`;
 
 export async function startup() {
+  // The ratios to `node -e 0` compare like with like only if that is the Node the preamble execs.
+  const svcNode = join(dirname(BIN), '..', 'node_modules', 'node', 'bin', 'node');
+  if (existsSync(svcNode) && realpathSync(svcNode) !== realpathSync(NODE))
+    throw new Error(`bin/svc.js runs on ${realpathSync(svcNode)}, this on ${NODE}: run the benchmarks with npm run bench`);
   const service = await serviceInWorker();
   try {
     const env = svcEnv({ url: service.url, token: service.token, projectKey: 'BENCH' });
@@ -56,10 +62,10 @@ export async function startup() {
     const hasScript = which('script') !== null;
     const cases = {
       node: [NODE, ['-e', '0']],
-      configGet: [NODE, [BIN, 'config', 'get', 'project']],
-      itemsList: [NODE, [BIN, 'items', 'list', '--json']],
+      configGet: [BIN, ['config', 'get', 'project']],
+      itemsList: [BIN, ['items', 'list', '--json']],
       bareGet: [NODE, [BARE_GET, service.url, service.token, 'BENCH']],
-      ...(hasScript ? { helpPty: onPty(`${q(NODE)} ${q(BIN)} --help`) } : {}),
+      ...(hasScript ? { helpPty: onPty(`${q(BIN)} --help`) } : {}),
       ...(gh ? { gh: [gh, ['config', 'get', 'editor']] } : {}),
       ...(gh && hasScript ? { ghPty: onPty(`${q(gh)} config get editor`) } : {}),
     };
@@ -114,7 +120,7 @@ export async function startup() {
 
 function versionRatio(nodeMs) {
   const t = [];
-  for (let i = 0; i < 7; i++) t.push(timed(NODE, [BIN, '--version']).wallMs);
+  for (let i = 0; i < 7; i++) t.push(timed(BIN, ['--version']).wallMs);
   return `${x(median(t) / nodeMs)} (${ms(median(t))}; measured after the rounds)`;
 }
 

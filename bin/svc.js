@@ -1,9 +1,38 @@
-#!/usr/bin/env node
+#!/bin/sh
+':' /*
+# Run as a program (npm links `svc` here), this file is a shell script first: it execs the Node 22
+# that comes with the package (the `node` dependency, CONTRIBUTING.md#toolchain) on this same file,
+# so svc runs on Node 22 whatever `node` is on PATH (Debian's is 20). exec, not a child: signals,
+# the exit code, stdin/stdout/stderr and the terminal are the program's own, and it costs a shell
+# (1–2 ms of CPU), not a second Node start. Node skips this part (to Node it is a string and a
+# comment), so `node bin/svc.js` starts at the guard below, as the exec does. Biome leaves this
+# file unformatted (biome.json): its semicolon after ':' would have the shell run /*.
+# Where npm puts that Node, from the folder of the path the shell was given (Node resolves the
+# link to this file itself): npm's link in a project's node_modules/.bin, its global link in
+# PREFIX/bin, or this file in the package's own bin/. Anywhere else readlink finds the package.
+found() { for n; do [ -x "$n" ] && node=$n && return 0; done; return 1; }
+dir=${0%/*}
+case $dir in
+  *node_modules/.bin) found "$dir/../svc-cli/node_modules/node/bin/node" "$dir/../node/bin/node" ;;
+  *) found "$dir/../node_modules/node/bin/node" "$dir/../lib/node_modules/svc-cli/node_modules/node/bin/node" ;;
+esac || { pkg=$(readlink -f -- "$0" 2>/dev/null) && pkg=${pkg%/bin/*} && found "$pkg/node_modules/node/bin/node" "$pkg/../node/bin/node"; } || node=node
+# Installed with --ignore-scripts, the package's Node binary is missing: the PATH's node runs the
+# rest, and on a Node too old for svc the guard below says which one svc needs.
+exec "$node" "$0" "$@"
+*/
 // Node older than svc needs: one line and exit 2 before the program loads (it would fail in odd
 // ways: no node:sqlite, no process.getBuiltinModule). Old syntax on purpose, so any Node parses it.
 var v = process.versions.node.split('.').map(Number);
+// The `node` package beside svc without its binary: npm skipped its install script (--ignore-scripts).
+function nodeNotFetched() {
+  var fs = require('node:fs');
+  return [__dirname + '/../node_modules/node', __dirname + '/../../node'].some(function (p) {
+    return fs.existsSync(p + '/package.json') && !fs.existsSync(p + '/bin/node');
+  });
+}
 if (v[0] < 22 || (v[0] === 22 && v[1] < 13)) {
-  process.stderr.write('svc: needs Node.js 22.13 or newer; this is Node.js ' + process.versions.node + '\n');
+  const why = nodeNotFetched() ? " (svc's own Node 22 is missing: npm skipped the node package's install script; reinstall svc with scripts)" : '';
+  process.stderr.write('svc: needs Node.js 22.13 or newer; this is Node.js ' + process.versions.node + why + '\n');
   process.exit(2);
 }
 // Kept tiny on purpose: turn on Node's compile cache before anything else loads, then hand over.

