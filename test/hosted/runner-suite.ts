@@ -10,7 +10,7 @@
 // engine (Podman with runc; dockerd running: scripts/dockerd.sh) and the image: missing, they fail.
 // SVC_IMAGE_TAG names another image than localhost/svc:<version>, as it does for npm run image.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,7 +61,10 @@ export function runnerSuite(engine: 'podman' | 'docker'): void {
         Config: { Env: string[]; Labels: Record<string, string> };
         Args: string[];
         HostConfig: Record<string, unknown>;
+        State: { Pid: number };
       };
+      // The runner's network is a namespace of its own, not the host's (its svc fences legs there).
+      expect(readlinkSync(`/proc/${config.State.Pid}/ns/net`)).not.toBe(readlinkSync('/proc/self/ns/net'));
       expect(config.Config.Env).toEqual(
         expect.arrayContaining([`SVC_RUN_ID=${runId}`, `SVC_BASE_URL=${w.server.url}`, `SVC_AGENT_USER=${RUNNER_AGENT_UIDS.first}-${RUNNER_AGENT_UIDS.last}`]),
       );
