@@ -3,7 +3,7 @@
 //
 // The Containerfile builds FROM a Debian image with Node 22. Unless SVC_IMAGE_BASE names one
 // (e.g. docker.io/library/node:22-bookworm-slim where a registry is reachable), the base is made
-// here: `debootstrap --variant=minbase` with git and ca-certificates, plus the `node` binary of
+// here: `debootstrap --variant=minbase` with git, ca-certificates and nftables, plus the `node` binary of
 // the npm `node` package this project already installs, imported as localhost/svc-base:<tag>. The
 // tag names the Debian suite and the Node version, so the base is made once and a second build
 // takes seconds. The image is built for every engine that answers (Podman, and Docker when its
@@ -65,7 +65,7 @@ function offlineBase() {
   try {
     process.stderr.write(`image: making ${tag} with debootstrap (about a minute, once)\n`);
     const mirror = process.env.DEBIAN_MIRROR || 'http://deb.debian.org/debian';
-    const boot = spawnSync('debootstrap', ['--variant=minbase', '--include=git,ca-certificates', suite, rootfs, mirror], {
+    const boot = spawnSync('debootstrap', ['--variant=minbase', '--include=git,ca-certificates,nftables', suite, rootfs, mirror], {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     if (boot.status !== 0) fail(`debootstrap failed (exit ${boot.status ?? boot.error?.message})`);
