@@ -5,6 +5,7 @@
 // and pushes and op 30's URLs all use the service's one URL. The leg's agents are fenced off that
 // port like off any loopback listener (docs/trust.md, "The network of a leg"), and the socket's
 // folder is root's alone.
+import { statSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
 export const SERVICE_SOCKET_ENV = 'SVC_SERVICE_SOCKET';
@@ -13,6 +14,14 @@ export interface ServiceForward {
   /** Where it listens, `host:port`. */
   address: string;
   close(): Promise<void>;
+}
+
+function isSocket(path: string): boolean {
+  try {
+    return statSync(path).isSocket();
+  } catch {
+    return false;
+  }
 }
 
 /** The loopback addresses to listen on for `url`'s host, or null when it is not a loopback http URL. */
@@ -40,6 +49,8 @@ export async function forwardService(env: Record<string, string | undefined>, ba
   if (!socket) return null;
   const at = loopbackListen(baseUrl);
   if (!at) throw new Error(`${SERVICE_SOCKET_ENV} is set but the service's URL ${baseUrl} is not a loopback http URL to forward it on`);
+  // Said now, not as a service that resets every request until --max-wait gives up.
+  if (!isSocket(socket)) throw new Error(`${SERVICE_SOCKET_ENV}: no socket at ${socket} (the executor mounts the service's there)`);
   const open = new Set<Socket>();
   const onConnection = (inside: Socket) => {
     inside.setNoDelay(true);
