@@ -30,7 +30,7 @@ export function printSummary(ctx: Context, summary: RunSummary): void {
 }
 
 /**
- * What the legs' fences refused, each once (DISPATCH.md §9): after the legs' logs, which a hosted
+ * What the legs' fences refused, each once (docs/trust.md, "The network of a leg"): after the legs' logs, which a hosted
  * runner's container takes with it, these lines are what its log keeps of them.
  */
 function printRefusals(ctx: Context, summary: RunSummary): void {

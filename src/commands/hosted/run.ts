@@ -101,7 +101,7 @@ export async function hostedWorkflows(ctx: Context, h: Pick<HostedExecution, 're
 }
 
 /**
- * The network of a hosted run's legs (DISPATCH.md §9, docs/hosted.md "Networking"): as a local
+ * The network of a hosted run's legs (docs/hosted.md, "Networking"): as a local
  * run's, over every clone's workflow, with the service and the clones' git hosts allowed.
  */
 export async function hostedNetwork(

@@ -2,7 +2,7 @@
 // namespace of its own, and a service on the host's loopback is reached through a unix socket the
 // executor mounts in, named by SVC_SERVICE_SOCKET. svc listens on SVC_BASE_URL's own loopback
 // address in the runner and pipes each connection to that socket, so its API client, git's clones
-// and pushes and op 30's URLs all use the service's one URL. The leg's agents are fenced off that
+// and pushes and the git-credential operation's URLs all use the service's one URL. The leg's agents are fenced off that
 // port like off any loopback listener (docs/trust.md, "The network of a leg"), and the socket's
 // folder is root's alone.
 import { statSync } from 'node:fs';
