@@ -31,7 +31,7 @@ import type { AttachFlags } from './flags.js';
 import { gitHost, urlEntry } from '../../dispatch/fence/hosts.js';
 import type { NetworkPolicy } from '../../dispatch/fence/index.js';
 import type { AgentPoolSpec } from '../../dispatch/agent/user.js';
-import { networkFor } from '../dispatch/network-options.js';
+import { networkFor, type NetworkInputs } from '../dispatch/network-options.js';
 
 /** Pull requests of a hosted run: REST, the broker's token, every wait within --max-wait. */
 function hostedPullRequests(ctx: Context, flags: HostedRunFlags, h: HostedExecution, opts: DispatchOptions) {
@@ -107,7 +107,15 @@ export async function hostedWorkflows(ctx: Context, h: Pick<HostedExecution, 're
 export async function hostedNetwork(
   ctx: Context,
   flags: HostedRunFlags,
-  input: { agent: AgentChoice; workspaceDir: string; pool: AgentPoolSpec | null | undefined; repoDirs: string[]; workflows: Record<string, Workflow | null> },
+  input: {
+    agent: AgentChoice;
+    workspaceDir: string;
+    pool: AgentPoolSpec | null | undefined;
+    repoDirs: string[];
+    workflows: Record<string, Workflow | null>;
+    /** Tests: whether the kernel takes the rules, and the stale tables' sweep (networkFor's defaults otherwise). */
+    probes?: Pick<NetworkInputs, 'nft' | 'sweep'>;
+  },
 ): Promise<{ network: NetworkPolicy; line: string }> {
   const service = urlEntry(resolveBaseUrl(ctx));
   const gitHosts = await Promise.all(input.repoDirs.map(gitHost));
@@ -118,6 +126,7 @@ export async function hostedNetwork(
     repo: input.workspaceDir,
     pool: input.pool,
     hosts: [service, ...gitHosts].filter((h): h is string => h !== null),
+    ...input.probes,
   });
 }
 
