@@ -30,8 +30,8 @@ export function printSummary(ctx: Context, summary: RunSummary): void {
 }
 
 /**
- * What the legs' fences refused, each once (docs/trust.md, "The network of a leg"): after the legs' logs, which a hosted
- * runner's container takes with it, these lines are what its log keeps of them.
+ * What the legs' fences refused, each once (docs/trust.md, "The network of a leg"): a hosted
+ * runner's container takes the legs' logs with it, and these lines are what its log keeps of them.
  */
 function printRefusals(ctx: Context, summary: RunSummary): void {
   for (const run of summary.runs?.length ? summary.runs : [summary])

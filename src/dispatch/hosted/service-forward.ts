@@ -2,9 +2,9 @@
 // namespace of its own, and a service on the host's loopback is reached through a unix socket the
 // executor mounts in, named by SVC_SERVICE_SOCKET. svc listens on SVC_BASE_URL's own loopback
 // address in the runner and pipes each connection to that socket, so its API client, git's clones
-// and pushes and the git-credential operation's URLs all use the service's one URL. The leg's agents are fenced off that
-// port like off any loopback listener (docs/trust.md, "The network of a leg"), and the socket's
-// folder is root's alone.
+// and pushes and the git-credential operation's URLs all use the service's one URL. The legs'
+// agents are fenced off that port like off any loopback listener (docs/trust.md, "The network of a
+// leg"), and the socket's folder is root's alone.
 import { statSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 

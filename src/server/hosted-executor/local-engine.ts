@@ -138,10 +138,16 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network?: strin
 
     async start(spec, credential, logFile) {
       const secretFile = join(dirname(logFile), `${spec.runId}.credential`);
-      const target = loopbackTarget(spec.baseUrl);
-      const bridge: ServiceBridge | null = target ? await startServiceBridge(target, dirname(logFile), spec.runId) : null;
       // Read by the container's root alone: none of its agents' uids may read it.
       writeFileSync(secretFile, credential, { mode: 0o400 });
+      const target = loopbackTarget(spec.baseUrl);
+      let bridge: ServiceBridge | null = null;
+      try {
+        bridge = target ? await startServiceBridge(target, dirname(logFile), spec.runId) : null;
+      } catch (error) {
+        rmSync(secretFile, { force: true });
+        throw new HostedEngineError(`cannot make the service's socket for ${spec.name}: ${(error as Error).message}`);
+      }
       const cleanUp = async () => {
         rmSync(secretFile, { force: true });
         await bridge?.close();

@@ -2,9 +2,10 @@
 // unix socket per runner, in a 0700 folder of the service that the engine mounts into the container
 // at SERVICE_BRIDGE_DIR. Each connection to it is piped to the service's loopback address. Inside,
 // the runner's own svc (root) listens on that same address in the container's loopback and pipes
-// to the socket (src/dispatch/hosted/service-forward.ts), so SVC_BASE_URL and the git-credential operation's clone URLs
-// are the same on both sides and the service keeps listening on the host's loopback only. A unix
-// socket passes no firewall: the folder is root's alone, so no agent of the runner can open it.
+// to the socket (src/dispatch/hosted/service-forward.ts), so SVC_BASE_URL and the git-credential
+// operation's clone URLs are the same on both sides and the service keeps listening on the host's
+// loopback only. A unix socket passes no firewall: the folder is root's alone, so no agent of the
+// runner can open it.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
