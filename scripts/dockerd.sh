@@ -6,8 +6,9 @@
 #
 # Debian 12 as root without CAP_SYS_RESOURCE and with hybrid cgroups: the systemd cgroup driver,
 # crun, and file limits above the hard limit fail every container, so the config names cgroupfs,
-# overlay2 and no default ulimits; containers join the host's network (the runners do, to reach a
-# loopback `svc server`), so no bridge and no firewall rules are made.
+# overlay2 and no default ulimits. No bridge and no firewall rules are made: a runner's `bridge`
+# network is then a namespace with loopback only, and it reaches a loopback `svc server` through
+# the socket the executor mounts in (docs/hosted.md, "Networking").
 set -eu
 state=${SVC_DOCKERD_STATE:-/run/svc-dockerd}
 usage() { echo "usage: scripts/dockerd.sh start|stop" >&2; exit 2; }

@@ -3,10 +3,11 @@
 //
 // The Containerfile builds FROM a Debian image with Node 22. Unless SVC_IMAGE_BASE names one
 // (e.g. docker.io/library/node:22-bookworm-slim where a registry is reachable), the base is made
-// here: `debootstrap --variant=minbase` with git and ca-certificates, plus the `node` binary of
-// the npm `node` package this project already installs, imported as localhost/svc-base:<tag>. The
-// tag names the Debian suite and the Node version, so the base is made once and a second build
-// takes seconds. The image is built for every engine that answers (Podman, and Docker when its
+// here: `debootstrap --variant=minbase` with git, ca-certificates and nftables, plus the `node`
+// binary of the npm `node` package this project already installs, imported as
+// localhost/svc-base:<tag>. The tag names the Debian suite and the Node version, so the base is made
+// once and a second build takes seconds (a base made before nftables joined the list gets it from
+// the Containerfile's apt-get). The image is built for every engine that answers (Podman, and Docker when its
 // daemon runs): `svc server` may be given either. Environment: SVC_IMAGE_ENGINE (podman|docker:
 // that one only), SVC_IMAGE_BASE, SVC_IMAGE_TAG, DEBIAN_MIRROR (default http://deb.debian.org/debian).
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -65,7 +66,7 @@ function offlineBase() {
   try {
     process.stderr.write(`image: making ${tag} with debootstrap (about a minute, once)\n`);
     const mirror = process.env.DEBIAN_MIRROR || 'http://deb.debian.org/debian';
-    const boot = spawnSync('debootstrap', ['--variant=minbase', '--include=git,ca-certificates', suite, rootfs, mirror], {
+    const boot = spawnSync('debootstrap', ['--variant=minbase', '--include=git,ca-certificates,nftables', suite, rootfs, mirror], {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     if (boot.status !== 0) fail(`debootstrap failed (exit ${boot.status ?? boot.error?.message})`);

@@ -67,8 +67,12 @@ describe('svc run --hosted', () => {
     [['--agent-env', 'NPM_TOKEN'], '--agent-env', "set env: in the repository's .svc/workflow.yml"],
     [['--git-identity', 'A <a@example.test>'], '--git-identity', ATTACH],
     [['--no-reconcile'], '--no-reconcile', ATTACH],
-    [['--network', 'none'], '--network', "a hosted runner's legs are not fenced yet: their network is the runner's (docs/hosted.md)"],
-    [['--allow-host', 'example.test'], '--allow-host', "a hosted runner's legs are not fenced yet: their network is the runner's (docs/hosted.md)"],
+    [['--network', 'none'], '--network', "pass --network to the runner's svc attach"],
+    [
+      ['--allow-host', 'example.test'],
+      '--allow-host',
+      "set network: allow: in the repository's .svc/workflow.yml (or pass --allow-host to the runner's svc attach)",
+    ],
   ])('refuses %j before the run opens', async (args, flag, where) => {
     const key = item(`refused ${flag}`);
     const before = runsOpened();

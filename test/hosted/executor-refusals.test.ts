@@ -32,6 +32,13 @@ describe('svc server --hosted-executor: refusals, one line each, exit 2', () => 
     ],
     [['--hosted-executor', 'podman', '--hosted-timeout', 'soon'], 'svc: invalid duration "soon" for --hosted-timeout'],
     [['--hosted-executor', 'podman', '--hosted-base-url', 'svc.local'], "svc: --hosted-base-url takes an http(s) URL, got 'svc.local'"],
+    // A runner fences its legs with nftables rules in its network namespace: never the host's.
+    ...['host', 'container:svc-other', 'ns:/proc/1/ns/net'].flatMap((network) =>
+      ['podman', 'docker'].map((engine): [string[], string] => [
+        ['--hosted-executor', engine, '--hosted-network', network, '--dry-run'],
+        `svc: --hosted-network ${network}: a runner needs a network namespace of its own, where its svc fences each leg (docs/hosted.md, "Networking")`,
+      ]),
+    ),
     [['--hosted-executor', 'lxc'], "svc: option '--hosted-executor <engine>' argument 'lxc' is invalid. Allowed choices are podman, docker, kubernetes."],
   ])('svc server %j', async (args, line) => {
     const r = await serve(args);
@@ -133,10 +140,11 @@ describe('svc server --hosted-executor podman --dry-run', () => {
       }
       const line = server.stdout.text.split('\n')[2]!;
       expect(line).toBe(
-        `podman run --rm --pull=never --init --name svc-${runId} --label svc.run-id=${runId} --network host --user 0:0 --cap-drop ALL ` +
-          '--cap-add CHOWN --cap-add DAC_OVERRIDE --cap-add KILL --cap-add SETGID --cap-add SETUID --security-opt no-new-privileges ' +
-          '--userns auto:size=65536 --volume /sys:/sys:ro ' +
+        `podman run --rm --pull=never --init --name svc-${runId} --label svc.run-id=${runId} --network bridge --user 0:0 --cap-drop ALL ` +
+          '--cap-add CHOWN --cap-add DAC_OVERRIDE --cap-add KILL --cap-add NET_ADMIN --cap-add SETGID --cap-add SETUID --security-opt no-new-privileges ' +
+          '--userns auto:size=65536 ' +
           `--env SVC_BASE_URL=${url} --env SVC_RUN_ID=${runId} --volume '<0400 file holding the run credential>:/run/secrets/svc-run-token:ro,U' ` +
+          `--env SVC_SERVICE_SOCKET=/run/svc-service/service.sock --volume '<0700 folder of the service'\\''s socket>:/run/svc-service:ro,U' ` +
           `localhost/svc:0.0.0-test attach --agent-cmd 'sh -c '\\''echo hi'\\'''`,
       );
       const shown = await svcInProcess(['runs', 'show', runId], { env: personal });

@@ -46,7 +46,7 @@ function validate(manifest: any): void {
 
 /**
  * The runner's pod as DISPATCH.md §6 wants it: svc as root (in a user namespace) with only the
- * boundary's capabilities, no service account token, no privilege escalation, the default seccomp
+ * boundary's and the fence's capabilities, in the pod's own network, no service account token, no privilege escalation, the default seccomp
  * profile, and the credential only as a file of the Secret, readable by root alone.
  */
 function expectRunnerPod(job: any, name: string, runId: string, baseUrl: string): void {
@@ -59,9 +59,12 @@ function expectRunnerPod(job: any, name: string, runId: string, baseUrl: string)
     runAsUser: 0,
     allowPrivilegeEscalation: false,
     readOnlyRootFilesystem: true,
-    capabilities: { drop: ['ALL'], add: ['CHOWN', 'DAC_OVERRIDE', 'KILL', 'SETGID', 'SETUID'] },
+    // NET_ADMIN: svc fences each leg with nftables rules, in the pod's network namespace.
+    capabilities: { drop: ['ALL'], add: ['CHOWN', 'DAC_OVERRIDE', 'KILL', 'NET_ADMIN', 'SETGID', 'SETUID'] },
   });
   expect([...RUNNER_CAPABILITIES]).toEqual(container.securityContext.capabilities.add);
+  // The pod's own network, never the node's: rules made there would be the node's firewall.
+  expect(pod.hostNetwork).toBeUndefined();
   // No credential in the environment: the entry point reads the Secret's file.
   expect(container.env).toEqual([
     { name: 'SVC_BASE_URL', value: baseUrl },

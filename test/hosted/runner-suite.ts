@@ -10,8 +10,9 @@
 // engine (Podman with runc; dockerd running: scripts/dockerd.sh) and the image: missing, they fail.
 // SVC_IMAGE_TAG names another image than localhost/svc:<version>, as it does for npm run image.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -61,7 +62,10 @@ export function runnerSuite(engine: 'podman' | 'docker'): void {
         Config: { Env: string[]; Labels: Record<string, string> };
         Args: string[];
         HostConfig: Record<string, unknown>;
+        State: { Pid: number };
       };
+      // The runner's network is a namespace of its own, not the host's (its svc fences legs there).
+      expect(readlinkSync(`/proc/${config.State.Pid}/ns/net`)).not.toBe(readlinkSync('/proc/self/ns/net'));
       expect(config.Config.Env).toEqual(
         expect.arrayContaining([`SVC_RUN_ID=${runId}`, `SVC_BASE_URL=${w.server.url}`, `SVC_AGENT_USER=${RUNNER_AGENT_UIDS.first}-${RUNNER_AGENT_UIDS.last}`]),
       );
@@ -136,6 +140,60 @@ export function runnerSuite(engine: 'podman' | 'docker'): void {
         expect(inRange(Number(/^uid (\d+)/m.exec(report)?.[1]))).toBe(true);
         expect(await mainOf('acme/target')).toBe(mainBefore);
       } finally {
+        expect(await s.stop()).toEqual([]);
+      }
+    }, 240_000);
+
+    it("a hosted leg is fenced inside the runner: no host listener, not the service's port nor its socket, no nft; the service through svc's proxy; refusals in the runner's log", async () => {
+      // A listener of the host's, on every address: its loopback and the runners' gateway.
+      let reached = 0;
+      const listener = createServer((c) => (reached++, c.destroy()));
+      await new Promise<void>((done) => listener.listen(0, '0.0.0.0', done));
+      const hostPort = (listener.address() as AddressInfo).port;
+      const code = readFileSync(join(import.meta.dirname, 'fixtures/runner-prober.cjs'), 'utf8');
+      // A repository of its own: this second service's card keys are the suite service's again.
+      await createRepository(w.gitRoot, 'acme/fenced', { seedCommit: true });
+      const logs = mkdtempSync(join(w.root, 'fenced-'));
+      // The agent is told its own service's URL: a port free now, taken by the service below.
+      const free = createServer();
+      await new Promise<void>((done) => free.listen(0, '127.0.0.1', done));
+      const servicePort = (free.address() as AddressInfo).port;
+      await new Promise((done) => free.close(done));
+      const agent = shellAgent('exec node -e "$1" "$2" "$3"', 'prober', code, `http://127.0.0.1:${servicePort}`, String(hostPort));
+      const s = await service(logs, agent, ['--port', String(servicePort)]);
+      try {
+        const { open, ended: done } = hostedOn(s);
+        const { key, runId } = await open({ type: 'code', title: 'Reach past the fence', repo: 'acme/fenced' });
+        const run = await done(runId);
+        const log = readFileSync(join(logs, `${runId}.log`), 'utf8');
+        // The runner's own svc reached the service and its git remote: cloned, pushed, closed.
+        expect(run, log).toMatchObject({ status: 'succeeded', stopReason: 'completed' });
+        const report = await git(repositoryPath(w.gitRoot, 'acme/fenced'), 'show', `svc/${key}:probe.txt`);
+        expect(report).toMatch(/^done$/m);
+        expect(s.url).toBe(`http://127.0.0.1:${servicePort}`);
+        const verdicts = report
+          .split('\n')
+          .filter((l) => l.startsWith('CHECK '))
+          .map((l) => l.split(' ').slice(1, 4).join(' '));
+        expect(verdicts, report).toEqual([
+          `tcp 127.0.0.1:${hostPort} REFUSED`,
+          `tcp gateway:${hostPort} REFUSED`,
+          `tcp service:${servicePort} REFUSED`,
+          `proxy-connect 127.0.0.1:${hostPort} 403`,
+          // On the allowlist (the service is the git host): reached, and without a credential refused by the service itself.
+          'proxy-http service 401',
+          'nft list-ruleset REFUSED',
+          'nft flush-ruleset REFUSED',
+          'service-socket /run/svc-service/service.sock REFUSED',
+        ]);
+        expect(report).toMatch(/^CHECK service-socket \S+ REFUSED EACCES/m);
+        expect(reached, 'connections the host listener took').toBe(0);
+        // The run says its network, and every refusal is a line of the runner's log.
+        expect(log).toContain(`network: fenced (legs reach 127.0.0.1:${servicePort}; nftables rules per agent uid)`);
+        for (const refused of [`127.0.0.1:${hostPort} (kernel: tcp`, `127.0.0.1:${servicePort} (kernel: tcp`, `127.0.0.1:${hostPort} (proxy: `])
+          expect(log).toContain(`${key}: network: refused ${refused}`);
+      } finally {
+        listener.close();
         expect(await s.stop()).toEqual([]);
       }
     }, 240_000);

@@ -1,6 +1,7 @@
 // The end every command that runs the engine shares (dispatch, a hosted run, the demo): the
 // progress view while the engine runs, stopped however the run ends, the run's exit code as the
 // command's, and the summary printed once.
+import { refusalLine } from '../../dispatch/fence/refusal.js';
 import type { RunSummary } from '../../dispatch/lifecycle/types.js';
 import { createRunProgress, printRunSummary, type RunProgress } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';
@@ -25,6 +26,16 @@ export function printSummary(ctx: Context, summary: RunSummary): void {
   // No run opened and no success (no card of the named set could run): one line saying why.
   if (!summary.runId && summary.exitCode !== 0) return ctx.out.error(`svc: ${summary.note}`);
   printRunSummary(ctx.out, summary);
+  printRefusals(ctx, summary);
+}
+
+/**
+ * What the legs' fences refused, each once (docs/trust.md, "The network of a leg"): a hosted
+ * runner's container takes the legs' logs with it, and these lines are what its log keeps of them.
+ */
+function printRefusals(ctx: Context, summary: RunSummary): void {
+  for (const run of summary.runs?.length ? summary.runs : [summary])
+    for (const leg of run.legs) for (const r of leg.network?.refused ?? []) ctx.out.info(`${leg.key}: ${refusalLine(r)}${r.count > 1 ? ` ×${r.count}` : ''}`);
 }
 
 function printDryRun(ctx: Context, summary: RunSummary): void {

@@ -1,7 +1,8 @@
 // The network of a run's legs (DISPATCH.md §2, §9): `--network` > SVC_NETWORK > stored `network` >
 // the default (fenced where legs run as pool uids, as root; open otherwise, until a normal user's
 // fence can be had), and the allowlist: the preset's model hosts, the git host, the workflow's
-// `network: allow:` and `--allow-host`. A fence that cannot be had is refused here, before any run opens.
+// `network: allow:` and `--allow-host` (a hosted run adds its service and its clones' git hosts).
+// A fence that cannot be had is refused here, before any run opens.
 import type { AgentChoice } from '../../dispatch/agent/presets.js';
 import type { AgentPoolSpec } from '../../dispatch/agent/user.js';
 import { AllowEntryError, Allowlist, formatAllowEntry } from '../../dispatch/fence/allowlist.js';
@@ -16,8 +17,12 @@ import type { DispatchFlags } from './flags.js';
 
 export interface NetworkInputs {
   agent: AgentChoice;
-  workflow: Workflow | null | undefined;
+  /** Whose `network: allow:` counts (a hosted run: every clone's, together). */
+  workflow: Pick<Workflow, 'networkAllow'> | null | undefined;
+  /** The repository whose `origin` is the git host. */
   repo: string;
+  /** Entries every leg may reach besides (a hosted run: the service, the git host of each clone). */
+  hosts?: readonly string[];
   /** The run's agent pool (svc is root): the fence is per uid. Null: agents run as svc's user. */
   pool: AgentPoolSpec | null | undefined;
   /** Whether the kernel takes svc's rules (default: nftWorks); tests say no. */
@@ -46,7 +51,7 @@ export async function networkFor(
           ? [stored, 'network (stored)']
           : [undefined, 'default'];
   if (asked !== undefined && !NETWORK_MODES.includes(asked as NetworkMode)) throw new UsageError(`${source}: expected open, fenced or none, got '${asked}'`);
-  const entries = [...agentHosts(input.agent.agent, ctx.env), ...(input.workflow?.networkAllow ?? []), ...(flags.allowHost ?? [])];
+  const entries = [...agentHosts(input.agent.agent, ctx.env), ...(input.workflow?.networkAllow ?? []), ...(flags.allowHost ?? []), ...(input.hosts ?? [])];
   const git = await gitHost(input.repo);
   if (git) entries.push(git);
   let allow: Allowlist;

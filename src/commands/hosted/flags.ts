@@ -12,6 +12,11 @@ export const ATTACH_FLAGS = [
   rephrase(D.model, "model passed to the agent preset (default: the run's model)"),
   D.agentEnv,
   D.agentUser,
+  D.network,
+  rephrase(
+    D.allowHost,
+    "a host a fenced leg may reach besides its agent's model API, the service and the git host: a name, *.suffix or an address, with an optional :PORT (repeatable)",
+  ),
   rephrase(D.dryRun, "print the run's legs, repositories and branches; execute nothing, mint no git token"),
   rephrase(D.onFailure, 'what a failed leg does to the run (default halt)'),
   D.parallel,

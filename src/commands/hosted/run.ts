@@ -5,6 +5,8 @@
 // 29, 27, 30; no heartbeat), each card works in a worktree of its target repository's clone, and
 // an implemented leg's branch is pushed through the credential helper (`--push`, on by default).
 // Each clone's `.svc/workflow.yml` of its base commit is read as a local run reads it (workflowFor).
+// Its legs are fenced as a local run's are (networkFor): the allowlist adds the service and the
+// git host of each clone, and every clone's `network: allow:`.
 import { resolve } from 'node:path';
 import type { DispatchCommand } from '../../contract/types.js';
 import type { AgentChoice } from '../../dispatch/agent/presets.js';
@@ -26,6 +28,10 @@ import { projectOfKey } from '../dispatch/project.js';
 import { printSummary, runUnderProgress } from '../dispatch/engine-tail.js';
 import type { DispatchFlags } from '../dispatch/flags.js';
 import type { AttachFlags } from './flags.js';
+import { gitHost, urlEntry } from '../../dispatch/fence/hosts.js';
+import type { NetworkPolicy } from '../../dispatch/fence/index.js';
+import type { AgentPoolSpec } from '../../dispatch/agent/user.js';
+import { networkFor, type NetworkInputs } from '../dispatch/network-options.js';
 
 /** Pull requests of a hosted run: REST, the broker's token, every wait within --max-wait. */
 function hostedPullRequests(ctx: Context, flags: HostedRunFlags, h: HostedExecution, opts: DispatchOptions) {
@@ -94,6 +100,36 @@ export async function hostedWorkflows(ctx: Context, h: Pick<HostedExecution, 're
   return out;
 }
 
+/**
+ * The network of a hosted run's legs (docs/hosted.md, "Networking"): as a local
+ * run's, over every clone's workflow, with the service and the clones' git hosts allowed.
+ */
+export async function hostedNetwork(
+  ctx: Context,
+  flags: HostedRunFlags,
+  input: {
+    agent: AgentChoice;
+    workspaceDir: string;
+    pool: AgentPoolSpec | null | undefined;
+    repoDirs: string[];
+    workflows: Record<string, Workflow | null>;
+    /** Tests: whether the kernel takes the rules, and the stale tables' sweep (networkFor's defaults otherwise). */
+    probes?: Pick<NetworkInputs, 'nft' | 'sweep'>;
+  },
+): Promise<{ network: NetworkPolicy; line: string }> {
+  const service = urlEntry(resolveBaseUrl(ctx));
+  const gitHosts = await Promise.all(input.repoDirs.map(gitHost));
+  const networkAllow = Object.values(input.workflows).flatMap((w) => w?.networkAllow ?? []);
+  return networkFor(flags, ctx, {
+    agent: input.agent,
+    workflow: { networkAllow },
+    repo: input.workspaceDir,
+    pool: input.pool,
+    hosts: [service, ...gitHosts].filter((h): h is string => h !== null),
+    ...input.probes,
+  });
+}
+
 export interface HostedRunRequest {
   /** The command the user typed (`attach` for `svc attach`). */
   invokedAs: DispatchCommand | 'attach';
@@ -150,10 +186,16 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
       return null;
     }
     const stateDir = resolveStateDir(ctx.env);
+    const pool = await agentUserFor(flags, ctx, { stateDir, hosted: true });
+    const workflows = await hostedWorkflows(ctx, h);
+    const repoDirs = h.repositories.map((r) => r.dir);
+    const net = await hostedNetwork(ctx, flags, { agent: agent!, workspaceDir, pool: pool.agentUser, repoDirs, workflows });
     const opts = {
       ...hostedDispatchOptions(flags, ctx, h, workspaceDir, agent!),
-      ...(await agentUserFor(flags, ctx, { stateDir, hosted: true })),
-      workflows: await hostedWorkflows(ctx, h),
+      ...pool,
+      workflows,
+      network: net.network,
+      networkLine: net.line,
       // A runner's image has no git identity of its own: the agents' commits get svc's bot.
       gitIdentity: await gitIdentityFor(flags, h.repositories[0]?.dir ?? workspaceDir, ctx.env),
     };

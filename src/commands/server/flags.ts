@@ -23,7 +23,7 @@ export const SERVE_FLAGS = [
   flag('--hosted-base-url <url>', "SVC_BASE_URL as runners reach this service (default: the service's own URL)"),
   flag('--hosted-timeout <duration>', "a hosted run's deadline: its runner is stopped and the run closed timed_out (default 60m)"),
   flag('--hosted-logs <dir>', "where runners' logs are kept (default: <db>.runners beside --db; in memory, a temp folder removed at stop)"),
-  flag('--hosted-network <name>', 'podman/docker: the network runners join (default host, so they reach a loopback service)'),
+  flag('--hosted-network <name>', "podman/docker: the network runners join (default bridge: a namespace of each runner's own; never host)"),
   flag('--kubeconfig <file>', 'kubernetes: the kubeconfig to use (default KUBECONFIG or ~/.kube/config)'),
   flag('--hosted-namespace <ns>', "kubernetes: the Jobs' namespace (default the context's, else default)"),
   flag('--hosted-requests <list>', 'kubernetes: resource requests of the runner, e.g. cpu=500m,memory=512Mi'),

@@ -254,14 +254,21 @@ export async function legRulesUp(uid: number, rules: LegRules): Promise<{ down()
   };
 }
 
+/**
+ * Protocols by number: nft names them from /etc/protocols, which a minimal image (the runner's)
+ * does not have, and then lists the number.
+ */
+const PROTOCOLS: Readonly<Record<string, string>> = { '6': 'tcp', '17': 'udp' };
+
 /** What the kernel rejected, from the listing of a leg's two sets (each address, protocol and port once). */
-function parseRefused(text: string): Omit<Refusal, 'count'>[] {
+export function parseRefused(text: string): Omit<Refusal, 'count'>[] {
   const out: Omit<Refusal, 'count'>[] = [];
   // `set r4_UID { ... elements = { 127.0.0.3 . tcp . 80, ... } }`: addresses, protocols, ports.
   for (const m of text.matchAll(/set r([46])_\d+ \{[^]*?(?:elements = \{([^}]*)\}|\n\t\})/g)) {
     for (const e of (m[2] ?? '').split(',')) {
-      const [host, proto, port] = e.trim().split(' . ');
-      if (!host || !proto || !port) continue;
+      const [host, listed, port] = e.trim().split(' . ');
+      if (!host || !listed || !port) continue;
+      const proto = PROTOCOLS[listed] ?? listed;
       out.push({ host, port: Number(port), how: `kernel: ${proto}${m[1] === '6' ? ' over IPv6' : ''}, not through the proxy` });
     }
   }

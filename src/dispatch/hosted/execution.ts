@@ -1,13 +1,15 @@
 // Everything a dispatch command needs to execute a hosted run, built from the environment the
 // platform starts the container with (SVC_RUN_ID, SVC_RUN_TOKEN, SVC_BASE_URL; never SVC_TOKEN):
 // the API client on the run credential, the run and its cards, the git credential broker behind
-// its socket, git's environment, and the run's repositories cloned into the workspace.
+// its socket, git's environment, and the run's repositories cloned into the workspace. A runner of
+// the local service reaches it through the socket the executor mounted (service-forward.ts).
 import { createApiClient, type ApiClient, type ClientOptions } from '../../api/index.js';
 import { sameRepository } from '../../contract/repository-ref.js';
 import { GitCredentialBroker } from './broker.js';
 import { startCredentialServer, type CredentialServer } from './credential-socket.js';
 import { cloneDirOf, gitEnv, prepareHostedRepositories, pushBranch, targetRepositoriesOf, type HostedRepository } from './git.js';
 import { readHostedCards, readHostedRun, type HostedCard, type HostedRun } from './run.js';
+import { forwardService, type ServiceForward } from './service-forward.js';
 
 export const RUN_ID_ENV = 'SVC_RUN_ID';
 export const RUN_TOKEN_ENV = 'SVC_RUN_TOKEN';
@@ -76,6 +78,8 @@ export async function prepareHostedExecution(env: Record<string, string | undefi
   const baseUrl = opts.baseUrl ?? env.SVC_BASE_URL;
   if (!baseUrl) throw new Error('a hosted run needs the service address (SVC_BASE_URL or --base-url)');
 
+  // Before the first request: every one of them, git's too, goes through it.
+  const forward: ServiceForward | null = await forwardService(env, baseUrl);
   const api = createApiClient({ ...opts.client, baseUrl, token, credentialKind: 'run' });
   const broker = new GitCredentialBroker({ api, runId, refreshAheadMs: opts.refreshAheadMs, now: opts.now });
   let server: CredentialServer | null = null;
@@ -84,6 +88,7 @@ export async function prepareHostedExecution(env: Record<string, string | undefi
     await server?.close();
     server = null;
     await api.close();
+    await forward?.close();
   };
   try {
     const run = await readHostedRun(api, runId);

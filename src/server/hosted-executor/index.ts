@@ -33,7 +33,7 @@ export interface HostedExecutorOptions {
   timeoutMs?: number;
   /** Where runners' logs are kept (0700); default beside the database (runnerLogDir). */
   logDir?: string;
-  /** `--network` of podman and docker (default host: the service listens on loopback). */
+  /** `--network` of podman and docker (default bridge: a namespace of its own; never the host's). */
   network?: string;
   kubernetes?: Partial<KubernetesEngineOptions>;
   /** The environment the engine's commands run with (CONTAINERS_CONF, DOCKER_HOST, …). */
@@ -68,7 +68,7 @@ async function engineFor(opts: HostedExecutorOptions): Promise<HostedEngine> {
   if (opts.engine === 'kubernetes') {
     return kubernetesEngine({ pollMs: 5_000, ttlSecondsAfterFinished: 3_600, ...opts.kubernetes });
   }
-  return localEngine(opts.engine, { network: opts.network ?? 'host', env: opts.env });
+  return localEngine(opts.engine, { ...(opts.network ? { network: opts.network } : {}), env: opts.env });
 }
 
 /**

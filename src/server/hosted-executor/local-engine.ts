@@ -13,10 +13,16 @@
 // `U` hands it to the namespace's root), bind-mounted read-only at /run/secrets/svc-run-token, and
 // the image's entry point reads it into svc's own environment (scripts/svc-entrypoint.sh). It is
 // deleted when the container ends.
+//
+// The runner's network is a namespace of its own, never the host's (docs/hosted.md, "Networking"):
+// its svc fences each leg with nftables rules (NET_ADMIN, among RUNNER_CAPABILITIES), which in the
+// host's namespace would be rules over the host. A service on the host's loopback (the default) is
+// reached through a unix socket mounted into the runner (service-bridge.ts).
 import { execFile, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { loopbackTarget, SERVICE_BRIDGE_DIR, SERVICE_SOCKET_ENV, SERVICE_SOCKET_NAME, startServiceBridge, type ServiceBridge } from './service-bridge.js';
 import { HostedEngineError, lastLine, RUNNER_CAPABILITIES, type HostedEngine, type RunnerHandle, type RunnerSpec } from './types.js';
 
 const run = promisify(execFile);
@@ -28,6 +34,18 @@ const STOP_GRACE_S = 10;
  * 65536 ids, so the image's reserved agent uids (65520-65533) are mapped too.
  */
 const PODMAN_USERNS = 'auto:size=65536';
+/** The runners' network when none is named: each engine's own bridge, a namespace per container. */
+export const DEFAULT_RUNNER_NETWORK = 'bridge';
+
+/**
+ * Why a `--network` value is refused: one that joins the host's namespace (or another container's,
+ * which may be the host's), where a runner with NET_ADMIN would rule the host's firewall.
+ */
+export function sharedNetwork(network: string): string | null {
+  if (network === 'host' || /^(container|ns):/.test(network))
+    return `--hosted-network ${network}: a runner needs a network namespace of its own, where its svc fences each leg (docs/hosted.md, "Networking"); leave it out for the engine's bridge, or name a network`;
+  return null;
+}
 
 /** The engine's own words for a failed command: its last stderr line, or the spawn error. */
 function engineError(engine: string, error: unknown): string {
@@ -36,9 +54,12 @@ function engineError(engine: string, error: unknown): string {
   return `${engine}: ${lastLine(e.stderr ?? '') || e.message}`;
 }
 
-export function localEngine(engine: 'podman' | 'docker', opts: { network: string; env?: NodeJS.ProcessEnv }): HostedEngine {
+export function localEngine(engine: 'podman' | 'docker', opts: { network?: string; env?: NodeJS.ProcessEnv }): HostedEngine {
   const env = opts.env ?? process.env;
   const isRoot = process.getuid?.() === 0;
+  const network = opts.network ?? DEFAULT_RUNNER_NETWORK;
+  const shared = sharedNetwork(network);
+  if (shared) throw new HostedEngineError(shared);
 
   /** How every container of ours runs, the preflight's too: root, few capabilities, a namespace of its own. */
   const confinement = [
@@ -49,13 +70,14 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network: string
     ...RUNNER_CAPABILITIES.flatMap((cap) => ['--cap-add', cap]),
     '--security-opt',
     'no-new-privileges',
-    // Rootless Podman maps the container into the user's own subordinate ids already. A namespace
-    // that does not own the host's network cannot mount a sysfs: the host's, read-only, as rootless Podman does.
-    ...(engine === 'podman' && isRoot ? ['--userns', PODMAN_USERNS, ...(opts.network === 'host' ? ['--volume', '/sys:/sys:ro'] : [])] : []),
+    // Rootless Podman maps the container into the user's own subordinate ids already.
+    ...(engine === 'podman' && isRoot ? ['--userns', PODMAN_USERNS] : []),
   ];
+  // Podman's container root is a subordinate uid of the host (rootless, or --userns): `U` hands a mount to it.
+  const handOver = engine === 'podman' ? ',U' : '';
 
   /** Everything of `<engine> run` but the image's arguments; no secret in it. */
-  const runArgs = (spec: RunnerSpec, secretFile: string): string[] => [
+  const runArgs = (spec: RunnerSpec, secretFile: string, bridgeDir: string | null): string[] => [
     'run',
     '--rm',
     '--pull=never',
@@ -64,17 +86,18 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network: string
     spec.name,
     '--label',
     `svc.run-id=${spec.runId}`,
-    // Loopback services (the default `svc server` address) are reachable only on the host's network.
     '--network',
-    opts.network,
+    network,
     ...confinement,
     '--env',
     `SVC_BASE_URL=${spec.baseUrl}`,
     '--env',
     `SVC_RUN_ID=${spec.runId}`,
-    // Podman's container root is a subordinate uid of the host (rootless, or --userns): `U` hands the file to it.
     '--volume',
-    `${secretFile}:${SECRET_PATH}:ro${engine === 'podman' ? ',U' : ''}`,
+    `${secretFile}:${SECRET_PATH}:ro${handOver}`,
+    ...(bridgeDir
+      ? ['--env', `${SERVICE_SOCKET_ENV}=${SERVICE_BRIDGE_DIR}/${SERVICE_SOCKET_NAME}`, '--volume', `${bridgeDir}:${SERVICE_BRIDGE_DIR}:ro${handOver}`]
+      : []),
     spec.image,
     ...spec.args,
   ];
@@ -94,7 +117,7 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network: string
       }
       // A container that cannot start at all (a runtime the host refuses) is said now, not at the first run.
       try {
-        await run(engine, ['run', '--rm', '--pull=never', '--network', opts.network, ...confinement, '--entrypoint', 'true', image], { env });
+        await run(engine, ['run', '--rm', '--pull=never', '--network', network, ...confinement, '--entrypoint', 'true', image], { env });
       } catch (error) {
         const line = engineError(engine, error);
         // Debian 12 as root without CAP_SYS_RESOURCE, hybrid cgroups: the settings that work are documented.
@@ -108,25 +131,38 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network: string
       }
     },
 
-    describe: (spec) => [engine, ...runArgs(spec, '<0400 file holding the run credential>')].map(shellWord).join(' '),
+    describe: (spec) =>
+      [engine, ...runArgs(spec, '<0400 file holding the run credential>', loopbackTarget(spec.baseUrl) ? "<0700 folder of the service's socket>" : null)]
+        .map(shellWord)
+        .join(' '),
 
     async start(spec, credential, logFile) {
       const secretFile = join(dirname(logFile), `${spec.runId}.credential`);
       // Read by the container's root alone: none of its agents' uids may read it.
       writeFileSync(secretFile, credential, { mode: 0o400 });
+      const target = loopbackTarget(spec.baseUrl);
+      let bridge: ServiceBridge | null = null;
+      try {
+        bridge = target ? await startServiceBridge(target, dirname(logFile), spec.runId) : null;
+      } catch (error) {
+        rmSync(secretFile, { force: true });
+        throw new HostedEngineError(`cannot make the service's socket for ${spec.name}: ${(error as Error).message}`);
+      }
+      const cleanUp = async () => {
+        rmSync(secretFile, { force: true });
+        await bridge?.close();
+      };
       const out = openSync(logFile, 'a', 0o600);
-      const child = spawn(engine, runArgs(spec, secretFile), { env, stdio: ['ignore', out, out] });
+      const child = spawn(engine, runArgs(spec, secretFile, bridge?.dir ?? null), { env, stdio: ['ignore', out, out] });
       closeSync(out);
       const exited = new Promise<{ exitCode: number | null; error: string | null; timedOut: boolean }>((resolve) => {
         child.once('error', (error) => {
-          rmSync(secretFile, { force: true });
-          resolve({ exitCode: null, error: engineError(engine, error), timedOut: false });
+          void cleanUp().then(() => resolve({ exitCode: null, error: engineError(engine, error), timedOut: false }));
         });
         child.once('exit', (code, signal) => {
-          rmSync(secretFile, { force: true });
           // 125: the engine itself failed (no image, a refused runtime); its words end the log.
           const error = code === 125 ? `${engine}: ${lastLine(readFileSync(logFile, 'utf8'))}` : signal ? `${engine} ended by ${signal}` : null;
-          resolve({ exitCode: code, error, timedOut: false });
+          void cleanUp().then(() => resolve({ exitCode: code, error, timedOut: false }));
         });
       });
       const handle: RunnerHandle = {

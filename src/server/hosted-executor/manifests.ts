@@ -4,8 +4,9 @@
 // reference, as a volume: no plain value of the Job holds the credential, and no environment
 // variable of the container does either (the image's entry point reads the file). svc runs as
 // root in the pod, in a user namespace where the cluster offers one, with only the capabilities of
-// the boundary, and gives each agent a pool uid (DISPATCH.md §6). Checked against Kubernetes'
-// published schema in test/hosted/kubernetes-runner.test.ts.
+// the boundary and of the legs' fence (NET_ADMIN: nftables rules in the pod's own network, never
+// the node's: no hostNetwork), and gives each agent a pool uid (DISPATCH.md §6). Checked against
+// Kubernetes' published schema in test/hosted/kubernetes-runner.test.ts.
 import { createHash } from 'node:crypto';
 import { RUNNER_CAPABILITIES, type RunnerSpec } from './types.js';
 

@@ -10,9 +10,11 @@ export type HostedEngineName = (typeof HOSTED_ENGINES)[number];
  * a uid of its own (docs/trust.md): switch to it (SETUID, SETGID), hand the leg's folder over
  * (CHOWN), reach what it made for the leg (DAC_OVERRIDE) and signal the agent's process group
  * (KILL). Measured on Podman: without any one of them a hosted run fails or cannot be stopped;
- * FOWNER was not needed (docs/hosted.md, "The security context").
+ * FOWNER was not needed (docs/hosted.md, "The security context"). NET_ADMIN puts each leg's
+ * nftables fence up (docs/trust.md, "The network of a leg"): a runner has a network namespace of
+ * its own on every engine (local-engine.ts refuses the host's), so the rules are the runner's only.
  */
-export const RUNNER_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'KILL', 'SETGID', 'SETUID'] as const;
+export const RUNNER_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'KILL', 'NET_ADMIN', 'SETGID', 'SETUID'] as const;
 
 /** One runner to start: the image running `svc attach` for one hosted run. */
 export interface RunnerSpec {
