@@ -145,7 +145,8 @@ export const REPLAYED: { [K in keyof DispatchFlags]?: (r: Partial<RecordedOption
   setup: (r) => r.setup,
   // The names the original run passed to its agents (their values are read from this environment).
   agentEnv: (r) => r.agentEnv,
-  // A continued run writes pull requests as the original did (which implies its push).
+  // A continued run pushes, and writes pull requests, as the original did.
+  push: (r) => onlyTrue(r.push),
   pr: (r) => onlyTrue(r.pr),
   draft: (r) => onlyTrue(r.draft),
   idleTimeout: (r) => asDuration(r.timeouts?.idleMs),
