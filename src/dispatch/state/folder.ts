@@ -90,8 +90,8 @@ export function readRunRecord(stateDir: string, runId: string): RunRecord | null
   const paths = runPaths(stateDir, runId);
   if (!existsSync(paths.runJson)) return null;
   try {
-    const record = JSON.parse(readFileSync(paths.runJson, 'utf8')) as RunRecord;
-    return { ...record, options: readRecordedOptions(record.options) };
+    const record = JSON.parse(readFileSync(paths.runJson, 'utf8')) as RunRecord | null;
+    return record && typeof record === 'object' ? { ...record, options: readRecordedOptions(record.options) } : record;
   } catch {
     return null;
   }
