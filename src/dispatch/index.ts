@@ -1,12 +1,14 @@
 // The dispatch engine's one front door: src/commands takes values from here and nowhere else in
 // src/dispatch (types it may take from anywhere; test/commands/engine-door.test.ts holds it to
-// that). Exported directly: what is small, which every command may load (the config store and the
-// settings read some of it at start-up). Behind a function: the rest, each part loaded on its
-// first call, so a command loads no more of the engine than it uses. The run itself, in each of
-// its modes, and the checks before it come with loadEngine (engine.ts).
+// that). Exported directly: what is small, since every command loads it (the config store reads
+// some of it). Behind a function: the rest, each part loaded on its first call, so a command loads
+// no more of the engine than it uses. The run itself, in each of its modes, and the checks before
+// it come with loadEngine (engine.ts).
 import type { ApiClient } from '../api/client.js';
+import type { PruneResult } from './git/worktree.js';
 import type { RunRecord } from './state/folder.js';
-import type { RecoverDeps } from './state/recover.js';
+import type { RecoverDeps, RecoverResult } from './state/recover.js';
+import type { CancelOutcome, LocalRunRow } from './state/runs.js';
 
 export { parseDuration } from './duration.js';
 export { MAX_ATTEMPTS, readRecordedOptions } from './options.js';
@@ -30,7 +32,7 @@ export function loadReports(): Promise<typeof import('./report/index.js')> {
 }
 
 /** `svc runs list`: this machine's runs, newest first. */
-export async function listLocalRuns(stateDir: string) {
+export async function listLocalRuns(stateDir: string): Promise<LocalRunRow[]> {
   return (await import('./state/runs.js')).listLocalRuns(stateDir);
 }
 
@@ -40,7 +42,7 @@ export async function logsInRunOrder(stateDir: string, runId: string): Promise<s
 }
 
 /** `svc runs cancel RUN`: closes a run nobody is running (state/runs.ts). */
-export async function cancelLocalRun(client: ApiClient, stateDir: string, runId: string) {
+export async function cancelLocalRun(client: ApiClient, stateDir: string, runId: string): Promise<CancelOutcome> {
   const [{ cancelRun }, { dispatchServiceOf }] = await Promise.all([import('./state/runs.js'), import('./wire/service.js')]);
   return cancelRun(dispatchServiceOf(client), stateDir, runId);
 }
@@ -49,7 +51,7 @@ export async function cancelLocalRun(client: ApiClient, stateDir: string, runId:
 export async function recoverLocalRuns(
   deps: Omit<RecoverDeps, 'serviceFor'> & { clientFor(record: Pick<RunRecord, 'baseUrl' | 'projectKey'>): ApiClient | null },
   runId?: string,
-) {
+): Promise<RecoverResult[]> {
   const [{ recoverRuns }, { dispatchServiceOf }] = await Promise.all([import('./state/recover.js'), import('./wire/service.js')]);
   const { clientFor, ...rest } = deps;
   const serviceFor: RecoverDeps['serviceFor'] = (record) => {
@@ -60,7 +62,7 @@ export async function recoverLocalRuns(
 }
 
 /** `svc worktrees prune`: removes the clean worktrees of finished cards (git/worktree.ts). */
-export async function pruneWorktrees(opts: Parameters<typeof import('./git/worktree.js').pruneWorktrees>[0]) {
+export async function pruneWorktrees(opts: Parameters<typeof import('./git/worktree.js').pruneWorktrees>[0]): Promise<PruneResult> {
   return (await import('./git/worktree.js')).pruneWorktrees(opts);
 }
 
