@@ -1,8 +1,8 @@
-// The engine behind the front door (index.ts hands it out with loadEngine): a run in each of its
-// modes, the checks a command makes before a run opens (its base, its agents' identity and user,
-// its workflow, its network), and a hosted runner's side. Loaded only by a command that runs
-// something (the dispatch commands, `svc attach`, the demo) or reads a workflow file.
-export { startDispatch, openHostedRun, startHostedRun } from './start.js';
+// The engine behind the front door (index.ts hands it out with loadEngine): the checks a command
+// makes before a run opens (its base, its agents' identity and user, its workflow, its network)
+// and a hosted runner's side. Loaded only by a command that runs something (the dispatch
+// commands, `svc attach`, the demo) or reads a workflow file; the run itself is index.ts's
+// startDispatch, openHostedRun and startHostedRun (start.ts).
 export { checkMaxCost } from './lifecycle/dispatch.js';
 // Before a run: its base, its repository's git config, who its agents' commits are by.
 export { resolveBase, WorktreeError, ownCommitArgs, branchFor } from './git/worktree.js';

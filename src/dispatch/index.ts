@@ -2,10 +2,13 @@
 // src/dispatch (types it may take from anywhere; test/commands/engine-door.test.ts holds it to
 // that). Exported directly: what is small, since every command loads it (the config store reads
 // some of it). Behind a function: the rest, each part loaded on its first call, so a command loads
-// no more of the engine than it uses. The run itself, in each of its modes, and the checks before
-// it come with loadEngine (engine.ts).
+// no more of the engine than it uses: a run in each of its modes (start.ts), the checks before a
+// run (loadEngine, engine.ts), the reports, and the queries of this machine's runs.
 import type { ApiClient } from '../api/client.js';
 import type { PruneResult } from './git/worktree.js';
+import type { HostedExecution } from './hosted/execution.js';
+import type { DispatchOptions, RunSummary } from './lifecycle/types.js';
+import type { EngineContext, HostedOpen, HostedPullRequests } from './start.js';
 import type { RunRecord } from './state/folder.js';
 import type { RecoverDeps, RecoverResult } from './state/recover.js';
 import type { CancelOutcome, LocalRunRow } from './state/runs.js';
@@ -21,7 +24,26 @@ export { makeDirs } from './state/make-dirs.js';
 export { describeFsError, listRunRecords, logPath, readRunRecord, resolveStateDir, runPaths } from './state/folder.js';
 export { isRunLive, liveRuns } from './state/run-lock.js';
 
-/** The engine: a run in each mode, the checks before one, a hosted runner's side (engine.ts). */
+/** A run selected and opened here, executed and closed (`auto`: a run per round). */
+export async function startDispatch(opts: DispatchOptions, ctx: EngineContext): Promise<RunSummary> {
+  return (await import('./start.js')).startDispatch(opts, ctx);
+}
+
+/** `--hosted`: the run opened for a hosted runner, or why none was; nothing runs here. */
+export async function openHostedRun(opts: DispatchOptions, ctx: Pick<EngineContext, 'client' | 'stateDir'>): Promise<HostedOpen> {
+  return (await import('./start.js')).openHostedRun(opts, ctx);
+}
+
+/** Inside a hosted runner: the run it was handed, executed through the run's own credential. */
+export async function startHostedRun(
+  opts: DispatchOptions,
+  h: HostedExecution,
+  ctx: Pick<EngineContext, 'stateDir' | 'output' | 'signal'> & { pullRequests: HostedPullRequests },
+): Promise<RunSummary> {
+  return (await import('./start.js')).startHostedRun(opts, h, ctx);
+}
+
+/** The checks before a run (its base, identity, workflow, network) and a hosted runner's side (engine.ts). */
 export function loadEngine(): Promise<typeof import('./engine.js')> {
   return import('./engine.js');
 }

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { createApiClient } from '../../api/client.js';
-import { loadEngine } from '../../dispatch/index.js';
+import { loadEngine, startDispatch } from '../../dispatch/index.js';
 import { printRunSummary } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';
 import { runUnderProgress } from '../dispatch/engine-tail.js';
@@ -70,7 +70,7 @@ export async function runDemo(opts: DemoOptions, ctx: Context): Promise<void> {
     made.push(stateDir);
     const agent = join(packageRoot(), 'examples', 'demo-agent.mjs');
     out.info(out.style.bold(`Local service on ${service.url} with project ${seeded.projectKey}; repository ${repo}`));
-    const { describeWorkflow, loadWorkflow, startDispatch } = await loadEngine();
+    const { describeWorkflow, loadWorkflow } = await loadEngine();
     const { workflow } = await loadWorkflow(repo);
     out.info('Running `svc next` with a scripted demo agent: the next runnable container, leaf by leaf, blockers first.');
     out.info(`Its .svc/workflow.yml: ${workflow ? describeWorkflow(workflow) : 'none'} (each leg's log shows the steps).\n`);

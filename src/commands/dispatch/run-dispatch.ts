@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import type { ApiClient } from '../../api/client.js';
 import type { DispatchCommand } from '../../contract/types.js';
-import { loadEngine, parseDuration, resolveStateDir } from '../../dispatch/index.js';
+import { loadEngine, openHostedRun, parseDuration, resolveStateDir, startDispatch } from '../../dispatch/index.js';
 import type { RunBase } from '../../dispatch/git/worktree.js';
 import type { DispatchOptions } from '../../dispatch/lifecycle/types.js';
 import type { RunProgress } from '../../ui/run-progress.js';
@@ -140,7 +140,6 @@ async function openForHostedRunner(command: DispatchCommand, keys: string[], typ
   try {
     await settleProject(api, opts, flags, ctx);
     refuseHostedAuto(opts);
-    const { openHostedRun } = await loadEngine();
     const hosted = await openHostedRun(opts, { client: api, stateDir: resolveStateDir(ctx.env) });
     if (!hosted.opened) return ctx.out.info(hosted.note);
     const run = hosted.opened;
@@ -169,7 +168,6 @@ async function runHere(command: DispatchCommand, keys: string[], typed: Dispatch
       opts.network = net.network;
       opts.networkLine = net.line;
     }
-    const { startDispatch } = await loadEngine();
     // From here a signal winds the run down (agents stopped, the run closed) instead of cutting it.
     ctx.interrupts.handle?.('dispatch');
     const summary = await runUnderProgress(ctx, (view) => {

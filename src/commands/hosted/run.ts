@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import type { DispatchCommand } from '../../contract/types.js';
 import type { AgentChoice } from '../../dispatch/agent/presets.js';
 import type { HostedExecution } from '../../dispatch/hosted/index.js';
-import { loadEngine, resolveStateDir } from '../../dispatch/index.js';
+import { loadEngine, resolveStateDir, startHostedRun } from '../../dispatch/index.js';
 import type { DispatchOptions, RunSummary } from '../../dispatch/lifecycle/types.js';
 import type { Context } from '../context.js';
 import { resolveBaseUrl, resolveMaxWaitMs } from '../settings.js';
@@ -137,7 +137,7 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
       await printPlan(ctx, h);
       return null;
     }
-    const { RUN_TOKEN_ENV, startHostedRun } = await loadEngine();
+    const { RUN_TOKEN_ENV } = await loadEngine();
     const stateDir = resolveStateDir(ctx.env);
     const opts = {
       ...hostedDispatchOptions(flags, ctx, h, workspaceDir, agent!, ctx.env[RUN_TOKEN_ENV] ?? ''),
