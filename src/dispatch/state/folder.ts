@@ -2,15 +2,17 @@
 // is sent, and the acknowledgements), run.json (what a resume or a recovery needs — never a token)
 // and the full, redacted agent output per leg. It is the ground truth after a crash.
 import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { SvcError } from '../../api/errors.js';
 import type { DispatchCommand, DispatchRun, DispatchRunOpen } from '../../contract/types.js';
 import { readRecordedOptions, type RecordedOptions } from '../options.js';
 import { makeDirs } from './make-dirs.js';
 
-/** `SVC_STATE_DIR`, else `$XDG_STATE_HOME/svc`, else `~/.local/state/svc`. */
-export function resolveStateDir(env: Record<string, string | undefined>, home: string = homedir()): string {
+/**
+ * `SVC_STATE_DIR`, else `$XDG_STATE_HOME/svc`, else `~/.local/state/svc`. node:os is taken only
+ * for the last: every command loads this module, most never ask.
+ */
+export function resolveStateDir(env: Record<string, string | undefined>, home: string = process.getBuiltinModule('node:os').homedir()): string {
   if (env.SVC_STATE_DIR) return env.SVC_STATE_DIR;
   if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'svc');
   return join(home, '.local', 'state', 'svc');
