@@ -12,12 +12,13 @@ import type { RunBase } from './git/worktree.js';
 import type { LaneFilters } from './select/types.js';
 import type { Workflow } from './workflow/policy.js';
 
+/** A run's timeouts; the defaults of the flags that set them are DISPATCH_DEFAULTS (src/commands/dispatch/flags.ts). */
 export interface DispatchTimeouts {
-  /** No agent output for this long ends the leg (default 15 min). */
+  /** No agent output for this long ends the leg (`--idle-timeout`). */
   idleMs: number;
-  /** One leg may run this long (default 60 min). */
+  /** One leg may run this long (`--card-timeout`). */
   cardMs: number;
-  /** Between SIGTERM and SIGKILL to an agent (default 10 s). */
+  /** Between SIGTERM and SIGKILL to an agent (`--kill-grace`). */
   killGraceMs: number;
   /** The whole run (`--timeout`): when it runs out the run closes with status `timed_out`. */
   runMs: number | null;
@@ -58,7 +59,7 @@ export interface DispatchOptions {
   /** auto `--per-run`: the most cards in each of its runs (a fleet worker comes back for more). */
   perRun?: number;
   onFailure: 'halt' | 'continue';
-  /** Legs at once (default 1). */
+  /** Legs at once (`--parallel`). */
   parallel: number;
   /** Reused on every retry of the open; default a fresh UUID per run. */
   idempotencyKey?: string;

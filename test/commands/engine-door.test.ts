@@ -58,3 +58,24 @@ test('src/commands takes values from src/dispatch only through src/dispatch/inde
   expect(imports.some((i) => i.file === 'commands/dispatch/run-dispatch.ts' && i.values && i.target === DOOR)).toBe(true);
   expect(imports.some((i) => !i.values && i.target !== DOOR)).toBe(true);
 });
+
+test('what the door loads with every command takes no builtin beyond node:fs and node:path', () => {
+  // The config store imports the door, so its static imports load with every command: node:os cost
+  // `svc config get` 3 ms of CPU, node:crypto loads Node's streams. What needs more loads lazily.
+  const builtins = new Set<string>();
+  const seen = new Set<string>();
+  const visit = (file: string): void => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const i of importsOf(readFileSync(file, 'utf8'))) {
+      if (!i.values || i.line.startsWith('import(')) continue;
+      if (i.specifier.startsWith('node:')) builtins.add(i.specifier);
+      else if (i.specifier.startsWith('.')) visit(resolve(dirname(file), i.specifier).replace(/\.js$/, '.ts'));
+    }
+  };
+  visit(DOOR);
+  expect([...builtins].sort()).toEqual(['node:fs', 'node:path']);
+  // The walk reaches what the door exports directly, and stops at what it loads on a call.
+  expect(seen).toContain(join(DISPATCH, 'state', 'folder.ts'));
+  expect(seen).not.toContain(join(DISPATCH, 'start.ts'));
+});
