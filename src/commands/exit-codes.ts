@@ -2,7 +2,6 @@
 // lowest layer that raises them); this module adds what only the CLI knows: usage errors and the
 // help text of `svc help exit-codes`.
 import { EXIT, exitCodeFor, SvcError } from '../api/errors.js';
-import { Interrupted } from '../dispatch/signals.js';
 
 export { EXIT };
 
@@ -37,7 +36,7 @@ export type CommandEnd = { signal: 'SIGINT' | 'SIGTERM' } | { error: unknown } |
  * through the API layer's table (`exitCodeFor`); else the code the command set, 0 by default.
  */
 export function exitCodeOf(end: CommandEnd): number {
-  if ('signal' in end) return exitCodeFor(new Interrupted(end.signal));
+  if ('signal' in end) return end.signal === 'SIGTERM' ? EXIT.sigterm : EXIT.sigint;
   if ('exitCode' in end) return end.exitCode ?? EXIT.ok;
   if (isCommanderEnd(end.error)) {
     const e = end.error as { code: string; exitCode?: number };

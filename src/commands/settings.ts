@@ -2,7 +2,7 @@
 // > default. The token comes from SVC_TOKEN or the store, never from a flag (argv is visible to
 // every process on the machine).
 import { DEFAULT_MAX_WAIT_MS } from '../api/retry.js';
-import { parseDuration } from '../dispatch/duration.js';
+import { parseDuration } from '../dispatch/index.js';
 import type { Context } from './context.js';
 import { AuthError, UsageError } from './exit-codes.js';
 

@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { continueFlags } from '../../src/commands/dispatch/run-dispatch.js';
+import { continueFlags } from '../../src/commands/dispatch/continue-flags.js';
 import { makeRepo, run } from '../support/cli.js';
 import { programEnv, runProgram } from '../support/program.js';
 import { startTestService, type TestService } from '../support/service.js';

@@ -61,7 +61,7 @@ describe('continue keeps --pr', () => {
     [{ pr: false }, { pr: true, draft: false }, { pr: false }],
     [{}, { pr: false }, {}],
   ])('flags %j over recorded %j', async (flags, recorded, expected) => {
-    const { continueFlags } = await import('../../src/commands/dispatch/run-dispatch.js');
+    const { continueFlags } = await import('../../src/commands/dispatch/continue-flags.js');
     const out = continueFlags(flags, recorded);
     expect({ pr: out.pr, draft: out.draft }).toEqual({ pr: undefined, draft: undefined, ...expected });
   });

@@ -1,7 +1,6 @@
 // `svc config set KEY VALUE`: a value is checked as the commands that read it will, then stored.
 // The token is stored by `svc auth login` only.
-import { AGENT_NAMES, isAgentName } from '../../dispatch/agent/presets.js';
-import { parseDuration } from '../../dispatch/duration.js';
+import { AGENT_NAMES, isAgentName, parseDuration } from '../../dispatch/index.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 import { CONFIG_KEYS, checkKey } from './store.js';

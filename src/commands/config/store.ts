@@ -3,11 +3,10 @@
 // moves it (tests, CI containers); otherwise it is the platform's config folder for `svc`, the
 // same file conf used to keep. conf itself was dropped: it imports ajv and semver for schemas and
 // migrations this store never uses, ~45 ms of every command's start-up (README, Benchmarks).
-import { AGENT_USER_SYNTAX } from '../../dispatch/agent/user.js';
+import { AGENT_USER_SYNTAX, makeDirs } from '../../dispatch/index.js';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../exit-codes.js';
-import { makeDirs } from '../../dispatch/state/make-dirs.js';
 
 /** Keys a user may `svc config set`, with how a string from the command line becomes a value. */
 export const CONFIG_KEYS = {

@@ -7,16 +7,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { createApiClient } from '../../api/client.js';
-import { dispatchServiceOf } from '../../dispatch/wire/service.js';
-import { dispatchDeps } from '../../dispatch/lifecycle/deps.js';
-import { runDispatch } from '../../dispatch/lifecycle/dispatch.js';
-import { ownCommitArgs } from '../../dispatch/git/worktree.js';
+import { loadEngine, startDispatch } from '../../dispatch/index.js';
 import { printRunSummary } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';
 import { runUnderProgress } from '../dispatch/engine-tail.js';
+import { defaultOptions } from '../dispatch/run-options.js';
 import { gitMissing } from '../dispatch/preflight.js';
-import { loadWorkflow } from '../../dispatch/workflow/load.js';
-import { describeWorkflow } from '../../dispatch/workflow/policy.js';
 import { howToRun } from './how-to-run.js';
 
 /** The package's own folder, found from this module whether it runs bundled (dist/) or from src/. */
@@ -39,6 +35,7 @@ prompt: Keep each change to one note under notes/.
 `;
 
 async function makeDemoRepo(): Promise<string> {
+  const { ownCommitArgs } = await loadEngine();
   const repo = mkdtempSync(join(tmpdir(), 'svc-demo-repo-'));
   const git = (...args: string[]) => execa('git', args, { cwd: repo });
   await git('init', '-q', '-b', 'main').catch((error: unknown) => {
@@ -73,34 +70,30 @@ export async function runDemo(opts: DemoOptions, ctx: Context): Promise<void> {
     made.push(stateDir);
     const agent = join(packageRoot(), 'examples', 'demo-agent.mjs');
     out.info(out.style.bold(`Local service on ${service.url} with project ${seeded.projectKey}; repository ${repo}`));
+    const { describeWorkflow, loadWorkflow } = await loadEngine();
     const { workflow } = await loadWorkflow(repo);
     out.info('Running `svc next` with a scripted demo agent: the next runnable container, leaf by leaf, blockers first.');
     out.info(`Its .svc/workflow.yml: ${workflow ? describeWorkflow(workflow) : 'none'} (each leg's log shows the steps).\n`);
 
     ctx.interrupts.handle?.('dispatch');
+    const defaults = defaultOptions();
+    const options = {
+      ...defaults,
+      command: 'next' as const,
+      keys: [],
+      projectKey: seeded.projectKey,
+      baseUrl: service.url,
+      repo,
+      agent: { agentCmd: `"${ctx.self.execPath}" "${agent}" {prompt_file}` },
+      sendLogs: true,
+      // The scripted agent answers in a second: a hung one is stopped sooner than a real agent would be.
+      timeouts: { ...defaults.timeouts, idleMs: 60_000, cardMs: 120_000, killGraceMs: 2_000 },
+      secrets: [seeded.token],
+      env: ctx.env,
+      workflow,
+    };
     const summary = await runUnderProgress(ctx, (progress) =>
-      runDispatch(
-        {
-          command: 'next',
-          keys: [],
-          projectKey: seeded.projectKey,
-          baseUrl: service.url,
-          repo,
-          agent: { agentCmd: `"${ctx.self.execPath}" "${agent}" {prompt_file}` },
-          onFailure: 'halt',
-          parallel: 1,
-          sendLogs: true,
-          allowEmpty: false,
-          timeouts: { idleMs: 60_000, cardMs: 120_000, killGraceMs: 2_000, runMs: null },
-          heartbeatIntervalMs: 60_000,
-          worktree: true,
-          dryRun: false,
-          secrets: [seeded.token],
-          env: ctx.env,
-          workflow,
-        },
-        dispatchDeps({ service: dispatchServiceOf(api), stateDir, output: progress, signal: ctx.interrupts.signal }),
-      ),
+      startDispatch(options, { client: api, stateDir, output: progress, signal: ctx.interrupts.signal }),
     );
 
     if (ctx.out.json) {

@@ -1,7 +1,7 @@
 // The end every command that runs the engine shares (dispatch, a hosted run, the demo): the
 // progress view while the engine runs, stopped however the run ends, the run's exit code as the
 // command's, and the summary printed once.
-import { refusalLine } from '../../dispatch/fence/refusal.js';
+import { refusalLine } from '../../dispatch/index.js';
 import type { RunSummary } from '../../dispatch/lifecycle/types.js';
 import { createRunProgress, printRunSummary, type RunProgress } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';

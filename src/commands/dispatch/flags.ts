@@ -1,8 +1,24 @@
 // The flags of the dispatch commands, each declared once (flag-table.ts): register.ts adds them to
 // the commands, and the handlers take the types derived from them.
+import type { RecordedOptions } from '../../dispatch/options.js';
 import { flag, type FlagsOf } from '../flag-table.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/**
+ * What a flag that was not given (nor set in the environment or the config) stands for: the help
+ * lines say it, the options take it (run-options.ts), and so do the demo and a hosted run.
+ */
+export const DISPATCH_DEFAULTS = {
+  onFailure: 'halt',
+  parallel: 1,
+  sendLogs: false,
+  idleTimeout: '15m',
+  cardTimeout: '60m',
+  killGrace: '10s',
+  heartbeatInterval: '60s',
+} as const;
+const D = DISPATCH_DEFAULTS;
 
 /**
  * The flags every dispatch command takes, in help order; by name, for `svc attach`, which takes
@@ -37,17 +53,17 @@ export const DISPATCH_FLAG = {
   ),
   dryRun: flag('--dry-run', 'print the card set with skip reasons and open nothing'),
   max: flag('--max <n>', 'most cards to run'),
-  onFailure: flag('--on-failure <mode>', 'what a failed leg does to the run (default halt; continue follows the original run)', {
+  onFailure: flag('--on-failure <mode>', `what a failed leg does to the run (default ${D.onFailure}; continue follows the original run)`, {
     choices: ['halt', 'continue'],
   }),
   parallel: flag('--parallel <n>', 'legs run at once, each in its own worktree'),
   idempotencyKey: flag('--idempotency-key <key>', 'find the same run again when a CI job is retried whole'),
   hosted: flag('--hosted', 'open the run for a hosted runner and print it instead of running it here'),
   timeout: flag('--timeout <duration>', 'whole-run time limit; the run closes timed_out'),
-  idleTimeout: flag('--idle-timeout <duration>', 'stop an agent silent this long (default 15m)'),
-  cardTimeout: flag('--card-timeout <duration>', 'stop an agent running this long (default 60m)'),
-  killGrace: flag('--kill-grace <duration>', 'wait between SIGTERM and SIGKILL (default 10s)'),
-  heartbeatInterval: flag('--heartbeat-interval <duration>', 'heartbeat interval (SVC_HEARTBEAT_INTERVAL; default 60s)'),
+  idleTimeout: flag('--idle-timeout <duration>', `stop an agent silent this long (default ${D.idleTimeout})`),
+  cardTimeout: flag('--card-timeout <duration>', `stop an agent running this long (default ${D.cardTimeout})`),
+  killGrace: flag('--kill-grace <duration>', `wait between SIGTERM and SIGKILL (default ${D.killGrace})`),
+  heartbeatInterval: flag('--heartbeat-interval <duration>', `heartbeat interval (SVC_HEARTBEAT_INTERVAL; default ${D.heartbeatInterval})`),
   sendLogs: flag('--send-logs', 'send agent output to the service as event bodies (redacted)'),
   allowEmpty: flag('--allow-empty', 'a leg that leaves no commit is not failed'),
   maxCost: flag(
@@ -105,3 +121,36 @@ export const DISPATCH_FLAGS = [...Object.values(DISPATCH_FLAG), ...RERUN_FLAGS, 
 
 /** Flags as commander parses them; run-dispatch.ts turns them into the engine's typed options. */
 export type DispatchFlags = FlagsOf<typeof DISPATCH_FLAGS>;
+
+const asFlag = (v: number | undefined) => (v === undefined ? undefined : String(v));
+const onlyTrue = (v: boolean | undefined) => (v === true ? true : undefined);
+const asDuration = (ms: number | null | undefined) => (ms !== null && ms !== undefined && ms > 0 ? `${Math.round(ms)}ms` : undefined);
+
+/**
+ * The flags `continue RUN_ID` takes from its original run where the user passes none, each from
+ * what run.json recorded (continue-flags.ts; the agent's flags are read there).
+ */
+export const REPLAYED: { [K in keyof DispatchFlags]?: (r: Partial<RecordedOptions>) => DispatchFlags[K] | undefined } = {
+  attempts: (r) => asFlag(r.attempts),
+  allAttempts: (r) => onlyTrue(r.allAttempts),
+  pushAttempts: (r) => onlyTrue(r.pushAttempts),
+  onFailure: (r) => r.onFailure,
+  parallel: (r) => asFlag(r.parallel),
+  sendLogs: (r) => r.sendLogs,
+  allowEmpty: (r) => onlyTrue(r.allowEmpty),
+  maxCost: (r) => asFlag(r.maxCostUsd ?? undefined),
+  worktree: (r) => (r.worktree === false ? false : undefined),
+  // The workflow's flags of the original run (.svc/workflow.yml itself is read again from the base).
+  verify: (r) => r.verify,
+  setup: (r) => r.setup,
+  // The names the original run passed to its agents (their values are read from this environment).
+  agentEnv: (r) => r.agentEnv,
+  // A continued run pushes, and writes pull requests, as the original did.
+  push: (r) => onlyTrue(r.push),
+  pr: (r) => onlyTrue(r.pr),
+  draft: (r) => onlyTrue(r.draft),
+  idleTimeout: (r) => asDuration(r.timeouts?.idleMs),
+  cardTimeout: (r) => asDuration(r.timeouts?.cardMs),
+  killGrace: (r) => asDuration(r.timeouts?.killGraceMs),
+  timeout: (r) => asDuration(r.timeouts?.runMs),
+};

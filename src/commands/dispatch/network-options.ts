@@ -5,11 +5,9 @@
 // A fence that cannot be had is refused here, before any run opens.
 import type { AgentChoice } from '../../dispatch/agent/presets.js';
 import type { AgentPoolSpec } from '../../dispatch/agent/user.js';
-import { AllowEntryError, Allowlist, formatAllowEntry } from '../../dispatch/fence/allowlist.js';
-import { agentHosts, gitHost } from '../../dispatch/fence/hosts.js';
-import { NETWORK_MODES, type NetworkMode, type NetworkPolicy } from '../../dispatch/fence/index.js';
-import { probeBwrap } from '../../dispatch/fence/bwrap.js';
-import { nftWorks, removeStaleTables } from '../../dispatch/fence/nft.js';
+import type { Allowlist } from '../../dispatch/fence/allowlist.js';
+import type { NetworkMode, NetworkPolicy } from '../../dispatch/fence/index.js';
+import { loadEngine, removeStaleFences } from '../../dispatch/index.js';
 import type { Workflow } from '../../dispatch/workflow/policy.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
@@ -31,7 +29,7 @@ export interface NetworkInputs {
   bwrap?: () => Promise<string | null>;
   /** svc's uid (default process.getuid()): a normal user is fenced by default where bwrap works. */
   uid?: number;
-  /** Removes a crashed svc's tables (default: removeStaleTables, as root). */
+  /** Removes a crashed svc's tables (default: removeStaleFences, as root). */
   sweep?: () => Promise<unknown>;
 }
 
@@ -41,6 +39,7 @@ export async function networkFor(
   ctx: Context,
   input: NetworkInputs,
 ): Promise<{ network: NetworkPolicy; line: string }> {
+  const { AllowEntryError, Allowlist, agentHosts, formatAllowEntry, gitHost, NETWORK_MODES, nftWorks, probeBwrap } = await loadEngine();
   const stored = ctx.config().get('network');
   const [asked, source] =
     flags.network !== undefined
@@ -66,7 +65,7 @@ export async function networkFor(
   const said = (mode: NetworkMode, how: string) =>
     mode === 'none' ? `network: none (legs reach no host; ${how})` : `network: fenced (legs reach ${allowed}; ${how})`;
   // A crashed svc's rules would still hold its uids, open run or not: gone before any leg leases one.
-  if (input.pool) await (input.sweep ?? (() => removeStaleTables().catch(() => [])))();
+  if (input.pool) await (input.sweep ?? (() => removeStaleFences().catch(() => [])))();
   if (asked === 'open') return { network: policy('open'), line: `network: open (${source}; legs reach any host)` };
   if (!input.pool) {
     // svc's own user: a network namespace per program, where bubblewrap can make one. The default

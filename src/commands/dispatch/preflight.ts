@@ -7,8 +7,8 @@ import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { ApiError, SvcError } from '../../api/errors.js';
 import type { ApiClient } from '../../api/client.js';
-import { splitCommand } from '../../dispatch/agent/argv.js';
-import { AGENT_PRESETS, isAgentName, type AgentChoice } from '../../dispatch/agent/presets.js';
+import type { AgentChoice } from '../../dispatch/agent/presets.js';
+import { AGENT_PRESETS, isAgentName, splitCommand } from '../../dispatch/index.js';
 import { UsageError } from '../exit-codes.js';
 
 /** A project (or run) the service says does not exist: exit 4. */

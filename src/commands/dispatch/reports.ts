@@ -4,8 +4,7 @@
 import { rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { RunSummary } from '../../dispatch/lifecycle/types.js';
-import { makeDirs } from '../../dispatch/state/make-dirs.js';
-import { describeFsError, resolveStateDir } from '../../dispatch/state/folder.js';
+import { describeFsError, loadReports, makeDirs, resolveStateDir } from '../../dispatch/index.js';
 import type { Context } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 
@@ -17,7 +16,7 @@ export interface PlannedReport {
 /** Parses every `--report`; a bad one is a usage error before the run opens. */
 export async function planReports(specs: readonly string[] | undefined, ctx: Context): Promise<PlannedReport[]> {
   if (!specs?.length) return [];
-  const { parseReportSpec } = await import('../../dispatch/report/index.js');
+  const { parseReportSpec } = await loadReports();
   try {
     const planned = specs.map((s) => parseReportSpec(s, ctx.cwd));
     if (ctx.out.json && planned.some((p) => p.file === '-'))
@@ -63,7 +62,7 @@ export async function writeRunReports(ctx: Context, planned: readonly PlannedRep
   const ids = runIdsOf(summary);
   const ci = ctx.env.GITHUB_STEP_SUMMARY || ctx.env.BUILDKITE;
   if (!planned.length && !(ci && ids.length)) return;
-  const { buildRunReport, publishToCi, renderReport, writeReportFile } = await import('../../dispatch/report/index.js');
+  const { buildRunReport, publishToCi, renderReport, writeReportFile } = await loadReports();
   const stateDir = resolveStateDir(ctx.env);
   const runs = [];
   for (const id of ids) {

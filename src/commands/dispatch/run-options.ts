@@ -1,22 +1,26 @@
 // Which agent a dispatch runs and how its legs run: one rule for local and hosted runs, so they
 // cannot drift apart.
-import { checkAgentChoice, isAgentName, type AgentChoice } from '../../dispatch/agent/presets.js';
-import { agentEnvNameProblem } from '../../dispatch/agent/env.js';
-import { AGENT_FORMATS } from '../../dispatch/agent/spend.js';
+import { dirname } from 'node:path';
+import type { AgentChoice } from '../../dispatch/agent/presets.js';
+import type { GitIdentity } from '../../dispatch/git/identity.js';
+import {
+  AGENT_FORMATS,
+  AgentUserError,
+  agentEnvNameProblem,
+  checkAgentChoice,
+  isAgentName,
+  loadEngine,
+  MAX_ATTEMPTS,
+  parseDuration,
+  resolveAgentUser,
+} from '../../dispatch/index.js';
+import type { DispatchOptions } from '../../dispatch/lifecycle/types.js';
+import type { Workflow } from '../../dispatch/workflow/policy.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
-import { parseDuration } from '../../dispatch/duration.js';
-import { resolveMaxWaitMs } from '../settings.js';
-import type { DispatchOptions } from '../../dispatch/lifecycle/types.js';
 import { usd, wholeNumber } from '../flag-values.js';
-import { dirname } from 'node:path';
-import { AgentUserError, resolveAgentUser } from '../../dispatch/agent/user.js';
-import { ensurePrivateDir } from '../../dispatch/state/private-dir.js';
-import { loadWorkflow, WorkflowFileError } from '../../dispatch/workflow/load.js';
-import { applyWorkflowFlags, type Workflow } from '../../dispatch/workflow/policy.js';
-import { MAX_ATTEMPTS } from '../../dispatch/lifecycle/attempts.js';
-import type { DispatchFlags } from './flags.js';
-import { agentIdentity, parseIdentity, type GitIdentity } from '../../dispatch/git/identity.js';
+import { resolveMaxWaitMs } from '../settings.js';
+import { DISPATCH_DEFAULTS, type DispatchFlags } from './flags.js';
 
 /** The flags that choose the agent (a hosted run's `svc attach` has no --agent-format). */
 export type AgentFlags = Pick<DispatchFlags, 'agent' | 'agentCmd' | 'agentFormat' | 'model'>;
@@ -84,6 +88,32 @@ export function attemptOptions(
   };
 }
 
+/**
+ * The options of a run that change nothing from the defaults, with neither flags nor the config
+ * read: a caller spreads its own over them (the demo, a hosted run), so no default is said twice.
+ */
+export function defaultOptions(): Pick<
+  DispatchOptions,
+  'onFailure' | 'parallel' | 'sendLogs' | 'allowEmpty' | 'timeouts' | 'heartbeatIntervalMs' | 'worktree' | 'dryRun' | 'maxCards'
+> {
+  return {
+    onFailure: DISPATCH_DEFAULTS.onFailure,
+    parallel: DISPATCH_DEFAULTS.parallel,
+    sendLogs: DISPATCH_DEFAULTS.sendLogs,
+    allowEmpty: false,
+    timeouts: {
+      idleMs: parseDuration(DISPATCH_DEFAULTS.idleTimeout),
+      cardMs: parseDuration(DISPATCH_DEFAULTS.cardTimeout),
+      killGraceMs: parseDuration(DISPATCH_DEFAULTS.killGrace),
+      runMs: null,
+    },
+    heartbeatIntervalMs: parseDuration(DISPATCH_DEFAULTS.heartbeatInterval),
+    worktree: true,
+    dryRun: false,
+    maxCards: null,
+  };
+}
+
 /** The flags of how legs run, shared by local and hosted runs. */
 export type LegFlags = Pick<
   DispatchFlags,
@@ -93,14 +123,14 @@ export type LegFlags = Pick<
 /** How legs run: failures, parallelism, logs, timeouts and spend, with their defaults. */
 export function legOptions(flags: LegFlags, ctx: Context) {
   return {
-    onFailure: flags.onFailure ?? 'halt',
-    parallel: wholeNumber(flags.parallel, '--parallel') ?? ctx.config().get('parallel') ?? 1,
-    sendLogs: flags.sendLogs ?? ctx.config().get('sendLogs') ?? false,
+    onFailure: flags.onFailure ?? DISPATCH_DEFAULTS.onFailure,
+    parallel: wholeNumber(flags.parallel, '--parallel') ?? ctx.config().get('parallel') ?? DISPATCH_DEFAULTS.parallel,
+    sendLogs: flags.sendLogs ?? ctx.config().get('sendLogs') ?? DISPATCH_DEFAULTS.sendLogs,
     allowEmpty: Boolean(flags.allowEmpty),
     timeouts: {
-      idleMs: parseDuration(flags.idleTimeout ?? '15m', '--idle-timeout'),
-      cardMs: parseDuration(flags.cardTimeout ?? '60m', '--card-timeout'),
-      killGraceMs: parseDuration(flags.killGrace ?? '10s', '--kill-grace'),
+      idleMs: parseDuration(flags.idleTimeout ?? DISPATCH_DEFAULTS.idleTimeout, '--idle-timeout'),
+      cardMs: parseDuration(flags.cardTimeout ?? DISPATCH_DEFAULTS.cardTimeout, '--card-timeout'),
+      killGraceMs: parseDuration(flags.killGrace ?? DISPATCH_DEFAULTS.killGrace, '--kill-grace'),
       runMs: flags.timeout ? parseDuration(flags.timeout, '--timeout') : null,
     },
     maxCostUsd: usd(flags.maxCost, '--max-cost') ?? null,
@@ -149,6 +179,7 @@ export async function agentUserFor(
     warning = "hosted run without root: agents run as svc's own user and could read its environment (start svc as root to run them as svc-agent-N)";
   }
   if (choice.pool) {
+    const { ensurePrivateDir } = await loadEngine();
     await ensurePrivateDir(where.stateDir);
     await ensurePrivateDir(dirname(ctx.config().path));
   }
@@ -169,6 +200,7 @@ export async function workflowFor(
 ): Promise<{ workflow: Workflow | null; hint: string | null }> {
   if (flags.verify !== undefined && flags.verify !== false && !flags.verify.trim()) throw new UsageError('--verify needs a command (or --no-verify for none)');
   if (flags.setup !== undefined && !flags.setup.trim()) throw new UsageError('--setup needs a command');
+  const { applyWorkflowFlags, loadWorkflow, WorkflowFileError } = await loadEngine();
   try {
     const loaded = await loadWorkflow(repo, baseRef, label);
     return { workflow: applyWorkflowFlags(loaded.workflow, flags), hint: loaded.hint };
@@ -183,6 +215,7 @@ export async function workflowFor(
  * null where git finds one for `repo` in the agents' environment; else svc's bot.
  */
 export async function gitIdentityFor(flags: Pick<DispatchFlags, 'gitIdentity'>, repo: string, env: NodeJS.ProcessEnv): Promise<GitIdentity | null> {
+  const { agentIdentity, parseIdentity } = await loadEngine();
   let asked: GitIdentity | undefined;
   if (flags.gitIdentity !== undefined) {
     const id = parseIdentity(flags.gitIdentity);

@@ -1,8 +1,7 @@
 // Completion scripts generated from the commander tree, so they cannot drift from the commands.
 // The same scripts are committed under completions/; a test checks they are current.
 import type { Command, Option } from 'commander';
-import { AGENT_PRESETS } from '../../dispatch/agent/presets.js';
-import { AGENT_FORMATS } from '../../dispatch/agent/spend.js';
+import { AGENT_FORMATS, AGENT_PRESETS } from '../../dispatch/index.js';
 import { CONFIG_KEYS } from '../config/store.js';
 import type { Context } from '../context.js';
 

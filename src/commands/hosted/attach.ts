@@ -2,8 +2,8 @@
 // through the engine, as any dispatch command would there (run.ts). `--dry-run` only shows what it
 // would execute (command, scope, agent, and each leg's item, repository and branch): it mints no
 // git token and clones nothing.
-import { targetRepositoriesOf, type HostedExecution } from '../../dispatch/hosted/index.js';
-import { branchFor } from '../../dispatch/git/worktree.js';
+import type { HostedExecution } from '../../dispatch/hosted/index.js';
+import { loadEngine } from '../../dispatch/index.js';
 import type { Context } from '../context.js';
 import { runHostedCommand, type HostedRunFlags, type HostedRunRequest } from './run.js';
 
@@ -22,8 +22,9 @@ export interface AttachPlan {
   push: boolean;
 }
 
-/** The plan of a hosted execution (pure: tests call it directly). */
-export function attachPlan(h: Pick<HostedExecution, 'run' | 'cards'>, push = true): AttachPlan {
+/** The plan of a hosted execution. */
+export async function attachPlan(h: Pick<HostedExecution, 'run' | 'cards'>, push = true): Promise<AttachPlan> {
+  const { branchFor, targetRepositoriesOf } = await loadEngine();
   const open = new Set(h.cards.map((c) => c.card.workItemKey));
   return {
     runId: h.run.run.id,
@@ -48,8 +49,8 @@ export function attachPlan(h: Pick<HostedExecution, 'run' | 'cards'>, push = tru
 }
 
 /** Prints the plan (`--dry-run`, and any dispatch command's `--dry-run` inside a hosted container). */
-export function printAttachPlan(ctx: Context, hosted: Pick<HostedExecution, 'run' | 'cards'>, push = true): void {
-  const plan = attachPlan(hosted, push);
+export async function printAttachPlan(ctx: Context, hosted: Pick<HostedExecution, 'run' | 'cards'>, push = true): Promise<void> {
+  const plan = await attachPlan(hosted, push);
   if (ctx.out.json) return ctx.out.document(plan);
   ctx.out.data(`run ${plan.runId}: ${plan.command} (${plan.origin}, ${plan.status})`);
   if (plan.scope) ctx.out.data(`scope: ${plan.scope.label ?? plan.scope.workItemId}`);

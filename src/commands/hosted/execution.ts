@@ -1,14 +1,12 @@
 // The hosted execution as a command builds it: the settings of DISPATCH.md §2 resolved from the
 // context (base URL, --insecure, --max-wait, --verbose request lines), warnings to stderr, and
 // git's credential helper pointing back at this very svc.
-import { isHostedEnvironment, prepareHostedExecution, type HostedExecution, type HostedExecutionOptions } from '../../dispatch/hosted/index.js';
+import type { HostedExecution, HostedExecutionOptions } from '../../dispatch/hosted/index.js';
 import { join } from 'node:path';
-import { resolveStateDir } from '../../dispatch/state/folder.js';
+import { loadEngine, resolveStateDir } from '../../dispatch/index.js';
 import type { Context } from '../context.js';
 import { AuthError } from '../exit-codes.js';
 import { resolveBaseUrl, resolveMaxWaitMs } from '../settings.js';
-
-export { isHostedEnvironment };
 
 /** How git starts `svc git-credential`: this very svc, not whatever `svc` PATH finds. */
 export function selfHelperArgv(ctx: Context): string[] {
@@ -28,7 +26,8 @@ export type HostedCommandOptions = Partial<Pick<HostedExecutionOptions, 'workspa
  * run, starts the credential broker and clones the repositories (unless `clone: false`). The
  * caller runs the legs through the engine and calls `dispose()` at the end, in a `finally`.
  */
-export function prepareHostedForCommand(ctx: Context, opts: HostedCommandOptions = {}): Promise<HostedExecution> {
+export async function prepareHostedForCommand(ctx: Context, opts: HostedCommandOptions = {}): Promise<HostedExecution> {
+  const { isHostedEnvironment, prepareHostedExecution } = await loadEngine();
   if (!isHostedEnvironment(ctx.env)) {
     throw new AuthError('not inside a hosted run: SVC_RUN_ID and SVC_RUN_TOKEN must both be set');
   }

@@ -1,7 +1,7 @@
 // `svc git-credential <get|store|erase>`: git starts it (credential.helper) with the broker's
 // socket in its environment; the protocol itself lives in src/dispatch/hosted/credential-helper.ts.
 import { SvcError } from '../../api/errors.js';
-import { runGitCredential } from '../../dispatch/hosted/index.js';
+import { runGitCredential } from '../../dispatch/index.js';
 import type { Context } from '../context.js';
 
 /** A `get` with no credential for the URL: exit 1, nothing on stdout, so git fails rather than prompts. */

@@ -10,40 +10,22 @@
 import { resolve } from 'node:path';
 import type { DispatchCommand } from '../../contract/types.js';
 import type { AgentChoice } from '../../dispatch/agent/presets.js';
-import { dispatchServiceOf } from '../../dispatch/wire/service.js';
-import { RUN_TOKEN_ENV, type HostedExecution } from '../../dispatch/hosted/index.js';
-import { dispatchDeps } from '../../dispatch/lifecycle/deps.js';
-import { runExistingRun } from '../../dispatch/lifecycle/existing-run.js';
+import type { HostedExecution } from '../../dispatch/hosted/index.js';
+import { loadEngine, resolveStateDir, startHostedRun } from '../../dispatch/index.js';
 import type { DispatchOptions, RunSummary } from '../../dispatch/lifecycle/types.js';
-import { resolveStateDir } from '../../dispatch/state/folder.js';
 import type { Context } from '../context.js';
 import { resolveBaseUrl, resolveMaxWaitMs } from '../settings.js';
-import { createGitHubWriter } from '../../dispatch/pr/github.js';
-import { createRedactor } from '../../dispatch/redact.js';
 import { pullRequestOptions } from '../dispatch/pr-options.js';
 import { prepareHostedForCommand, type HostedCommandOptions } from './execution.js';
-import { agentChoice, agentUserFor, gitIdentityFor, legOptions, workflowFor } from '../dispatch/run-options.js';
+import { agentChoice, agentUserFor, defaultOptions, gitIdentityFor, legOptions, workflowFor } from '../dispatch/run-options.js';
 import type { Workflow } from '../../dispatch/workflow/policy.js';
 import { projectOfKey } from '../dispatch/project.js';
 import { printSummary, runUnderProgress } from '../dispatch/engine-tail.js';
 import type { DispatchFlags } from '../dispatch/flags.js';
 import type { AttachFlags } from './flags.js';
-import { gitHost, urlEntry } from '../../dispatch/fence/hosts.js';
 import type { NetworkPolicy } from '../../dispatch/fence/index.js';
 import type { AgentPoolSpec } from '../../dispatch/agent/user.js';
 import { networkFor, type NetworkInputs } from '../dispatch/network-options.js';
-
-/** Pull requests of a hosted run: REST, the broker's token, every wait within --max-wait. */
-function hostedPullRequests(ctx: Context, flags: HostedRunFlags, h: HostedExecution, opts: DispatchOptions) {
-  const { githubApiUrl } = pullRequestOptions(flags, ctx, true);
-  return createGitHubWriter({
-    apiUrl: githubApiUrl,
-    tokenFor: async (repository) => (await h.broker.credentialFor(repository)).token,
-    maxWaitMs: resolveMaxWaitMs(ctx),
-    redact: (text) => createRedactor([...opts.secrets, ...h.secrets()])(text),
-    onWait: (line) => ctx.out.info(line),
-  });
-}
 
 /**
  * The flags a hosted execution honours: `svc attach`'s, and a dispatch command's --project.
@@ -58,20 +40,25 @@ function projectOf(flags: HostedRunFlags, ctx: Context, h: HostedExecution): str
 }
 
 /** The engine's options for a hosted run. Secrets: the run credential and every git token so far. */
-export function hostedDispatchOptions(flags: HostedRunFlags, ctx: Context, h: HostedExecution, workspaceDir: string, agent: AgentChoice): DispatchOptions {
-  const runToken = ctx.env[RUN_TOKEN_ENV] ?? '';
+export function hostedDispatchOptions(
+  flags: HostedRunFlags,
+  ctx: Context,
+  h: HostedExecution,
+  workspaceDir: string,
+  agent: AgentChoice,
+  runToken: string,
+): DispatchOptions {
   return {
+    ...defaultOptions(),
     command: (h.run.command as DispatchCommand) ?? 'run',
     keys: h.run.cards.map((c) => c.workItemKey),
     projectKey: projectOf(flags, ctx, h),
     baseUrl: resolveBaseUrl(ctx),
     repo: workspaceDir,
     agent,
-    maxCards: null,
     ...legOptions(flags, ctx),
-    // Op 31 is not among the run credential's operations: hosted runs send no heartbeat.
+    // The heartbeat is not among the run credential's operations: hosted runs send none.
     heartbeat: false,
-    heartbeatIntervalMs: 60_000,
     ...(flags.reconcile === false ? { reconcile: false as const } : {}),
     worktree: flags.worktree !== false,
     dryRun: Boolean(flags.dryRun),
@@ -117,6 +104,7 @@ export async function hostedNetwork(
     probes?: Pick<NetworkInputs, 'nft' | 'sweep'>;
   },
 ): Promise<{ network: NetworkPolicy; line: string }> {
+  const { gitHost, urlEntry } = await loadEngine();
   const service = urlEntry(resolveBaseUrl(ctx));
   const gitHosts = await Promise.all(input.repoDirs.map(gitHost));
   const networkAllow = Object.values(input.workflows).flatMap((w) => w?.networkAllow ?? []);
@@ -141,7 +129,7 @@ export interface HostedRunRequest {
 }
 
 /** Prints the plan of `svc attach --dry-run`, or of a dispatch command's `--dry-run` in a hosted container. */
-export type DryRunPrinter = (ctx: Context, h: HostedExecution) => void;
+export type DryRunPrinter = (ctx: Context, h: HostedExecution) => void | Promise<void>;
 
 /**
  * Executes this container's hosted run through the engine. Sets ctx.exitCode from the summary;
@@ -182,16 +170,17 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
       if (foreign.length > 0) ctx.out.warn(`hosted run ${run.id} decides its cards; ignoring ${foreign.join(', ')}`);
     }
     if (flags.dryRun) {
-      printPlan(ctx, h);
+      await printPlan(ctx, h);
       return null;
     }
+    const { RUN_TOKEN_ENV } = await loadEngine();
     const stateDir = resolveStateDir(ctx.env);
     const pool = await agentUserFor(flags, ctx, { stateDir, hosted: true });
     const workflows = await hostedWorkflows(ctx, h);
     const repoDirs = h.repositories.map((r) => r.dir);
     const net = await hostedNetwork(ctx, flags, { agent: agent!, workspaceDir, pool: pool.agentUser, repoDirs, workflows });
     const opts = {
-      ...hostedDispatchOptions(flags, ctx, h, workspaceDir, agent!),
+      ...hostedDispatchOptions(flags, ctx, h, workspaceDir, agent!, ctx.env[RUN_TOKEN_ENV] ?? ''),
       ...pool,
       workflows,
       network: net.network,
@@ -199,24 +188,14 @@ export async function runHostedCommand(ctx: Context, req: HostedRunRequest, prin
       // A runner's image has no git identity of its own: the agents' commits get svc's bot.
       gitIdentity: await gitIdentityFor(flags, h.repositories[0]?.dir ?? workspaceDir, ctx.env),
     };
-    const only = h.repositories.length === 1 ? h.repositories[0]!.dir : null;
+    // Pull requests: GitHub's REST API with the run's installation token, every wait within --max-wait.
+    const pullRequests = {
+      apiUrl: pullRequestOptions(flags, ctx, true).githubApiUrl,
+      maxWaitMs: resolveMaxWaitMs(ctx),
+      onWait: (line: string) => ctx.out.info(line),
+    };
     const summary = await runUnderProgress(ctx, (progress) =>
-      runExistingRun(
-        opts,
-        dispatchDeps({
-          service: dispatchServiceOf(h.api),
-          stateDir,
-          output: progress,
-          signal: ctx.interrupts.signal,
-          // Each card works in the clone of its first target repository; the scope of a
-          // close-out names none, so it works in the run's only clone when there is one.
-          repoFor: (key) => h.repoDirFor(key) ?? only,
-          pushBranch: (repo, branch) => h.pushBranch(repo, branch),
-          // GitHub's REST API with the run's installation token (op 30), asked of the broker per call.
-          ...(opts.pr ? { pullRequests: hostedPullRequests(ctx, flags, h, opts) } : {}),
-        }),
-        { run, items: h.cards.map((c) => c.item) },
-      ),
+      startHostedRun(opts, h, { stateDir, output: progress, signal: ctx.interrupts.signal, pullRequests }),
     );
     printSummary(ctx, summary);
     return summary;

@@ -6,9 +6,7 @@ import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
-import { isRunLive } from '../../dispatch/state/run-lock.js';
-import { logsInRunOrder } from '../../dispatch/state/runs.js';
-import { logPath, resolveStateDir, runPaths } from '../../dispatch/state/folder.js';
+import { isRunLive, logPath, logsInRunOrder, resolveStateDir, runPaths } from '../../dispatch/index.js';
 import type { Context } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import type { LogsFlags } from './flags.js';
@@ -37,7 +35,7 @@ async function printLogs(opts: LogsOptions, ctx: Context): Promise<void> {
     throw Object.assign(new Error(`no local logs for run ${runId} on this machine (looked in ${paths.logs})`), { exitCode: EXIT.notFound });
   }
   // In run order: the legs as the run took its cards, the close-out last.
-  const keys = key ? [key] : logsInRunOrder(stateDir, runId);
+  const keys = key ? [key] : await logsInRunOrder(stateDir, runId);
   for (const k of keys) {
     if (!existsSync(logPath(paths, k))) throw Object.assign(new Error(`no log for ${k} in run ${runId}`), { exitCode: EXIT.notFound });
   }
@@ -62,7 +60,7 @@ async function printLogs(opts: LogsOptions, ctx: Context): Promise<void> {
   // What the legs write from now on, as they write it; a leg that starts later joins in.
   let last = keys[keys.length - 1];
   for (let live = isRunLive(stateDir, runId); ; live = isRunLive(stateDir, runId)) {
-    for (const k of key ? [key] : logsInRunOrder(stateDir, runId)) {
+    for (const k of key ? [key] : await logsInRunOrder(stateDir, runId)) {
       const file = logPath(paths, k);
       const from = printed.get(k) ?? 0;
       const size = existsSync(file) ? sizeOf(file) : 0;

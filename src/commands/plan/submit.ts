@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient } from '../../api/client.js';
 import type { PlanStatusView } from '../../contract/types.js';
-import { parseDuration } from '../../dispatch/duration.js';
+import { parseDuration } from '../../dispatch/index.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { EXIT } from '../exit-codes.js';

@@ -1,6 +1,5 @@
 // `svc runs cancel RUN`: closes a run nobody is running (interrupted, cancelled).
-import { cancelRun } from '../../dispatch/state/runs.js';
-import { resolveStateDir } from '../../dispatch/state/folder.js';
+import { cancelLocalRun, resolveStateDir } from '../../dispatch/index.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 
@@ -10,10 +9,9 @@ export interface RunsCancelOptions {
 
 export async function runRunsCancel(opts: RunsCancelOptions, ctx: Context): Promise<void> {
   const { runId } = opts;
-  const { dispatchServiceOf } = await import('../../dispatch/wire/service.js');
   const api = connect(ctx, { interruptible: false });
   try {
-    const result = await cancelRun(dispatchServiceOf(api), resolveStateDir(ctx.env), runId);
+    const result = await cancelLocalRun(api, resolveStateDir(ctx.env), runId);
     if (ctx.out.json) return ctx.out.document({ runId, ...result });
     ctx.out.info(
       result.action === 'cancelled'

@@ -1,12 +1,11 @@
 // `svc runs list`: the runs of this machine's state folder, newest first; no request.
-import { listLocalRuns } from '../../dispatch/state/runs.js';
-import { resolveStateDir } from '../../dispatch/state/folder.js';
+import { listLocalRuns, resolveStateDir } from '../../dispatch/index.js';
 import type { Context } from '../context.js';
 
 export type RunsListOptions = Record<string, never>;
 
 export async function runRunsList(_opts: RunsListOptions, ctx: Context): Promise<void> {
-  const rows = listLocalRuns(resolveStateDir(ctx.env));
+  const rows = await listLocalRuns(resolveStateDir(ctx.env));
   if (ctx.out.json) return ctx.out.document(rows);
   if (!rows.length) return ctx.out.info('No runs recorded on this machine.');
   ctx.out.table(

@@ -3,8 +3,7 @@
 // a run recovered later, or reported on another day, reports the same.
 import type { ReportFormat } from '../../dispatch/report/index.js';
 import { extname } from 'node:path';
-import { parseDuration } from '../../dispatch/duration.js';
-import { listRunRecords, resolveStateDir } from '../../dispatch/state/folder.js';
+import { listRunRecords, loadReports, parseDuration, resolveStateDir } from '../../dispatch/index.js';
 import type { Context } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import type { RunsReportFlags } from './flags.js';
@@ -16,7 +15,7 @@ const BY_EXTENSION: Record<string, string> = { '.xml': 'junit', '.md': 'markdown
 
 export async function runRunsReport(opts: RunsReportOptions, ctx: Context): Promise<void> {
   const ids = opts.runIds;
-  const report = await import('../../dispatch/report/index.js');
+  const report = await loadReports();
   const output = opts.output ?? '-';
   const named = opts.format ?? BY_EXTENSION[extname(output).toLowerCase()] ?? (ctx.out.json ? 'json' : undefined);
   if (!named) throw new UsageError(`--format is required (${report.REPORT_FORMATS.join(', ')}) unless --output ends in .xml, .md, .html or .json`);

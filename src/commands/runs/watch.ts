@@ -1,7 +1,7 @@
 // `svc runs watch ID`: polls the run (op 26) and prints a stamped line when it changes, until it
 // closes; a failed run exits 1.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseDuration } from '../../dispatch/duration.js';
+import { parseDuration } from '../../dispatch/index.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { EXIT } from '../exit-codes.js';

@@ -1,5 +1,5 @@
 // `svc server`: runs the local service until a signal stops it.
-import { parseDuration } from '../../dispatch/duration.js';
+import { parseDuration } from '../../dispatch/index.js';
 import type { HostedExecutorOptions } from '../../server/hosted-executor/index.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';

@@ -2,8 +2,7 @@
 // the schema the runs use. Each mistake is one `file:line: message` line on stdout (as a linter
 // prints them) and the command exits 2; a good file is summed up in one line.
 import { relative, resolve } from 'node:path';
-import { workflowSourceAt, workflowSourceInTree } from '../../dispatch/workflow/load.js';
-import { describeWorkflow, parseWorkflow, WORKFLOW_FILE } from '../../dispatch/workflow/policy.js';
+import { loadEngine } from '../../dispatch/index.js';
 import type { Context } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { NotFoundError, checkRepository } from '../dispatch/preflight.js';
@@ -13,6 +12,7 @@ import type { WorkflowCheckFlags } from './flags.js';
 export type WorkflowCheckOptions = WorkflowCheckFlags;
 
 export async function runWorkflowCheck(opts: WorkflowCheckOptions, ctx: Context): Promise<void> {
+  const { describeWorkflow, parseWorkflow, WORKFLOW_FILE, workflowSourceAt, workflowSourceInTree } = await loadEngine();
   const repo = resolve(ctx.cwd, opts.repo ?? ctx.env.SVC_REPO ?? '.');
   await checkRepository(repo, opts.repo ? '--repo' : ctx.env.SVC_REPO ? 'SVC_REPO' : 'the current directory', false);
   let source: string | null;

@@ -1,5 +1,5 @@
 // `svc worktrees prune`: removes clean worktrees of finished cards (the engine decides which).
-import { resolveStateDir } from '../../dispatch/state/folder.js';
+import { liveRuns, pruneWorktrees, removeOrphanLegs, resolveStateDir } from '../../dispatch/index.js';
 import type { Context } from '../context.js';
 import type { WorktreesPruneFlags } from './flags.js';
 
@@ -7,8 +7,6 @@ import type { WorktreesPruneFlags } from './flags.js';
 export type WorktreesPruneOptions = WorktreesPruneFlags;
 
 export async function runWorktreesPrune(opts: WorktreesPruneOptions, ctx: Context): Promise<void> {
-  const { pruneWorktrees } = await import('../../dispatch/git/worktree.js');
-  const { liveRuns } = await import('../../dispatch/state/run-lock.js');
   const { resolve } = await import('node:path');
   // A worktree of a run still going on this machine is its agent's workplace, clean or not.
   const inUse = new Map<string, string>();
@@ -17,10 +15,9 @@ export async function runWorktreesPrune(opts: WorktreesPruneOptions, ctx: Contex
   }
   const result = await pruneWorktrees({ repo: resolve(ctx.cwd, opts.repo ?? ctx.env.SVC_REPO ?? '.'), inUse });
   // Agents' leg folders (svc as root) of svc processes that are gone go too.
-  const { removeOrphanLegs } = await import('../../dispatch/agent/orphans.js');
   const legs = await removeOrphanLegs();
-  if (ctx.out.json) return ctx.out.document({ ...result, legFolders: legs.removed });
-  for (const path of legs.removed) ctx.out.info(`removed the agent leg folder ${path} (its svc is gone)`);
+  if (ctx.out.json) return ctx.out.document({ ...result, legFolders: legs });
+  for (const path of legs) ctx.out.info(`removed the agent leg folder ${path} (its svc is gone)`);
   for (const r of result.removed) ctx.out.info(`removed ${r.key} (${r.path})`);
   for (const k of result.kept) ctx.out.info(`kept ${k.key}: ${k.reason}`);
   if (!result.removed.length && !result.kept.length) ctx.out.info('No svc worktrees here.');

@@ -4,8 +4,7 @@
 // lists the exact command lines and the sources they were checked against.
 import { SvcError } from '../../api/errors.js';
 import { expandPlaceholders, splitCommand, type PlaceholderValues } from './argv.js';
-import { createStreamParser } from './streams/index.js';
-import type { AgentCommand, AgentName, PromptVia, StreamFormat, StreamParser } from './types.js';
+import type { AgentCommand, AgentName, PromptVia, StreamFormat } from './types.js';
 
 export interface AgentPreset {
   name: AgentName;
@@ -154,9 +153,4 @@ export function resolveAgentCommand(choice: AgentChoice, values: PlaceholderValu
     promptVia: preset.promptVia,
     stream: choice.stream ?? preset.stream,
   };
-}
-
-/** A fresh parser for the command's stream, or undefined when it has none. */
-export function parserFor(command: AgentCommand): StreamParser | undefined {
-  return command.stream ? createStreamParser(command.stream) : undefined;
 }

@@ -19,9 +19,6 @@ import { discardAgentSide, openAgentSide, runLegAgent } from './agent-run.js';
 import { reasonLine, repoOf, secretsNow, workflowOf, type LegContext } from './leg-context.js';
 import type { DispatchOptions } from './types.js';
 
-/** The most attempts of one card (`--attempts`, `attempts:`). */
-export const MAX_ATTEMPTS = 8;
-
 /** The key an attempt's worktree, branch (`svc/<KEY>-attempt-<n>`), log and agent folder are named by. */
 export const attemptKey = (key: string, n: number): string => `${key}-attempt-${n}`;
 

@@ -19,6 +19,7 @@ import {
   type RunRecord,
 } from '../state/folder.js';
 import { acquireRunLock, isRunLive, runLockOwner, RunLockedError, type RunLock } from '../state/run-lock.js';
+import { recordedOptions } from '../options.js';
 import type { DispatchDeps, DispatchOptions } from './types.js';
 
 /** run.json's content apart from what the open answers (id, seq, run): no secrets. */
@@ -37,30 +38,7 @@ export function recordBase(
     scopeKey: selection.scopeKey,
     openedAt: new Date(deps.clock.now()).toISOString(),
     cards: selection.cards.map((c) => (c.skipReason ? { workItemKey: c.key, skipReason: c.skipReason } : { workItemKey: c.key })),
-    options: {
-      repo: opts.repo,
-      agent: opts.agent,
-      onFailure: opts.onFailure,
-      parallel: opts.parallel,
-      sendLogs: opts.sendLogs,
-      allowEmpty: opts.allowEmpty,
-      timeouts: opts.timeouts,
-      maxCostUsd: opts.maxCostUsd ?? null,
-      worktree: opts.worktree,
-      lanes: opts.lanes ?? null,
-      idempotencyKey,
-      push: opts.push ?? false,
-      origin,
-      pr: opts.pr ?? false,
-      draft: opts.draft ?? false,
-      ...(opts.workflowFlags?.verify !== undefined ? { verify: opts.workflowFlags.verify } : {}),
-      ...(opts.workflowFlags?.setup !== undefined ? { setup: opts.workflowFlags.setup } : {}),
-      ...(opts.agentEnv?.length ? { agentEnv: [...opts.agentEnv] } : {}),
-      ...(opts.attempts !== undefined ? { attempts: opts.attempts } : {}),
-      ...(opts.agents ? { agents: opts.agents } : {}),
-      ...(opts.allAttempts ? { allAttempts: true } : {}),
-      ...(opts.pushAttempts ? { pushAttempts: true } : {}),
-    },
+    options: recordedOptions(opts, idempotencyKey, origin),
   };
 }
 

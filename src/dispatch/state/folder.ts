@@ -1,16 +1,18 @@
 // The local state folder: one directory per dispatch run, holding its journal (every event before it
 // is sent, and the acknowledgements), run.json (what a resume or a recovery needs — never a token)
 // and the full, redacted agent output per leg. It is the ground truth after a crash.
-import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { SvcError } from '../../api/errors.js';
 import type { DispatchCommand, DispatchRun, DispatchRunOpen } from '../../contract/types.js';
+import { readRecordedOptions, type RecordedOptions } from '../options.js';
 import { makeDirs } from './make-dirs.js';
 
-/** `SVC_STATE_DIR`, else `$XDG_STATE_HOME/svc`, else `~/.local/state/svc`. */
-export function resolveStateDir(env: Record<string, string | undefined>, home: string = homedir()): string {
+/**
+ * `SVC_STATE_DIR`, else `$XDG_STATE_HOME/svc`, else `~/.local/state/svc`. node:os is taken only
+ * for the last: every command loads this module, most never ask.
+ */
+export function resolveStateDir(env: Record<string, string | undefined>, home: string = process.getBuiltinModule('node:os').homedir()): string {
   if (env.SVC_STATE_DIR) return env.SVC_STATE_DIR;
   if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, 'svc');
   return join(home, '.local', 'state', 'svc');
@@ -31,8 +33,11 @@ export interface RunRecord {
   cards: { workItemKey: string; skipReason?: string }[];
   /** The run as the open answered it. */
   run?: DispatchRun;
-  /** Options a `continue` reuses (agent, timeouts, flags); plain data only. */
-  options: Record<string, unknown>;
+  /**
+   * The options a `continue` reuses (agent, timeouts, flags), as options.ts writes them; read back,
+   * an option of another shape is left out (readRecordedOptions).
+   */
+  options: Partial<RecordedOptions>;
 }
 
 export interface RunPaths {
@@ -87,7 +92,8 @@ export function readRunRecord(stateDir: string, runId: string): RunRecord | null
   const paths = runPaths(stateDir, runId);
   if (!existsSync(paths.runJson)) return null;
   try {
-    return JSON.parse(readFileSync(paths.runJson, 'utf8')) as RunRecord;
+    const record = JSON.parse(readFileSync(paths.runJson, 'utf8')) as RunRecord | null;
+    return record && typeof record === 'object' ? { ...record, options: readRecordedOptions(record.options) } : record;
   } catch {
     return null;
   }
@@ -154,6 +160,9 @@ export interface PendingOpen {
 
 /** `<state>/opening/<sha256 of the key>.json`: a user's `--idempotency-key` never names a path. */
 export function pendingOpenPath(stateDir: string, idempotencyKey: string): string {
+  // Taken here, not imported: every command loads this module (resolveStateDir), and node:crypto
+  // loads Node's streams with it.
+  const { createHash } = process.getBuiltinModule('node:crypto');
   const name = createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 40);
   return join(stateDir, 'opening', `${name}.json`);
 }

@@ -56,8 +56,8 @@ function rowOf(stateDir: string, record: RunRecord): LocalRunRow {
   const facts = journalFacts(runPaths(stateDir, record.runId).journal);
   const live = isRunLive(stateDir, record.runId);
   const values = [...facts.dispositions.values()];
-  const origin = record.options.origin === 'hosted' ? 'hosted' : 'local';
-  const repo = typeof record.options.repo === 'string' ? record.options.repo : '';
+  const origin = record.options.origin ?? 'local';
+  const repo = record.options.repo ?? '';
   return {
     id: record.runId,
     command: record.command === 'continue' ? `continue (${record.originalCommand})` : record.command,

@@ -3,6 +3,7 @@
 // every mistake is one line naming the line of the file it is on.
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import { parseDuration } from '../duration.js';
+import { MAX_ATTEMPTS } from '../options.js';
 import { agentEnvNameProblem } from '../agent/env.js';
 import { AllowEntryError, parseAllowEntry } from '../fence/allowlist.js';
 
@@ -184,7 +185,7 @@ const FIELDS: Record<string, Check> = {
   env: names,
   network,
   timeouts,
-  attempts: whole('attempts', 1, 8),
+  attempts: whole('attempts', 1, MAX_ATTEMPTS),
 };
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AGENT_NAMES, AgentChoiceError, checkAgentChoice, parserFor, resolveAgentCommand } from '../../../src/dispatch/agent/presets.js';
+import { AGENT_NAMES, AgentChoiceError, checkAgentChoice, resolveAgentCommand } from '../../../src/dispatch/agent/presets.js';
+import { parserFor } from '../../../src/dispatch/agent/streams/index.js';
 import { ArgvError } from '../../../src/dispatch/agent/argv.js';
 
 const values = { prompt_file: '/state/run-1/SVC-1.prompt.md', key: 'SVC-1', workdir: '/wt/SVC-1', branch: 'svc/SVC-1', run_id: 'run-1' };

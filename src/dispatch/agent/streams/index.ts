@@ -1,5 +1,5 @@
 // One parser per machine-readable agent format; `createStreamParser` picks it by name.
-import type { StreamFormat, StreamParser } from '../types.js';
+import type { AgentCommand, StreamFormat, StreamParser } from '../types.js';
 import { ClaudeStreamParser } from './claude.js';
 import { CodexJsonParser } from './codex.js';
 import { GeminiStreamParser } from './gemini.js';
@@ -21,4 +21,9 @@ export function createStreamParser(format: StreamFormat): StreamParser {
     case 'opencode-json':
       return new OpencodeJsonParser();
   }
+}
+
+/** A fresh parser for the command's stream, or undefined when it has none. */
+export function parserFor(command: AgentCommand): StreamParser | undefined {
+  return command.stream ? createStreamParser(command.stream) : undefined;
 }

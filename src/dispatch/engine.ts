@@ -1,0 +1,22 @@
+// The engine behind the front door (index.ts hands it out with loadEngine): the checks a command
+// makes before a run opens (its base, its agents' identity and user, its workflow, its network)
+// and a hosted runner's side. Loaded only by a command that runs something (the dispatch
+// commands, `svc attach`, the demo) or reads a workflow file; the run itself is index.ts's
+// startDispatch, openHostedRun and startHostedRun (start.ts).
+export { checkMaxCost } from './lifecycle/dispatch.js';
+// Before a run: its base, its repository's git config, who its agents' commits are by.
+export { resolveBase, WorktreeError, ownCommitArgs, branchFor } from './git/worktree.js';
+export { credentialsInGitConfig, gitCredentialsWarning } from './git/config-credentials.js';
+export { agentIdentity, parseIdentity } from './git/identity.js';
+export { ensurePrivateDir } from './state/private-dir.js';
+// .svc/workflow.yml (docs/workflow.md)
+export { loadWorkflow, WorkflowFileError, workflowSourceAt, workflowSourceInTree } from './workflow/load.js';
+export { applyWorkflowFlags, describeWorkflow, parseWorkflow, WORKFLOW_FILE } from './workflow/policy.js';
+// A leg's network (docs/trust.md)
+export { AllowEntryError, Allowlist, formatAllowEntry } from './fence/allowlist.js';
+export { agentHosts, gitHost, urlEntry } from './fence/hosts.js';
+export { NETWORK_MODES } from './fence/index.js';
+export { probeBwrap } from './fence/bwrap.js';
+export { nftWorks } from './fence/nft.js';
+// A hosted run (docs/hosted.md)
+export { isHostedEnvironment, prepareHostedExecution, RUN_TOKEN_ENV, targetRepositoriesOf } from './hosted/index.js';
