@@ -123,8 +123,7 @@ export interface DispatchOptions {
   networkLine?: string | null;
 }
 
-/** The most attempts of one card (`--attempts`, the workflow's `attempts:`). */
-export const MAX_ATTEMPTS = 8;
+export { MAX_ATTEMPTS } from './limits.js';
 
 /** run.json's `options`, exactly as they are written; the types are DispatchOptions' own. */
 export type RecordedOptions = Pick<DispatchOptions, 'repo' | 'agent' | 'onFailure' | 'parallel' | 'sendLogs' | 'allowEmpty' | 'timeouts' | 'worktree'> &

@@ -19,9 +19,9 @@ import type {
   WorkItemDetail,
   WorkItemSummary,
 } from '../contract/types.js';
-import type { LegResult, LegSpec } from './agent/types.js';
-import type { PullRequestRef } from './pr/types.js';
-import type { LegMode } from './select/types.js';
+import type { LegCheck, LegResult, LegSpec } from './agent/types.js';
+export type { LegCheck } from './agent/types.js';
+import type { PullRequestRef, PullRequestWriter } from './pr/types.js';
 
 /** Paging of a list call; omitted fields take the contract's defaults. */
 export interface PageQuery {
@@ -114,16 +114,6 @@ export class RunClosedError extends SvcError {
     super(`run ${runId} was closed by the service (another client or the reaper)`, { cause });
     this.name = 'RunClosedError';
   }
-}
-
-/** A leg's check as the summary and the report show it. */
-export interface LegCheck {
-  /** passed or failed: the verify command's verdict on the last attempt; none: no check ran. */
-  status: 'passed' | 'failed' | 'none';
-  command: string | null;
-  exitCode: number | null;
-  /** The last lines of the check's output (redacted) when it failed. */
-  output: string | null;
 }
 
 /** A narrow progress sink; the CLI renders it (stderr, spinners, JSON mode silence). */
@@ -251,3 +241,47 @@ export interface PromptContext {
 
 /** The prompt an agent gets for a card. */
 export type BuildPrompt = (item: WorkItemDetail, ctx: PromptContext) => string;
+
+/** What `onBranchPushed` hears. */
+export interface BranchPushed {
+  runId: string;
+  key: string;
+  branch: string;
+  repo: string;
+  mode: LegMode;
+}
+
+export interface DispatchDeps {
+  /** Must NOT be aborted by `signal`: after an interruption the engine still flushes and closes. */
+  service: DispatchService;
+  runAgentProcess: RunAgentProcess;
+  prepareWorktree: PrepareWorktree;
+  /** Needed only with `worktree: false`. */
+  checkoutInPlace?: CheckoutInPlace;
+  /**
+   * The repository a card works in (a hosted run: the clone of the card's target repository);
+   * null when the card has none (its leg fails). Absent: every card works in `opts.repo`.
+   */
+  repoFor?(key: string): string | null;
+  /** Pushes `branch` of `repo` to the same name on its remote (`opts.push`); rejects on failure. */
+  pushBranch?(repo: string, branch: string): Promise<void>;
+  /**
+   * Called once a leg's branch was pushed (never for a review): the seam pull requests hang off.
+   * A rejection is reported as a warning; the leg stays implemented.
+   */
+  onBranchPushed?(pushed: BranchPushed): Promise<void>;
+  /** Writes pull requests (`opts.pr`): GitHub's REST API on hosted runs, the user's gh locally. */
+  pullRequests?: PullRequestWriter;
+  commitsSince: CommitsSince;
+  /** What the leg changed of its protected paths (git/worktree.ts changedPathsOf). */
+  changedPaths: ChangedPaths;
+  buildPrompt: BuildPrompt;
+  clock: Clock;
+  stateDir: string;
+  output: ProgressSink;
+  /** Aborted on the first SIGINT/SIGTERM; its reason names the signal (see signals.ts). */
+  signal: AbortSignal;
+}
+
+/** What a leg asks of its agent (the selection picks it from the command): implement, fix or review. */
+export type LegMode = 'implement' | 'fix' | 'review';

@@ -3,7 +3,7 @@
 // an agent (and a person reading the leg's log) finds the same thing in the same place every time.
 import type { Delivery, LinkItem, WorkItemDetail, WorkType } from '../contract/types.js';
 import type { AncestorInfo, PromptContext } from './ports.js';
-import type { LegMode } from './select/types.js';
+import type { LegMode } from './ports.js';
 
 export const DEFAULT_DONE_STATUSES = ['done', 'closed', 'resolved', 'cancelled', "won't do"] as const;
 

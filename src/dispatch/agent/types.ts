@@ -3,7 +3,6 @@
 // `runAgentProcess`, and maps the `LegResult` to a leg disposition; the "no changes" rule (a card that
 // expects code but left no commit) is the lifecycle's, with `commitsSince` from ../git/worktree.js.
 import type { LegNetwork } from '../fence/index.js';
-import type { LegCheck } from '../ports.js';
 
 /** How the prompt reaches the agent. The prompt file is always written, whatever the mode. */
 export type PromptVia = 'stdin' | 'file' | 'arg';
@@ -122,4 +121,14 @@ export interface AgentCommand {
   promptVia: PromptVia;
   /** The stream format to parse, when the agent speaks one. */
   stream: StreamFormat | null;
+}
+
+/** A leg's check as the summary and the report show it. */
+export interface LegCheck {
+  /** passed or failed: the verify command's verdict on the last attempt; none: no check ran. */
+  status: 'passed' | 'failed' | 'none';
+  command: string | null;
+  exitCode: number | null;
+  /** The last lines of the check's output (redacted) when it failed. */
+  output: string | null;
 }

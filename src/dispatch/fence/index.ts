@@ -127,3 +127,9 @@ export function proxyEnv(env: Record<string, string>, url: string): Record<strin
 
 export type { Refusal } from './refusal.js';
 export { refusalLine } from './refusal.js';
+
+/** What a fenced leg's programs run with. */
+export interface FenceHooks {
+  env(env: Record<string, string>): Record<string, string>;
+  wrap?(argv: readonly string[]): string[];
+}

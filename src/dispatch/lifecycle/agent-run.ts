@@ -14,7 +14,7 @@ import type { PreparedWorktree } from '../ports.js';
 import type { DispatchOptions } from './types.js';
 import { LegLog } from '../wire/leg-log.js';
 import { identityEnv } from '../git/identity.js';
-import { reasonLine, repoOf, secretsNow, workflowOf, type LegContext } from './leg-context.js';
+import { reasonLine, repoOf, secretsNow, workflowOf, type LegContext } from '../leg-context.js';
 import { fencedContext, runWorkflowLeg } from '../workflow/leg-steps.js';
 import { legFencer } from './leg-fence.js';
 

@@ -16,7 +16,7 @@ import { Slots } from '../slots.js';
 import { logPath } from '../state/folder.js';
 import { protectedPaths } from '../workflow/policy.js';
 import { discardAgentSide, openAgentSide, runLegAgent } from './agent-run.js';
-import { reasonLine, repoOf, secretsNow, workflowOf, type LegContext } from './leg-context.js';
+import { reasonLine, repoOf, secretsNow, workflowOf, type LegContext } from '../leg-context.js';
 import type { DispatchOptions } from './types.js';
 
 /** The key an attempt's worktree, branch (`svc/<KEY>-attempt-<n>`), log and agent folder are named by. */

@@ -5,7 +5,7 @@ import type { LegResult } from '../agent/types.js';
 import { headOf, recordLeg } from '../report/record.js';
 import { runLegAgent } from './agent-run.js';
 import { worktreeFor } from './leg.js';
-import { repoOf, type LegContext } from './leg-context.js';
+import { repoOf, type LegContext } from '../leg-context.js';
 import { pushLeg } from './push.js';
 
 /** The close-out prompt (op 28), run once in the scope's branch after the legs of run_scope. */

@@ -13,7 +13,7 @@ import { stateFolderFault } from '../state/folder.js';
 import { decideClose, endedByCommand, runExitCode } from './close-decision.js';
 import { closeAsDecided } from './closer.js';
 import { runCloseOut } from './close-out.js';
-import type { LegContext } from './leg-context.js';
+import type { LegContext } from '../leg-context.js';
 import { openLocalState, type LocalState } from './local-state.js';
 import { RunStops } from './run-stops.js';
 import { LegScheduler } from './scheduler.js';

@@ -2,15 +2,10 @@
 // after setup, for the agent, verify and teardown; taken down once every process of the uid is
 // gone. Each refusal is a line in the leg's log and, with --send-logs, an event whose body is that
 // line (the contract lets an event carry nothing else of it; docs/trust.md).
-import { fenceUp, refusalLine, type LegFence, type LegNetwork, type Refusal } from '../fence/index.js';
-import type { LegLog } from '../wire/leg-log.js';
-import type { LegContext } from './leg-context.js';
+import { fenceUp, refusalLine, type FenceHooks, type LegFence, type LegNetwork, type Refusal } from '../fence/index.js';
 
-/** What a fenced leg's programs run with. */
-export interface FenceHooks {
-  env(env: Record<string, string>): Record<string, string>;
-  wrap?(argv: readonly string[]): string[];
-}
+import type { LegLog } from '../wire/leg-log.js';
+import type { LegContext } from '../leg-context.js';
 
 export interface LegFencer {
   /** Puts the fence up: what the leg's programs get (its variables, and as a normal user their argv's namespace). */

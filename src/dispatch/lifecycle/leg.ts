@@ -18,7 +18,7 @@ import { pullRequestAfterLeg } from '../pr/after-leg.js';
 import type { PullRequestRef } from '../pr/types.js';
 import { attemptsOf, runAttempts, workRefusal } from './attempts.js';
 import { discardAgentSide, openAgentSide, runLegAgent, type AgentSide } from './agent-run.js';
-import { NoRepositoryError, repoOf, secretsNow, workflowOf, type LegContext } from './leg-context.js';
+import { NoRepositoryError, repoOf, secretsNow, workflowOf, type LegContext } from '../leg-context.js';
 import { pushLeg } from './push.js';
 
 export interface LegOutcome {

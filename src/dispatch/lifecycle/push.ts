@@ -1,6 +1,6 @@
 // The push after an implemented leg (a card's, or the close-out's), and the hook that hangs pull
 // requests off it.
-import { reasonLine, repoOf, type LegContext } from './leg-context.js';
+import { reasonLine, repoOf, type LegContext } from '../leg-context.js';
 
 /**
  * Pushes an implemented leg's branch (`--push`). Null when pushed (or nothing to do), else the

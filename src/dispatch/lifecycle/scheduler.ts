@@ -13,7 +13,7 @@ import { describeFsError, stateFolderFault } from '../state/folder.js';
 import { attemptsOf } from './attempts.js';
 import { runCardLeg, type LegOutcome } from './leg.js';
 import { Reconciler } from './reconcile.js';
-import type { LegContext } from './leg-context.js';
+import type { LegContext } from '../leg-context.js';
 import type { DispatchDeps, DispatchOptions } from './types.js';
 
 /** Why the item no longer matches the plan the run opened with, or null. */

@@ -2,62 +2,10 @@
 // functions and sinks it is given, and the summary it answers (the CLI prints it; `--json`
 // serialises it).
 import type { DispatchCommand } from '../../contract/types.js';
-import type {
-  BuildPrompt,
-  CheckoutInPlace,
-  Clock,
-  ChangedPaths,
-  CommitsSince,
-  DispatchService,
-  LegSummary,
-  PrepareWorktree,
-  ProgressSink,
-  RunAgentProcess,
-} from '../ports.js';
-import type { LegMode } from '../select/types.js';
-import type { PullRequestWriter } from '../pr/types.js';
+import type { LegSummary } from '../ports.js';
 export type { DispatchOptions, DispatchTimeouts } from '../options.js';
 
-/** What `onBranchPushed` hears. */
-export interface BranchPushed {
-  runId: string;
-  key: string;
-  branch: string;
-  repo: string;
-  mode: LegMode;
-}
-
-export interface DispatchDeps {
-  /** Must NOT be aborted by `signal`: after an interruption the engine still flushes and closes. */
-  service: DispatchService;
-  runAgentProcess: RunAgentProcess;
-  prepareWorktree: PrepareWorktree;
-  /** Needed only with `worktree: false`. */
-  checkoutInPlace?: CheckoutInPlace;
-  /**
-   * The repository a card works in (a hosted run: the clone of the card's target repository);
-   * null when the card has none (its leg fails). Absent: every card works in `opts.repo`.
-   */
-  repoFor?(key: string): string | null;
-  /** Pushes `branch` of `repo` to the same name on its remote (`opts.push`); rejects on failure. */
-  pushBranch?(repo: string, branch: string): Promise<void>;
-  /**
-   * Called once a leg's branch was pushed (never for a review): the seam pull requests hang off.
-   * A rejection is reported as a warning; the leg stays implemented.
-   */
-  onBranchPushed?(pushed: BranchPushed): Promise<void>;
-  /** Writes pull requests (`opts.pr`): GitHub's REST API on hosted runs, the user's gh locally. */
-  pullRequests?: PullRequestWriter;
-  commitsSince: CommitsSince;
-  /** What the leg changed of its protected paths (git/worktree.ts changedPathsOf). */
-  changedPaths: ChangedPaths;
-  buildPrompt: BuildPrompt;
-  clock: Clock;
-  stateDir: string;
-  output: ProgressSink;
-  /** Aborted on the first SIGINT/SIGTERM; its reason names the signal (see signals.ts). */
-  signal: AbortSignal;
-}
+export type { BranchPushed, DispatchDeps } from '../ports.js';
 
 /** A card as opened, with its skip reason (dry runs print exactly this). */
 export interface CardSummary {

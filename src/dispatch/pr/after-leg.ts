@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Delivery, WorkItemDetail } from '../../contract/types.js';
 import type { LegResult } from '../agent/types.js';
-import type { LegContext } from '../lifecycle/leg-context.js';
+import type { LegContext } from '../leg-context.js';
 import { createRedactor } from '../redact.js';
 import { logPath } from '../state/folder.js';
 import { fixCommentBody, pullRequestBody, reviewBody } from './body.js';

@@ -2,7 +2,7 @@
 // fixed when the run opens, and how the run should treat it.
 import { SvcError } from '../../api/errors.js';
 import type { DispatchCommand, WorkItemDetail } from '../../contract/types.js';
-import type { DispatchService } from '../ports.js';
+import type { DispatchService, LegMode } from '../ports.js';
 
 /** One card of the set. */
 export interface SelectedCard {
@@ -22,7 +22,7 @@ export interface SelectedCard {
  * What a leg asks of its agent: the selection picks it from the command, the prompt is written for
  * it, and the leg checks its result by it (a review changes nothing).
  */
-export type LegMode = 'implement' | 'fix' | 'review';
+export type { LegMode } from '../ports.js';
 
 export interface Selection {
   /** The command the run is opened with. */

@@ -1,7 +1,36 @@
 // Reading the run journal back: its lines scanned in blocks, and the reader the event stream draws
 // its batches from, each event's JSON as the journal holds it (see journal.ts for what is written).
 import { readSync } from 'node:fs';
-import type { EncodedEntry, JournalEntry, JournalRecord } from './journal.js';
+import type { CloseStatus, DispatchEventInput, StopReason } from '../../contract/types.js';
+
+/** One line of the journal. */
+export type JournalRecord =
+  | { t: 'ev'; n: number; at: string; ev: DispatchEventInput }
+  | { t: 'ack'; n: number; seq: number }
+  | { t: 'close'; stopReason: StopReason; status: CloseStatus }
+  | { t: 'closed'; stopReason: string | null; status: string | null }
+  /** An agent started, leading process group `pgid` (its leader's start time tells pid reuse). */
+  | { t: 'agent'; key: string; pgid: number; start: string | null }
+  /** That agent's group was ended by svc. */
+  | { t: 'agent-end'; pgid: number };
+
+/** An agent the journal saw start and never saw end: after a kill -9 it may still run. */
+export interface JournalAgent {
+  key: string;
+  pgid: number;
+  start: string | null;
+}
+
+export interface JournalEntry {
+  n: number;
+  ev: DispatchEventInput;
+}
+
+/** An event as the journal holds it: `json` is the UTF-8 JSON of its `ev`, never decoded. */
+export interface EncodedEntry {
+  n: number;
+  json: Buffer;
+}
 
 const BLOCK = 64 * 1024;
 

@@ -4,38 +4,9 @@
 // disk, not heap; and after a crash `svc runs recover` finds exactly what was not acknowledged.
 import { closeSync, existsSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
 import type { CloseStatus, DispatchEventInput, StopReason } from '../../contract/types.js';
-import { JournalReader, parse, scanLines } from './journal-reader.js';
+import { JournalReader, parse, scanLines, type JournalAgent, type JournalRecord } from './journal-reader.js';
 
-export { JournalReader } from './journal-reader.js';
-
-/** One line of the journal. */
-export type JournalRecord =
-  | { t: 'ev'; n: number; at: string; ev: DispatchEventInput }
-  | { t: 'ack'; n: number; seq: number }
-  | { t: 'close'; stopReason: StopReason; status: CloseStatus }
-  | { t: 'closed'; stopReason: string | null; status: string | null }
-  /** An agent started, leading process group `pgid` (its leader's start time tells pid reuse). */
-  | { t: 'agent'; key: string; pgid: number; start: string | null }
-  /** That agent's group was ended by svc. */
-  | { t: 'agent-end'; pgid: number };
-
-/** An agent the journal saw start and never saw end: after a kill -9 it may still run. */
-export interface JournalAgent {
-  key: string;
-  pgid: number;
-  start: string | null;
-}
-
-export interface JournalEntry {
-  n: number;
-  ev: DispatchEventInput;
-}
-
-/** An event as the journal holds it: `json` is the UTF-8 JSON of its `ev`, never decoded. */
-export interface EncodedEntry {
-  n: number;
-  json: Buffer;
-}
+export { JournalReader, type EncodedEntry, type JournalAgent, type JournalEntry, type JournalRecord } from './journal-reader.js';
 
 /** ES2024's String.prototype.isWellFormed (Node 20+), beyond the TypeScript lib this project targets. */
 interface WellFormed {

@@ -3,7 +3,7 @@
 // every mistake is one line naming the line of the file it is on.
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import { parseDuration } from '../duration.js';
-import { MAX_ATTEMPTS } from '../options.js';
+import { MAX_ATTEMPTS } from '../limits.js';
 import { agentEnvNameProblem } from '../agent/env.js';
 import { AllowEntryError, parseAllowEntry } from '../fence/allowlist.js';
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { WorkItemDetail } from '../../../src/contract/types.js';
 import type { LegOutcome } from '../../../src/dispatch/lifecycle/leg.js';
-import type { LegContext } from '../../../src/dispatch/lifecycle/leg-context.js';
+import type { LegContext } from '../../../src/dispatch/leg-context.js';
 import { LegScheduler } from '../../../src/dispatch/lifecycle/scheduler.js';
 import type { DispatchDeps, DispatchOptions } from '../../../src/dispatch/lifecycle/types.js';
 import type { SelectedCard, Selection } from '../../../src/dispatch/select/types.js';

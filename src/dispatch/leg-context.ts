@@ -1,12 +1,13 @@
 // What every leg of a run shares (LegContext), and the few answers each of its steps asks of it: the
 // card's repository, the secrets in play now, and a failure reason fit to show.
-import type { DispatchCommand } from '../../contract/types.js';
-import type { EventStream } from '../wire/event-stream.js';
-import { createRedactor } from '../redact.js';
-import type { LegMode } from '../select/types.js';
-import type { RunPaths } from '../state/folder.js';
-import type { Workflow } from '../workflow/policy.js';
-import type { DispatchDeps, DispatchOptions } from './types.js';
+import type { DispatchCommand } from '../contract/types.js';
+import type { EventStream } from './wire/event-stream.js';
+import { createRedactor } from './redact.js';
+import type { LegMode } from './select/types.js';
+import type { RunPaths } from './state/folder.js';
+import type { Workflow } from './workflow/policy.js';
+import type { DispatchOptions } from './options.js';
+import type { DispatchDeps } from './ports.js';
 
 /** What every leg of one run shares. */
 export interface LegContext {
