@@ -27,7 +27,7 @@ async function load() {
   await build({
     stdin: {
       contents:
-        "export { fenceUp } from './src/dispatch/fence/index.ts'; export { acquireAgentUser } from './src/dispatch/agent/pool.ts'; export { DEFAULT_POOL } from './src/dispatch/agent/user.ts'; export { probeBwrap, inNamespace } from './src/dispatch/fence/bwrap.ts';",
+        "export { fenceUp } from './src/dispatch/fence/index.ts'; export { acquireAgentUser } from './src/dispatch/boundary/pool.ts'; export { DEFAULT_POOL } from './src/dispatch/boundary/user.ts'; export { probeBwrap, inNamespace } from './src/dispatch/fence/bwrap.ts';",
       resolveDir: ROOT,
       loader: 'ts',
     },

@@ -19,7 +19,7 @@ export { AGENT_NAMES, AGENT_PRESETS, checkAgentChoice, isAgentName } from './age
 export { AGENT_FORMATS } from './agent/spend.js';
 export { splitCommand } from './agent/argv.js';
 export { agentEnvNameProblem } from './agent/env.js';
-export { AGENT_USER_SYNTAX, AgentUserError, resolveAgentUser } from './agent/user.js';
+export { AGENT_USER_SYNTAX, AgentUserError, resolveAgentUser } from './boundary/user.js';
 export { makeDirs } from './state/make-dirs.js';
 export { describeFsError, listRunRecords, logPath, readRunRecord, resolveStateDir, runPaths } from './state/folder.js';
 export { isRunLive, liveRuns } from './state/run-lock.js';
@@ -91,7 +91,7 @@ export async function pruneWorktrees(opts: Parameters<typeof import('./git/workt
 
 /** Agents' leg folders (svc as root) whose svc is gone, removed; their paths. */
 export async function removeOrphanLegs(): Promise<string[]> {
-  return (await (await import('./agent/orphans.js')).removeOrphanLegs()).removed;
+  return (await (await import('./boundary/orphans.js')).removeOrphanLegs()).removed;
 }
 
 /** The network fences (nftables tables, as root) of svc processes that are gone, removed; their names. */

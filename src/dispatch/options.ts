@@ -5,7 +5,7 @@
 import type { DispatchCommand } from '../contract/types.js';
 import type { AgentChoice } from './agent/presets.js';
 import { AGENT_FORMATS } from './agent/spend.js';
-import type { AgentPoolSpec } from './agent/user.js';
+import type { AgentPoolSpec } from './boundary/user.js';
 import type { NetworkPolicy } from './fence/index.js';
 import type { GitIdentity } from './git/identity.js';
 import type { RunBase } from './git/worktree.js';

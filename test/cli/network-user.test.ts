@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { acquireAgentUser, type AgentLease } from '../../src/dispatch/agent/pool.js';
-import { DEFAULT_POOL } from '../../src/dispatch/agent/user.js';
+import { acquireAgentUser, type AgentLease } from '../../src/dispatch/boundary/pool.js';
+import { DEFAULT_POOL } from '../../src/dispatch/boundary/user.js';
 import { BIN, makeRepo, run } from '../support/cli.js';
 import { startTestService, type TestService } from '../support/service.js';
 

@@ -1,6 +1,6 @@
 // What svc loads as it starts (issue 27): a command that reads a setting spawns nothing, so Node's
 // child_process (and the net and dgram internals it pulls in) stays unloaded. Held here because the
-// config store reads its user syntax from dispatch/agent/user.ts, which does spawn (`id`), later.
+// config store reads its user syntax from dispatch/boundary/user.ts, which does spawn (`id`), later.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { exitCodeOf } from '../../src/commands/exit-codes.js';
 import { hostedNetwork } from '../../src/commands/hosted/run.js';
-import { DEFAULT_POOL } from '../../src/dispatch/agent/user.js';
+import { DEFAULT_POOL } from '../../src/dispatch/boundary/user.js';
 import { EMPTY_WORKFLOW } from '../../src/dispatch/workflow/policy.js';
 import { makeRepo } from '../support/cli.js';
 import { testContext } from '../support/context.js';

@@ -16,7 +16,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RUNNER_AGENT_UIDS } from '../../src/dispatch/agent/user.js';
+import { RUNNER_AGENT_UIDS } from '../../src/dispatch/boundary/user.js';
 import { createRepository, repositoryPath } from '../../src/server/git/index.js';
 import { makeRepo } from '../support/cli.js';
 import type { LocalServer } from '../support/server-process.js';

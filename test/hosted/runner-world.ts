@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { DispatchRun } from '../../src/contract/types.js';
-import { RUNNER_AGENT_UIDS } from '../../src/dispatch/agent/user.js';
+import { RUNNER_AGENT_UIDS } from '../../src/dispatch/boundary/user.js';
 import { createRepository, repositoryPath } from '../../src/server/git/index.js';
 import { isolatedEnv, type CliEnv } from '../support/cli.js';
 import { startLocalServer, type LocalServer } from '../support/server-process.js';

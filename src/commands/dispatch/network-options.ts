@@ -4,7 +4,7 @@
 // `network: allow:` and `--allow-host` (a hosted run adds its service and its clones' git hosts).
 // A fence that cannot be had is refused here, before any run opens.
 import type { AgentChoice } from '../../dispatch/agent/presets.js';
-import type { AgentPoolSpec } from '../../dispatch/agent/user.js';
+import type { AgentPoolSpec } from '../../dispatch/boundary/user.js';
 import type { Allowlist } from '../../dispatch/fence/allowlist.js';
 import type { NetworkMode, NetworkPolicy } from '../../dispatch/fence/index.js';
 import { loadEngine, removeStaleFences } from '../../dispatch/index.js';

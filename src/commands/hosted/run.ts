@@ -24,7 +24,7 @@ import { printSummary, runUnderProgress } from '../dispatch/engine-tail.js';
 import type { DispatchFlags } from '../dispatch/flags.js';
 import type { AttachFlags } from './flags.js';
 import type { NetworkPolicy } from '../../dispatch/fence/index.js';
-import type { AgentPoolSpec } from '../../dispatch/agent/user.js';
+import type { AgentPoolSpec } from '../../dispatch/boundary/user.js';
 import { networkFor, type NetworkInputs } from '../dispatch/network-options.js';
 
 /**

@@ -3,9 +3,9 @@
 // clone of its own.
 import { basename, join } from 'node:path';
 import { agentEnv } from '../agent/env.js';
-import { prepareAgentLeg, type AgentLeg } from '../agent/clone.js';
-import { CLONE_FAILED } from '../agent/leg-shell.js';
-import { acquireAgentUser, killAllOf, type AgentLease } from '../agent/pool.js';
+import { prepareAgentLeg, type AgentLeg } from '../boundary/clone.js';
+import { CLONE_FAILED } from '../boundary/leg-shell.js';
+import { acquireAgentUser, killAllOf, type AgentLease } from '../boundary/pool.js';
 import { headCommit, isDirty, pinToChecked, stashLeftovers } from '../git/worktree.js';
 import { resolveAgentCommand } from '../agent/presets.js';
 import { parserFor } from '../agent/streams/index.js';

@@ -6,7 +6,7 @@ import type { DispatchRun } from '../../contract/types.js';
 import { EventStream } from '../wire/event-stream.js';
 import { startHeartbeat } from '../wire/heartbeat.js';
 import { RunClosedError, isRunClosed, serviceErrorOf } from '../ports.js';
-import { holdLegsRoot } from '../agent/leg-folder.js';
+import { holdLegsRoot } from '../boundary/leg-folder.js';
 import { processStart } from '../state/run-lock.js';
 import type { Selection } from '../select/types.js';
 import { stateFolderFault } from '../state/folder.js';

@@ -3,8 +3,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LEGS_OWNER_FILE, LEGS_ROOT_PREFIX } from '../../../src/dispatch/agent/leg-folder.js';
-import { DEFAULT_POOL } from '../../../src/dispatch/agent/user.js';
+import { LEGS_OWNER_FILE, LEGS_ROOT_PREFIX } from '../../../src/dispatch/boundary/leg-folder.js';
+import { DEFAULT_POOL } from '../../../src/dispatch/boundary/user.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pushToOrigin } from '../../../src/dispatch/git/delivery.js';
 import { Journal } from '../../../src/dispatch/wire/journal.js';

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_POOL } from '../../../src/dispatch/agent/user.js';
+import { DEFAULT_POOL } from '../../../src/dispatch/boundary/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { renderHtml } from '../../../src/dispatch/report/html.js';
 import { renderJunit } from '../../../src/dispatch/report/junit.js';

@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { networkFor } from '../../../src/commands/dispatch/network-options.js';
-import { DEFAULT_POOL } from '../../../src/dispatch/agent/user.js';
+import { DEFAULT_POOL } from '../../../src/dispatch/boundary/user.js';
 import { removeStaleTables } from '../../../src/dispatch/fence/nft.js';
 import { processStart } from '../../../src/dispatch/state/run-lock.js';
 import { makeRepo } from '../../support/cli.js';
@@ -111,7 +111,7 @@ describe('the network of a run', () => {
 describe.runIf(isRoot)("a leg's own ports", () => {
   it('are reached through the proxy and directly; a port of another leg is not', async () => {
     const { createServer } = await import('node:http');
-    const { acquireAgentUser } = await import('../../../src/dispatch/agent/pool.js');
+    const { acquireAgentUser } = await import('../../../src/dispatch/boundary/pool.js');
     const { fenceUp } = await import('../../../src/dispatch/fence/index.js');
     const { execFile } = await import('node:child_process');
     const serve = async (text: string) => {

@@ -5,7 +5,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_POOL } from '../../../src/dispatch/agent/user.js';
+import { DEFAULT_POOL } from '../../../src/dispatch/boundary/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { EMPTY_WORKFLOW, type Workflow } from '../../../src/dispatch/workflow/policy.js';
 import { run } from '../../support/cli.js';

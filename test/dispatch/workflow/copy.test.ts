@@ -5,7 +5,7 @@ import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, re
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { lookupUser } from '../../../src/dispatch/agent/user.js';
+import { lookupUser } from '../../../src/dispatch/boundary/user.js';
 import { copyFiles, filesToCopy, type StepPlace } from '../../../src/dispatch/workflow/copy.js';
 import { makeRepo } from '../../support/cli.js';
 

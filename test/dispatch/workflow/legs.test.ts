@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_POOL, type AgentPoolSpec } from '../../../src/dispatch/agent/user.js';
+import { DEFAULT_POOL, type AgentPoolSpec } from '../../../src/dispatch/boundary/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import type { DispatchOptions } from '../../../src/dispatch/lifecycle/types.js';
 import { buildRunReport } from '../../../src/dispatch/report/model.js';

@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_POOL, type AgentPoolSpec } from '../../../src/dispatch/agent/user.js';
+import { DEFAULT_POOL, type AgentPoolSpec } from '../../../src/dispatch/boundary/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { buildRunReport } from '../../../src/dispatch/report/model.js';
 import { renderMarkdown } from '../../../src/dispatch/report/markdown.js';

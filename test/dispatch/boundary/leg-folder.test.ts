@@ -1,12 +1,12 @@
-// A leg's folder is removed by who owns it (src/dispatch/agent/leg-folder.ts removeLegFolder), as
+// A leg's folder is removed by who owns it (src/dispatch/boundary/leg-folder.ts removeLegFolder), as
 // root with the real `nobody`: one still svc's own goes whole; one handed over is emptied as its
 // uid; one handed over that its uid cannot empty stays, root never walking it.
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import { handOver, removeLegFolder } from '../../../src/dispatch/agent/leg-folder.js';
-import { lookupUser } from '../../../src/dispatch/agent/user.js';
+import { handOver, removeLegFolder } from '../../../src/dispatch/boundary/leg-folder.js';
+import { lookupUser } from '../../../src/dispatch/boundary/user.js';
 
 const isRoot = process.getuid?.() === 0;
 

@@ -7,9 +7,9 @@ import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, re
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { acquireAgentUser, leaseDir } from '../../../src/dispatch/agent/pool.js';
-import { sweepUid } from '../../../src/dispatch/agent/uid-leftovers.js';
-import type { AgentPoolSpec } from '../../../src/dispatch/agent/user.js';
+import { acquireAgentUser, leaseDir } from '../../../src/dispatch/boundary/pool.js';
+import { sweepUid } from '../../../src/dispatch/boundary/uid-leftovers.js';
+import type { AgentPoolSpec } from '../../../src/dispatch/boundary/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { startHarness, type Harness } from '../engine/harness.js';
 

@@ -1,11 +1,11 @@
-// The agents' settings that cross into a leg's home (src/dispatch/agent/settings.ts): what is
+// The agents' settings that cross into a leg's home (src/dispatch/boundary/settings.ts): what is
 // there is copied, links stay links, histories stay behind, a variable that named an original
 // names the copy, and what is not there is simply skipped.
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { copyAgentSettings } from '../../../src/dispatch/agent/settings.js';
+import { copyAgentSettings } from '../../../src/dispatch/boundary/settings.js';
 
 function homeWithSettings(): { home: string; codexHome: string } {
   const home = mkdtempSync(join(tmpdir(), 'svc-settings-home-'));

@@ -1,4 +1,4 @@
-// The agent's own clone (src/dispatch/agent/clone.ts), as root with the real `nobody`: the clone is
+// The agent's own clone (src/dispatch/boundary/clone.ts), as root with the real `nobody`: the clone is
 // the agent's, the main repository is not writable to it, its branch comes back into the worktree
 // (fast-forward or rewritten) with uncommitted work as uncommitted work, and nothing the agent writes into
 // its clone's .git/config runs as root when svc collects the branch.
@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it, vi } from 'vitest';
-import { prepareAgentLeg } from '../../../src/dispatch/agent/clone.js';
-import { lookupUser, type AgentUser } from '../../../src/dispatch/agent/user.js';
+import { prepareAgentLeg } from '../../../src/dispatch/boundary/clone.js';
+import { lookupUser, type AgentUser } from '../../../src/dispatch/boundary/user.js';
 import { prepareWorktree } from '../../../src/dispatch/git/worktree.js';
 import { hostileGitConfig } from '../../support/hostile-git.js';
 

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AgentUserError, DEFAULT_POOL, lookupUser, resolveAgentUser, RUNNER_AGENT_UIDS } from '../../../src/dispatch/agent/user.js';
+import { AgentUserError, DEFAULT_POOL, lookupUser, resolveAgentUser, RUNNER_AGENT_UIDS } from '../../../src/dispatch/boundary/user.js';
 import { ensurePrivateDir } from '../../../src/dispatch/state/private-dir.js';
 import { isolatedEnv, makeRepo } from '../../support/cli.js';
 import { startLocalServer } from '../../support/server-process.js';

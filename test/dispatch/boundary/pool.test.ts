@@ -1,4 +1,4 @@
-// The uid pool of the agent boundary (src/dispatch/agent/pool.ts), as root: a lease per leg,
+// The uid pool of the agent boundary (src/dispatch/boundary/pool.ts), as root: a lease per leg,
 // machine-wide; a pool of one takes turns; a dead owner's lease is taken over with its processes
 // killed; releasing kills every process of the uid, however detached; a named pool that cannot
 // make its users says so in one line. uids of an unused range keep the test out of real pools.
@@ -6,8 +6,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { acquireAgentUser, freeStaleLeases, leaseDir } from '../../../src/dispatch/agent/pool.js';
-import { AgentUserError, type AgentPoolSpec } from '../../../src/dispatch/agent/user.js';
+import { acquireAgentUser, freeStaleLeases, leaseDir } from '../../../src/dispatch/boundary/pool.js';
+import { AgentUserError, type AgentPoolSpec } from '../../../src/dispatch/boundary/user.js';
 
 const isRoot = process.getuid?.() === 0;
 
