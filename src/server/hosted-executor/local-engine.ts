@@ -61,18 +61,7 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network?: strin
   const shared = sharedNetwork(network);
   if (shared) throw new HostedEngineError(shared);
 
-  /** How every container of ours runs, the preflight's too: root, few capabilities, a namespace of its own. */
-  const confinement = [
-    '--user',
-    '0:0',
-    '--cap-drop',
-    'ALL',
-    ...RUNNER_CAPABILITIES.flatMap((cap) => ['--cap-add', cap]),
-    '--security-opt',
-    'no-new-privileges',
-    // Rootless Podman maps the container into the user's own subordinate ids already.
-    ...(engine === 'podman' && isRoot ? ['--userns', PODMAN_USERNS] : []),
-  ];
+  const confinement = confinementOf(engine, isRoot);
   // Podman's container root is a subordinate uid of the host (rootless, or --userns): `U` hands a mount to it.
   const handOver = engine === 'podman' ? ',U' : '';
 
@@ -106,30 +95,7 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network?: strin
     name: engine,
     runnerName: (runId) => `svc-${runId.replace(/[^a-zA-Z0-9_.-]/g, '-')}`,
 
-    async preflight(image) {
-      try {
-        await run(engine, ['image', 'inspect', '--format', '{{.Id}}', image], { env });
-      } catch (error) {
-        const line = engineError(engine, error);
-        // Only a missing image gets the hint; an engine that fails every command says its own words.
-        const missing = /image not known|no such image|no such object/i.test(line);
-        throw new HostedEngineError(missing ? `${line} (build the image with npm run image, or name another with --hosted-image)` : line);
-      }
-      // A container that cannot start at all (a runtime the host refuses) is said now, not at the first run.
-      try {
-        await run(engine, ['run', '--rm', '--pull=never', '--network', network, ...confinement, '--entrypoint', 'true', image], { env });
-      } catch (error) {
-        const line = engineError(engine, error);
-        // Debian 12 as root without CAP_SYS_RESOURCE, hybrid cgroups: the settings that work are documented.
-        const hint =
-          engine === 'podman' && /rlimit|cgroups? .*hybrid/i.test(line)
-            ? ' (this host needs runc, cgroupfs and no default ulimits: docs/hosted.md, "Podman on hosts like ours")'
-            : engine === 'podman' && /subuid|available IDs/i.test(line)
-              ? ' (runners get user namespaces from the subordinate ids of the user containers: docs/hosted.md, "Podman on hosts like ours")'
-              : '';
-        throw new HostedEngineError(`${engine} cannot start a container of ${image}: ${line}${hint}`);
-      }
-    },
+    preflight: (image) => preflight(engine, image, { env, network, confinement }),
 
     describe: (spec) =>
       [engine, ...runArgs(spec, '<0400 file holding the run credential>', loopbackTarget(spec.baseUrl) ? "<0700 folder of the service's socket>" : null)]
@@ -179,4 +145,46 @@ export function localEngine(engine: 'podman' | 'docker', opts: { network?: strin
 /** Quotes a word for a shell only when it needs it (the dry run's command line). */
 function shellWord(word: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** How every container of ours runs, the preflight's too: root, few capabilities, a namespace of its own. */
+function confinementOf(engine: 'podman' | 'docker', isRoot: boolean): string[] {
+  return [
+    '--user',
+    '0:0',
+    '--cap-drop',
+    'ALL',
+    ...RUNNER_CAPABILITIES.flatMap((cap) => ['--cap-add', cap]),
+    '--security-opt',
+    'no-new-privileges',
+    // Rootless Podman maps the container into the user's own subordinate ids already.
+    ...(engine === 'podman' && isRoot ? ['--userns', PODMAN_USERNS] : []),
+  ];
+}
+
+/** The image is there and a container of it starts, confined as a runner: said now, not at the first run. */
+async function preflight(engine: 'podman' | 'docker', image: string, o: { env: NodeJS.ProcessEnv; network: string; confinement: string[] }): Promise<void> {
+  const { env, network, confinement } = o;
+  try {
+    await run(engine, ['image', 'inspect', '--format', '{{.Id}}', image], { env });
+  } catch (error) {
+    const line = engineError(engine, error);
+    // Only a missing image gets the hint; an engine that fails every command says its own words.
+    const missing = /image not known|no such image|no such object/i.test(line);
+    throw new HostedEngineError(missing ? `${line} (build the image with npm run image, or name another with --hosted-image)` : line);
+  }
+  // A container that cannot start at all (a runtime the host refuses) is said now, not at the first run.
+  try {
+    await run(engine, ['run', '--rm', '--pull=never', '--network', network, ...confinement, '--entrypoint', 'true', image], { env });
+  } catch (error) {
+    const line = engineError(engine, error);
+    // Debian 12 as root without CAP_SYS_RESOURCE, hybrid cgroups: the settings that work are documented.
+    const hint =
+      engine === 'podman' && /rlimit|cgroups? .*hybrid/i.test(line)
+        ? ' (this host needs runc, cgroupfs and no default ulimits: docs/hosted.md, "Podman on hosts like ours")'
+        : engine === 'podman' && /subuid|available IDs/i.test(line)
+          ? ' (runners get user namespaces from the subordinate ids of the user containers: docs/hosted.md, "Podman on hosts like ours")'
+          : '';
+    throw new HostedEngineError(`${engine} cannot start a container of ${image}: ${line}${hint}`);
+  }
 }
