@@ -39,7 +39,7 @@ export function isolatedEnv(extra: CliEnv = {}): CliEnv {
     NO_COLOR: '1',
     NODE_COMPILE_CACHE: COMPILE_CACHE,
     // Tests run as root in CI: their agents (scripts in private temp folders) keep svc's user unless
-    // a test asks for the boundary (test/hosted/agent-boundary.test.ts).
+    // a test asks for the boundary (test/trust/agent-boundary.test.ts).
     SVC_AGENT_USER: 'none',
     ...extra,
   };

@@ -5,7 +5,7 @@
 // variable of the container does either (the image's entry point reads the file). svc runs as
 // root in the pod, in a user namespace where the cluster offers one, with only the capabilities of
 // the boundary, and gives each agent a pool uid (DISPATCH.md §6). Checked against Kubernetes'
-// published schema in test/hosted/kubernetes-runner.test.ts.
+// published schema in test/server/hosted-executor/kubernetes-runner.test.ts.
 import { createHash } from 'node:crypto';
 import { RUNNER_CAPABILITIES, type RunnerSpec } from './types.js';
 

@@ -11,7 +11,7 @@ import { acquireAgentUser, leaseDir } from '../../../src/dispatch/agent/pool.js'
 import { sweepUid } from '../../../src/dispatch/agent/uid-leftovers.js';
 import type { AgentPoolSpec } from '../../../src/dispatch/agent/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
-import { startHarness, type Harness } from '../engine/harness.js';
+import { startHarness, type Harness } from '../../support/engine.js';
 
 const isRoot = process.getuid?.() === 0;
 /** uids of no user and no pool, of this test file alone. */

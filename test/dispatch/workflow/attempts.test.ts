@@ -18,8 +18,8 @@ import { logPath, runPaths } from '../../../src/dispatch/state/folder.js';
 import { EMPTY_WORKFLOW, type Workflow } from '../../../src/dispatch/workflow/policy.js';
 import { run } from '../../support/cli.js';
 import { pushToOrigin } from '../../../src/dispatch/git/delivery.js';
-import { copyRepoWithOrigin, refOf } from '../engine/git-remote.js';
-import { startHarness, type Harness } from '../engine/harness.js';
+import { copyRepoWithOrigin, refOf } from '../../support/git-remote.js';
+import { startHarness, type Harness } from '../../support/engine.js';
 
 const isRoot = process.getuid?.() === 0;
 const USERS: [string, AgentPoolSpec | null][] = [

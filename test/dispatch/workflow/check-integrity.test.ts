@@ -9,7 +9,7 @@ import { DEFAULT_POOL } from '../../../src/dispatch/agent/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { EMPTY_WORKFLOW, type Workflow } from '../../../src/dispatch/workflow/policy.js';
 import { run } from '../../support/cli.js';
-import { startHarness, type Harness } from '../engine/harness.js';
+import { startHarness, type Harness } from '../../support/engine.js';
 
 const COMMIT = 'git -c user.name=agent -c user.email=agent@example.invalid commit -q';
 

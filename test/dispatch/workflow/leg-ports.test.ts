@@ -11,7 +11,7 @@ import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { EMPTY_WORKFLOW, type Workflow } from '../../../src/dispatch/workflow/policy.js';
 import { PORT_RANGE } from '../../../src/dispatch/workflow/ports.js';
 import { run } from '../../support/cli.js';
-import { startHarness, type Harness } from '../engine/harness.js';
+import { startHarness, type Harness } from '../../support/engine.js';
 
 const isRoot = process.getuid?.() === 0;
 const COMMIT = 'git -c user.name=agent -c user.email=agent@example.invalid commit -q';
