@@ -11,6 +11,7 @@ import type { DispatchDeps, DispatchOptions } from '../../src/dispatch/lifecycle
 import type { DispatchService, LegSummary } from '../../src/dispatch/ports.js';
 import { makeRepo } from './cli.js';
 import { startTestService, type TestService } from './service.js';
+import { afterEach, beforeEach } from 'vitest';
 
 /** A fake agent that commits to a file named after its card (so "no changes" does not apply). */
 /**
@@ -94,4 +95,21 @@ export async function startHarness(over: { repo?: string } = {}): Promise<Harnes
       await svc.close();
     },
   };
+}
+
+/**
+ * A fresh harness for every test of the calling file (beforeEach), closed after it (afterEach): the
+ * set-up most engine tests share. Its fields are the current test's, so read them inside a test.
+ */
+export function engineEachTest(): Harness {
+  const h = {} as Harness;
+  beforeEach(async () => {
+    Object.assign(h, await startHarness());
+  });
+  afterEach(async () => {
+    const { close } = h;
+    for (const key of Object.keys(h)) delete (h as unknown as Record<string, unknown>)[key];
+    await close?.();
+  });
+  return h;
 }

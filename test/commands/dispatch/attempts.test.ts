@@ -4,19 +4,13 @@
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { continueFlags } from '../../../src/commands/dispatch/run-dispatch.js';
 import { makeRepo, run } from '../../support/cli.js';
 import { programEnv, runProgram } from '../../support/program.js';
-import { startTestService, type TestService } from '../../support/service.js';
+import { serviceForFile } from '../../support/service.js';
 
-let svc: TestService;
-beforeAll(async () => {
-  svc = await startTestService();
-});
-afterAll(async () => {
-  await svc.close();
-});
+const svc = serviceForFile();
 
 const env = (over: Record<string, string | undefined> = {}) => programEnv(svc, { SVC_HEARTBEAT_INTERVAL: '1s', ...over });
 

@@ -6,18 +6,12 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isolatedEnv, makeRepo, run, type CliEnv } from '../../support/cli.js';
-import { startLocalServer, type LocalServer } from '../../support/server-process.js';
+import { localServerForFile } from '../../support/server-process.js';
 import { svcInProcess } from '../../support/svc-in-process.js';
 
-let server: LocalServer;
-beforeAll(async () => {
-  server = await startLocalServer();
-});
-afterAll(async () => {
-  expect(await server.stop()).toEqual([]);
-});
+const server = localServerForFile();
 
 const isRoot = process.getuid?.() === 0;
 const USERS: [string, string | undefined][] = [['svc’s own user', 'none'], ...(isRoot ? [['the default pool', undefined] as [string, undefined]] : [])];

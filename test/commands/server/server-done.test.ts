@@ -1,17 +1,11 @@
 // `svc server done KEY --db FILE`: the local-only way to mark work done, so blocked cards become
 // ready offline; it writes the database a running server reads from, outside /api/v1.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isolatedEnv } from '../../support/cli.js';
 import { svcInProcess } from '../../support/svc-in-process.js';
-import { startLocalServer, type LocalServer } from '../../support/server-process.js';
+import { localServerForFile } from '../../support/server-process.js';
 
-let server: LocalServer;
-beforeAll(async () => {
-  server = await startLocalServer();
-});
-afterAll(async () => {
-  expect(await server.stop()).toEqual([]);
-});
+const server = localServerForFile();
 
 async function readyKeys(): Promise<string[]> {
   const res = await fetch(`${server.url}/api/v1/projects/DEMO/work-items?filter=${encodeURIComponent('ready:true leaf:true')}`, {

@@ -6,23 +6,17 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LEGS_OWNER_FILE, LEGS_ROOT_PREFIX } from '../../../src/dispatch/agent/leg-folder.js';
 import { leaseDir } from '../../../src/dispatch/agent/pool.js';
 import { DEFAULT_POOL } from '../../../src/dispatch/agent/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { BIN, isolatedEnv, run } from '../../support/cli.js';
 import { svcInProcess } from '../../support/svc-in-process.js';
-import { startHarness, type Harness } from '../../support/engine.js';
+import { engineEachTest } from '../../support/engine.js';
 
 const isRoot = process.getuid?.() === 0;
-let h: Harness;
-beforeEach(async () => {
-  h = await startHarness();
-});
-afterEach(async () => {
-  await h.close();
-});
+const h = engineEachTest();
 
 /** The legs roots of the svc process `pid` (other svc processes of the machine have their own). */
 const legsRootsOf = (pid: number) =>

@@ -2,19 +2,12 @@
 // command line is checked here with a stand-in `aider` on PATH, through the real `svc run`.
 import { readFileSync } from 'node:fs';
 import { delimiter, resolve } from 'node:path';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { isolatedEnv, makeRepo, run, runCli } from '../../support/cli.js';
-import { startLocalServer, type LocalServer } from '../../support/server-process.js';
+import { localServerForFile } from '../../support/server-process.js';
 
 const STANDIN = resolve(import.meta.dirname, '../../fixtures/agents/aider-standin');
-let server: LocalServer;
-
-beforeAll(async () => {
-  server = await startLocalServer();
-});
-afterAll(async () => {
-  expect(await server.stop()).toEqual([]);
-});
+const server = localServerForFile();
 
 test('svc run --agent aider --model M: the preset command line, prompt in a file, commit on svc/KEY', async () => {
   const repo = await makeRepo();

@@ -1,20 +1,14 @@
 // The lane and scoped commands end to end (run_scope with its close-out, batch, next, auto,
 // continue), sharing the queue on a 409, and recovery of a run whose process died.
 import { existsSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Journal } from '../../../src/dispatch/wire/journal.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { recoverRuns } from '../../../src/dispatch/state/recover.js';
 import { createRunFolder, runPaths } from '../../../src/dispatch/state/folder.js';
-import { startHarness, type Harness } from '../../support/engine.js';
+import { engineEachTest } from '../../support/engine.js';
 
-let h: Harness;
-beforeEach(async () => {
-  h = await startHarness();
-});
-afterEach(async () => {
-  await h.close();
-});
+const h = engineEachTest();
 
 const cardsOf = async (runId: string) => (await h.service.getDispatchRun(runId)).cards.map((c) => [c.workItemKey, c.disposition, c.skipReason]);
 

@@ -2,19 +2,13 @@
 // work advances: next/batch/auto skip cards an earlier run implemented (or with an open delivery).
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { checkMaxCost, runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { headRefOf } from '../../../src/dispatch/git/delivery.js';
 import { run } from '../../support/cli.js';
-import { startHarness, type Harness } from '../../support/engine.js';
+import { engineEachTest } from '../../support/engine.js';
 
-let h: Harness;
-beforeEach(async () => {
-  h = await startHarness();
-});
-afterEach(async () => {
-  await h.close();
-});
+const h = engineEachTest();
 
 const SPEND = resolve(import.meta.dirname, '../../fixtures/agents/spend.mjs');
 

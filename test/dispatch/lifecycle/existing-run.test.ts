@@ -3,21 +3,15 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { continueFlags, runDispatchCommand } from '../../../src/commands/dispatch/run-dispatch.js';
 import type { DispatchRun, WorkItemDetail } from '../../../src/contract/types.js';
 import { runExistingRun, selectionOfRun } from '../../../src/dispatch/lifecycle/existing-run.js';
 import { logPath, readRunRecord, runPaths } from '../../../src/dispatch/state/folder.js';
 import { testContext } from '../../support/context.js';
-import { startHarness, type Harness } from '../../support/engine.js';
+import { engineEachTest } from '../../support/engine.js';
 
-let h: Harness;
-beforeEach(async () => {
-  h = await startHarness();
-});
-afterEach(async () => {
-  await h.close();
-});
+const h = engineEachTest();
 
 async function openRun(cards: Array<{ workItemKey: string; skipReason?: string }>, extra: Record<string, unknown> = {}): Promise<DispatchRun> {
   const opened = await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'run', origin: 'hosted', cards, ...extra });

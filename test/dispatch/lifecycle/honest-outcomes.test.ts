@@ -2,20 +2,14 @@
 // and opens no run; `continue` of a run with nothing left opens no run; a retried command that
 // finds its closed run by the idempotency key answers its legs as recorded; and the service hears
 // of a leg's start and end when they happen, so the live page times legs right.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import type { AdminWorkItem } from '../../../src/server/admin.js';
 import { authenticate } from '../../../src/server/auth.js';
 import { runView } from '../../../src/server/web/data.js';
-import { startHarness, type Harness } from '../../support/engine.js';
+import { engineEachTest } from '../../support/engine.js';
 
-let h: Harness;
-beforeEach(async () => {
-  h = await startHarness();
-});
-afterEach(async () => {
-  await h.close();
-});
+const h = engineEachTest();
 
 const runCount = () => (h.svc.db.prepare('SELECT COUNT(*) AS n FROM dispatch_runs').get() as { n: number }).n;
 

@@ -1,19 +1,13 @@
 // The run lifecycle per command and stop reason, against the real local service, with fake agents
 // in a real temp git repository.
 import { existsSync, readFileSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { Interrupted } from '../../../src/dispatch/signals.js';
 import { runPaths } from '../../../src/dispatch/state/folder.js';
-import { startHarness, type Harness } from '../../support/engine.js';
+import { engineEachTest } from '../../support/engine.js';
 
-let h: Harness;
-beforeEach(async () => {
-  h = await startHarness();
-});
-afterEach(async () => {
-  await h.close();
-});
+const h = engineEachTest();
 
 const cardsOf = async (runId: string) => Object.fromEntries((await h.service.getDispatchRun(runId)).cards.map((c) => [c.workItemKey, c.disposition]));
 const journalOf = (runId: string) =>

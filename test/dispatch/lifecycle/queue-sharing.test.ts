@@ -7,23 +7,17 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import type { DispatchDeps } from '../../../src/dispatch/lifecycle/types.js';
 import { openWithReselect } from '../../../src/dispatch/lifecycle/open.js';
 import type { LegSummary } from '../../../src/dispatch/ports.js';
 import type { Selection } from '../../../src/dispatch/select/types.js';
 import { makeRepo } from '../../support/cli.js';
-import { startHarness, type Harness } from '../../support/engine.js';
+import { engineEachTest } from '../../support/engine.js';
 import { inRepoWorktree, instantAgent } from './instant-agent.js';
 
-let h: Harness;
-beforeEach(async () => {
-  h = await startHarness();
-});
-afterEach(async () => {
-  await h.close();
-});
+const h = engineEachTest();
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;

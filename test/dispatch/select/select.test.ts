@@ -1,15 +1,9 @@
 // Card selection per command against the real local service (ops 5, 8, 23, 24 through the client).
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { selectCards, SelectionError, readyLeavesFilter } from '../../../src/dispatch/select/index.js';
-import { startHarness, type Harness } from '../../support/engine.js';
+import { engineEachTest } from '../../support/engine.js';
 
-let h: Harness;
-beforeEach(async () => {
-  h = await startHarness();
-});
-afterEach(async () => {
-  await h.close();
-});
+const h = engineEachTest();
 
 const sel = (command: Parameters<typeof selectCards>[0]['command'], keys: string[] = [], extra = {}) =>
   selectCards({ command, projectKey: h.svc.projectKey, keys, ...extra }, { service: h.service });
