@@ -3,6 +3,9 @@
 // the real bin/svc.js (side by side: each has its own cards and repository); the checks of bad
 // input and of --dry-run run the same command tree in-process (test/support/program.ts), against
 // the same server.
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { DispatchRun } from '../../src/contract/types.js';
 import { isolatedEnv, makeRepo, run, runCli, type CliEnv } from '../support/cli.js';
@@ -109,9 +112,14 @@ describe.concurrent('svc run KEY end to end', () => {
 });
 
 describe('svc demo', () => {
-  test('runs a whole dispatch run on the embedded service and exits 0', async () => {
-    const r = await runCli(['demo'], { env: isolatedEnv() });
+  test('runs a whole dispatch run on the embedded service, exits 0 and leaves nothing in the temp folder', async () => {
+    // A temp folder of its own: the demo's throwaway repository and state folder (and anything else
+    // it made) are gone once it ends; `--keep` keeps them (test/cli/json-shapes.test.ts).
+    const tmp = mkdtempSync(join(tmpdir(), 'svc-demo-tmp-'));
+    const r = await runCli(['demo'], { env: isolatedEnv({ TMPDIR: tmp }) });
     expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`repository ${tmp}/svc-demo-repo-`);
+    expect(readdirSync(tmp)).toEqual([]);
     expect(r.stderr).toMatch(/completed · succeeded/);
     expect(r.stderr).toMatch(/svc\/DEMO-3/);
     // The close-out is told about every leg that landed: events are flushed before it is read.
