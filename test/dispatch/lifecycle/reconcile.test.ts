@@ -82,7 +82,8 @@ describe('reconcile', () => {
     };
     const done = runDispatch(opts(keys, { parallel: 4, reconcile: { floorMs: 400 } }), h.deps({ service }));
     await until(() => keys.every((k) => existsSync(join(gate, `${k}.running`))));
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Three reads of each card (two floors apart at least) while they all run, waited for.
+    await until(() => keys.every((k) => reads.filter(([key]) => key === k).length >= 3));
     for (const k of keys) writeFileSync(join(gate, `${k}.go`), '');
     const s = await done;
     expect(s.legs.every((l) => l.disposition === 'implemented')).toBe(true);
@@ -96,10 +97,12 @@ describe('reconcile', () => {
 
   it('a failing re-read stops nothing; --no-reconcile lets a closed item’s leg finish', async () => {
     const a = h.item('task', 'A');
-    const failing = { ...h.service, readWorkItem: () => Promise.reject(Object.assign(new Error('service down'), { status: 503 })) };
+    let failed = 0;
+    const failing = { ...h.service, readWorkItem: () => (failed++, Promise.reject(Object.assign(new Error('service down'), { status: 503 }))) };
     const first = runDispatch(opts([a]), h.deps({ service: failing }));
     await until(() => existsSync(join(gate, `${a}.running`)));
-    await new Promise((r) => setTimeout(r, 500));
+    // Re-reads that fail, three of them, and the leg still runs.
+    await until(() => failed >= 3);
     writeFileSync(join(gate, `${a}.go`), '');
     expect((await first).legs[0]).toMatchObject({ disposition: 'implemented' });
 
