@@ -10,15 +10,14 @@ import { afterAll, expect, test } from 'vitest';
 import { createAdmin } from '../../src/server/admin.js';
 import { openDatabase } from '../../src/server/db.js';
 import { MODULES } from '../../src/server/modules.js';
-import { BIN, isolatedEnv, makeRepo } from '../support/cli.js';
-import { startSvc, svcInProcess } from '../support/svc-in-process.js';
+import { BIN, isolatedEnv, makeRepo, runCli } from '../support/cli.js';
 import { startServerProcess } from '../support/server-process.js';
 import { journalOf, rowsOf } from './soak-harness.js';
 import { waitFor } from './support.js';
 
-const stops: (() => unknown)[] = [];
-afterAll(async () => {
-  for (const stop of stops) await stop();
+const stops: (() => void)[] = [];
+afterAll(() => {
+  for (const stop of stops) stop();
 });
 
 test('the service killed mid-run with --max-wait 2s: exit 5 within the bound, the decided close journalled and replayed by recover', async () => {
@@ -71,14 +70,15 @@ echo done
   expect(journal.closing, 'the close decided before the service was given up on').toEqual({ stopReason: 'completed', status: 'succeeded' });
 
   // The service comes back on the same address and database; recover replays the decided close.
-  // Both in this process: only the service's first life had to be a process, to be killed.
-  const again = startSvc(['server', '--port', port, '--db', server.db, '--seed', 'demo'], { env: isolatedEnv() });
-  stops.push(async () => {
-    again.context()?.abort.abort('SIGTERM');
-    await again.done;
+  const again = spawn(process.execPath, [BIN, 'server', '--port', port, '--db', server.db, '--seed', 'demo'], {
+    env: isolatedEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  await waitFor('the service to be back', () => again.stdout.text.includes('http://'), 15_000);
-  const recovered = await svcInProcess(['runs', 'recover'], { env });
+  stops.push(() => again.kill('SIGKILL'));
+  let out = '';
+  again.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  await waitFor('the service to be back', () => out.includes('http://'), 15_000);
+  const recovered = await runCli(['runs', 'recover'], { env });
   expect(recovered.code, recovered.stderr).toBe(0);
   const check = openDatabase(server.db, MODULES);
   try {
