@@ -1,5 +1,5 @@
 // The dispatch engine's one front door: src/commands takes values from here and nowhere else in
-// src/dispatch (types it may take from anywhere; test/commands/engine-door.test.ts holds it to
+// src/dispatch (types it may take from anywhere; test/architecture/engine-door.test.ts holds it to
 // that). Exported directly: what is small, since every command loads it (the config store reads
 // some of it). Behind a function: the rest, each part loaded on its first call, so a command loads
 // no more of the engine than it uses: a run in each of its modes (start.ts), the checks before a

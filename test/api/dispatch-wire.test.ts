@@ -1,18 +1,12 @@
 // The three dispatch writes whose retry rules differ (DISPATCH §5): the open is retried with one
 // idempotencyKey, the event append is never resent after an ambiguous failure, the heartbeat is
 // safe to resend. Plus the answers a broken gateway gives: an HTML 500 and a body cut short.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { ApiError, exitCodeFor } from '../../src/api/index.js';
 import type { Fault } from '../support/fault-proxy.js';
-import { caught, startHarness, type Harness } from './harness.js';
+import { caught, harnessForFile } from './harness.js';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = harnessForFile();
 beforeEach(() => h.reset());
 
 const OPEN = /^\/api\/v1\/dispatch-runs$/;

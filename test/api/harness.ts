@@ -6,6 +6,7 @@ import type { Scope, WorkItemDetail } from '../../src/contract/types.js';
 import { mintRunCredential } from '../../src/server/dispatch-runs/index.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
 import { startTestService } from '../support/service.js';
+import { afterAll, beforeAll } from 'vitest';
 
 export interface Harness {
   proxy: FaultProxy;
@@ -85,6 +86,18 @@ export async function startHarness(): Promise<Harness> {
       await service.close();
     },
   };
+}
+
+/** One rig for the whole calling file (beforeAll), closed after its last test (afterAll), as every wire test file has it. */
+export function harnessForFile(): Harness {
+  const h = {} as Harness;
+  beforeAll(async () => {
+    Object.assign(h, await startHarness());
+  });
+  afterAll(async () => {
+    await h.close?.();
+  });
+  return h;
 }
 
 /** Runs `fn` and returns what it threw (failing the test when it did not throw). */

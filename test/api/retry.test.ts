@@ -1,19 +1,13 @@
 // The retry policy of DISPATCH §5 on the wire: the client talks to the real local service through
 // the fault proxy, and every assertion counts what the proxy actually saw.
 import { createServer } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { ApiError, createApiClient, exitCodeFor, type ApiClient } from '../../src/api/index.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
 import { startTestService } from '../support/service.js';
-import { caught, startHarness, type Harness } from './harness.js';
+import { caught, harnessForFile } from './harness.js';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = harnessForFile();
 beforeEach(() => h.reset());
 
 const ME = /^\/api\/v1\/me$/;

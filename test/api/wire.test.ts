@@ -1,17 +1,11 @@
 // What every request carries, what the client never leaks, paging, and how parameters are encoded,
 // all asserted on what the fault proxy saw in front of the real local service.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { ApiError, collectAll, createApiClient, paginate, paginatePages } from '../../src/api/index.js';
 import { REQUEST_ID_PATTERN, type WorkItemSummary } from '../../src/contract/types.js';
-import { caught, startHarness, type Harness } from './harness.js';
+import { caught, harnessForFile } from './harness.js';
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = harnessForFile();
 beforeEach(() => h.reset());
 
 describe('headers', () => {

@@ -2,18 +2,12 @@
 // or the stored login) and what to do, and which thing a 404 did not find.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isolatedEnv } from '../support/cli.js';
-import { startLocalServer, type LocalServer } from '../support/server-process.js';
+import { localServerForFile } from '../support/server-process.js';
 import { svcInProcess } from '../support/svc-in-process.js';
 
-let server: LocalServer;
-beforeAll(async () => {
-  server = await startLocalServer();
-});
-afterAll(async () => {
-  expect(await server.stop()).toEqual([]);
-});
+const server = localServerForFile();
 
 const never = `svc_pat_${'Z'.repeat(32)}`;
 

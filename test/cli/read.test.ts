@@ -1,5 +1,5 @@
 // The read and write commands against the seeded local service, the command line run in-process and
-// piped (tab-separated rows; tables on a terminal are test/tty's). `items edit` is watched on the
+// piped (tab-separated rows; tables on a terminal are test/ui/progress.test.ts's). `items edit` is watched on the
 // wire through the fault proxy: it sends If-Match from its own read, and a change made between its
 // read and its write becomes the one-line explanation of a 412.
 import { resolve } from 'node:path';
@@ -224,7 +224,7 @@ describe('runs show', () => {
 describe('runs watch', () => {
   test('follows a live run: a stamped line when it changes, until it closes; then exit 0', async () => {
     const repo = await makeRepo();
-    const agent = `${process.execPath} ${resolve(import.meta.dirname, '../tty/fixtures/slow-commit.mjs')}`;
+    const agent = `${process.execPath} ${resolve(import.meta.dirname, '../fixtures/agents/slow-commit.mjs')}`;
     // svc run in the background; its first progress line names the run.
     const running = startSvc(['run', 'DEMO-3', '--agent-cmd', agent, '--repo', repo], { env });
     const ran = running.done.then((r) => r.code);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BIN, isolatedEnv } from './cli.js';
 import { startSvc } from './svc-in-process.js';
+import { afterAll, beforeAll, expect } from 'vitest';
 
 export interface ServerProcess {
   url: string;
@@ -101,4 +102,19 @@ export async function startLocalServer(args: string[] = []): Promise<LocalServer
       return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : [];
     },
   };
+}
+
+/**
+ * One `svc server --seed demo` (in this process, as startLocalServer runs it) for the whole calling file (beforeAll), stopped after its
+ * last test (afterAll), which fails the file on a response that broke the contract document.
+ */
+export function localServerForFile(args: string[] = []): LocalServer {
+  const server = {} as LocalServer;
+  beforeAll(async () => {
+    Object.assign(server, await startLocalServer(args));
+  });
+  afterAll(async () => {
+    if (server.stop) expect(await server.stop(), 'responses that break the contract document').toEqual([]);
+  });
+  return server;
 }

@@ -6,6 +6,7 @@ import type { ServiceConfig } from '../../src/server/kernel.js';
 import { startServer, type Admin, type LocalService, type ResponseInfo } from '../../src/server/index.js';
 import { CONTRACT_HOOKS as hooks } from '../../src/server/contract-hooks.js';
 import type { Database } from '../../src/server/db.js';
+import { afterAll, beforeAll } from 'vitest';
 
 export interface TestServiceOptions {
   config?: Partial<ServiceConfig>;
@@ -118,4 +119,19 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
       }
     },
   };
+}
+
+/**
+ * One service for the whole calling file (beforeAll), closed after its last test (afterAll, which
+ * fails the file on a contract violation). Its fields are there once the file's tests run.
+ */
+export function serviceForFile(opts: TestServiceOptions = {}): TestService {
+  const s = {} as TestService;
+  beforeAll(async () => {
+    Object.assign(s, await startTestService(opts));
+  });
+  afterAll(async () => {
+    await s.close?.();
+  });
+  return s;
 }

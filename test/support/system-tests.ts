@@ -4,20 +4,20 @@
 // its test rather than skipping it.
 export const SYSTEM_TESTS = [
   // tmux: svc on a real terminal.
-  'test/tty/hostile-output.test.ts',
-  'test/tty/progress.test.ts',
+  'test/ui/hostile-output.test.ts',
+  'test/ui/progress.test.ts',
   // chromium: the report and the live page as a browser renders them.
-  'test/report/html-browser.test.ts',
-  'test/report/live-page.test.ts',
+  'test/dispatch/report/html-browser.test.ts',
+  'test/server/web/live-page.test.ts',
   // Debian's gh, logged in nowhere.
-  'test/pr/real-gh.test.ts',
+  'test/dispatch/pr/real-gh.test.ts',
   // Podman and Docker: real runner containers (npm run image first).
-  'test/hosted/podman-runner.test.ts',
-  'test/hosted/docker-runner.test.ts',
-  'test/hosted/executor-refusals.test.ts',
+  'test/server/hosted-executor/podman-runner.test.ts',
+  'test/server/hosted-executor/docker-runner.test.ts',
+  'test/server/hosted-executor/executor-refusals.test.ts',
   // nftables (as root) and bubblewrap (svc's own user): the network fence of a leg.
   'test/dispatch/fence/fenced-leg.test.ts',
   'test/dispatch/fence/nft.test.ts',
-  'test/cli/network.test.ts',
-  'test/cli/network-user.test.ts',
+  'test/commands/dispatch/network.test.ts',
+  'test/commands/dispatch/network-user.test.ts',
 ];

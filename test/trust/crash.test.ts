@@ -6,6 +6,7 @@
 //   decided. No run may be left running on the service, even one killed right after its open.
 // - SIGINT: the agents are stopped (their process group is gone), the run closes
 //   `interrupted`/`cancelled`, exit 130. SIGTERM: the same, exit 143.
+// What is killed or signalled is a real process; `svc runs recover` after it runs in this process.
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import { createAdmin } from '../../src/server/admin.js';
 import { MODULES } from '../../src/server/modules.js';
 import { makeRepo, runCli, type CliEnv } from '../support/cli.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 import { startLocalServer, type LocalServer } from '../support/server-process.js';
 import { agreement, journalOf, rowsOf } from './soak-harness.js';
 import { byMode, rng, seedsFor, waitFor, spawnSvc, trustEnv } from './support.js';
@@ -209,7 +211,7 @@ describe('kill -9 at random points, then svc runs recover', () => {
             return run.done;
           }),
         );
-        const recovered = await Promise.all(batch.map(({ home }) => runCli(['runs', 'recover'], { env: envFor(home) })));
+        const recovered = await Promise.all(batch.map(({ home }) => svcInProcess(['runs', 'recover'], { env: envFor(home) })));
         for (const [i, { k, killAt, home }] of batch.entries()) {
           const stateDir = join(home, 'state');
           const where = `kill #${k} at ${killAt} ms (seed ${SEED}, replay: SVC_TRUST_SEED=${SEED}; ended ${ended[i]!.signal ?? ended[i]!.code}; recover exit ${recovered[i]!.code}: ${recovered[i]!.stderr.trim().slice(0, 300)})`;
@@ -220,7 +222,7 @@ describe('kill -9 at random points, then svc runs recover', () => {
           report.push(`${killAt}ms→${runs.length ? rowsOf(db).find((x) => x.id === runs[0])?.stop_reason : 'no run'}`);
         }
         // A second recover finds nothing left to do.
-        for (const again of await Promise.all(batch.map(({ home }) => runCli(['runs', 'recover', '--json'], { env: envFor(home) })))) {
+        for (const again of await Promise.all(batch.map(({ home }) => svcInProcess(['runs', 'recover', '--json'], { env: envFor(home) })))) {
           expect(again.code, again.stderr).toBe(0);
         }
       }
@@ -255,7 +257,9 @@ describe('a run opened but never recorded locally', () => {
     writeFileSync(join(home, 'not-a-folder'), '');
     const env = { ...envFor(home), SVC_STATE_DIR: join(home, 'not-a-folder', 'state') };
     const before = new Set(rowsOf(db).map((x) => x.id));
-    const r = await runCli(['run', ...cards(1), '--agent-cmd', agentCmd, '--agent-env', 'TRUST_PIDS', '--allow-empty', '--repo', await makeRepo()], { env });
+    const r = await svcInProcess(['run', ...cards(1), '--agent-cmd', agentCmd, '--agent-env', 'TRUST_PIDS', '--allow-empty', '--repo', await makeRepo()], {
+      env,
+    });
     expect(r.code).not.toBe(0);
     const left = rowsOf(db).filter((x) => !before.has(x.id) && x.status === 'running');
     expect(
@@ -288,7 +292,7 @@ describe('kill -9 while the open is in flight', () => {
       expect(opened.status).toBe('running');
       expect(runIdsIn(stateDir)).toEqual([]);
       proxy.setPlan([]);
-      const recovered = await runCli(['runs', 'recover'], { env });
+      const recovered = await svcInProcess(['runs', 'recover'], { env });
       expect(recovered.code, recovered.stderr).toBe(0);
       expect(problemsAfter(stateDir, before)).toEqual([]);
       expect(
@@ -357,7 +361,7 @@ describe('signals', () => {
     expect(ended.code, run.out().stderr).toBe(130);
     // "At once": well before the 5 s kill grace the first SIGINT started.
     expect(Date.now() - second).toBeLessThan(3_000);
-    const recovered = await runCli(['runs', 'recover'], { env });
+    const recovered = await svcInProcess(['runs', 'recover'], { env });
     expect(recovered.code, recovered.stderr).toBe(0);
     expect(problemsAfter(stateDir, before)).toEqual([]);
     const [runId] = runIdsIn(stateDir);

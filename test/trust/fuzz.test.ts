@@ -11,7 +11,7 @@ import { OPERATIONS, type Operation } from '../../src/contract/operations.js';
 import { mintRunCredential } from '../../src/server/dispatch-runs/index.js';
 import { configurePlanner } from '../../src/server/planning/index.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { byMode, rng, seedsFor, storeDigest, waitFor, type Rng } from './support.js';
+import { byMode, changeCount, rng, seedsFor, storeDigest, waitFor, type Rng } from './support.js';
 
 const TOTAL = byMode(1_000, 10_000);
 const SEED_COUNT = byMode(1, 4);
@@ -618,7 +618,7 @@ describe('fuzzing the local service', () => {
 });
 
 /** Rows inserted, updated or deleted on the service's connection since it opened. */
-const totalChanges = (): number => Number((s.db.prepare('SELECT total_changes() AS n').get() as { n: number }).n);
+const totalChanges = (): number => changeCount(s.db);
 
 /** Replaces a fixture run that a (valid) fuzzed close has closed. */
 async function refreshRuns(): Promise<boolean> {

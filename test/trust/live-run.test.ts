@@ -1,5 +1,7 @@
 // Nothing touches a live run (issue 12), with real processes: `svc server`, `svc run` with a slow
-// agent, and `svc runs recover` / `svc worktrees prune` / signals beside it.
+// agent, and `svc runs recover` / `svc worktrees prune` / signals beside it. What only reads or
+// closes beside the live run (recover, prune, a second run) runs in this process, another pid than
+// the live run's; a recover that must see this process as the live one is spawned.
 import type { ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -15,6 +17,7 @@ import { isolatedEnv, makeRepo, run as run_, runCli, type CliEnv } from '../supp
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { rowsOf } from './soak-harness.js';
 import { readJournal, waitFor, spawnSvc, trustEnv } from './support.js';
+import { svcInProcess } from '../support/svc-in-process.js';
 
 let server: ServerProcess;
 let db: Database;
@@ -116,15 +119,15 @@ describe.concurrent('recover and prune beside a live run', () => {
   test('recover skips the locked run and prune keeps its worktree; both say why; the run then closes normally', async () => {
     const home = mkdtempSync(join(tmpdir(), 'svc-live-home-'));
     const { env, repo, key, run, runId } = await liveRun(home);
-    const worktrees = await runCli(['worktrees', 'prune', '--repo', repo], { env });
+    const worktrees = await svcInProcess(['worktrees', 'prune', '--repo', repo], { env });
     expect(worktrees.code, worktrees.stderr).toBe(0);
     expect(worktrees.stderr).toContain(`kept ${key}: in use by live run ${runId}`);
     expect(await run_('git', ['worktree', 'list', '--porcelain'], repo)).toContain(`branch refs/heads/svc/${key}`);
 
-    const recovered = await runCli(['runs', 'recover', '--json'], { env });
+    const recovered = await svcInProcess(['runs', 'recover', '--json'], { env });
     expect(recovered.code, recovered.stderr).toBe(0);
     expect(JSON.parse(recovered.stdout)).toEqual([expect.objectContaining({ runId, action: 'skipped', detail: expect.stringContaining('live in process') })]);
-    const named = await runCli(['runs', 'recover', runId], { env });
+    const named = await svcInProcess(['runs', 'recover', runId], { env });
     expect(named.stderr).toContain(`run ${runId} is live in process`);
     // The service still has the run running, and the run goes on to close by its own hand.
     expect(statusOf(runId)?.status).toBe('running');
@@ -146,7 +149,7 @@ describe.concurrent('recover and prune beside a live run', () => {
     };
     await waitFor("the live run's events to be acked", settled, 20_000);
     const before = readFileSync(journal, 'utf8');
-    const second = await runCli(
+    const second = await svcInProcess(
       ['run', key, '--agent-cmd', stubbornAgent, '--agent-env', 'TRUST_PIDS', '--allow-empty', '--idempotency-key', 'ci-job-7', '--repo', repo],
       { env },
     );
@@ -216,7 +219,7 @@ describe('agents never outlive svc', () => {
     // SIGKILL was sent before svc exited; the kernel ends the group's processes a moment later (on a
     // loaded machine the `sleep` was still listed right after svc's exit): wait on that, bounded.
     await waitFor('the agent group to die after SIGKILL', () => liveMembers(pgid).length === 0, 5_000);
-    const recovered = await runCli(['runs', 'recover'], { env });
+    const recovered = await svcInProcess(['runs', 'recover'], { env });
     expect(recovered.code, recovered.stderr).toBe(0);
     expect(statusOf(runId)).toMatchObject({ status: 'cancelled', stop_reason: 'interrupted' });
   }, 60_000);
@@ -235,7 +238,7 @@ describe('agents never outlive svc', () => {
     run.child.kill('SIGKILL');
     await run.done;
     expect(liveMembers(pgid).length, 'kill -9 of svc leaves its agent running').toBeGreaterThanOrEqual(2);
-    const recovered = await runCli(['runs', 'recover'], { env });
+    const recovered = await svcInProcess(['runs', 'recover'], { env });
     expect(recovered.code, recovered.stderr).toBe(0);
     expect(recovered.stderr).toContain(`stopped the leftover agent of`);
     await waitFor('the leftover group to die', () => liveMembers(pgid).length === 0, 5_000);
@@ -261,7 +264,7 @@ printf '${tail}\\n'
 `,
     );
     const key = card('split token card');
-    const r = await runCli(
+    const r = await svcInProcess(
       ['run', key, '--agent-cmd', `sh ${agent}`, '--agent-env', 'TRUST_PIDS', '--send-logs', '--allow-empty', '--repo', await makeRepo()],
       { env },
     );
@@ -383,7 +386,7 @@ describe('svc server --seed demo on an existing database', () => {
       expect(second.token).toMatch(/^svc_pat_/);
       expect(second.srv.out().stderr).not.toContain('UNIQUE');
       for (const token of [first.token, second.token]) {
-        const r = await runCli(['items', 'list', '--json'], { env: isolatedEnv({ SVC_BASE_URL: second.url, SVC_TOKEN: token, SVC_PROJECT: 'DEMO' }) });
+        const r = await svcInProcess(['items', 'list', '--json'], { env: isolatedEnv({ SVC_BASE_URL: second.url, SVC_TOKEN: token, SVC_PROJECT: 'DEMO' }) });
         expect(r.code, r.stderr).toBe(0);
       }
     } finally {

@@ -44,6 +44,14 @@ export function rng(seed: number): Rng {
 }
 
 /**
+ * SQLite's count of rows written on the connection since it opened (the service's own, in-process):
+ * a request after which it has not moved wrote nothing, so the digest below need not be taken.
+ */
+export function changeCount(db: DatabaseSync): number {
+  return Number((db.prepare('SELECT total_changes() AS n').get() as { n: number }).n);
+}
+
+/**
  * SHA-256 of every row of every table, in a stable order. Two equal digests mean the store holds
  * exactly the same data. The rows are rendered by SQLite itself (`quote()` of each column, rows
  * sorted), so a digest of a few thousand rows costs about a millisecond.

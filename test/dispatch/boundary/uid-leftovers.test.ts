@@ -11,7 +11,7 @@ import { acquireAgentUser, leaseDir } from '../../../src/dispatch/boundary/pool.
 import { sweepUid } from '../../../src/dispatch/boundary/uid-leftovers.js';
 import type { AgentPoolSpec } from '../../../src/dispatch/boundary/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
-import { startHarness, type Harness } from '../engine/harness.js';
+import { startHarness, type Harness } from '../../support/engine.js';
 
 const isRoot = process.getuid?.() === 0;
 /** uids of no user and no pool, of this test file alone. */

@@ -17,7 +17,7 @@ import { renderMarkdown } from '../../../src/dispatch/report/markdown.js';
 import { buildRunReport } from '../../../src/dispatch/report/model.js';
 import { logPath, runPaths } from '../../../src/dispatch/state/folder.js';
 import { EMPTY_WORKFLOW } from '../../../src/dispatch/workflow/policy.js';
-import { startHarness, type Harness } from '../engine/harness.js';
+import { startHarness, type Harness } from '../../support/engine.js';
 
 const isRoot = process.getuid?.() === 0;
 const COMMIT = 'git -c user.name=agent -c user.email=agent@example.invalid commit -q --allow-empty -m "$SVC_CARD_KEY: tried"';

@@ -22,10 +22,11 @@ function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8' }).trim();
 }
 
-// One repository with README.md committed on main, built once and copied per test.
+// One repository with README.md committed on main, built once and copied per test (without git's
+// sample hooks, which made up half the files of each copy: test/support/cli.ts).
 async function buildRepo(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-wt-'));
-  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'init', '-q', '--template=', '-b', 'main');
   await writeFile(join(dir, 'README.md'), 'hello\n');
   git(dir, 'add', 'README.md');
   git(dir, 'commit', '-q', '-m', 'root');

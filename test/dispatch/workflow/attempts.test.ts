@@ -18,8 +18,8 @@ import { logPath, runPaths } from '../../../src/dispatch/state/folder.js';
 import { EMPTY_WORKFLOW, type Workflow } from '../../../src/dispatch/workflow/policy.js';
 import { run } from '../../support/cli.js';
 import { pushToOrigin } from '../../../src/dispatch/git/delivery.js';
-import { copyRepoWithOrigin, refOf } from '../engine/git-remote.js';
-import { startHarness, type Harness } from '../engine/harness.js';
+import { copyRepoWithOrigin, refOf } from '../../support/git-remote.js';
+import { startHarness, type Harness } from '../../support/engine.js';
 
 const isRoot = process.getuid?.() === 0;
 const USERS: [string, AgentPoolSpec | null][] = [
@@ -35,6 +35,17 @@ function openDir(): string {
   chmodSync(dir, 0o755);
   return dir;
 }
+
+/** A folder every agent user may leave marks in (sticky, as /tmp). */
+function markDir(): string {
+  const dir = openDir();
+  chmodSync(dir, 0o1777);
+  return dir;
+}
+
+/** Shell that waits (30 s at most) until every one of `names` is in `dir`. */
+const waitForMarks = (dir: string, names: string[]) =>
+  `i=0; while [ $i -lt 600 ] && ! { ${names.map((n) => `[ -e ${dir}/${n} ]`).join(' && ')}; }; do sleep 0.05; i=$((i+1)); done`;
 
 function script(body: string): string {
   const file = join(openDir(), 'agent.sh');
@@ -61,10 +72,12 @@ describe.each(USERS)('best of N, agents as %s', (_name, user) => {
     const key = h.item('task', 'Only the second attempt gets it right');
     // Each attempt writes its number; the check passes only for 2. Attempt 3 takes its time, so it
     // is still running when 2 has won and is stopped.
+    const marks = markDir();
     const agent = script(
       [
-        // Attempt 2 is the slower, so attempt 1 has failed its check before 2 wins.
-        'if [ "$SVC_ATTEMPT" = 2 ]; then sleep 2; fi',
+        // Attempt 2 commits only once attempt 1 has failed its check (the check leaves a mark as it
+        // fails), so 1 is failed, not stopped, when 2 wins; waited for, not slept on.
+        `if [ "$SVC_ATTEMPT" = 2 ]; then ${waitForMarks(marks, ['failed-1'])}; fi`,
         'echo "$SVC_ATTEMPT" > attempt.txt',
         'git add attempt.txt',
         `${COMMIT} -m "$SVC_CARD_KEY: attempt $SVC_ATTEMPT"`,
@@ -72,7 +85,13 @@ describe.each(USERS)('best of N, agents as %s', (_name, user) => {
       ].join('\n'),
     );
     const s = await runDispatch(
-      opts({ keys: [key], agent: { agentCmd: agent }, attempts: 3, parallel: 3, workflow: wf({ verify: 'test "$(cat attempt.txt)" = 2' }) }),
+      opts({
+        keys: [key],
+        agent: { agentCmd: agent },
+        attempts: 3,
+        parallel: 3,
+        workflow: wf({ verify: `test "$(cat attempt.txt)" = 2 || { touch ${marks}/failed-$(cat attempt.txt); exit 1; }` }),
+      }),
       h.deps(),
     );
     const leg = s.legs[0]!;
@@ -298,9 +317,11 @@ describe('best of N', () => {
 
   it('between attempts that pass at the same moment, picks the smallest diff', async () => {
     const key = h.item('task', 'Three at once');
-    // Attempt 1 writes 3 lines, 2 writes 1, 3 writes 2; all pass. The smallest is the last to end.
+    // Attempt 1 writes 3 lines, 2 writes 1, 3 writes 2; all pass. The smallest is the last to end:
+    // it commits once the other two have (each leaves a mark when it has committed).
+    const marks = markDir();
     const agent = script(
-      `case $SVC_ATTEMPT in 1) n=3;; 2) n=1; sleep 1;; *) n=2;; esac\nseq $n > lines.txt\ngit add lines.txt\n${COMMIT} -m "$SVC_CARD_KEY: $n lines"`,
+      `case $SVC_ATTEMPT in 1) n=3;; 2) n=1; ${waitForMarks(marks, ['1', '3'])};; *) n=2;; esac\nseq $n > lines.txt\ngit add lines.txt\n${COMMIT} -m "$SVC_CARD_KEY: $n lines"\ntouch ${marks}/$SVC_ATTEMPT`,
     );
     // One instant for the whole run: every attempt ends "at the same moment".
     const s = await runDispatch(

@@ -4,12 +4,12 @@
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_POOL } from '../../../src/dispatch/boundary/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { EMPTY_WORKFLOW, type Workflow } from '../../../src/dispatch/workflow/policy.js';
 import { run } from '../../support/cli.js';
-import { startHarness, type Harness } from '../engine/harness.js';
+import { engineEachTest } from '../../support/engine.js';
 
 const COMMIT = 'git -c user.name=agent -c user.email=agent@example.invalid commit -q';
 
@@ -25,13 +25,7 @@ const AFTER_CHECK = 'echo bad > evil.txt && git add evil.txt && git -c user.name
 
 const wf = (over: Partial<Workflow>): Workflow => ({ ...EMPTY_WORKFLOW, timeouts: { ...EMPTY_WORKFLOW.timeouts }, ...over });
 
-let h: Harness;
-beforeEach(async () => {
-  h = await startHarness();
-});
-afterEach(async () => {
-  await h.close();
-});
+const h = engineEachTest();
 
 describe.skipIf(process.getuid?.() !== 0)('the check, as root through the default pool', () => {
   it('is not answered by a server the agent left behind', async () => {

@@ -5,13 +5,13 @@
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_POOL } from '../../../src/dispatch/boundary/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { EMPTY_WORKFLOW, type Workflow } from '../../../src/dispatch/workflow/policy.js';
 import { PORT_RANGE } from '../../../src/dispatch/workflow/ports.js';
 import { run } from '../../support/cli.js';
-import { startHarness, type Harness } from '../engine/harness.js';
+import { engineEachTest } from '../../support/engine.js';
 
 const isRoot = process.getuid?.() === 0;
 const COMMIT = 'git -c user.name=agent -c user.email=agent@example.invalid commit -q';
@@ -33,13 +33,7 @@ function file(dir: string, name: string, body: string): string {
 /** Shell that waits (at most 30 s) until `path` exists. */
 const waitFor = (path: string) => `i=0; while [ ! -e ${path} ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done`;
 
-let h: Harness;
-beforeEach(async () => {
-  h = await startHarness();
-});
-afterEach(async () => {
-  await h.close();
-});
+const h = engineEachTest();
 
 describe.skipIf(!isRoot)('ports against a hostile leg (root, the default pool)', () => {
   it('a leg holding every \\0svc-port-N name of the range does not keep the next run from its ports', async () => {

@@ -6,7 +6,7 @@
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_POOL, type AgentPoolSpec } from '../../../src/dispatch/boundary/user.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import type { DispatchOptions } from '../../../src/dispatch/lifecycle/types.js';
@@ -18,7 +18,7 @@ import { logPath, runPaths } from '../../../src/dispatch/state/folder.js';
 import { EMPTY_WORKFLOW, type Workflow } from '../../../src/dispatch/workflow/policy.js';
 import { PORT_RANGE } from '../../../src/dispatch/workflow/ports.js';
 import { run } from '../../support/cli.js';
-import { startHarness, type Harness } from '../engine/harness.js';
+import { engineEachTest } from '../../support/engine.js';
 
 const isRoot = process.getuid?.() === 0;
 const USERS: [string, AgentPoolSpec | null][] = [
@@ -40,13 +40,7 @@ function script(body: string): string {
 const wf = (over: Partial<Workflow>): Workflow => ({ ...EMPTY_WORKFLOW, timeouts: { ...EMPTY_WORKFLOW.timeouts }, ...over });
 const git = (repo: string, ...args: string[]) => run('git', args, repo);
 
-let h: Harness;
-beforeEach(async () => {
-  h = await startHarness();
-});
-afterEach(async () => {
-  await h.close();
-});
+const h = engineEachTest();
 
 describe.each(USERS)('the workflow, agents as %s', (_name, user) => {
   const opts = (over: Partial<DispatchOptions>) => h.opts({ agentUser: user, ...over });

@@ -12,7 +12,7 @@ import { buildRunReport } from '../../../src/dispatch/report/model.js';
 import { renderMarkdown } from '../../../src/dispatch/report/markdown.js';
 import { EMPTY_WORKFLOW, parseWorkflow, type Workflow } from '../../../src/dispatch/workflow/policy.js';
 import { run } from '../../support/cli.js';
-import { startHarness, type Harness } from '../engine/harness.js';
+import { startHarness, type Harness } from '../../support/engine.js';
 
 const COMMIT = 'git -c user.name=agent -c user.email=agent@example.invalid commit -q';
 const USERS: [string, AgentPoolSpec | null][] = [

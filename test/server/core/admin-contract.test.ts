@@ -1,15 +1,9 @@
 // The admin API seeds stores for tests, demos and benchmarks: it refuses what the contract does not
 // allow, so no seeded item answers a priority or status that no client can parse.
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startTestService, type TestService } from '../../support/service.js';
+import { expect, test } from 'vitest';
+import { serviceForFile } from '../../support/service.js';
 
-let s: TestService;
-beforeAll(async () => {
-  s = await startTestService();
-});
-afterAll(async () => {
-  await s.close();
-});
+const s = serviceForFile();
 
 test('a priority outside the contract is refused on create and on update', () => {
   const count = () => (s.db.prepare('SELECT COUNT(*) AS n FROM work_items').get() as { n: number }).n;

@@ -3,17 +3,11 @@
 // work exists and waits for a person. Op 9 is as strict as api-v1's update body: `status` and the
 // `implementation*` fields are shown on the detail but are not the update's, so naming one is a
 // 422 that names it (the local service changes them only through its own admin commands).
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startTestService, type TestService } from '../../support/service.js';
+import { describe, expect, test } from 'vitest';
+import { serviceForFile } from '../../support/service.js';
 
-let s: TestService;
+const s = serviceForFile();
 const P = 'PROJ';
-beforeAll(async () => {
-  s = await startTestService();
-});
-afterAll(async () => {
-  await s.close();
-});
 
 const patch = (key: string, body: unknown) => s.call('PATCH', `/work-items/${key}`, { body });
 const lane = async (name: 'bugs' | 'containers') => {

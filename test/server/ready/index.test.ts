@@ -3,12 +3,12 @@
 // random writes of every kind (new items, status, archive, parent moves, kind changes, blocks links
 // added and removed, priority, assignee, sprint; admin API, API and raw SQL), the lanes' answers
 // over HTTP must equal the SQL's after every write, for each lane and several parameter sets.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { readLaneParams } from '../../../src/server/ready/params.js';
 import { readyBugGroups, readyContainers, renderBugGroups } from '../../../src/server/ready/lanes.js';
-import { startTestService, type TestService } from '../../support/service.js';
+import { serviceForFile } from '../../support/service.js';
 
-let s: TestService;
+const s = serviceForFile();
 const P = 'PROJ';
 const KINDS = ['epic', 'story', 'task', 'bug', 'subtask'] as const;
 const STATUSES = ['todo', 'in_progress', 'in_review', 'done', 'cancelled'];
@@ -21,13 +21,6 @@ const rnd = (n: number) => {
   return (seed >>> 8) % n; // the low bits of this generator repeat with a short period
 };
 const pick = <T>(xs: readonly T[]): T => xs[rnd(xs.length)]!;
-
-beforeAll(async () => {
-  s = await startTestService();
-});
-afterAll(async () => {
-  await s.close();
-});
 
 async function viaHttp(lane: string, qs: string): Promise<unknown[]> {
   const out: unknown[] = [];
