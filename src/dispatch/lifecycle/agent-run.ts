@@ -263,7 +263,7 @@ async function runAgentOnce(
       argv: leg ? leg.command(command.argv) : ctx.fenceWrap ? ctx.fenceWrap(command.argv) : command.argv,
       cwd,
       ...(leg && leg.fds().length ? { extraFds: leg.fds() } : {}),
-      env: (leg ? leg.env : (e: Record<string, string>) => e)(
+      env: (leg ? (e: Record<string, string>) => leg.env(e) : (e: Record<string, string>) => e)(
         agentEnv(opts, {
           SVC_CARD_KEY: key,
           SVC_RUN_ID: ctx.runId,
