@@ -1,14 +1,21 @@
 // `svc logs RUN [KEY]`: the local per-leg logs of a run, in run order (the close-out last), each
 // under a `── KEY ──` line on stdout (so `svc logs RUN > file` keeps them apart; `--no-headers`
-// leaves them out). `--follow` goes on printing what the legs of a live run write until the run
-// ends. A reader that goes away (`| head`) ends the command quietly, exit 0, as git's pager does.
+// leaves them out). A leg whose agent streams JSON events (the claude, codex, gemini and opencode
+// presets, `--agent-format`) is shown as readable lines (src/dispatch/agent/streams/render.ts);
+// `--raw` prints every log as recorded. `--follow` goes on printing what the legs of a live run
+// write until the run ends. A reader that goes away (`| head`) ends the command quietly, exit 0,
+// as git's pager does.
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
+import type { AgentChoice } from '../../dispatch/agent/presets.js';
+import { streamOf } from '../../dispatch/agent/spend.js';
+import { createStreamRenderer, type StreamRenderer } from '../../dispatch/agent/streams/index.js';
+import type { StreamFormat } from '../../dispatch/agent/types.js';
 import { isRunLive } from '../../dispatch/state/run-lock.js';
 import { logsInRunOrder } from '../../dispatch/state/runs.js';
-import { logPath, resolveStateDir, runPaths } from '../../dispatch/state/folder.js';
+import { logPath, readRunRecord, resolveStateDir, runPaths, type RunRecord } from '../../dispatch/state/folder.js';
 import type { Context } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import type { LogsFlags } from './flags.js';
@@ -29,6 +36,13 @@ export async function runLogs(opts: LogsOptions, ctx: Context): Promise<void> {
   }
 }
 
+/** One leg's log as it is printed: how far it was read, and its renderer (none with --raw). */
+interface LegLog {
+  file: string;
+  read: number;
+  renderer: StreamRenderer | null;
+}
+
 async function printLogs(opts: LogsOptions, ctx: Context): Promise<void> {
   const { runId, key } = opts;
   const stateDir = resolveStateDir(ctx.env);
@@ -41,8 +55,15 @@ async function printLogs(opts: LogsOptions, ctx: Context): Promise<void> {
   for (const k of keys) {
     if (!existsSync(logPath(paths, k))) throw Object.assign(new Error(`no log for ${k} in run ${runId}`), { exitCode: EXIT.notFound });
   }
-  // --json: one document holding each leg's log, instead of the raw text a pipe gets.
-  if (ctx.out.json) return ctx.out.document({ runId, legs: keys.map((k) => ({ key: k, log: readFileSync(logPath(paths, k), 'utf8') })) });
+  const record = readRunRecord(stateDir, runId);
+  const legs = new Map<string, LegLog>();
+  const legOf = (k: string): LegLog => {
+    let leg = legs.get(k);
+    if (!leg) legs.set(k, (leg = { file: logPath(paths, k), read: 0, renderer: opts.raw ? null : createStreamRenderer(legFormat(record, k)) }));
+    return leg;
+  };
+  // --json: one document holding each leg's log (readable, or with --raw as recorded).
+  if (ctx.out.json) return ctx.out.document({ runId, legs: keys.map((k) => ({ key: k, log: wholeLog(legOf(k)) })) });
   const headers = opts.headers !== false && !key;
   // On a terminal the log's control characters are shown, not obeyed; a pipe gets the bytes.
   const write = async (from: Readable) => {
@@ -50,34 +71,66 @@ async function printLogs(opts: LogsOptions, ctx: Context): Promise<void> {
     else await pipeline(from, ctx.stdout, { end: false });
   };
   const header = (k: string) => write(Readable.from([Buffer.from(`── ${k} ──\n`)]));
-  const printed = new Map<string, number>();
+  const follow = opts.follow === true;
   for (const k of keys) {
-    const file = logPath(paths, k);
     if (headers) await header(k);
-    const size = sizeOf(file);
-    if (size > 0) await write(createReadStream(file, { end: size - 1 }));
-    printed.set(k, size);
+    const text = await readOn(legOf(k), !follow);
+    if (text.length) await write(Readable.from([text]));
   }
-  if (!opts.follow) return;
+  if (!follow) return;
   // What the legs write from now on, as they write it; a leg that starts later joins in.
   let last = keys[keys.length - 1];
   for (let live = isRunLive(stateDir, runId); ; live = isRunLive(stateDir, runId)) {
     for (const k of key ? [key] : logsInRunOrder(stateDir, runId)) {
-      const file = logPath(paths, k);
-      const from = printed.get(k) ?? 0;
-      const size = existsSync(file) ? sizeOf(file) : 0;
-      if (size <= from) continue;
+      const leg = legOf(k);
+      // One more pass after the run ended: what its legs wrote last is printed, a cut line too.
+      const text = existsSync(leg.file) ? await readOn(leg, !live) : Buffer.alloc(0);
+      if (text.length === 0) continue;
       if (headers && last !== k) await header(k);
       last = k;
-      await write(createReadStream(file, { start: from, end: size - 1 }));
-      printed.set(k, size);
+      await write(Readable.from([text]));
     }
-    // One more pass after the run ended: what its legs wrote last is printed too.
     if (!live) return;
     await sleep(FOLLOW_EVERY_MS);
   }
 }
 
-function sizeOf(file: string): number {
-  return statSync(file).size;
+/**
+ * What `leg` holds beyond what was printed, readable or as recorded. A line still being written
+ * waits for its end while the run goes on; `atEnd` (nothing more will be read) prints it too.
+ */
+async function readOn(leg: LegLog, atEnd: boolean): Promise<Buffer> {
+  const size = statSync(leg.file).size;
+  const parts: Buffer[] = [];
+  if (size > leg.read) {
+    for await (const chunk of createReadStream(leg.file, { start: leg.read, end: size - 1 }) as AsyncIterable<Buffer>) {
+      parts.push(leg.renderer ? Buffer.from(leg.renderer.push(chunk)) : chunk);
+    }
+    leg.read = size;
+  }
+  if (atEnd && leg.renderer) parts.push(Buffer.from(leg.renderer.end()));
+  return Buffer.concat(parts);
+}
+
+function wholeLog(leg: LegLog): string {
+  const bytes = readFileSync(leg.file);
+  return leg.renderer ? leg.renderer.push(bytes) + leg.renderer.end() : bytes.toString('utf8');
+}
+
+/**
+ * The stream format of the agent that wrote a leg's log, from the run's run.json: the run's agent,
+ * or for a best-of-N attempt's `<KEY>-attempt-<n>` the n-th `--agent`, cycling (as the run chose).
+ */
+function legFormat(record: RunRecord | null, stem: string): StreamFormat | null {
+  const options = record?.options ?? {};
+  const attempt = /-attempt-(\d+)$/.exec(stem);
+  const list = Array.isArray(options.agents) && options.agents.length ? options.agents : [options.agent];
+  const choice: unknown = attempt ? list[(Number(attempt[1]) - 1) % list.length] : options.agent;
+  return isChoice(choice) ? streamOf(choice) : null;
+}
+
+function isChoice(value: unknown): value is AgentChoice {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return ['agent', 'agentCmd', 'model', 'stream'].every((k) => v[k] === undefined || typeof v[k] === 'string');
 }
