@@ -20,4 +20,6 @@ export const SYSTEM_TESTS = [
   'test/dispatch/fence/nft.test.ts',
   'test/cli/network.test.ts',
   'test/cli/network-user.test.ts',
+  // Podman and the runner's Debian base (npm run image first): npm ci && npm test on a bare machine.
+  'test/package/bare-machine.test.ts',
 ];
