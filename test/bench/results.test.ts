@@ -1,7 +1,9 @@
 // bench/RESULTS.md as `npm run bench` writes it (bench/results.mjs), on a small made-up result set:
 // the benchmarks themselves never run in the suite.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type BenchMachine, type BenchSection, machineNow, resultsPage, sectionText, sectionsOf } from '../../bench/results.mjs';
 
@@ -96,11 +98,24 @@ describe('the page', () => {
 });
 
 describe('the machine', () => {
-  it('is this one: its cores, its Node, the commit checked out', () => {
-    const m = machineNow(resolve(import.meta.dirname, '../..'));
-    expect(m.cores).toBe(os.cpus().length);
-    expect(m.node).toBe(process.version);
-    expect(m.commit).toMatch(/^[0-9a-f]{12}$/);
-    expect(machineNow(os.tmpdir()).commit).toBeNull();
+  it('is this one: its cores, its Node, the commit checked out (and whether the tree has changes)', () => {
+    const repo = mkdtempSync(join(os.tmpdir(), 'svc-bench-machine-'));
+    const git = (...args: string[]) => execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8' }).trim();
+    git('init', '-q', '-b', 'main');
+    writeFileSync(join(repo, 'a.txt'), 'one\n');
+    git('add', 'a.txt');
+    git('-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-qm', 'one');
+    const m = machineNow(repo);
+    expect(m).toEqual({
+      cores: os.cpus().length,
+      cpu: expect.any(String),
+      node: process.version,
+      commit: git('rev-parse', '--short=12', 'HEAD'),
+      dirty: false,
+    });
+    writeFileSync(join(repo, 'a.txt'), 'two\n');
+    expect(machineNow(repo).dirty).toBe(true);
+    // Not a checkout (a tarball of the source): no commit to name.
+    expect(machineNow(mkdtempSync(join(os.tmpdir(), 'svc-bench-plain-'))).commit).toBeNull();
   });
 });

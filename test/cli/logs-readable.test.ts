@@ -23,8 +23,9 @@ beforeAll(async () => {
   chmodSync(open, 0o755);
   svc = await startTestService();
   repo = await makeRepo();
-  // svc's default as root: each agent runs as a user of its pool, in a clone of its own.
-  env = isolatedEnv({ SVC_BASE_URL: svc.url, SVC_TOKEN: svc.token, SVC_PROJECT: svc.projectKey, SVC_AGENT_USER: undefined });
+  // svc's default as root: each agent runs as a user of its pool, in a clone of its own. Its network
+  // is left open: the fence needs nftables, which `npm test` does not (test/support/system-tests.ts).
+  env = isolatedEnv({ SVC_BASE_URL: svc.url, SVC_TOKEN: svc.token, SVC_PROJECT: svc.projectKey, SVC_AGENT_USER: undefined, SVC_NETWORK: 'open' });
 });
 afterAll(async () => {
   await svc.close();

@@ -20,6 +20,16 @@ export const SYSTEM_TESTS = [
   'test/dispatch/fence/nft.test.ts',
   'test/cli/network.test.ts',
   'test/cli/network-user.test.ts',
+  // nftables as root: runs through svc's default agent pool with the default network, fenced
+  // (docs/trust.md), which a machine without nft refuses (test/package/bare-machine.test.ts).
+  'test/cli/attempts.test.ts',
+  'test/cli/run-base.test.ts',
+  'test/cli/workflow.test.ts',
+  'test/dispatch/engine/agent-leftovers.test.ts',
+  'test/examples/fleet-run.test.ts',
+  'test/hosted/agent-boundary.test.ts',
+  'test/hosted/agent-race.test.ts',
+  'test/trust/agent-env.test.ts',
   // Podman and the runner's Debian base (npm run image first): npm ci && npm test on a bare machine.
   'test/package/bare-machine.test.ts',
 ];
