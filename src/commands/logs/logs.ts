@@ -74,8 +74,7 @@ async function printLogs(opts: LogsOptions, ctx: Context): Promise<void> {
   const follow = opts.follow === true;
   for (const k of keys) {
     if (headers) await header(k);
-    const text = await readOn(legOf(k), !follow);
-    if (text.length) await write(Readable.from([text]));
+    await write(Readable.from(readOn(legOf(k), !follow)));
   }
   if (!follow) return;
   // What the legs write from now on, as they write it; a leg that starts later joins in.
@@ -83,12 +82,14 @@ async function printLogs(opts: LogsOptions, ctx: Context): Promise<void> {
   for (let live = isRunLive(stateDir, runId); ; live = isRunLive(stateDir, runId)) {
     for (const k of key ? [key] : logsInRunOrder(stateDir, runId)) {
       const leg = legOf(k);
+      if (!existsSync(leg.file)) continue;
       // One more pass after the run ended: what its legs wrote last is printed, a cut line too.
-      const text = existsSync(leg.file) ? await readOn(leg, !live) : Buffer.alloc(0);
-      if (text.length === 0) continue;
+      const pieces = readOn(leg, !live);
+      const first = await pieces.next();
+      if (first.done) continue;
       if (headers && last !== k) await header(k);
       last = k;
-      await write(Readable.from([text]));
+      await write(Readable.from(prepend(first.value, pieces)));
     }
     if (!live) return;
     await sleep(FOLLOW_EVERY_MS);
@@ -96,20 +97,27 @@ async function printLogs(opts: LogsOptions, ctx: Context): Promise<void> {
 }
 
 /**
- * What `leg` holds beyond what was printed, readable or as recorded. A line still being written
- * waits for its end while the run goes on; `atEnd` (nothing more will be read) prints it too.
+ * What `leg` holds beyond what was printed, readable or as recorded, piece by piece as it is read.
+ * A line still being written waits for its end while the run goes on; `atEnd` (nothing more will
+ * be read) prints it too.
  */
-async function readOn(leg: LegLog, atEnd: boolean): Promise<Buffer> {
+async function* readOn(leg: LegLog, atEnd: boolean): AsyncGenerator<Buffer> {
   const size = statSync(leg.file).size;
-  const parts: Buffer[] = [];
   if (size > leg.read) {
-    for await (const chunk of createReadStream(leg.file, { start: leg.read, end: size - 1 }) as AsyncIterable<Buffer>) {
-      parts.push(leg.renderer ? Buffer.from(leg.renderer.push(chunk)) : chunk);
-    }
+    const from = leg.read;
     leg.read = size;
+    for await (const chunk of createReadStream(leg.file, { start: from, end: size - 1 }) as AsyncIterable<Buffer>) {
+      const piece = leg.renderer ? Buffer.from(leg.renderer.push(chunk)) : chunk;
+      if (piece.length) yield piece;
+    }
   }
-  if (atEnd && leg.renderer) parts.push(Buffer.from(leg.renderer.end()));
-  return Buffer.concat(parts);
+  const rest = atEnd && leg.renderer ? leg.renderer.end() : '';
+  if (rest) yield Buffer.from(rest);
+}
+
+async function* prepend(first: Buffer, rest: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  yield first;
+  yield* rest;
 }
 
 function wholeLog(leg: LegLog): string {
