@@ -62,7 +62,7 @@ _svc() {
     "/runs/cancel") subs=""; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help"; ask='svc runs list 2>/dev/null | cut -f1' ;;
     "/runs/recover") subs=""; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
     "/runs/report") subs=""; opts="--since --format --output --version --base-url --json --jq --verbose --no-color --insecure --max-wait --help"; ask='svc runs list 2>/dev/null | cut -f1' ;;
-    "/logs") subs=""; opts="--follow --no-headers --version --base-url --json --jq --verbose --no-color --insecure --max-wait --help"; ask='svc runs list 2>/dev/null | cut -f1' ;;
+    "/logs") subs=""; opts="--follow --no-headers --raw --version --base-url --json --jq --verbose --no-color --insecure --max-wait --help"; ask='svc runs list 2>/dev/null | cut -f1' ;;
     "/worktrees") subs="prune"; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
     "/worktrees/prune") subs=""; opts="--repo --version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;
     "/workflow") subs="check"; opts="--version --base-url --json --jq --verbose --no-color --insecure --max-wait --help" ;;

@@ -16,7 +16,7 @@ import type { CancelOutcome, LocalRunRow } from './state/runs.js';
 export { parseDuration } from './duration.js';
 export { MAX_ATTEMPTS, readRecordedOptions } from './options.js';
 export { AGENT_NAMES, AGENT_PRESETS, checkAgentChoice, isAgentName } from './agent/presets.js';
-export { AGENT_FORMATS } from './agent/spend.js';
+export { AGENT_FORMATS, streamOf } from './agent/spend.js';
 export { splitCommand } from './agent/argv.js';
 export { agentEnvNameProblem } from './agent/env.js';
 export { AGENT_USER_SYNTAX, AgentUserError, resolveAgentUser } from './boundary/user.js';
@@ -47,6 +47,11 @@ export async function startHostedRun(
 /** The checks before a run (its base, identity, workflow, network) and a hosted runner's side (engine.ts). */
 export function loadEngine(): Promise<typeof import('./engine.js')> {
   return import('./engine.js');
+}
+
+/** `svc logs`: the readable lines of each agent format's stream (agent/streams/render.ts). */
+export function loadStreamRenderers(): Promise<typeof import('./agent/streams/index.js')> {
+  return import('./agent/streams/index.js');
 }
 
 /** `--report` and `svc runs report`: the reports of runs, from the state folder (report/index.ts). */

@@ -19,6 +19,7 @@ const CROSS_CUTTING: Record<string, string> = {
   agents: 'the real agent CLIs (npm run test:agents)',
   examples: 'the examples/ folder of the package, checked by each CI engine',
   package: 'the packed package: the tarball, the Node guard, the compile cache',
+  bench: 'the bench/ folder of the repository: what npm run bench writes (bench/results.mjs)',
 };
 
 /** Whether a folder holds a file: git keeps no empty folder, so one left on a disk by a move is none. */

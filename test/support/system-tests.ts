@@ -20,4 +20,16 @@ export const SYSTEM_TESTS = [
   'test/dispatch/fence/nft.test.ts',
   'test/commands/dispatch/network.test.ts',
   'test/commands/dispatch/network-user.test.ts',
+  // nftables as root: runs through svc's default agent pool with the default network, fenced
+  // (docs/trust.md), which a machine without nft refuses (test/package/bare-machine.test.ts).
+  'test/commands/dispatch/attempts.test.ts',
+  'test/commands/dispatch/run-base.test.ts',
+  'test/commands/workflow/workflow.test.ts',
+  'test/dispatch/boundary/agent-leftovers.test.ts',
+  'test/examples/fleet-run.test.ts',
+  'test/trust/agent-boundary.test.ts',
+  'test/trust/agent-race.test.ts',
+  'test/trust/agent-env.test.ts',
+  // Podman and the runner's Debian base (npm run image first): npm ci && npm test on a bare machine.
+  'test/package/bare-machine.test.ts',
 ];

@@ -8,6 +8,7 @@
 // A message that is a provider's JSON error body reads as its inner message.
 // Codex reports tokens, never a price, so costUsd stays absent.
 import { JsonLinesParser, type JsonObject, add, agentError, isObject, num, readableMessage, str, words } from './json-lines.js';
+import { type EventLines, endLine, outputLines, shellLine, textLines, thinkingLines, toolLine } from './render.js';
 
 export class CodexJsonParser extends JsonLinesParser {
   readonly format = 'codex-json' as const;
@@ -43,5 +44,66 @@ export class CodexJsonParser extends JsonLinesParser {
       default:
         break;
     }
+  }
+}
+
+/**
+ * Codex's events as readable lines: a command when it starts (`item.started`), its output and a
+ * non-zero exit when it completes, the agent's messages, reasoning, file changes and tool calls
+ * as items complete, a turn's end with its tokens.
+ */
+export function codexLines(): EventLines {
+  return {
+    lines(event) {
+      switch (event.type) {
+        case 'thread.started':
+        case 'turn.started':
+        case 'item.updated':
+          return [];
+        case 'item.started': {
+          const item = isObject(event.item) ? event.item : {};
+          return item.type === 'command_execution' ? shellLine(str(item.command) ?? '') : [];
+        }
+        case 'item.completed':
+          return isObject(event.item) ? completed(event.item) : null;
+        case 'turn.completed': {
+          const usage = isObject(event.usage) ? event.usage : {};
+          return [endLine(null, { tokensIn: num(usage.input_tokens), tokensOut: num(usage.output_tokens) })];
+        }
+        case 'turn.failed': {
+          const error = isObject(event.error) ? event.error : {};
+          return [endLine(readableMessage(str(error.message) ?? 'error'), {})];
+        }
+        case 'error':
+          return [`error: ${readableMessage(str(event.message) ?? 'stream error')}`];
+        default:
+          return null;
+      }
+    },
+  };
+}
+
+function completed(item: JsonObject): string[] | null {
+  switch (item.type) {
+    case 'agent_message':
+      return textLines(str(item.text) ?? '');
+    case 'reasoning':
+      return thinkingLines(str(item.text) ?? '');
+    case 'command_execution': {
+      const exit = num(item.exit_code);
+      return [...outputLines(str(item.aggregated_output) ?? ''), ...(exit ? [`  exit ${exit}`] : [])];
+    }
+    case 'file_change':
+      return (Array.isArray(item.changes) ? item.changes.filter(isObject) : []).map((c) => toolLine(str(c.kind) ?? 'change', str(c.path) ?? ''));
+    case 'mcp_tool_call':
+      return [toolLine([str(item.server), str(item.tool)].filter(Boolean).join('.') || 'mcp tool', item.arguments)];
+    case 'web_search':
+      return [toolLine('web search', str(item.query) ?? '')];
+    case 'todo_list':
+      return (Array.isArray(item.items) ? item.items.filter(isObject) : []).map((t) => `${t.completed === true ? '[x]' : '[ ]'} ${str(t.text) ?? ''}`);
+    case 'error':
+      return [`warning: ${str(item.message) ?? 'error'}`];
+    default:
+      return null;
   }
 }

@@ -49,6 +49,18 @@ export function readableMessage(text: string): string {
   }
 }
 
+/** One line of a stream as its event, or null when it is no JSON object (noise, a trace, a cut line). */
+export function parseEvent(raw: string): JsonObject | null {
+  const line = raw.trim();
+  if (!line.startsWith('{')) return null;
+  try {
+    const event: unknown = JSON.parse(line);
+    return isObject(event) ? event : null;
+  } catch {
+    return null;
+  }
+}
+
 /** A string with more than whitespace in it, else undefined: what an agent said. */
 export function words(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() ? value : undefined;
@@ -118,15 +130,8 @@ export abstract class JsonLinesParser implements StreamParser {
   }
 
   private line(raw: string): void {
-    const line = raw.trim();
-    if (!line.startsWith('{')) return;
-    let event: unknown;
-    try {
-      event = JSON.parse(line);
-    } catch {
-      return;
-    }
-    if (!isObject(event)) return;
+    const event = parseEvent(raw);
+    if (!event) return;
     try {
       this.onEvent(event);
     } catch {

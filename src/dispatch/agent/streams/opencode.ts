@@ -7,6 +7,7 @@
 // "tool-calls" (the model answered instead of calling another tool). A `done` event, which some
 // versions print, decides the same way.
 import { JsonLinesParser, type JsonObject, add, agentError, isObject, num, readableMessage, str, words } from './json-lines.js';
+import { type EventLines, endLine, outputLines, shellLine, textLines, thinkingLines, toolLine } from './render.js';
 
 export class OpencodeJsonParser extends JsonLinesParser {
   readonly format = 'opencode-json' as const;
@@ -56,4 +57,53 @@ export class OpencodeJsonParser extends JsonLinesParser {
   private settle(): void {
     this.result = this.failure ? { outcome: 'failed', reason: agentError(this.failure) } : { outcome: 'succeeded', reason: null };
   }
+}
+
+/**
+ * opencode's events as readable lines: each tool call with its output, the model's text and
+ * reasoning, an error, and the end of the turn (the first step that does not end in tool calls)
+ * with the spend of every step so far.
+ */
+export function opencodeLines(): EventLines {
+  const spend: { tokensIn?: number; tokensOut?: number; costUsd?: number } = {};
+  return {
+    lines(event) {
+      const part = isObject(event.part) ? event.part : {};
+      switch (event.type) {
+        case 'step_start':
+        case 'done':
+          return [];
+        case 'tool_use':
+          return toolUse(part);
+        case 'text':
+          return textLines(str(part.text) ?? '');
+        case 'reasoning':
+          return thinkingLines(str(part.text) ?? '');
+        case 'step_finish': {
+          const tokens = isObject(part.tokens) ? part.tokens : {};
+          const cache = isObject(tokens.cache) ? tokens.cache : {};
+          spend.tokensIn = add(add(add(spend.tokensIn, num(tokens.input)), num(cache.read)), num(cache.write));
+          spend.tokensOut = add(add(spend.tokensOut, num(tokens.output)), num(tokens.reasoning));
+          spend.costUsd = add(spend.costUsd, num(part.cost));
+          return str(part.reason) === 'tool-calls' ? [] : [endLine(null, spend)];
+        }
+        case 'error': {
+          const error = isObject(event.error) ? event.error : {};
+          const data = isObject(error.data) ? error.data : {};
+          const message = readableMessage(str(data.message) ?? str(error.message) ?? 'error');
+          return [`error: ${[str(error.name), message].filter(Boolean).join(': ')}`];
+        }
+        default:
+          return null;
+      }
+    },
+  };
+}
+
+function toolUse(part: JsonObject): string[] {
+  const state = isObject(part.state) ? part.state : {};
+  const input = isObject(state.input) ? state.input : {};
+  const call = part.tool === 'bash' && typeof input.command === 'string' ? shellLine(input.command) : [toolLine(str(part.tool) ?? 'tool', input)];
+  if (state.status === 'error') return [...call, ...outputLines(str(state.error) ?? 'failed', 'error: ')];
+  return [...call, ...outputLines(str(state.output) ?? '')];
 }
