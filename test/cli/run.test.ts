@@ -103,7 +103,7 @@ describe.concurrent('svc run KEY end to end', () => {
 
   test('--dry-run prints the card set with skip reasons and opens nothing', async () => {
     const before = (await inProcess(['api', 'GET', '/projects/DEMO/work-items/count'])).stdout;
-    const r = await inProcess(['run_scope', 'DEMO-1', '--dry-run']);
+    const r = await inProcess(['run_scope', 'DEMO-1', '--dry-run'], await makeRepo());
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/DEMO-3/);
     expect(r.stdout).toMatch(/DEMO-4/);
