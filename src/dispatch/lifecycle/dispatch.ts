@@ -122,6 +122,13 @@ async function dispatchOnce(opts: DispatchOptions, deps: DispatchDeps): Promise<
   });
 }
 
+/** The selection the last "is more ready?" check made, when it answers the round about to start. */
+function takeAhead(ahead: { selection: Selection; exclude: ReadonlySet<string> } | null, exclude: ReadonlySet<string>, sameMax: boolean): Selection | null {
+  if (!ahead || !sameMax || ahead.selection.empty || ahead.exclude.size !== exclude.size) return null;
+  for (const key of exclude) if (!ahead.exclude.has(key)) return null;
+  return ahead.selection;
+}
+
 /**
  * `auto`: rounds of batch-like runs. A card that failed in this invocation is never picked again,
  * nor one that failed in a recent local run (unless retryFailed). Each run closes `completed` when
@@ -143,21 +150,20 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
   const runs: RunSummary[] = [];
   let idle = 'nothing is ready';
   const baseKey = opts.idempotencyKey ?? randomUUID();
+  // With --per-run, the "is more ready?" check before a run closes is the next round's selection,
+  // made a moment early: a fleet's worker then lists the backlog and reads origin once per card,
+  // not twice. Taken only when the next round would ask exactly the same question.
+  let ahead: { selection: Selection; exclude: ReadonlySet<string> } | null = null;
+  const roundMax = () => Math.min(left, opts.perRun ?? left);
+  const batchOf = (exclude: ReadonlySet<string>, max: number) =>
+    selectBatch(request(opts, { command: 'auto', max, exclude, ...(opts.perRun ? { spread: true } : {}) }), sdeps);
   for (let round = 1; left > 0 && !deps.signal.aborted; round++) {
-    const pick = async (exclude: ReadonlySet<string>): Promise<Selection> => {
-      const s = await selectBatch(
-        request(opts, {
-          command: 'auto',
-          max: Math.min(left, opts.perRun ?? left),
-          exclude: new Set([...avoid, ...elsewhere, ...exclude]),
-          ...(opts.perRun ? { spread: true } : {}),
-        }),
-        sdeps,
-      );
-      // A round that takes what is left of --max stops `max` (unless nothing more is ready).
-      return { ...s, capped: s.cards.filter((c) => !c.skipReason).length >= left };
-    };
-    const selection = await pick(new Set());
+    // A round that takes what is left of --max stops `max` (unless nothing more is ready).
+    const capped = (s: Selection): Selection => ({ ...s, capped: s.cards.filter((c) => !c.skipReason).length >= left });
+    const pick = async (exclude: ReadonlySet<string>): Promise<Selection> => capped(await batchOf(new Set([...avoid, ...elsewhere, ...exclude]), roundMax()));
+    const early = takeAhead(ahead, new Set([...avoid, ...elsewhere]), opts.perRun === roundMax());
+    ahead = null;
+    const selection = early ? capped(early) : await pick(new Set());
     if (opts.dryRun) return noRun(selection, selection.note, true);
     if (selection.empty) {
       // Said once, by the summary (the CLI prints its note).
@@ -176,7 +182,8 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
         // Is more ready beyond what this invocation took, or left to another machine? (Their cards
         // may stay ready: see above.)
         const taken = new Set([...avoid, ...elsewhere, ...s.cards.map((c) => c.key)]);
-        const more = await selectBatch(request(opts, { command: 'auto', max: 1, exclude: taken }), sdeps);
+        const more = await batchOf(taken, opts.perRun ?? 1);
+        if (opts.perRun) ahead = { selection: more, exclude: taken };
         return !more.empty;
       },
     });
