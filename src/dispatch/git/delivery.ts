@@ -8,7 +8,8 @@ import { execa } from 'execa';
 import type { Delivery, WorkItemDetail } from '../../contract/types.js';
 import type { PreparedWorktree } from '../ports.js';
 import { readHead } from './refs.js';
-import { branchFor, checkOut, commitsSince, defaultWorktreeRoot, isDirty, onBranch, ownCommitArgs, prepareWorktree, WorktreeError } from './worktree.js';
+import { commitsSince } from './changes.js';
+import { branchFor, checkOut, defaultWorktreeRoot, isDirty, onBranch, ownCommitArgs, prepareWorktree, WorktreeError } from './worktree.js';
 
 const REMOTE = 'origin';
 
