@@ -40,6 +40,16 @@ function selectDeps(deps: DispatchDeps, opts?: DispatchOptions): SelectDeps {
   };
 }
 
+/**
+ * The deps of a reselection after a 409 on open: it answers the same moment's question without the
+ * cards another run holds, so origin's branches as the selection read them a moment ago still
+ * stand (in a fleet the 409s are about one per card); the card's own branch is asked after the open.
+ */
+function sameReadOfOrigin(deps: SelectDeps): SelectDeps {
+  const { selectionStarts: _fresh, ...same } = deps;
+  return same;
+}
+
 function request(opts: DispatchOptions, extra: Partial<SelectRequest> = {}): SelectRequest {
   return {
     command: opts.command,
@@ -118,7 +128,7 @@ async function dispatchOnce(opts: DispatchOptions, deps: DispatchDeps): Promise<
   if (selection.empty) return nothingToRun(selection);
   return runOnce(opts, deps, {
     selection,
-    reselect: (exclude) => selectCards(request(opts, { exclude }), sdeps),
+    reselect: (exclude) => selectCards(request(opts, { exclude }), sameReadOfOrigin(sdeps)),
   });
 }
 
@@ -155,12 +165,13 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
   // not twice. Taken only when the next round would ask exactly the same question.
   let ahead: { selection: Selection; exclude: ReadonlySet<string> } | null = null;
   const roundMax = () => Math.min(left, opts.perRun ?? left);
-  const batchOf = (exclude: ReadonlySet<string>, max: number) =>
-    selectBatch(request(opts, { command: 'auto', max, exclude, ...(opts.perRun ? { spread: true } : {}) }), sdeps);
+  const batchOf = (exclude: ReadonlySet<string>, max: number, deps = sdeps) =>
+    selectBatch(request(opts, { command: 'auto', max, exclude, ...(opts.perRun ? { spread: true } : {}) }), deps);
   for (let round = 1; left > 0 && !deps.signal.aborted; round++) {
     // A round that takes what is left of --max stops `max` (unless nothing more is ready).
     const capped = (s: Selection): Selection => ({ ...s, capped: s.cards.filter((c) => !c.skipReason).length >= left });
-    const pick = async (exclude: ReadonlySet<string>): Promise<Selection> => capped(await batchOf(new Set([...avoid, ...elsewhere, ...exclude]), roundMax()));
+    const pick = async (exclude: ReadonlySet<string>, deps = sdeps): Promise<Selection> =>
+      capped(await batchOf(new Set([...avoid, ...elsewhere, ...exclude]), roundMax(), deps));
     const early = takeAhead(ahead, new Set([...avoid, ...elsewhere]), opts.perRun === roundMax());
     ahead = null;
     const selection = early ? capped(early) : await pick(new Set());
@@ -173,7 +184,7 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
     const heldBefore = elsewhere.size;
     const attempt = runOnce(opts, deps, {
       selection,
-      reselect: pick,
+      reselect: (exclude) => pick(exclude, sameReadOfOrigin(sdeps)),
       idempotencyKey: round === 1 ? baseKey : `${baseKey}-${round}`,
       onTakenElsewhere: (keys) => {
         for (const k of keys) elsewhere.add(k);

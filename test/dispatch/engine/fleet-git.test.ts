@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { pushToOrigin } from '../../../src/dispatch/git/delivery.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { copyRepoWithOrigin, refOf } from './git-remote.js';
@@ -32,6 +32,7 @@ beforeEach(async () => {
   process.env.PATH = `${bin}:${path}`;
 });
 afterEach(async () => {
+  vi.restoreAllMocks();
   process.env.PATH = path;
   await h.close();
 });
@@ -71,5 +72,23 @@ describe("a fleet worker's git processes per card", () => {
       'rev-parse': 1,
     });
     for (const k of keys) expect(await refOf(origin, `refs/heads/svc/${k}`)).not.toBeNull();
+  });
+
+  it("a reselection after a 409 reads origin no more: the selection's read of a moment ago stands", async () => {
+    const held = Array.from({ length: 3 }, (_, i) => h.item('task', `held ${i + 1}`));
+    const free = [h.item('task', 'free 1'), h.item('task', 'free 2')];
+    // Another machine's live run holds the first three, where every round starts (random 0).
+    await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'batch', idempotencyKey: 'other', cards: held.map((k) => ({ workItemKey: k })) });
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    const s = await runDispatch(h.opts({ command: 'auto', perRun: 1, push: true, env: { PATH: process.env.PATH } }), h.deps({ pushBranch: pushToOrigin }));
+    expect(s.legs.map((l) => [l.key, l.disposition])).toEqual(free.map((k) => [k, 'implemented']));
+    expect(h.seen.filter((l) => /: reselecting without /.test(l))).toHaveLength(3);
+    const reads = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('ls-remote'));
+    // Two selections (the first round's, and the second's made by the first's "is more ready?"
+    // check), and each card's own branch after its open.
+    expect(reads.filter((line) => line.endsWith('refs/heads/svc/*'))).toHaveLength(2);
+    expect(reads.filter((line) => !line.endsWith('refs/heads/svc/*'))).toEqual(free.map((k) => `ls-remote --heads origin refs/heads/svc/${k}`));
   });
 });
