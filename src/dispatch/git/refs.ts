@@ -6,7 +6,6 @@
 // caller asks git.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { inflateSync } from 'node:zlib';
 
 const COMMIT = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
@@ -77,6 +76,8 @@ export function readHead(dir: string): string | null {
 function looseParents(objects: string, sha: string): string[] | null {
   let text: string;
   try {
+    // node:zlib is loaded at the first leg that asks, not with the program (it is not small).
+    const { inflateSync } = process.getBuiltinModule('node:zlib');
     text = inflateSync(readFileSync(join(objects, sha.slice(0, 2), sha.slice(2)))).toString('latin1');
   } catch {
     return null;
