@@ -42,20 +42,23 @@ export function gitRun(dir: string, args: string[], input?: string): Promise<str
 
 /**
  * A git question whose failure is an answer (no such remote, no such key, an origin out of reach):
- * never rejects. `env` replaces the environment (default svc's own); `timeoutMs` ends a git that hangs.
+ * never rejects. `env` replaces the environment (default svc's own); `timeoutMs` ends a git that
+ * hangs. `missing`: there is no git to ask (not on PATH). Its stdin is closed.
  */
 export function gitAnswer(
   dir: string,
   args: string[],
   opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
-): Promise<{ ok: boolean; stdout: string; stderr: string }> {
+): Promise<{ ok: boolean; stdout: string; stderr: string; missing: boolean }> {
   return new Promise((done) => {
-    execFile(
+    const child = execFile(
       'git',
       args,
       { cwd: dir, encoding: 'utf8', maxBuffer: 16 << 20, timeout: opts.timeoutMs ?? 0, ...(opts.env ? { env: opts.env } : {}) },
-      (error, stdout, stderr) => done({ ok: !error, stdout, stderr }),
+      (error, stdout, stderr) => done({ ok: !error, stdout, stderr, missing: (error as NodeJS.ErrnoException | null)?.code === 'ENOENT' }),
     );
+    child.stdin?.on('error', () => {});
+    child.stdin?.end();
   });
 }
 
