@@ -5,7 +5,7 @@
 // startDispatch, openHostedRun and startHostedRun (start.ts).
 export { checkMaxCost } from './lifecycle/dispatch.js';
 // Before a run: its base, its repository's git config, who its agents' commits are by.
-export { resolveBase, WorktreeError, ownCommitArgs, branchFor } from './git/worktree.js';
+export { resolveBase, WorktreeError, ownCommitArgs, branchFor, gitAnswer } from './git/worktree.js';
 export { credentialsInGitConfig, gitCredentialsWarning } from './git/config-credentials.js';
 export { agentIdentity, parseIdentity } from './git/identity.js';
 export { ensurePrivateDir } from './state/private-dir.js';

@@ -4,11 +4,10 @@
 // run whose every leg failed with a multi-line execa dump.
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
-import { execa } from 'execa';
 import { ApiError, SvcError } from '../../api/errors.js';
 import type { ApiClient } from '../../api/client.js';
 import type { AgentChoice } from '../../dispatch/agent/presets.js';
-import { AGENT_PRESETS, isAgentName, splitCommand } from '../../dispatch/index.js';
+import { AGENT_PRESETS, isAgentName, loadEngine, splitCommand } from '../../dispatch/index.js';
 import { UsageError } from '../exit-codes.js';
 
 /** A project (or run) the service says does not exist: exit 4. */
@@ -33,12 +32,13 @@ export async function checkRepository(repo: string, where: string, fromHead = tr
   }
   if (!isDir) throw new UsageError(`${where} ${repo} is not a directory: pass --repo DIR, a git repository`);
   // One git process for both questions: an unborn HEAD still prints `true` first, then fails.
-  const r = await execa('git', ['rev-parse', '--is-inside-work-tree', 'HEAD'], { cwd: repo, reject: false, stdin: 'ignore' });
-  if (r.code === 'ENOENT') throw gitMissing();
+  const { gitAnswer } = await loadEngine();
+  const r = await gitAnswer(repo, ['rev-parse', '--is-inside-work-tree', 'HEAD']);
+  if (r.missing) throw gitMissing();
   if (r.stdout.split('\n')[0] !== 'true') {
     throw new UsageError(`${where} ${repo} is not a git repository: pass --repo DIR, or \`git init\` it first`);
   }
-  if (r.exitCode !== 0 && fromHead) {
+  if (!r.ok && fromHead) {
     throw new UsageError(`${where} ${repo} has no commit yet: agents branch from HEAD, so commit something first`);
   }
 }
@@ -49,8 +49,9 @@ export async function checkRepository(repo: string, where: string, fromHead = tr
  * `--no-worktree` checks each card's branch out over them: refused here, before any run opens.
  */
 export async function checkWorkingTree(repo: string, inPlace: boolean): Promise<string | null> {
-  const r = await execa('git', ['status', '--porcelain', '--untracked-files=normal'], { cwd: repo, reject: false, stdin: 'ignore' });
-  const changed = r.exitCode === 0 ? r.stdout.split('\n').filter(Boolean).length : 0;
+  const { gitAnswer } = await loadEngine();
+  const r = await gitAnswer(repo, ['status', '--porcelain', '--untracked-files=normal']);
+  const changed = r.ok ? r.stdout.split('\n').filter(Boolean).length : 0;
   if (changed === 0) return null;
   const what = `${repo} has uncommitted changes (${changed} ${changed === 1 ? 'file' : 'files'})`;
   if (inPlace) throw new UsageError(`${what} and --no-worktree checks each card's branch out in it: commit or stash them first, or run without --no-worktree`);

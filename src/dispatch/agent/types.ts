@@ -1,7 +1,7 @@
 // The types the run lifecycle and the agent runner agree on. The lifecycle builds a `LegSpec` per
 // card (argv from a preset or `--agent-cmd`, env from `agentEnv`, timeouts from the flags), calls
 // `runAgentProcess`, and maps the `LegResult` to a leg disposition; the "no changes" rule (a card that
-// expects code but left no commit) is the lifecycle's, with `commitsSince` from ../git/worktree.js.
+// expects code but left no commit) is the lifecycle's, with `commitsSince` from ../git/changes.js.
 import type { LegNetwork } from '../fence/index.js';
 
 /** How the prompt reaches the agent. The prompt file is always written, whatever the mode. */

@@ -5,7 +5,7 @@
 // agent user can read them), its `origin` names the repository, and git writes `.git/config`
 // world-readable. svc cannot hide the file without breaking the agent's clone (git refuses a
 // repository whose config it cannot read) or changing the user's repository, so it says so.
-import { execa } from 'execa';
+import { gitAnswer } from './worktree.js';
 
 const HEADER = /^http\.(.+\.)?extraheader$/i;
 const URL_KEY = /^remote\..+\.(push)?url$/i;
@@ -29,8 +29,8 @@ const shown = (key: string): string => key.replace(/\/\/[^/@\s]*@/g, '//…@');
  * `includeIf`). Only key names are returned, never a value; a repository git cannot read gives none.
  */
 export async function credentialsInGitConfig(repo: string): Promise<string[]> {
-  const r = await execa('git', ['config', '--local', '--includes', '--list', '--null'], { cwd: repo, reject: false, stdin: 'ignore' });
-  if (r.exitCode !== 0) return [];
+  const r = await gitAnswer(repo, ['config', '--local', '--includes', '--list', '--null']);
+  if (!r.ok) return [];
   const keys = new Set<string>();
   for (const entry of r.stdout.split('\0')) {
     const nl = entry.indexOf('\n');

@@ -4,21 +4,52 @@
 // request's head stops the leg with a reason instead.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { execa } from 'execa';
+import { execFile } from 'node:child_process';
 import type { Delivery, WorkItemDetail } from '../../contract/types.js';
 import type { PreparedWorktree } from '../ports.js';
 import { readHead } from './refs.js';
-import { branchFor, checkOut, commitsSince, defaultWorktreeRoot, isDirty, onBranch, ownCommitArgs, prepareWorktree, WorktreeError } from './worktree.js';
+import { commitsSince } from './changes.js';
+import { branchFor, checkOut, defaultWorktreeRoot, isDirty, onBranch, ownCommitArgs, prepareWorktree, WorktreeError } from './worktree.js';
 
 const REMOTE = 'origin';
 
-async function git(dir: string, args: string[], env?: NodeJS.ProcessEnv): Promise<string> {
-  return (await execa('git', args, { cwd: dir, stdin: 'ignore', ...(env ? { env, extendEnv: true } : {}) })).stdout.trim();
+/** A git that failed: its output, for the one line a reason shows. */
+class GitFailed extends Error {
+  constructor(
+    message: string,
+    readonly stdout: string,
+    readonly stderr: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * git through node's execFile with stdin closed (not execa: its per-call set-up costs a few ms of
+ * CPU, and `--push` runs this once per card). `env` is added to svc's own environment. Rejects
+ * with a GitFailed carrying git's output.
+ */
+function git(dir: string, args: string[], env?: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((done, fail) => {
+    const child = execFile(
+      'git',
+      args,
+      { cwd: dir, encoding: 'utf8', maxBuffer: 16 << 20, ...(env ? { env: { ...process.env, ...env } } : {}) },
+      (error, stdout, stderr) => {
+        if (!error) return done(stdout.trim());
+        const why = stderr.trim() || error.message;
+        fail(new GitFailed(`git ${args[0]} failed in ${dir}: ${why}`, stdout, stderr));
+      },
+    );
+    child.stdin?.end();
+  });
 }
 
 async function isAncestor(repo: string, older: string, newer: string): Promise<boolean> {
-  const r = await execa('git', ['merge-base', '--is-ancestor', older, newer], { cwd: repo, reject: false, stdin: 'ignore' });
-  return r.exitCode === 0;
+  return git(repo, ['merge-base', '--is-ancestor', older, newer]).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** The delivery a fix (open, ci failing) or a review (open) works on; null when the card has none. */

@@ -32,7 +32,7 @@ const worktreeChanges = new Slots(1);
  * about 5 ms of CPU per git process on the 2-core bench machine, every card). A non-zero exit
  * rejects with git's stderr in the message. `input` goes to git's stdin, which is closed after it.
  */
-function gitRun(dir: string, args: string[], input?: string): Promise<string> {
+export function gitRun(dir: string, args: string[], input?: string): Promise<string> {
   return new Promise((done, fail) => {
     const child = execFile('git', args, { cwd: dir, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => (error ? fail(error) : done(stdout)));
     child.stdin?.on('error', () => {});
@@ -42,20 +42,23 @@ function gitRun(dir: string, args: string[], input?: string): Promise<string> {
 
 /**
  * A git question whose failure is an answer (no such remote, no such key, an origin out of reach):
- * never rejects. `env` replaces the environment (default svc's own); `timeoutMs` ends a git that hangs.
+ * never rejects. `env` replaces the environment (default svc's own); `timeoutMs` ends a git that
+ * hangs. `missing`: there is no git to ask (not on PATH). Its stdin is closed.
  */
 export function gitAnswer(
   dir: string,
   args: string[],
   opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
-): Promise<{ ok: boolean; stdout: string; stderr: string }> {
+): Promise<{ ok: boolean; stdout: string; stderr: string; missing: boolean }> {
   return new Promise((done) => {
-    execFile(
+    const child = execFile(
       'git',
       args,
       { cwd: dir, encoding: 'utf8', maxBuffer: 16 << 20, timeout: opts.timeoutMs ?? 0, ...(opts.env ? { env: opts.env } : {}) },
-      (error, stdout, stderr) => done({ ok: !error, stdout, stderr }),
+      (error, stdout, stderr) => done({ ok: !error, stdout, stderr, missing: (error as NodeJS.ErrnoException | null)?.code === 'ENOENT' }),
     );
+    child.stdin?.on('error', () => {});
+    child.stdin?.end();
   });
 }
 
@@ -310,27 +313,6 @@ export async function pinToChecked(path: string, key: string, checked: string): 
   await g.raw(['update-ref', `refs/svc/after-check/${key}`, now]);
   await g.raw(['reset', '--quiet', '--soft', checked]);
   return now;
-}
-
-/**
- * The paths of `globs` (git's glob pathspecs, from the repository's root) that differ at `path`
- * from `base`: committed, uncommitted or new (untracked and not ignored). Sorted, each once.
- */
-export async function changedPathsOf(path: string, base: string, globs: readonly string[]): Promise<string[]> {
-  const specs = globs.map((g) => `:(top,glob)${g}`);
-  const [diff, added] = await Promise.all([
-    gitRun(path, ['diff', '--no-ext-diff', '--no-renames', '--name-only', '-z', base, '--', ...specs]),
-    gitRun(path, ['ls-files', '-z', '--others', '--exclude-standard', '--', ...specs]),
-  ]);
-  return [...new Set(`${diff}${added}`.split('\0').filter(Boolean))].sort();
-}
-
-/** Commits on HEAD since `headBefore`: zero means the agent left no change. */
-export async function commitsSince(path: string, headBefore: string): Promise<number> {
-  // An agent that left HEAD where it was made no commit: no git process needed to say so.
-  if (readHead(path) === headBefore) return 0;
-  const out = await git(path).raw(['rev-list', '--count', `${headBefore}..HEAD`]);
-  return Number.parseInt(out, 10) || 0;
 }
 
 /** Uncommitted changes, untracked files included (ignored files are not work). */

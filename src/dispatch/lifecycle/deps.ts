@@ -2,7 +2,8 @@
 // card's worktree (or the checkout in place) and its commits, the prompt and the clock. Named once
 // here, so a command or a test harness passes only what it alone knows and swaps single members.
 import { runAgentProcess } from '../agent/run-process.js';
-import { changedPathsOf, checkoutInPlace, commitsSince, prepareWorktree } from '../git/worktree.js';
+import { changedPathsOf, commitsSince } from '../git/changes.js';
+import { checkoutInPlace, prepareWorktree } from '../git/worktree.js';
 import { systemClock } from '../ports.js';
 import { buildPrompt } from '../prompt.js';
 import type { DispatchDeps } from './types.js';

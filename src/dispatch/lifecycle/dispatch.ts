@@ -40,6 +40,16 @@ function selectDeps(deps: DispatchDeps, opts?: DispatchOptions): SelectDeps {
   };
 }
 
+/**
+ * The deps of a reselection after a 409 on open: it answers the same moment's question without the
+ * cards another run holds, so origin's branches as the selection read them a moment ago still
+ * stand (in a fleet the 409s are about one per card); the card's own branch is asked after the open.
+ */
+function sameReadOfOrigin(deps: SelectDeps): SelectDeps {
+  const { selectionStarts: _fresh, ...same } = deps;
+  return same;
+}
+
 function request(opts: DispatchOptions, extra: Partial<SelectRequest> = {}): SelectRequest {
   return {
     command: opts.command,
@@ -118,8 +128,15 @@ async function dispatchOnce(opts: DispatchOptions, deps: DispatchDeps): Promise<
   if (selection.empty) return nothingToRun(selection);
   return runOnce(opts, deps, {
     selection,
-    reselect: (exclude) => selectCards(request(opts, { exclude }), sdeps),
+    reselect: (exclude) => selectCards(request(opts, { exclude }), sameReadOfOrigin(sdeps)),
   });
+}
+
+/** The selection the last "is more ready?" check made, when it answers the round about to start. */
+function takeAhead(ahead: { selection: Selection; exclude: ReadonlySet<string> } | null, exclude: ReadonlySet<string>, sameMax: boolean): Selection | null {
+  if (!ahead || !sameMax || ahead.selection.empty || ahead.exclude.size !== exclude.size) return null;
+  for (const key of exclude) if (!ahead.exclude.has(key)) return null;
+  return ahead.selection;
 }
 
 /**
@@ -143,21 +160,21 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
   const runs: RunSummary[] = [];
   let idle = 'nothing is ready';
   const baseKey = opts.idempotencyKey ?? randomUUID();
+  // With --per-run, the "is more ready?" check before a run closes is the next round's selection,
+  // made a moment early: a fleet's worker then lists the backlog and reads origin once per card,
+  // not twice. Taken only when the next round would ask exactly the same question.
+  let ahead: { selection: Selection; exclude: ReadonlySet<string> } | null = null;
+  const roundMax = () => Math.min(left, opts.perRun ?? left);
+  const batchOf = (exclude: ReadonlySet<string>, max: number, deps = sdeps) =>
+    selectBatch(request(opts, { command: 'auto', max, exclude, ...(opts.perRun ? { spread: true } : {}) }), deps);
   for (let round = 1; left > 0 && !deps.signal.aborted; round++) {
-    const pick = async (exclude: ReadonlySet<string>): Promise<Selection> => {
-      const s = await selectBatch(
-        request(opts, {
-          command: 'auto',
-          max: Math.min(left, opts.perRun ?? left),
-          exclude: new Set([...avoid, ...elsewhere, ...exclude]),
-          ...(opts.perRun ? { spread: true } : {}),
-        }),
-        sdeps,
-      );
-      // A round that takes what is left of --max stops `max` (unless nothing more is ready).
-      return { ...s, capped: s.cards.filter((c) => !c.skipReason).length >= left };
-    };
-    const selection = await pick(new Set());
+    // A round that takes what is left of --max stops `max` (unless nothing more is ready).
+    const capped = (s: Selection): Selection => ({ ...s, capped: s.cards.filter((c) => !c.skipReason).length >= left });
+    const pick = async (exclude: ReadonlySet<string>, deps = sdeps): Promise<Selection> =>
+      capped(await batchOf(new Set([...avoid, ...elsewhere, ...exclude]), roundMax(), deps));
+    const early = takeAhead(ahead, new Set([...avoid, ...elsewhere]), opts.perRun === roundMax());
+    ahead = null;
+    const selection = early ? capped(early) : await pick(new Set());
     if (opts.dryRun) return noRun(selection, selection.note, true);
     if (selection.empty) {
       // Said once, by the summary (the CLI prints its note).
@@ -167,7 +184,7 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
     const heldBefore = elsewhere.size;
     const attempt = runOnce(opts, deps, {
       selection,
-      reselect: pick,
+      reselect: (exclude) => pick(exclude, sameReadOfOrigin(sdeps)),
       idempotencyKey: round === 1 ? baseKey : `${baseKey}-${round}`,
       onTakenElsewhere: (keys) => {
         for (const k of keys) elsewhere.add(k);
@@ -176,7 +193,8 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
         // Is more ready beyond what this invocation took, or left to another machine? (Their cards
         // may stay ready: see above.)
         const taken = new Set([...avoid, ...elsewhere, ...s.cards.map((c) => c.key)]);
-        const more = await selectBatch(request(opts, { command: 'auto', max: 1, exclude: taken }), sdeps);
+        const more = await batchOf(taken, opts.perRun ?? 1);
+        if (opts.perRun) ahead = { selection: more, exclude: taken };
         return !more.empty;
       },
     });

@@ -36,10 +36,9 @@ async function aheadOf(repo: string, tip: string, base: string): Promise<boolean
  * origin's `svc/*` branches, one `git ls-remote` for the whole selection: key → commit. A repository
  * without origin has none; one that cannot be reached is said once by `warn`, and has none.
  */
-async function originBranches(repo: string, warn: (line: string) => void): Promise<Map<string, string>> {
+async function originBranches(repo: string, hasOrigin: Promise<boolean>, warn: (line: string) => void): Promise<Map<string, string>> {
   const found = new Map<string, string>();
-  const url = await git(repo, ['remote', 'get-url', 'origin']);
-  if (!url.ok) return found;
+  if (!(await hasOrigin)) return found;
   const r = await git(repo, ['ls-remote', '--heads', 'origin', `refs/heads/${BRANCH_PREFIX}*`], LS_REMOTE_TIMEOUT_MS);
   if (!r.ok) {
     const why = r.stderr.trim().split('\n').filter(Boolean).pop() ?? 'no answer';
@@ -76,6 +75,9 @@ export function priorWorkCheck(opts: { stateDir: string; projectKey: string; rep
   const base = opts.baseRef ?? 'HEAD';
   let runs: Map<string, string> | null = null;
   let origin: Promise<Map<string, string>> | null = null;
+  // Whether the repository has origin at all: asked once per invocation, not per selection (a
+  // fleet's worker selects once per card).
+  let hasOrigin: Promise<boolean> | null = null;
   let warned = false;
   const warnOnce = (line: string) => {
     if (!warned) opts.warn(line);
@@ -88,7 +90,8 @@ export function priorWorkCheck(opts: { stateDir: string; projectKey: string; rep
     async check(item) {
       const open = item.deliveries.find((d) => d.state === 'open');
       if (open) return `has an open delivery (${open.repo}#${open.number})`;
-      origin ??= originBranches(opts.repo, warnOnce);
+      hasOrigin ??= git(opts.repo, ['remote', 'get-url', 'origin']).then((r) => r.ok);
+      origin ??= originBranches(opts.repo, hasOrigin, warnOnce);
       const pushed = (await origin).get(item.key);
       if (pushed && (await aheadOf(opts.repo, pushed, base))) return `implemented on origin/${branchFor(item.key)}`;
       runs ??= implementedRuns(opts.stateDir, opts.projectKey);

@@ -5,7 +5,7 @@ import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readHead } from '../../../src/dispatch/git/refs.js';
+import { readCommitsSince, readHead } from '../../../src/dispatch/git/refs.js';
 
 let repo: string;
 
@@ -70,6 +70,56 @@ describe('readHead', () => {
       expect(readHead(empty)).toBeNull();
     } finally {
       await rm(empty, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('readCommitsSince', () => {
+  const count = (dir: string, base: string) => Number(git(dir, 'rev-list', '--count', `${base}..HEAD`));
+
+  it("counts an agent's plain commits in a card's worktree as rev-list does, none included", async () => {
+    const base = git(repo, 'rev-parse', 'HEAD');
+    const wt = join(repo, '.git', 'svc-worktrees', 'K-3');
+    git(repo, 'worktree', 'add', '-q', '-b', 'svc/K-3', wt, 'HEAD');
+    expect(readCommitsSince(wt, base)).toBe(0);
+    await commit(wt, 'b');
+    expect(readCommitsSince(wt, base)).toBe(count(wt, base));
+    git(wt, 'commit', '-q', '--allow-empty', '-m', 'empty');
+    await commit(wt, 'c');
+    expect(readCommitsSince(wt, base)).toBe(3);
+    expect(count(wt, base)).toBe(3);
+  });
+
+  it('is null where git must count: a merge, packed objects, a branch moved behind its base, replace refs, a shallow clone', async () => {
+    const base = git(repo, 'rev-parse', 'HEAD');
+    git(repo, 'checkout', '-q', '-b', 'side');
+    await commit(repo, 'side.txt');
+    git(repo, 'checkout', '-q', 'main');
+    await commit(repo, 'main');
+    git(repo, 'merge', '-q', '--no-edit', 'side');
+    expect(readCommitsSince(repo, base)).toBeNull();
+    git(repo, 'reset', '-q', '--hard', 'refs/heads/side');
+    expect(readCommitsSince(repo, base)).toBe(1);
+    git(repo, 'replace', 'HEAD', base);
+    expect(readCommitsSince(repo, base)).toBeNull();
+    git(repo, 'replace', '-d', 'HEAD');
+    git(repo, 'gc', '-q');
+    expect(readCommitsSince(repo, base)).toBeNull();
+    await commit(repo, 'after-gc');
+    // The new commit is loose, its parent is packed: the chain is not followed into the pack.
+    expect(readCommitsSince(repo, base)).toBeNull();
+    const ahead = git(repo, 'rev-parse', 'HEAD');
+    git(repo, 'reset', '-q', '--hard', base);
+    // HEAD behind where the count starts: rev-list says 0, and only git may say it.
+    expect(readCommitsSince(repo, ahead)).toBeNull();
+    const shallow = await realpath(await mkdtemp(join(tmpdir(), 'svc-refs-')));
+    try {
+      git(shallow, 'clone', '-q', '--depth', '1', `file://${repo}`, 'c');
+      const clone = join(shallow, 'c');
+      await commit(clone, 'd');
+      expect(readCommitsSince(clone, base)).toBeNull();
+    } finally {
+      await rm(shallow, { recursive: true, force: true });
     }
   });
 });

@@ -152,7 +152,10 @@ describe('--report on a dispatch command', () => {
 
   test('a dry run still writes its (empty) reports; a report that cannot be written is a warning and exit 1, the run closed', async () => {
     const out = join(root, 'dry');
-    const dry = await svcInProcess(['run', 'DEMO-6', '--dry-run', '--repo', await makeRepo(), '--report', `junit:${out}/svc.xml`, '--report', `json:${out}/svc.json`], { env });
+    const dry = await svcInProcess(
+      ['run', 'DEMO-6', '--dry-run', '--repo', await makeRepo(), '--report', `junit:${out}/svc.xml`, '--report', `json:${out}/svc.json`],
+      { env },
+    );
     expect(dry.code, dry.stderr).toBe(0);
     expect(readFileSync(join(out, 'svc.xml'), 'utf8')).toContain('<testsuites name="svc" tests="0" failures="0" errors="0" time="0.000">');
     expect(JSON.parse(readFileSync(join(out, 'svc.json'), 'utf8'))).toEqual({ schema: 'svc.report/1', runs: [] });

@@ -67,6 +67,27 @@ describe.each(USERS)('protected paths, agents as %s', (_name, agentUser) => {
     expect(s.legs[0]).toMatchObject({ disposition: 'failed', reason: 'changed a protected path: check.sh' });
   });
 
+  it('a new file left uncommitted where the base has no such folder counts too (.svc/, a glob of a new folder)', async () => {
+    const [a, b] = [h.item('task', 'Leaves rules'), h.item('task', 'Leaves a deploy script')];
+    const agent = script(
+      [
+        'echo ok > "work-$SVC_CARD_KEY.txt"',
+        'git add -A',
+        `${COMMIT} -m "$SVC_CARD_KEY: work"`,
+        'if [ "$SVC_CARD_KEY" = "' + a + '" ]; then mkdir -p .svc && echo "setup: [evil]" > .svc/workflow.yml; fi',
+        'if [ "$SVC_CARD_KEY" = "' + b + '" ]; then mkdir -p deploy/prod && echo "rm -rf /" > deploy/prod/run.sh; fi',
+      ].join('\n'),
+    );
+    const s = await runDispatch(
+      h.opts({ keys: [a, b], agentUser, onFailure: 'continue', agent: { agentCmd: agent }, workflow: wf({ protect: ['deploy/*/run.sh'] }) }),
+      h.deps(),
+    );
+    expect(s.legs.map((l) => [l.key, l.disposition, l.reason])).toEqual([
+      [a, 'failed', 'changed a protected path: .svc/workflow.yml'],
+      [b, 'failed', 'changed a protected path: deploy/prod/run.sh'],
+    ]);
+  });
+
   it('.svc/workflow.yml is protected without a workflow; other changes pass', async () => {
     const [a, b] = [h.item('task', 'Writes rules'), h.item('task', 'Plain work')];
     const agent = script(

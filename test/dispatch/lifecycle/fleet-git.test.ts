@@ -1,0 +1,94 @@
+// A fleet's worker (`auto --per-run 1 --push`, docs/fleets.md) on a 2-core machine is bound by its
+// CPU, and each git process svc starts is a fork of svc and a git start-up: what one card of it
+// costs is counted here, by a `git` on PATH that writes down each call before it runs the real one.
+// (git's own children, such as the upload-pack behind an ls-remote, run from git's exec path and
+// are not counted; the agent's commit is.)
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { pushToOrigin } from '../../../src/dispatch/git/delivery.js';
+import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
+import { copyRepoWithOrigin, refOf } from '../../support/git-remote.js';
+import { startHarness, type Harness } from '../../support/engine.js';
+
+const CARDS = 4;
+let h: Harness;
+let origin: string;
+let log: string;
+const path = process.env.PATH;
+
+beforeEach(async () => {
+  const pair = await copyRepoWithOrigin();
+  origin = pair.origin;
+  h = await startHarness({ repo: pair.repo });
+  const bin = mkdtempSync(join(tmpdir(), 'svc-git-log-'));
+  log = join(bin, 'calls');
+  writeFileSync(log, '');
+  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  writeFileSync(join(bin, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${real}' "$@"\n`);
+  chmodSync(join(bin, 'git'), 0o755);
+  process.env.PATH = `${bin}:${path}`;
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  process.env.PATH = path;
+  await h.close();
+});
+
+/** The git subcommand of each logged call (past `-c name=value` and `-C dir`). */
+function subcommands(): string[] {
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const words = line.split(' ');
+      let i = 0;
+      while (words[i] === '-c' || words[i] === '-C') i += 2;
+      return words[i] ?? '';
+    });
+}
+
+describe("a fleet worker's git processes per card", () => {
+  it('two reads of origin (its selection, and the one after the open), one of each step of the leg, the remote asked once', async () => {
+    const keys = Array.from({ length: CARDS }, (_, i) => h.item('task', `leaf ${i + 1}`));
+    const s = await runDispatch(h.opts({ command: 'auto', perRun: 1, push: true, env: { PATH: process.env.PATH } }), h.deps({ pushBranch: pushToOrigin }));
+    expect(s.legs.map((l) => l.disposition)).toEqual(Array(CARDS).fill('implemented'));
+    const counts = new Map<string, number>();
+    for (const sub of subcommands()) counts.set(sub, (counts.get(sub) ?? 0) + 1);
+    // Per card: the selection's `ls-remote` of svc/* (the "is more ready?" check before a run
+    // closes is the next round's selection) and the card's own after its run opened; its worktree;
+    // the protected paths' diff (no list of untracked files: no protected folder exists); the
+    // push; the agent's commit. The "no changes" rule reads the agent's commit from git's files.
+    expect(Object.fromEntries(counts)).toEqual({
+      'ls-remote': 2 * CARDS,
+      worktree: CARDS,
+      diff: CARDS,
+      push: CARDS,
+      commit: CARDS,
+      remote: 1,
+      // Where the worktrees go, once per repository.
+      'rev-parse': 1,
+    });
+    for (const k of keys) expect(await refOf(origin, `refs/heads/svc/${k}`)).not.toBeNull();
+  });
+
+  it("a reselection after a 409 reads origin no more: the selection's read of a moment ago stands", async () => {
+    const held = Array.from({ length: 3 }, (_, i) => h.item('task', `held ${i + 1}`));
+    const free = [h.item('task', 'free 1'), h.item('task', 'free 2')];
+    // Another machine's live run holds the first three, where every round starts (random 0).
+    await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'batch', idempotencyKey: 'other', cards: held.map((k) => ({ workItemKey: k })) });
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    const s = await runDispatch(h.opts({ command: 'auto', perRun: 1, push: true, env: { PATH: process.env.PATH } }), h.deps({ pushBranch: pushToOrigin }));
+    expect(s.legs.map((l) => [l.key, l.disposition])).toEqual(free.map((k) => [k, 'implemented']));
+    expect(h.seen.filter((l) => /: reselecting without /.test(l))).toHaveLength(3);
+    const reads = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('ls-remote'));
+    // Two selections (the first round's, and the second's made by the first's "is more ready?"
+    // check), and each card's own branch after its open.
+    expect(reads.filter((line) => line.endsWith('refs/heads/svc/*'))).toHaveLength(2);
+    expect(reads.filter((line) => !line.endsWith('refs/heads/svc/*'))).toEqual(free.map((k) => `ls-remote --heads origin refs/heads/svc/${k}`));
+  });
+});
