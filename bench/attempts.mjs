@@ -1,4 +1,4 @@
-// 7. Best-of-N (issue 41): `svc run KEY --attempts 4 --parallel 4` on one card against `svc run` of
+// 7. Best-of-N: `svc run KEY --attempts 4 --parallel 4` on one card against `svc run` of
 // 4 cards with `--parallel 4`, each agent sleeping 2 s and committing, the check `true`. The attempts
 // are real parallel legs, not a loop: the same wall time within 1.1× (a loop would be 4×).
 // `--all-attempts` keeps all four running to their end, so both sides do the same work. Measured

@@ -1,4 +1,4 @@
-// 5. A fleet (DISPATCH §8): N = 1, 2, 4, 8, 16 `svc auto --per-run 1` processes, each with its own
+// 5. A fleet (docs/fleets.md): N = 1, 2, 4, 8, 16 `svc auto --per-run 1` processes, each with its own
 // repository and state folder (separate machines), drain one local service's backlog of 64 cards
 // whose agent sleeps 2 s and commits. Each machine is a clone of one bare `origin` and runs with
 // `--push`, as the ready-made fleets do: its work goes to origin's svc/<KEY> before the leg's

@@ -3,7 +3,7 @@
 // names another). A burst of RUNS hosted runs is
 // opened at once, each over its own card of a repository in the service's git remote, with a no-op
 // agent (`true`, on `chore` cards that expect no commit). Measured: for each run, the time from its
-// open (op 25 answered) to the runner's first event stored by the service (the run's `seq` ≥ 1:
+// open (openDispatchRun answered) to the runner's first event stored by the service (the run's `seq` ≥ 1:
 // the container started, svc attach read its run, cloned and reported its first leg) and, for the
 // run alone, to its close (its agent run as a reserved uid, svc/KEY pushed), and how many
 // runs the executor starts per minute: RUNS over the time from the first open to the last first

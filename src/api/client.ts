@@ -41,7 +41,7 @@ import type {
 import { createTransport, type CallSpec, type ClientOptions, type Reply } from './request.js';
 import type { WaitBudget } from './retry.js';
 
-/** Paging parameters of operations 2, 3, 5, 10, 12, 13, 23, 24. */
+/** Paging parameters of listWorkspaces, listProjects, listWorkItems, listBacklog, listDesigns, listFolders, listReadyBugs, listReadyContainers. */
 export interface PageQuery {
   cursor?: string;
   /** 1..100 (the service clamps above 100); default 50. */
@@ -169,11 +169,11 @@ function runOperations(json: Json, send: Send) {
     getCloseOutPrompt: (id: string, o?: CallOptions) => json<CloseOutPrompt>('getCloseOutPrompt', { params: { id } }, o),
     /**
      * Not retried after a failure that may have been applied: the ApiError then has
-     * `ambiguous: true` and the caller compares the run's `seq` (op 26) before resending.
+     * `ambiguous: true` and the caller compares the run's `seq` (getDispatchRun) before resending.
      */
     appendDispatchEvents: (id: string, body: DispatchEventsAppend, o?: CallOptions) =>
       json<DispatchEventsAppended>('appendDispatchEvents', { params: { id }, body }, o),
-    /** Op 29 with the body encoded already (the event stream sends its journal's bytes). */
+    /** appendDispatchEvents with the body encoded already (the event stream sends its journal's bytes). */
     appendDispatchEventsEncoded: (id: string, encoded: Uint8Array, o?: CallOptions) =>
       json<DispatchEventsAppended>('appendDispatchEvents', { params: { id }, encodedBody: encoded }, o),
     getGitCredential: (id: string, o?: CallOptions) => json<GitCredentials>('getGitCredential', { params: { id } }, o),

@@ -90,7 +90,7 @@ export class ClientConfigError extends Error {
   }
 }
 
-/** Exit codes of DISPATCH.md §2, in one table. */
+/** Exit codes of README.md#exit-codes, in one table. */
 export const EXIT = {
   ok: 0,
   failed: 1,
@@ -121,7 +121,7 @@ export abstract class SvcError extends Error {
 }
 
 /**
- * The exit code for any error a command lets escape (DISPATCH.md §2). Errors of other layers may
+ * The exit code for any error a command lets escape (README.md#exit-codes). Errors of other layers may
  * carry their own numeric `exitCode` (commander's usage errors, for instance) and keep it.
  */
 export function exitCodeFor(error: unknown): number {

@@ -45,7 +45,7 @@ export interface ClientOptions {
   version?: string;
   /** Per-attempt timeout, ms (default 30 s). */
   timeoutMs?: number;
-  /** Longest total wait of one call across retries, ms (default 5 min; DISPATCH §2 `--max-wait`). */
+  /** Longest total wait of one call across retries, ms (default 5 min; README.md#configuration `--max-wait`). */
   maxWaitMs?: number;
   /**
    * Until the service has answered once, how long refused connections are retried before the call

@@ -1,11 +1,11 @@
-// The retry policy of DISPATCH.md §5 as a pure function, so each rule can be read (and tested) apart
+// The retry policy of docs/dispatch.md#the-wire as a pure function, so each rule can be read (and tested) apart
 // from the transport: given what one attempt ended with, decide whether and how long to wait. The
 // waiting itself (budget, sleep, clock) is the Retrier's (src/api/retry.ts).
 import type { ApiError } from './errors.js';
 import { backoff as jitteredBackoff, DEFAULT_MAX_WAIT_MS } from './retry.js';
 
 export interface RetryTuning {
-  /** Longest total time a call may spend waiting between attempts (DISPATCH §2 `--max-wait`). */
+  /** Longest total time a call may spend waiting between attempts (README.md#configuration `--max-wait`). */
   maxWaitMs: number;
   /** First backoff ceiling; doubles per retry (full jitter picks uniformly below it). */
   baseDelayMs: number;

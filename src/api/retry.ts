@@ -6,7 +6,7 @@
 // --max-wait in the transport and then --max-wait again on top of it.
 import { setTimeout as delay } from 'node:timers/promises';
 
-/** The longest wait for a rate limit or an unavailable service (DISPATCH.md §2 `--max-wait`). */
+/** The longest wait for a rate limit or an unavailable service (README.md#configuration `--max-wait`). */
 export const DEFAULT_MAX_WAIT_MS = 5 * 60_000;
 
 /** How a loop waits: injectable, so tests record waits instead of sleeping. */

@@ -1,4 +1,4 @@
-// The well-known token shapes (DISPATCH.md §5), in one table: the client's error scrubbing
+// The well-known token shapes (docs/dispatch.md#the-wire), in one table: the client's error scrubbing
 // (errors.ts) and the engine's log redaction (src/dispatch/redact.ts) both build their patterns
 // from it, so a shape added here is redacted everywhere a token could surface. It lives in the API
 // layer because that is the lowest layer both of them import.

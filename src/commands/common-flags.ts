@@ -2,7 +2,7 @@
 // in its own words rephrases the row instead of declaring the flag again.
 import { flag } from './flag-table.js';
 
-/** The project of commands that list or change a project's things; DISPATCH §2's `--project`. */
+/** The project of commands that list or change a project's things; README.md#configuration's `--project`. */
 export const PROJECT = flag('-p, --project <key>', 'project key (SVC_PROJECT)');
 
 /** The cap on a listing's rows. */

@@ -1,4 +1,4 @@
-// Exit codes of DISPATCH.md §2. The table and the mapping from errors live in the API layer (the
+// Exit codes of README.md#exit-codes. The table and the mapping from errors live in the API layer (the
 // lowest layer that raises them); this module adds what only the CLI knows: usage errors and the
 // help text of `svc help exit-codes`.
 import { EXIT, exitCodeFor, SvcError } from '../api/errors.js';
@@ -31,7 +31,7 @@ export class AuthError extends SvcError {
 export type CommandEnd = { signal: 'SIGINT' | 'SIGTERM' } | { error: unknown } | { exitCode: number | undefined };
 
 /**
- * The one place a command's end becomes svc's exit code (DISPATCH.md §2): a signal's 130/143;
+ * The one place a command's end becomes svc's exit code (README.md#exit-codes): a signal's 130/143;
  * commander's help and version are successes and its other errors usage errors; any other error
  * through the API layer's table (`exitCodeFor`); else the code the command set, 0 by default.
  */

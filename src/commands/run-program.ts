@@ -1,6 +1,6 @@
 // Runs the commander tree once and turns its end into an exit code: the command's own (a failed
-// run), 130/143 after a signal, or, for any error, one line on stderr and the code of DISPATCH.md
-// §2. bin/svc.js (through cli.ts) and the in-process command tests go through this same function.
+// run), 130/143 after a signal, or, for any error, one line on stderr and the code of
+// README.md#exit-codes. bin/svc.js (through cli.ts) and the in-process command tests go through this same function.
 import type { Command } from 'commander';
 import type { OutStream } from '../ui/output.js';
 import type { Context } from './context.js';

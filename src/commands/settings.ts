@@ -1,4 +1,4 @@
-// Resolves every setting once, with the precedence of DISPATCH.md §2: flag > environment > stored
+// Resolves every setting once, with the precedence of README.md#configuration: flag > environment > stored
 // > default. The token comes from SVC_TOKEN or the store, never from a flag (argv is visible to
 // every process on the machine).
 import { DEFAULT_MAX_WAIT_MS } from '../api/retry.js';

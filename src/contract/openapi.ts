@@ -10,7 +10,7 @@ import { enumOf, key, KEY_PATTERN_SOURCE, str, type JsonSchema } from './schemas
 
 const JSON_MEDIA = 'application/json';
 
-/** The statuses every operation documents (api-v1 §4). */
+/** The statuses every operation documents (the contract's endpoints). */
 export const COMMON_ERROR_STATUSES = [401, 403, 429, 500] as const;
 
 interface OperationShape {
@@ -49,7 +49,7 @@ const SHAPES: Record<OperationId, OperationShape> = {
     parameters: ['filter'],
   }),
   getWorkItem: shape('One work item by key', 200, 'WorkItemDetail', [404], { headers: ['ETag'] }),
-  // The contract shows 200/401/403/404/412 for op 9; 422 follows from "422 where input is validated".
+  // The contract shows 200/401/403/404/412 for updateWorkItem; 422 follows from "422 where input is validated".
   updateWorkItem: shape('Update a work item', 200, 'WorkItemDetail', [404, 412, 422], {
     parameters: ['ifMatch'],
     headers: ['ETag'],
@@ -180,7 +180,7 @@ function errorResponse(status: number): JsonSchema {
   const codes = errorCodesFor(status);
   const schema = status === 500 ? schemaRef('InternalErrorBody') : { allOf: [schemaRef('ErrorBody'), { properties: { code: { enum: codes } } }] };
   const responseHeaders: Record<string, unknown> = headerRefs(SECTION_8_HEADERS);
-  // The budget is spent before a 429 is answered (api-v1 §8).
+  // The budget is spent before a 429 is answered (the contract's limits).
   if (status === 429) responseHeaders['X-RateLimit-Remaining'] = header('0 on a 429.', { type: 'string', const: '0' });
   return { description: STATUS_TEXT[status], headers: responseHeaders, content: { [JSON_MEDIA]: { schema } } };
 }
@@ -229,7 +229,7 @@ export const openapiDocument = {
   info: {
     title: 'Work-Tracking Service API',
     version: API_VERSION,
-    // api-v1 §9.5: the description is published with its version and its operation count.
+    // the contract's versioning: the description is published with its version and its operation count.
     'x-operation-count': OPERATIONS.length,
     description:
       'Version 1 of the work-tracking REST contract. Additive within the major version: clients must ' +

@@ -54,7 +54,7 @@ export type OperationId = (typeof OPERATIONS)[number]['id'];
 export const API_PREFIX = '/api/v1';
 export const OPENAPI_PATH = '/api/openapi/v1.json';
 
-/** Operations a hosted run's own credential may call (DISPATCH.md §6), on its own run only. */
+/** Operations a hosted run's own credential may call (docs/hosted.md), on its own run only. */
 export const RUN_CREDENTIAL_OPERATIONS: readonly OperationId[] = [
   'getDispatchRun',
   'getWorkItem',

@@ -63,7 +63,7 @@ export const DispatchEventsAppended = Type.Object({ runId: str, appended: count,
 
 export const CloseOutPrompt = Type.Object({ runId: str, targetKey: key, prompt: str, landedKeys: keyArray }, closed());
 
-/** A git credential entry of op 30 (inner shape left open by the contract). */
+/** A git credential entry of getGitCredential (inner shape left open by the contract). */
 export const GitCredential = Type.Object(
   {
     /** The repository, as `owner/name`. */

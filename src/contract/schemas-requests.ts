@@ -34,7 +34,7 @@ import {
   strOrNull,
 } from './schemas-shared.js';
 
-/** 1 to 120 characters once trimmed (api-v1 §8). JS `\s` is exactly the set `trim()` removes. */
+/** 1 to 120 characters once trimmed (the contract's limits). JS `\s` is exactly the set `trim()` removes. */
 export const FOLDER_NAME_PATTERN = '^\\s*\\S(?:[\\s\\S]{0,118}\\S)?\\s*$';
 
 /** What a create must name; an update may change them too, but need not. */

@@ -39,10 +39,10 @@ import {
 } from './schemas-work-items.js';
 import { CloseOutPrompt, DispatchCard, DispatchEventsAppended, DispatchRun, DispatchRunOpened, GitCredential, GitCredentials } from './schemas-dispatch.js';
 
-/** `accessLevel` is derived from `accessMode`; `limited` is never emitted (api-v1 §2). */
+/** `accessLevel` is derived from `accessMode`; `limited` is never emitted (the contract's fields). */
 export const ACCESS_LEVEL_OF_MODE = { workspace: 'open', members: 'private', public: 'public' } as const;
 
-/** Every status's error codes, from ERROR_CODES (contract §7 plus DISPATCH.md §7). */
+/** Every status's error codes, from ERROR_CODES (the contract's errors, plus docs/service.md). */
 export function errorCodesFor(status: number): string[] {
   return Object.entries(ERROR_CODES)
     .filter(([, codeStatus]) => codeStatus === status)
@@ -181,7 +181,7 @@ export const BacklogPage = Type.Object(
 
 /**
  * Error body of every non-500 error. Clients match on `code`, never on `error`. It may grow fields
- * (contract §7 shows only error and code): not closed.
+ * (the contract's errors show only error and code): not closed.
  */
 export const ErrorBody = openObject(
   { error: nonEmpty, code: openEnumOf(Object.keys(ERROR_CODES) as ErrorCode[]) },

@@ -13,7 +13,7 @@ export type JsonSchema = { [keyword: string]: unknown };
 /** Marks a response schema the local service keeps closed: see `closed` below. */
 export const CLOSED_KEYWORD = 'x-svc-closed';
 
-/** api-v1 §2: UTC, ending in `Z`, seconds optional, fractional seconds allowed. */
+/** the contract's fields: UTC, ending in `Z`, seconds optional, fractional seconds allowed. */
 export const DATE_TIME_PATTERN = '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]+)?)?Z$';
 
 export const KEY_PATTERN_SOURCE = KEY_PATTERN.source;
@@ -26,7 +26,7 @@ export const KEY_PATTERN_SOURCE = KEY_PATTERN.source;
  */
 export const closed = (description?: string): JsonSchema => (description ? { description, [CLOSED_KEYWORD]: true } : { [CLOSED_KEYWORD]: true });
 
-/** Request bodies: unknown properties are rejected (api-v1 §2, docs/service.md). */
+/** Request bodies: unknown properties are rejected (the contract's fields, docs/service.md). */
 export const STRICT = { additionalProperties: false } as const;
 
 /** The TypeScript type of each JSON type name the document uses. */

@@ -1,7 +1,7 @@
 // Component schemas of work items and the ready lanes, as the service answers with them. Enums
 // list the known values: the document describes what this service emits, so an unknown value from
 // the local service is drift; their types stay open (`Open<T>`) because clients read responses
-// tolerantly (DISPATCH.md §1).
+// tolerantly (docs/service.md).
 import * as Type from 'typebox/type';
 import {
   DELIVERY_CI,

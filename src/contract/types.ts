@@ -67,7 +67,7 @@ export type OpenOrigin = (typeof OPEN_ORIGINS)[number];
 export const RUN_ORIGINS = ['local', 'hosted', 'instance'] as const;
 export type RunOrigin = (typeof RUN_ORIGINS)[number];
 
-/** Leg dispositions of the local service (DISPATCH.md §7); the contract shows only some of them. */
+/** Leg dispositions of the local service (docs/service.md); the contract shows only some of them. */
 export const DISPOSITIONS = ['queued', 'running', 'implemented', 'failed', 'skipped', 'not_reached'] as const;
 export type Disposition = (typeof DISPOSITIONS)[number];
 
@@ -147,7 +147,7 @@ export type DispatchRun = Static<typeof dispatch.DispatchRun>;
 export type DispatchRunOpened = Static<typeof dispatch.DispatchRunOpened>;
 export type DispatchEventsAppended = Static<typeof dispatch.DispatchEventsAppended>;
 export type CloseOutPrompt = Static<typeof dispatch.CloseOutPrompt>;
-/** A git credential entry of op 30 (inner shape left open by the contract). */
+/** A git credential entry of getGitCredential (inner shape left open by the contract). */
 export type GitCredential = Static<typeof dispatch.GitCredential>;
 export type GitCredentials = Static<typeof dispatch.GitCredentials>;
 
@@ -176,7 +176,7 @@ export interface ReadyLaneFilters {
   allowSoftBlock?: string;
 }
 
-/** Named error codes: the contract's, plus DISPATCH.md §7's. */
+/** Named error codes: the contract's, plus docs/service.md's. */
 export const ERROR_CODES = {
   INVALID_REQUEST: 422,
   UNAUTHORIZED: 401,

@@ -1,4 +1,4 @@
-// Durations as flags and environment variables take them (DISPATCH.md §2): `500ms`, `5s`, `2m`,
+// Durations as flags and environment variables take them (README.md#configuration): `500ms`, `5s`, `2m`,
 // `1h`, `2d` (days: `runs report --since 2d`), or a plain number of seconds. One parser, so every timeout flag reads the same way.
 import { SvcError } from '../api/errors.js';
 

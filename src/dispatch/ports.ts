@@ -39,29 +39,29 @@ export interface WaitWithin {
 
 /** The operations the engine calls, named as in src/contract/operations.ts. */
 export interface DispatchService {
-  /** Op 25. Retried by the client with the same idempotencyKey. */
+  /** openDispatchRun. Retried by the client with the same idempotencyKey. */
   openDispatchRun(body: DispatchRunOpen): Promise<DispatchRunOpened>;
-  /** Op 26. */
+  /** getDispatchRun. */
   getDispatchRun(runId: string, o?: WaitWithin): Promise<DispatchRun>;
-  /** Op 27. */
+  /** closeDispatchRun. */
   closeDispatchRun(runId: string, body: DispatchRunClose, o?: WaitWithin): Promise<DispatchRun>;
-  /** Op 28. */
+  /** getCloseOutPrompt. */
   getCloseOutPrompt(runId: string): Promise<CloseOutPrompt>;
-  /** Op 29. Must NOT be blindly retried by the client after an ambiguous failure: the engine reads seq. */
+  /** appendDispatchEvents. Must NOT be blindly retried by the client after an ambiguous failure: the engine reads seq. */
   appendDispatchEvents(runId: string, body: DispatchEventsAppend, o?: WaitWithin): Promise<DispatchEventsAppended>;
-  /** Op 29 with its body already encoded (`{"events":[…]}` as UTF-8 JSON); the same rule applies. */
+  /** appendDispatchEvents with its body already encoded (`{"events":[…]}` as UTF-8 JSON); the same rule applies. */
   appendEncodedEvents?(runId: string, json: Uint8Array, o?: WaitWithin): Promise<DispatchEventsAppended>;
-  /** Op 31. */
+  /** heartbeatDispatchRun. */
   heartbeatDispatchRun(runId: string, o?: WaitWithin): Promise<void>;
-  /** Op 8. */
+  /** getWorkItem. */
   getWorkItem(key: string): Promise<WorkItemDetail>;
-  /** Op 8 within a wait budget (a reconcile read, which must hold nothing up). */
+  /** getWorkItem within a wait budget (a reconcile read, which must hold nothing up). */
   readWorkItem?(key: string, o?: WaitWithin): Promise<{ item: WorkItemDetail; etag: string | null }>;
-  /** Op 5. */
+  /** listWorkItems. */
   listWorkItems(projectKey: string, query: PageQuery & { filter?: string }): Promise<Page<WorkItemSummary>>;
-  /** Op 23. */
+  /** listReadyBugs. */
   listReadyBugs(projectKey: string, query: PageQuery & ReadyLaneFilters): Promise<Page<ReadyBugGroup>>;
-  /** Op 24. */
+  /** listReadyContainers. */
   listReadyContainers(projectKey: string, query: PageQuery & Pick<ReadyLaneFilters, 'priority' | 'assigneeId' | 'sprintId'>): Promise<Page<ReadyContainer>>;
 }
 
@@ -98,7 +98,7 @@ export function isRunClosed(error: unknown): boolean {
   return serviceErrorOf(error).status === 409;
 }
 
-/** Worth retrying later (DISPATCH §5: 429, 5xx, network faults); 4xx never. */
+/** Worth retrying later (docs/dispatch.md#the-wire: 429, 5xx, network faults); 4xx never. */
 export function isRetryable(error: unknown): boolean {
   const { status } = serviceErrorOf(error);
   return status === 0 || status === 429 || status >= 500;
@@ -149,7 +149,7 @@ export interface LegSummary {
   /** With a workflow: the leg's check (passed, failed, none) and how many times the agent ran. */
   check?: LegCheck;
   attempts?: number;
-  /** A fenced leg (DISPATCH.md §9): its network mode and what the fence refused. */
+  /** A fenced leg (docs/trust.md): its network mode and what the fence refused. */
   network?: LegNetwork;
   /** Best-of-N (`--attempts`, lifecycle/attempts.ts): every attempt, and which one the check picked. */
   bestOf?: BestOf;
@@ -231,9 +231,9 @@ export interface PromptContext {
   expectsCode: boolean;
   /** Details of ancestors by key, when the caller read them; otherwise keys alone are shown. */
   ancestors?: ReadonlyMap<string, AncestorInfo> | Readonly<Record<string, AncestorInfo>>;
-  /** `run_scope`'s close-out (op 28): the service's prompt, run once in the scope's branch. */
+  /** `run_scope`'s close-out (getCloseOutPrompt): the service's prompt, run once in the scope's branch. */
   closeOut?: { prompt: string; landedKeys: string[] };
-  /** Status names that count as done where the service sends no statusCategory (DISPATCH.md §4). */
+  /** Status names that count as done where the service sends no statusCategory (docs/dispatch.md). */
   doneStatuses?: readonly string[];
   /** The repository's workflow (.svc/workflow.yml): its house rules, its check, its ports. */
   workflow?: { rules: string | null; verify: string | null; ports: number };

@@ -1,4 +1,4 @@
-// The prompt an agent gets for a card (DISPATCH.md §3): everything the work item detail says
+// The prompt an agent gets for a card (docs/agents.md): everything the work item detail says
 // about the card, then what is expected of the agent. Plain markdown, sections in a fixed order, so
 // an agent (and a person reading the leg's log) finds the same thing in the same place every time.
 import type { Delivery, LinkItem, WorkItemDetail, WorkType } from '../contract/types.js';
@@ -9,7 +9,7 @@ export const DEFAULT_DONE_STATUSES = ['done', 'closed', 'resolved', 'cancelled',
 
 const CODE_TYPES: ReadonlySet<WorkType | null> = new Set<WorkType | null>(['code', 'test', null]);
 
-/** Whether a card's agent must leave a commit: type `code`, `test` or none (DISPATCH.md §3). */
+/** Whether a card's agent must leave a commit: type `code`, `test` or none (docs/agents.md). */
 export function expectsCode(item: Pick<WorkItemDetail, 'type'>): boolean {
   return CODE_TYPES.has(item.type as WorkType | null);
 }

@@ -1,5 +1,5 @@
-// Redaction of every log line a file or the service receives (DISPATCH.md §5): the tokens in play
-// (SVC_TOKEN, SVC_RUN_TOKEN, git tokens from op 30) and well-known token shapes. Agent output
+// Redaction of every log line a file or the service receives (docs/dispatch.md#the-wire): the tokens in play
+// (SVC_TOKEN, SVC_RUN_TOKEN, git tokens from getGitCredential) and well-known token shapes. Agent output
 // arrives in arbitrary chunks, so the streaming variant holds back a tail that could still be the
 // start of a secret and only emits text no later chunk can turn into one.
 import { BEARER_VALUE, TOKEN_PREFIXES, TOKEN_SHAPES, tokenShapePattern } from '../api/token-shapes.js';

@@ -1,4 +1,4 @@
-// SIGINT/SIGTERM (DISPATCH §4). For a dispatch run the first one aborts the run — no new leg,
+// SIGINT/SIGTERM (docs/dispatch.md). For a dispatch run the first one aborts the run — no new leg,
 // agents signalled, pending events flushed, the run closed `interrupted` — and the second exits at
 // once (every agent's process group killed first), leaving the run to `svc runs recover` or the
 // server's reaper. Any other command exits at once with 130/143; `svc server` winds down.

@@ -6,7 +6,7 @@
 // NOT_FOUND (the contract names no 405); requests without a valid token count against a per-address
 // bucket of the same size, so their X-RateLimit-* headers are real, not invented. The request body
 // is consumed before any answer is written, on every path (./http-body.ts says why); an operation
-// the document gives no request body (every GET and DELETE, ops 30 and 31) ignores whatever body
+// the document gives no request body (every GET and DELETE, getGitCredential, heartbeatDispatchRun) ignores whatever body
 // comes, and an oversized body is refused with a status the operation documents.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Bearer authentication (api-v1 §5). Every failure (no header, malformed, unknown, revoked,
+// Bearer authentication (the contract's authentication). Every failure (no header, malformed, unknown, revoked,
 // expired) returns null, and the HTTP layer answers one undifferentiated 401: a caller learns
 // nothing about which tokens exist.
 //
@@ -36,7 +36,7 @@ export function bearerToken(header: string | string[] | undefined): string | nul
 export function authenticate(db: Database, header: string | string[] | undefined, now: Date): Principal | null {
   const raw = bearerToken(header);
   if (!raw) return null;
-  // A run credential may carry the contract's one prefix too (api-v1 §5 gives every bearer token
+  // A run credential may carry the contract's one prefix too (the contract's authentication gives every bearer token
   // `svc_pat_`): a `svc_pat_` token that is no personal access token may be a run's credential.
   if (raw.startsWith(PAT_PREFIX)) return patPrincipal(db, raw, now) ?? runPrincipal(db, raw);
   if (raw.startsWith(RUN_TOKEN_PREFIX)) return runPrincipal(db, raw);

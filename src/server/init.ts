@@ -1,4 +1,4 @@
-// Offline use without the demo seed (DISPATCH §7): `svc server init` makes (or finds) a workspace
+// Offline use without the demo seed (docs/service.md): `svc server init` makes (or finds) a workspace
 // and a project and mints a token; `svc server delivery` records a pull request on an item, so
 // `review` and `fix` have something to select. Both write the database file directly (a running
 // server sees the change at once), outside /api/v1, as the real service's product UI would.

@@ -28,7 +28,7 @@ export interface ServiceConfig {
   /** Rate limit: requests per window per token. */
   rateLimit: number;
   rateWindowMs: number;
-  /** Lifetime of git installation tokens minted by operation 30, in ms (default one hour). */
+  /** Lifetime of git installation tokens minted by getGitCredential, in ms (default one hour). */
   gitTokenTtlMs: number;
   /** The service's own address, once listening (for URLs it hands out). */
   baseUrl: string;

@@ -1,7 +1,7 @@
 // Standard output and error as svc writes them. Node makes process.stdout and process.stderr on
 // first use, and for a pipe or a terminal that loads its net and stream modules and builds a socket
 // around the descriptor: about 1.5 ms each, on every command, where `svc config get` writes one
-// line (README, Benchmarks, issue 27's fifth pass). So a line goes straight to the descriptor in a
+// line (bench/README.md, the start-up rows). So a line goes straight to the descriptor in a
 // blocking write, as gh or any C program writes it, until something needs more than `write` and
 // `isTTY` (a pipeline, ora, a listener, a terminal's width) or a long-running command asks for
 // Node's stream (`useNodeStream`). From then on everything goes through Node's stream, which

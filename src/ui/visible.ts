@@ -1,5 +1,5 @@
 // Text that came from the service or from an agent (titles, reasons, errors, logs) is printed with
-// its control characters made visible (DISPATCH.md §3): a work item titled with OSC 0 (the window
+// its control characters made visible (docs/agents.md): a work item titled with OSC 0 (the window
 // title), OSC 52 (a clipboard write) or `ESC[2K\r` (a rewritten line) must not reach the terminal
 // as a command. Newline and tab stay; every other C0 character, DEL and the C1 range are written as
 // `\xNN` (or `\r`, `\e`), which a reader can see and nothing executes.

@@ -1,7 +1,7 @@
 // Claude Code (@anthropic-ai/claude-code), the real one, with the mock as its Anthropic API.
 //
 // Root: Claude Code refuses --permission-mode bypassPermissions when run as root, and CI runs as
-// root. svc stays root and runs the agent as a user of its pool (DISPATCH.md §3), as every agent of
+// root. svc stays root and runs the agent as a user of its pool (docs/agents.md), as every agent of
 // this suite does there (harness.ts); Claude is configured by environment only.
 import type { AgentHarness } from './harness.js';
 import { agentSuite } from './suite.js';

@@ -1,4 +1,4 @@
-// The scenarios every real agent goes through (issue 11 §3). Each asserts what the service stored
+// The scenarios every real agent goes through. Each asserts what the service stored
 // for the leg, svc's exit code and the leg's reason; what differs between agents (the in-stream
 // failure each one knows, the exit code it ends with) is passed in, as each CLI showed it.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';

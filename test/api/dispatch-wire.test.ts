@@ -1,4 +1,4 @@
-// The three dispatch writes whose retry rules differ (DISPATCH §5): the open is retried with one
+// The three dispatch writes whose retry rules differ (docs/dispatch.md#the-wire): the open is retried with one
 // idempotencyKey, the event append is never resent after an ambiguous failure, the heartbeat is
 // safe to resend. Plus the answers a broken gateway gives: an HTML 500 and a body cut short.
 import { beforeEach, describe, expect, test } from 'vitest';

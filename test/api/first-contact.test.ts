@@ -1,4 +1,4 @@
-// The service unreachable (issue 11 §5): before any answer has come back, refused connections fail
+// The service unreachable: before any answer has come back, refused connections fail
 // within about 3 s with one line naming the address; once the service has answered, --max-wait
 // governs, and a terminal shows "retrying (n)…". The real client against the real local service
 // (closed to make it unreachable) and the real built CLI.

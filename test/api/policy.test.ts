@@ -92,7 +92,7 @@ describe('checks before any request', () => {
     ['a token without the prefix', { token: 'ghp_abcdef0123456789' }, 'token'],
     ['only the prefix', { token: 'svc_pat_' }, 'token'],
     ['a run credential where a PAT is expected', { token: 'svc_run_abc123' }, 'token'],
-    // A run credential may have any shape the service issues (DISPATCH.md §6), but no whitespace.
+    // A run credential may have any shape the service issues (docs/hosted.md), but no whitespace.
     ['a blank run credential', { token: '  ', credentialKind: 'run' as const }, 'token'],
     ['a run credential with whitespace inside', { token: 'svc_run_ab cd', credentialKind: 'run' as const }, 'token'],
     ['a token with a newline (header injection)', { token: `${PAT}\nX-Evil: 1` }, 'token'],

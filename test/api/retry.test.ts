@@ -1,4 +1,4 @@
-// The retry policy of DISPATCH §5 on the wire: the client talks to the real local service through
+// The retry policy of docs/dispatch.md#the-wire on the wire: the client talks to the real local service through
 // the fault proxy, and every assertion counts what the proxy actually saw.
 import { createServer } from 'node:net';
 import { beforeEach, describe, expect, test } from 'vitest';

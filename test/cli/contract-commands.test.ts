@@ -1,4 +1,4 @@
-// The commands over operations 10–22 (folders, backlog, designs, plan), as a user types them (the
+// The commands over listBacklog, moveToBacklog, listDesigns, listFolders, createFolder, getFolder, updateFolder, deleteFolder, openPlanSession, addPlanTurn, submitPlanSession, getPlan, getPlanStatus (folders, backlog, designs, plan), as a user types them (the
 // command line run in-process) against `svc server --seed demo` (run in the test's process). What the seed lacks
 // (designs, filed items, ranks, credits) is written into the server's database from here, through
 // the local service's own admin functions. Every --json document is checked against the contract's

@@ -1,4 +1,4 @@
-// A fleet (DISPATCH §8): separate `svc auto --per-run 1` processes, each with its own repository
+// A fleet (docs/fleets.md): separate `svc auto --per-run 1` processes, each with its own repository
 // clone and state folder (separate machines), drain one local service. One worker is killed with
 // SIGKILL in the middle of a leg (its whole process group, agent included: the machine is gone);
 // `svc runs recover` on that machine returns its card, and the machine, started again, does it.

@@ -1,4 +1,4 @@
-// What svc loads as it starts (issue 27): a command that reads a setting spawns nothing, so Node's
+// What svc loads as it starts: a command that reads a setting spawns nothing, so Node's
 // child_process (and the net and dgram internals it pulls in) stays unloaded. Held here because the
 // config store reads its user syntax from dispatch/boundary/user.ts, which does spawn (`id`), later.
 import { execFile } from 'node:child_process';

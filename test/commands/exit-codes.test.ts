@@ -1,4 +1,4 @@
-// exitCodeOf is the one place a command's end becomes svc's exit code (DISPATCH.md §2): a signal,
+// exitCodeOf is the one place a command's end becomes svc's exit code (README.md#exit-codes): a signal,
 // commander's own ends, any other error through the API layer's table, or the code the command set.
 import { describe, expect, test } from 'vitest';
 import { ApiError } from '../../src/api/errors.js';

@@ -1,4 +1,4 @@
-// svc builds only the command group it is asked for (program.ts, issue 27): `svc config get`
+// svc builds only the command group it is asked for (program.ts): `svc config get`
 // registers the config group alone, `svc --help` every top-level command and none below, and every
 // answer that needs no handler (help, usage errors, suggestions) is the same as from the whole tree. The table of names it goes by is held here to
 // what the register functions really add.

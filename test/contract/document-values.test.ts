@@ -1,5 +1,5 @@
 // The document says what api-v1 says (../shared/api-v1.md is the law): every enum's values in the
-// contract's order (§2), the local service's own enums (DISPATCH.md §7, docs/service.md), which
+// contract's order (§2), the local service's own enums (docs/service.md, docs/service.md), which
 // fields are required, and the key pattern. The wire types are derived from the same schemas
 // (src/contract/types.ts), so what holds for the document holds for them.
 import { describe, expect, test } from 'vitest';
@@ -61,7 +61,7 @@ const enumAt = (schemaName: string, ...path: string[]): unknown[] => {
 };
 const withoutNull = (values: unknown[]) => values.filter((value) => value !== null);
 
-// [what, values as api-v1 §2 lists them, the array in types.ts the schemas are built from, the document's enums]
+// [what, values as the contract's fields lists them, the array in types.ts the schemas are built from, the document's enums]
 const ENUMS: [string, string[], readonly string[], unknown[][]][] = [
   [
     'kind',

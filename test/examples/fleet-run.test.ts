@@ -1,4 +1,4 @@
-// The ready-made fleets run as written (DISPATCH §8, issue 39): each template's own commands,
+// The ready-made fleets run as written (docs/fleets.md): each template's own commands,
 // taken from the file (test/examples/engines.ts), as four workers at once over one local service
 // and one bare `origin`, as root through the default agent pool: one worker per template, then
 // each template as a fleet of its own (four indices of one matrix, so their keys must differ). Stand-ins for

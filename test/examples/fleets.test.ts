@@ -69,7 +69,7 @@ describe('GitHub Actions: a matrix of workers', () => {
     const uses = steps.filter((s) => s.uses).map((s) => s.uses!);
     expect(uses.length).toBe(2);
     for (const u of uses) expect(u).toMatch(/^[\w-]+\/[\w-]+@[0-9a-f]{40}$/);
-    // The checkout leaves no token in .git/config, which the agents can read (issue 38).
+    // The checkout leaves no token in .git/config, which the agents can read.
     const checkouts = steps.filter((s) => s.uses?.startsWith('actions/checkout@'));
     expect(checkouts.length).toBeGreaterThan(0);
     for (const c of checkouts) expect((c as { with?: Record<string, unknown> }).with?.['persist-credentials']).toBe(false);

@@ -1,4 +1,4 @@
-// svc on a Node older than it supports (issue 11 §2): one line naming the version it needs, exit 2,
+// svc on a Node older than it supports: one line naming the version it needs, exit 2,
 // before anything else loads. Today's failures were `TEXT_ENCODINGS.union is not a function` or
 // `No such built-in module: node:sqlite`. The version is faked with --import for the older lines;
 // the machine's own Node 20 (Debian's) is run as well. `svc` run as a program never gets here on

@@ -1,4 +1,4 @@
-// The agent boundary (issue 15, docs/trust.md "Threat model"), as root, end to end: the real built
+// The agent boundary (docs/trust.md "Threat model"), as root, end to end: the real built
 // `bin/svc.js` executes a hosted run (`svc attach`) against `svc server --git-root`, with no
 // --agent-user, so svc leases a user of its default pool (svc-agent-N) itself. The agent is an attacker
 // (fixtures/attacker-agent.sh): it reads /proc/<pid>/environ of svc and every ancestor, lists and

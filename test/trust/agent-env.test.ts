@@ -1,4 +1,4 @@
-// The agent's environment is an allowlist (issue 38 item 4, DISPATCH.md §3): svc is started with the
+// The agent's environment is an allowlist (docs/agents.md): svc is started with the
 // CI variables of GitHub Actions, GitLab, Buildkite, CircleCI and Jenkins and the usual registry
 // and cloud credentials, and a real leg's agent dumps its environment, as root through the default
 // pool and with `--agent-user none`. None of them reaches it; a name given with `--agent-env` or the

@@ -1,4 +1,4 @@
-// The agent boundary against an agent that races it (issue 24, docs/trust.md "Threat model"), as
+// The agent boundary against an agent that races it (docs/trust.md "Threat model"), as
 // root with svc's default pool of agent users:
 // - a process the first leg leaves behind (setsid) plants symlinks where it guesses the next leg's
 //   folder will be, aiming root's writes at svc's own bin/svc.js, which is also the hosted run's git

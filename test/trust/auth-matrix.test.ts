@@ -1,14 +1,14 @@
-// The auth matrix (issue 8): every operation × {no token, bad token, other workspace, narrowed to
+// The auth matrix: every operation × {no token, bad token, other workspace, narrowed to
 // another project, missing scope, hosted run credential}, plus an all-scopes control column that
 // proves each request addresses a real resource (so a 404 elsewhere means "outside", not "gone").
-// The expected answer follows api-v1 §4–§5 and DISPATCH §6:
+// The expected answer follows the contract's endpoints–§5 and docs/hosted.md:
 // - no token or a bad one (malformed, unknown, revoked, expired, owner gone): 401;
 // - a token of another workspace, or narrowed to another project: 404 for anything it names
-//   (the same as nonexistent); ops 1–3 answer its own identity and lists;
+//   (the same as nonexistent); getMe, listWorkspaces, listProjects answer its own identity and lists;
 // - a valid token lacking the operation's permission: 403;
-// - a hosted run's credential: ops 26, 8 (its own cards), 29, 27, 30 on its own run only (404 on
+// - a hosted run's credential: getDispatchRun, getWorkItem (its own cards), 29, 27, 30 on its own run only (404 on
 //   another run or item), 403 for every other operation;
-// - op 30 refuses every personal access token, and any run's credential but the run's own, with
+// - getGitCredential refuses every personal access token, and any run's credential but the run's own, with
 //   403, before the run is read.
 // Every refused request must leave the store unchanged.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -39,7 +39,7 @@ interface World {
   key: string;
   folderId: string;
   planId: string;
-  /** A local run opened with a scope (op 28 needs one). */
+  /** A local run opened with a scope (getCloseOutPrompt needs one). */
   runId: string;
   hostedRunId: string;
   hostedCard: string;
@@ -313,7 +313,7 @@ describe('auth matrix', () => {
       }
     });
 
-    // Op 30 on another run is "any other token": refused (403) before the run is read (api-v1 §4.30).
+    // getGitCredential on another run is "any other token": refused (403) before the run is read (the contract's endpoints).
     test.each(RUN_CREDENTIAL_OPERATIONS.map((id) => [id, id === 'getGitCredential' ? 403 : 404] as const))(
       '%s on another run (or a work item not of its cards): %i',
       async (id, expected) => {

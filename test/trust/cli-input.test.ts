@@ -1,8 +1,8 @@
-// Bad input to the CLI (issue 8): malformed keys, unknown commands and flags, bad flag values, a
+// Bad input to the CLI: malformed keys, unknown commands and flags, bad flag values, a
 // base URL that is not HTTP(S), unusable tokens, and answers from the service that are not the
 // JSON the contract promises (an HTML 500 from a gateway, a body cut short, HTML where JSON was
 // due) — through a fault proxy in front of the local service. Each must end with ONE line on
-// stderr (no stack trace) and the exit code of DISPATCH.md §2.
+// stderr (no stack trace) and the exit code of README.md#exit-codes.
 // Every case runs the whole command tree in-process (test/support/program.ts: the real parser,
 // in-memory streams, the entry's own error reporting); one case of each table (bad input, a bad
 // token, a bad answer) also runs through the real `bin/svc.js`, where the entry, the bundle and a

@@ -1,4 +1,4 @@
-// Crash and signals (issue 8), with a real `svc run` process against `svc server` (run in the
+// Crash and signals, with a real `svc run` process against `svc server` (run in the
 // test's process) and a fake agent that prints a few lines.
 // - kill -9 the CLI at seeded random moments of its run (quick: 3, full: 20); `svc runs recover`
 //   must then leave the service in agreement with the journal (same events, same order, no

@@ -1,4 +1,4 @@
-// A full state folder (issue 12): a 300 KB tmpfs holds the state of a run whose agent writes far
+// A full state folder: a 300 KB tmpfs holds the state of a run whose agent writes far
 // more than that. svc names the cause, closes the run on the service (the close needs no disk),
 // and the summary never reads "halted · running".
 import { execFileSync, spawnSync } from 'node:child_process';

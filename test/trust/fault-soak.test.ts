@@ -1,4 +1,4 @@
-// Fault soak (issue 8): the real client and engine against the local service through a fault
+// Fault soak: the real client and engine against the local service through a fault
 // proxy that resets connections before and after the request is applied, answers 429 bursts with
 // X-RateLimit-Reset, runs of 503, HTML 500s, slow answers and truncated bodies — seeded, so a
 // failing seed replays (SVC_TRUST_SEED=<seed>). For each invocation: the service's event stream
@@ -7,7 +7,7 @@
 // Quick: 20-card runs × 3 seeds; full (npm run soak): 200-card runs × 20 seeds.
 //
 // The proxy's plan keeps HTML 500s off the open and the close (a 500 on a write is not retried,
-// DISPATCH §5); the targeted tests at the end put each ambiguous fault, the HTML 500 included, on
+// docs/dispatch.md#the-wire); the targeted tests at the end put each ambiguous fault, the HTML 500 included, on
 // the close and check that the invocation still closes the run right.
 //
 // Every test has a world of its own (service, proxy, state folder), so the tests run side by side:
@@ -182,7 +182,7 @@ describe.concurrent('an ambiguous fault on the close itself', () => {
     expect(journalOf(w.stateDir, runId).journal.closed).toMatchObject({ status: 'succeeded', stopReason: 'completed' });
   });
 
-  // And the invocation itself settles it: it reads the run (op 26) after an ambiguous failure of
+  // And the invocation itself settles it: it reads the run (getDispatchRun) after an ambiguous failure of
   // the close, closes again if the close did not land, and ends with the exit the run deserves and
   // the journal closed (until eb55467 it exited 5 and, when the close had not landed, left the run
   // `running` on the service until recover).

@@ -1,4 +1,4 @@
-// Fuzzing the local service (issue 8): generated malformed requests across all 31 operations —
+// Fuzzing the local service: generated malformed requests across all 31 operations —
 // bad JSON, wrong types, huge strings, unknown fields, bad cursors, bad keys, bad enums, path
 // tricks (`..`, encoded slashes, overlong ids) — sent raw over HTTP (no URL normalisation). For
 // each: no 5xx, every error body carries `error` and `code`, and a refused request leaves the
@@ -535,7 +535,7 @@ describe('fuzzing the local service', () => {
       const opsSeen = new Set<string>();
       let known: string | null = null;
       for (let i = 0; i < PER_SEED && failures.length < 20; i++) {
-        // Keep the runs the requests address open, so deep validation of ops 27-31 stays reachable.
+        // Keep the runs the requests address open, so deep validation of closeDispatchRun-31 stays reachable.
         if (await refreshRuns()) known = null;
         const g = generate(r);
         opsSeen.add(g.op.id);
@@ -610,7 +610,7 @@ describe('fuzzing the local service', () => {
   });
 
   // Every answer, refusals included, is one the contract document lists for its operation (until
-  // the service was fixed, an oversized body got an undocumented 413 and a body on ops 30/31 a 422).
+  // the service was fixed, an oversized body got an undocumented 413 and a body on getGitCredential, heartbeatDispatchRun a 422).
   test('every answer the fuzzer got is in the contract document (status and shape)', () => {
     violations.push(...s.violations.splice(0));
     expect([...new Set(violations)].sort()).toEqual([]);

@@ -1,4 +1,4 @@
-// Nothing touches a live run (issue 12), with real processes: `svc server`, `svc run` with a slow
+// Nothing touches a live run, with real processes: `svc server`, `svc run` with a slow
 // agent, and `svc runs recover` / `svc worktrees prune` / signals beside it. What only reads or
 // closes beside the live run (recover, prune, a second run) runs in this process, another pid than
 // the live run's; a recover that must see this process as the live one is spawned.

@@ -1,4 +1,4 @@
-// --max-wait mid-run (issue 12): the service dies while an agent works. svc honours --max-wait
+// --max-wait mid-run: the service dies while an agent works. svc honours --max-wait
 // for every wait (heartbeats, appends, the close), exits 5, and journals the close it decided
 // first, so `svc runs recover` (once the service is back) replays that close instead of
 // `interrupted`.

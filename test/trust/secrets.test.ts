@@ -1,4 +1,4 @@
-// Secret hygiene (issue 8): a representative set of CLI calls — log in, auth status, config
+// Secret hygiene: a representative set of CLI calls — log in, auth status, config
 // list, whoami --verbose, a local run with --send-logs whose agent prints token-shaped strings and
 // its whole environment and every --report format, runs show, logs, runs report, failing calls, recover, and a hosted run (its own
 // svc_run_ credential, git tokens traded for it) — then a scan of EVERYTHING produced: stdout and
@@ -23,7 +23,7 @@ import { svcInProcess } from '../support/svc-in-process.js';
 import { startLocalServer, type LocalServer } from '../support/server-process.js';
 import { filesUnder, scanForSecrets } from './support.js';
 
-/** Shapes no output, file or stored event of svc may hold (DISPATCH §5 redaction list). */
+/** Shapes no output, file or stored event of svc may hold (docs/dispatch.md#the-wire redaction list). */
 const SHAPES: [string, RegExp][] = [
   ['svc_pat_', /svc_pat_[A-Za-z0-9]{8,}/],
   ['svc_run_', /svc_run_[A-Za-z0-9]{8,}/],

@@ -1,4 +1,4 @@
-// Two `svc auto` processes over one queue (issue 8): the same project with ~10 ready leaves, a
+// Two `svc auto` processes over one queue: the same project with ~10 ready leaves, a
 // slow-ish fake agent, two machines (own homes, own repositories), one `svc server`. No card may be
 // run twice: neither by the runs' legs on the service nor by the agents' own records.
 // Each test has a project of its own and its own two machines, so the tests run side by side: most
@@ -95,7 +95,7 @@ interface Outcome {
 /**
  * Runs two machines' `svc auto` over a fresh queue; B starts when `startB` resolves. A's agents
  * hold until B's run is open too, or B has ended finding nothing it may take: a run moves no
- * status, so a card whose run has closed is ready again (DISPATCH §4) and only runs that overlap
+ * status, so a card whose run has closed is ready again (docs/dispatch.md) and only runs that overlap
  * share a queue. On a loaded machine B's start-up could otherwise outlast A's whole run, and B
  * would rightly run cards of a run already closed, which is not the case these tests are about.
  */

@@ -1,4 +1,4 @@
-// Shared pieces of the trust suite (issue 8): quick vs full mode, seeds that replay, a digest of
+// Shared pieces of the trust suite: quick vs full mode, seeds that replay, a digest of
 // the whole store (to prove a refused request changed nothing), the journal ↔ service comparison
 // of a run's event stream, and the secret scan.
 import { spawn } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Titles, reasons and logs come from the service or an agent (issue 24, DISPATCH.md §3): their
+// Titles, reasons and logs come from the service or an agent (docs/agents.md): their
 // control characters are shown, never obeyed, by `items list`, `run --dry-run`, the progress lines
 // and `svc logs` on a terminal, on a terminal and into a pipe alike. `--json` keeps the title as it
 // is (JSON escapes it), and a piped `svc logs` keeps the agent's bytes.

@@ -1,5 +1,5 @@
 // A terminal that reports 0 columns (`script` whose own stdin is no terminal, some CI consoles) is a
-// terminal of unknown width (issue 11 §5). ora divided by the width: with 0 it wrote cursor-up codes
+// terminal of unknown width. ora divided by the width: with 0 it wrote cursor-up codes
 // forever (315 MB in 10 minutes) with the event loop blocked, and the agent was never reaped.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// `svc backlog`: op 10, walked page by page so the service's `total` (the whole filtered backlog)
+// `svc backlog`: listBacklog, walked page by page so the service's `total` (the whole filtered backlog)
 // is printed next to however many rows --limit lets through.
 import { paginatePages } from '../../api/paginate.js';
 import type { WorkItemSummary } from '../../contract/types.js';

@@ -1,4 +1,4 @@
-// `svc backlog move KEY...`: op 11. One call, so the move stays atomic: the service refuses a batch
+// `svc backlog move KEY...`: moveToBacklog. One call, so the move stays atomic: the service refuses a batch
 // over its cap whole rather than this command splitting it into moves that could half succeed.
 import { KEY_PATTERN } from '../../contract/types.js';
 import { connect } from '../connect.js';

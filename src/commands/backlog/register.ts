@@ -1,5 +1,5 @@
 // `svc backlog [list]` and `svc backlog move KEY...`: the project's backlog in rank order, and moving
-// items out of their sprint (operations 10–11).
+// items out of their sprint (listBacklog, moveToBacklog).
 import type { Command } from 'commander';
 import type { Context, Depth } from '../context.js';
 import { withExamples } from '../examples.js';

@@ -1,4 +1,4 @@
-// `svc designs`: op 12. The contract leaves the row shape open, so the table reads the fields it
+// `svc designs`: listDesigns. The contract leaves the row shape open, so the table reads the fields it
 // shows defensively (a missing one prints `-`); --json passes the rows through untouched.
 import type { DesignRow } from '../../api/client.js';
 import { paginate } from '../../api/paginate.js';

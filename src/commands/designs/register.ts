@@ -1,4 +1,4 @@
-// `svc designs`: the project's approved designs, newest first (operation 12).
+// `svc designs`: the project's approved designs, newest first (listDesigns).
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { withExamples } from '../examples.js';

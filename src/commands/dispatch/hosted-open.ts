@@ -61,7 +61,7 @@ const NOT_CARRIED: Refusal[] = [
 ];
 
 /**
- * Refuses, in one line, the first flag given with `--hosted` that op 25's body cannot carry: the
+ * Refuses, in one line, the first flag given with `--hosted` that openDispatchRun's body cannot carry: the
  * runner would never see it, and the client sends no field the contract does not list. Called
  * with the flags as typed (not those `continue` takes from a recorded run).
  */

@@ -1,4 +1,4 @@
-// The network of a run's legs (DISPATCH.md §2, §9): `--network` > SVC_NETWORK > stored `network` >
+// The network of a run's legs (README.md#configuration, docs/trust.md): `--network` > SVC_NETWORK > stored `network` >
 // the default (fenced where legs run as pool uids, as root; open otherwise, until a normal user's
 // fence can be had), and the allowlist: the preset's model hosts, the git host, the workflow's
 // `network: allow:` and `--allow-host` (a hosted run adds its service and its clones' git hosts).

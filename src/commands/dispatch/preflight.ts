@@ -1,4 +1,4 @@
-// What would make every leg fail, checked before a run is opened (issue 11 §5): a --repo that is no
+// What would make every leg fail, checked before a run is opened: a --repo that is no
 // git repository, an agent program that is not there, a project that does not exist. Each is one
 // line and the documented exit code, and no run is opened; without these a newcomer got an open
 // run whose every leg failed with a multi-line execa dump.
@@ -108,7 +108,7 @@ export function checkAgentProgram(choice: AgentChoice, repo: string, path: strin
   }
 }
 
-/** The project exists on the service (op 4): a 404 is one line naming it, exit 4. */
+/** The project exists on the service (getProject): a 404 is one line naming it, exit 4. */
 export async function checkProject(api: Pick<ApiClient, 'getProject'>, projectKey: string): Promise<void> {
   try {
     await api.getProject(projectKey);

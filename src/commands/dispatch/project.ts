@@ -1,4 +1,4 @@
-// Which project a dispatch command works in (DISPATCH §2): a work item key `<PROJECT>-<n>` names its
+// Which project a dispatch command works in (README.md#configuration): a work item key `<PROJECT>-<n>` names its
 // project, so the keyed commands take it from their keys and the default project (--project,
 // SVC_PROJECT, stored) is needed only where no key is given. Decided before anything is sent, so
 // `--dry-run` and the real run refuse the same calls.

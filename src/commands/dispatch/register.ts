@@ -1,5 +1,5 @@
 // The eight dispatch commands: each differs in its arguments, the card set the engine selects
-// (DISPATCH.md §4) and a few flags of its own (flags.ts: --rerun, auto's, the lanes' filters).
+// (docs/dispatch.md) and a few flags of its own (flags.ts: --rerun, auto's, the lanes' filters).
 import type { Command } from 'commander';
 import type { DispatchCommand } from '../../contract/types.js';
 import type { Context, Depth } from '../context.js';

@@ -149,7 +149,7 @@ function agentEnvNames(names: readonly string[]): string[] {
 }
 
 /**
- * The user agents run as (DISPATCH.md §2, docs/trust.md): `--agent-user` > SVC_AGENT_USER > stored
+ * The user agents run as (README.md#configuration, docs/trust.md): `--agent-user` > SVC_AGENT_USER > stored
  * `agentUser` > the pool `svc-agent-N` when svc is root. With a user, svc's state and config folders
  * are made private (0700) first, so nothing of svc's is open to the agent. No user: svc's own, with
  * a warning (shown when the first agent starts) where svc is root or the run is hosted.

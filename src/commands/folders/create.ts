@@ -1,4 +1,4 @@
-// `svc folders create NAME`: op 14. The name is checked by the service (trimmed, 1–120 characters,
+// `svc folders create NAME`: createFolder. The name is checked by the service (trimmed, 1–120 characters,
 // unique among siblings ignoring case) so there is one rule, not two that could drift.
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';

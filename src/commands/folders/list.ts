@@ -1,4 +1,4 @@
-// `svc folders list`: one level of op 13 in tree order, or with --recursive the whole subtree,
+// `svc folders list`: one level of listFolders in tree order, or with --recursive the whole subtree,
 // depth first (each folder followed by its children), which is the order of the tree as shown.
 import type { ApiClient } from '../../api/client.js';
 import { paginate } from '../../api/paginate.js';

@@ -1,4 +1,4 @@
-// `svc folders move ID`: op 16 as a placement. The contract names anchors by where the *sibling*
+// `svc folders move ID`: updateFolder as a placement. The contract names anchors by where the *sibling*
 // sorts: `beforeId` is the sibling that sorts before the folder (so the folder goes after it),
 // `afterId` the one that sorts after it. The flags say where the *folder* goes, as a person would:
 // `--after X` is `beforeId: X`, `--before Y` is `afterId: Y`, `--first` is `beforeId: null`,
@@ -14,7 +14,7 @@ import type { FoldersMoveFlags } from './flags.js';
 /** The flags of `folders move`, with the folder's id. */
 export type FoldersMoveOptions = FoldersMoveFlags & { id: string };
 
-/** The body of op 16 for these flags, or a usage error naming the clash. */
+/** The body of updateFolder for these flags, or a usage error naming the clash. */
 export function placementOf(opts: FoldersMoveOptions): FolderUpdate {
   if (opts.parent !== undefined && opts.root) throw new UsageError('--parent and --root are exclusive: pick one destination');
   const ends = [opts.first && '--first', opts.last && '--last'].filter(Boolean);

@@ -1,4 +1,4 @@
-// `svc folders list|create|rename|move|rm`: the project's folder tree (operations 13–17). A folder
+// `svc folders list|create|rename|move|rm`: the project's folder tree (listFolders, createFolder, getFolder, updateFolder, deleteFolder). A folder
 // has no key; its id is its name on the command line.
 import type { Command } from 'commander';
 import type { Context, Depth } from '../context.js';

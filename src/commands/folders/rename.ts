@@ -1,4 +1,4 @@
-// `svc folders rename ID NAME`: op 16 with a name only (a rename is never also a placement).
+// `svc folders rename ID NAME`: updateFolder with a name only (a rename is never also a placement).
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { folderPath } from './list.js';

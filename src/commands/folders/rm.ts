@@ -1,4 +1,4 @@
-// `svc folders rm ID`: op 17. Nothing inside is deleted: the service moves the child folders and
+// `svc folders rm ID`: deleteFolder. Nothing inside is deleted: the service moves the child folders and
 // filed work items to the folder's parent, or refuses the whole delete. We read the folder first
 // only to name it and its destination in what we print.
 import { connect } from '../connect.js';

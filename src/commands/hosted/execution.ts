@@ -1,4 +1,4 @@
-// The hosted execution as a command builds it: the settings of DISPATCH.md §2 resolved from the
+// The hosted execution as a command builds it: the settings of README.md#configuration resolved from the
 // context (base URL, --insecure, --max-wait, --verbose request lines), warnings to stderr, and
 // git's credential helper pointing back at this very svc.
 import type { HostedExecution, HostedExecutionOptions } from '../../dispatch/hosted/index.js';

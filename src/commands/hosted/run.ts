@@ -1,7 +1,7 @@
-// A hosted run executed by this container (DISPATCH.md §6, docs/hosted.md): any dispatch command,
+// A hosted run executed by this container (docs/hosted.md, docs/hosted.md): any dispatch command,
 // or `svc attach`, started with SVC_RUN_ID and SVC_RUN_TOKEN (and no SVC_TOKEN). The run decides:
-// its command, its cards (the legs still queued or running) and its scope come from op 26; the
-// command's own card selection is not done. Everything goes through the run credential (ops 26, 8,
+// its command, its cards (the legs still queued or running) and its scope come from getDispatchRun; the
+// command's own card selection is not done. Everything goes through the run credential (getDispatchRun, getWorkItem,
 // 29, 27, 30; no heartbeat), each card works in a worktree of its target repository's clone, and
 // an implemented leg's branch is pushed through the credential helper (`--push`, on by default).
 // Each clone's `.svc/workflow.yml` of its base commit is read as a local run reads it (workflowFor).

@@ -1,4 +1,4 @@
-// `svc items count`: the exact count of a filter (op 7), not the length of a page.
+// `svc items count`: the exact count of a filter (countWorkItems), not the length of a page.
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { requireProject } from '../settings.js';

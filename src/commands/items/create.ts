@@ -1,4 +1,4 @@
-// `svc items create`: op 6. The new key goes to stdout (scripts capture it), the sentence to stderr.
+// `svc items create`: createWorkItem. The new key goes to stdout (scripts capture it), the sentence to stderr.
 import type { WorkItemCreate } from '../../contract/types.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';

@@ -1,4 +1,4 @@
-// `svc items edit KEY`: op 9, made against the version this command read (If-Match).
+// `svc items edit KEY`: updateWorkItem, made against the version this command read (If-Match).
 import { ApiError } from '../../api/errors.js';
 import type { WorkItemUpdate } from '../../contract/types.js';
 import { connect } from '../connect.js';

@@ -1,4 +1,4 @@
-// `svc items list`: op 5, followed page by page up to --limit.
+// `svc items list`: listWorkItems, followed page by page up to --limit.
 import { paginate } from '../../api/paginate.js';
 import type { WorkItemSummary } from '../../contract/types.js';
 import { connect } from '../connect.js';

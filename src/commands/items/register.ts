@@ -1,4 +1,4 @@
-// `svc items list|show|count|create|edit`: work items (operations 5–9).
+// `svc items list|show|count|create|edit`: work items (listWorkItems, createWorkItem, countWorkItems, getWorkItem, updateWorkItem).
 import type { Command } from 'commander';
 import type { Context, Depth } from '../context.js';
 import { withExamples } from '../examples.js';

@@ -1,4 +1,4 @@
-// `svc items show KEY`: one work item in full (op 8).
+// `svc items show KEY`: one work item in full (getWorkItem).
 import type { WorkItemDetail } from '../../contract/types.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';

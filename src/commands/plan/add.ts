@@ -1,4 +1,4 @@
-// `svc plan "text"`: op 19. Persists one turn on the thread of the anchor set; submits nothing.
+// `svc plan "text"`: addPlanTurn. Persists one turn on the thread of the anchor set; submits nothing.
 import type { PlanSessionAddress, PlanningThread } from '../../contract/types.js';
 import { KEY_PATTERN } from '../../contract/types.js';
 import { connect } from '../connect.js';

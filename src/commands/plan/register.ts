@@ -1,5 +1,5 @@
 // `svc plan "text"`, `svc plan submit`, `svc plan show ID`: the planning conversation of a project
-// (operations 19–22). Turns accumulate on a thread (one per anchor set, chosen with --target);
+// (addPlanTurn, submitPlanSession, getPlan, getPlanStatus). Turns accumulate on a thread (one per anchor set, chosen with --target);
 // a submission sends them all as one job that produces a plan of proposals.
 import type { Command } from 'commander';
 import type { Context, Depth } from '../context.js';

@@ -1,4 +1,4 @@
-// `svc plan show ID`: op 21. The proposals are data (stdout); the plan's title, status and summary
+// `svc plan show ID`: getPlan. The proposals are data (stdout); the plan's title, status and summary
 // are for the person reading (stderr), so piped rows stay rows.
 import type { Plan, PlanProposal } from '../../contract/types.js';
 import { connect } from '../connect.js';

@@ -1,5 +1,5 @@
-// `svc plan submit`: op 20 answers 202 at once. With --wait we poll op 22 with a spinner until the
-// plan leaves `generating`, then print op 21's proposals.
+// `svc plan submit`: submitPlanSession answers 202 at once. With --wait we poll getPlanStatus with a spinner until the
+// plan leaves `generating`, then print getPlan's proposals.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient } from '../../api/client.js';
 import type { PlanStatusView } from '../../contract/types.js';

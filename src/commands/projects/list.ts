@@ -1,4 +1,4 @@
-// `svc projects [list]`: the projects the token may browse (op 3), every page.
+// `svc projects [list]`: the projects the token may browse (listProjects), every page.
 import { collectAll } from '../../api/paginate.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';

@@ -1,4 +1,4 @@
-// `svc projects [list]` and `svc projects show KEY` (operations 3–4).
+// `svc projects [list]` and `svc projects show KEY` (listProjects, getProject).
 import type { Command } from 'commander';
 import type { Context, Depth } from '../context.js';
 import { withExamples } from '../examples.js';

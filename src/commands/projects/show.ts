@@ -1,4 +1,4 @@
-// `svc projects show KEY`: one project (op 4).
+// `svc projects show KEY`: one project (getProject).
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 

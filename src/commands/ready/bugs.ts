@@ -1,4 +1,4 @@
-// `svc ready bugs`: ready bug work, grouped by its container (op 23).
+// `svc ready bugs`: ready bug work, grouped by its container (listReadyBugs).
 import { paginate } from '../../api/paginate.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';

@@ -1,4 +1,4 @@
-// `svc ready containers`: runnable containers, next first (op 24).
+// `svc ready containers`: runnable containers, next first (listReadyContainers).
 import { paginate } from '../../api/paginate.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';

@@ -1,4 +1,4 @@
-// `svc ready bugs|containers`: the ready lanes (operations 23–24).
+// `svc ready bugs|containers`: the ready lanes (listReadyBugs, listReadyContainers).
 import type { Command } from 'commander';
 import type { Context, Depth } from '../context.js';
 import { withExamples } from '../examples.js';

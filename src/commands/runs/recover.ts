@@ -30,7 +30,7 @@ export async function runRunsRecover(opts: RunsRecoverOptions, ctx: Context): Pr
     );
     // Agents' leg folders (svc as root) of svc processes that are gone go too; said on stderr.
     for (const path of await removeOrphanLegs()) ctx.out.info(`removed the agent leg folder ${path} (its svc is gone)`);
-    // A crashed svc's network fence (DISPATCH.md §9) goes too: its table names the process.
+    // A crashed svc's network fence (docs/trust.md) goes too: its table names the process.
     if (process.getuid?.() === 0) {
       for (const table of await removeStaleFences().catch(() => [])) ctx.out.info(`removed the network fence inet ${table} (its svc is gone)`);
     }

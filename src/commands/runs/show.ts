@@ -1,4 +1,4 @@
-// `svc runs show ID`: the run as the service recorded it (op 26).
+// `svc runs show ID`: the run as the service recorded it (getDispatchRun).
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { runLines } from './run-lines.js';

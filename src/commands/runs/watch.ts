@@ -1,4 +1,4 @@
-// `svc runs watch ID`: polls the run (op 26) and prints a stamped line when it changes, until it
+// `svc runs watch ID`: polls the run (getDispatchRun) and prints a stamped line when it changes, until it
 // closes; a failed run exits 1.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseDuration } from '../../dispatch/index.js';

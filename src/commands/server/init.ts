@@ -1,5 +1,5 @@
 // `svc server init` and `svc server delivery`: offline use of the local service without the demo
-// seed (DISPATCH §7). The service's own runServerCommand writes the database.
+// seed (docs/service.md). The service's own runServerCommand writes the database.
 import type { Context } from '../context.js';
 
 export interface ServerInitOptions {

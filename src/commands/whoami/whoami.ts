@@ -1,4 +1,4 @@
-// `svc whoami`: who the token belongs to (op 1).
+// `svc whoami`: who the token belongs to (getMe).
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 

@@ -1,4 +1,4 @@
-// `svc workspaces`: the workspaces the token owner belongs to (op 2), every page.
+// `svc workspaces`: the workspaces the token owner belongs to (listWorkspaces), every page.
 import { collectAll } from '../../api/paginate.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';

@@ -1,4 +1,4 @@
-// `--agent-cmd "CMD ARGS"` (DISPATCH.md §3): split like a POSIX shell splits words, but never run
+// `--agent-cmd "CMD ARGS"` (docs/agents.md): split like a POSIX shell splits words, but never run
 // through a shell. There is no expansion of variables, globs or command substitution, so a
 // placeholder value (a title with `$(rm -rf /)` in it, say) can never become code: it is one argv
 // element, substituted after splitting.
@@ -74,7 +74,7 @@ export function splitCommand(line: string): string[] {
   return words;
 }
 
-/** Values of the placeholders an agent command line may use (DISPATCH.md §3). */
+/** Values of the placeholders an agent command line may use (docs/agents.md). */
 export interface PlaceholderValues {
   prompt_file: string;
   key: string;

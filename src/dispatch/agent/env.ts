@@ -1,4 +1,4 @@
-// The agent's environment (DISPATCH.md §3) is an allowlist: the basics a program needs to run, the
+// The agent's environment (docs/agents.md) is an allowlist: the basics a program needs to run, the
 // variables of its preset, the names the user gave (`--agent-env NAME`, the workflow's `env:`), and
 // the SVC_* variables that describe its card. Nothing else of svc's environment reaches it. The
 // agent is an arbitrary program under the control of a model: a token in its environment is a

@@ -101,7 +101,7 @@ export interface LegResult {
   network?: LegNetwork;
 }
 
-/** The variables every agent gets besides the filtered base environment (DISPATCH.md §3). */
+/** The variables every agent gets besides the filtered base environment (docs/agents.md). */
 export interface AgentEnvExtra {
   SVC_CARD_KEY: string;
   SVC_RUN_ID: string;

@@ -1,4 +1,4 @@
-// A uid per concurrent leg (DISPATCH.md §3, docs/trust.md): a leg leases one uid of its pool for
+// A uid per concurrent leg (docs/agents.md, docs/trust.md): a leg leases one uid of its pool for
 // as long as it runs, machine-wide, so two legs (of one svc or of two) never share one. A lease
 // is a file named after the uid in a root-only folder, holding the owner's pid and start time; a
 // lease whose owner is gone (kill -9) is stale and taken over. When a leg ends, and before a uid

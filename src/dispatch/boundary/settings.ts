@@ -1,4 +1,4 @@
-// The agent's own settings and logins cross the boundary (DISPATCH.md §3): an agent user gets a
+// The agent's own settings and logins cross the boundary (docs/agents.md): an agent user gets a
 // fresh home per leg, so the invoking user's `~/.claude*`, `~/.codex` (or CODEX_HOME), `~/.gemini`,
 // aider's and opencode's configuration are copied into it before the leg's folder is handed over,
 // and the variables that named the originals name the copies. Session histories and caches stay

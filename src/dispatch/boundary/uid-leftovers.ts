@@ -1,4 +1,4 @@
-// What a leg's uid leaves outside its leg's folder (DISPATCH.md §3, docs/trust.md): files in the
+// What a leg's uid leaves outside its leg's folder (docs/agents.md, docs/trust.md): files in the
 // shared temp folders and System V IPC objects outlive its processes, and the next leg of the same
 // uid would find them. So they go each time the uid is leased (./pool.ts), after its processes were
 // killed (when its last leg ended, or now, when that leg's svc died), and when `runs recover` frees

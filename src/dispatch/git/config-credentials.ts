@@ -1,4 +1,4 @@
-// Credentials in the repository's own git config (issue 38): `actions/checkout` writes the job's
+// Credentials in the repository's own git config: `actions/checkout` writes the job's
 // token into `.git/config` as `http.https://github.com/.extraheader` unless told not to, and a
 // clone URL may carry `user:token@`. An agent can read that file: as svc's own user it is the
 // owner's, and through the boundary the agent's clone borrows the repository's objects (where the

@@ -1,4 +1,4 @@
-// One git worktree per card, on branch `svc/<KEY>` (DISPATCH.md §3). Default home:
+// One git worktree per card, on branch `svc/<KEY>` (docs/agents.md). Default home:
 // `<git common dir>/svc-worktrees/<KEY>` — local to the repository and removed with it, never
 // listed by the main checkout's `git status`, and outside every glob its tests and linters use.
 // Creation is serialized in-process: parallel `git worktree add` calls race on config.lock and

@@ -1,5 +1,5 @@
 // The one holder of a hosted run's git tokens. It trades the run credential for git credentials
-// (operation 30) and keeps them in memory only: never a file, an environment variable or an argv.
+// (getGitCredential) and keeps them in memory only: never a file, an environment variable or an argv.
 // git reaches them through `svc git-credential`, which asks this broker over a private socket
 // (credential-socket.ts).
 //
@@ -9,7 +9,7 @@
 import { sameRepository } from '../../contract/repository-ref.js';
 import type { GitCredential, GitCredentials } from '../../contract/types.js';
 
-/** The one operation the broker needs: operation 30, called with the run's own credential. */
+/** The one operation the broker needs: getGitCredential, called with the run's own credential. */
 export interface GitCredentialSource {
   getGitCredential(runId: string): Promise<GitCredentials>;
 }
@@ -71,7 +71,7 @@ export class GitCredentialBroker {
     this.now = opts.now ?? Date.now;
   }
 
-  /** How many times operation 30 was called (tests assert refreshes with it). */
+  /** How many times getGitCredential was called (tests assert refreshes with it). */
   get tradeCount(): number {
     return this.trades;
   }
@@ -151,7 +151,7 @@ export class GitCredentialBroker {
     return expires - this.now() <= ahead;
   }
 
-  /** One trade at a time: concurrent git calls share the answer of a single operation 30. */
+  /** One trade at a time: concurrent git calls share the answer of a single getGitCredential. */
   private refresh(): Promise<void> {
     if (this.disposed) return Promise.reject(new NoGitCredentialError('the git credential broker was disposed'));
     this.inFlight ??= (async () => {

@@ -49,7 +49,7 @@ export interface HostedExecutionOptions {
 }
 
 export interface HostedExecution {
-  /** The API client on the run credential (ops 26, 8, 29, 27, 30 only). */
+  /** The API client on the run credential (getDispatchRun, getWorkItem, appendDispatchEvents, closeDispatchRun, getGitCredential only). */
   api: ApiClient;
   run: HostedRun;
   /** The legs still to run, with their work items. */

@@ -1,5 +1,5 @@
-// What a hosted run is asked to do, read with the run's own credential: the run (operation 26) for
-// its command, cards and scope, and each card's work item (operation 8, allowed for the run's own
+// What a hosted run is asked to do, read with the run's own credential: the run (getDispatchRun) for
+// its command, cards and scope, and each card's work item (getWorkItem, allowed for the run's own
 // cards) for what the agent needs, target repositories included.
 import type { DispatchCard, DispatchRun, WorkItemDetail } from '../../contract/types.js';
 
@@ -24,7 +24,7 @@ export interface HostedCard {
   item: WorkItemDetail;
 }
 
-/** Operation 26 with the run credential: the command, cards and scope of the run. */
+/** getDispatchRun with the run credential: the command, cards and scope of the run. */
 export async function readHostedRun(api: Pick<HostedRunReader, 'getDispatchRun'>, runId: string): Promise<HostedRun> {
   const run = await api.getDispatchRun(runId);
   const scoped = run.scopeWorkItemId !== null || run.scopeLabel !== null;

@@ -58,7 +58,7 @@ export async function discardAgentSide(side: Promise<AgentSide>): Promise<void> 
 
 /** Runs whose agent-user warning was said (once per run, at its first agent). */
 const warned = new WeakSet<DispatchOptions>();
-/** Runs whose network line was said (DISPATCH.md §9: once, when the first agent starts). */
+/** Runs whose network line was said (docs/trust.md: once, when the first agent starts). */
 const networkSaid = new WeakSet<DispatchOptions>();
 
 /**
@@ -118,11 +118,11 @@ async function asSvcUser({ ctx, wt, key, prompt, log, eventKey, collect }: LegRu
     warned.add(ctx.opts);
     ctx.deps.output.warn(ctx.opts.agentUserWarning);
   }
-  // DISPATCH.md §9: a normal user's fence is a network namespace per program (fence/bwrap.ts).
+  // docs/trust.md: a normal user's fence is a network namespace per program (fence/bwrap.ts).
   const fencer = legFencer(ctx, log, null);
   let result: LegResult;
   try {
-    // Workflow (issue 30): a card's leg runs inside .svc/workflow.yml's steps; a close-out does not.
+    // Workflow: a card's leg runs inside .svc/workflow.yml's steps; a close-out does not.
     if (!eventKey) {
       const c = fencer ? fencedContext(ctx, await fencer.up(null), { ...ctx.workflowEnv }) : ctx;
       return await runAgentOnce(c, wt, key, prompt, log, null, collect);
@@ -168,13 +168,13 @@ async function asAgentUser({ ctx, wt, key, prompt, log, eventKey, collect }: Leg
   }
   const { lease, leg } = opened;
   let killed = false;
-  // DISPATCH.md §9: the fence of this uid, up after setup (leg-steps.ts), down once the uid is empty.
+  // docs/trust.md: the fence of this uid, up after setup (leg-steps.ts), down once the uid is empty.
   const fencer = legFencer(ctx, log, lease.user.uid);
   const withNet = (r: LegResult): LegResult => (fencer ? { ...r, network: fencer.network } : r);
   try {
     try {
       await leg.attach(wt);
-      // Workflow (issue 30): the steps run in the agent's clone, as its user, before the clone is
+      // Workflow: the steps run in the agent's clone, as its user, before the clone is
       // collected; they need the clone before the agent, which otherwise makes it as it starts.
       if (eventKey && workflowOf(ctx, key)) await leg.ensureClone();
       // Without workflow steps after it, the agent's own process start collects the leg too.

@@ -1,4 +1,4 @@
-// Best-of-N (issue 41, DISPATCH §10): a card's leg run as N attempts side by side, each the leg
+// Best-of-N (docs/dispatch.md): a card's leg run as N attempts side by side, each the leg
 // machinery of its own (a worktree on svc/<KEY>-attempt-<n> made from the run's base, its own agent
 // side: as root a uid and a clone), with SVC_ATTEMPT=n and the n-th `--agent`. The repository's check
 // picks: the first attempt whose work would land wins (attempts ending in the same millisecond: the

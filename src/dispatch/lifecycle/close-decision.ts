@@ -1,5 +1,5 @@
-// How a run closes (DISPATCH §4): its stop reason and the status sent with it, from what happened;
-// and the exit code it ends with (§2). Pure, so every row is checked without running anything.
+// How a run closes (docs/dispatch.md): its stop reason and the status sent with it, from what happened;
+// and the exit code it ends with (README.md#exit-codes). Pure, so every row is checked without running anything.
 import { EXIT, exitCodeFor } from '../../api/errors.js';
 import type { CloseStatus, DispatchCommand, StopReason } from '../../contract/types.js';
 import { interruptionExitCode } from '../signals.js';
@@ -33,7 +33,7 @@ export function endedByCommand(s: Pick<CloseState, 'timedOut' | 'interrupted' | 
   return !s.timedOut && !s.interrupted && !s.failed && s.stop === null;
 }
 
-/** §4 "stops with": the stop of a run whose legs all ran. */
+/** docs/dispatch.md, "Why a run stops": the stop of a run whose legs all ran. */
 function commandStop(s: Pick<CloseState, 'command' | 'capped' | 'moreReady'>): StopReason {
   if (s.command === 'batch') return s.capped ? 'max' : 'drained';
   if (s.command === 'auto') {
@@ -64,7 +64,7 @@ export interface RunEnd {
 }
 
 /**
- * The one place a run's end becomes its exit code (DISPATCH §2): 1 when it timed out, 130/143 when
+ * The one place a run's end becomes its exit code (README.md#exit-codes): 1 when it timed out, 130/143 when
  * a signal stopped it, a fault's own code, else 1 for a failed run and 0 for any other.
  */
 export function runExitCode(end: RunEnd): number {

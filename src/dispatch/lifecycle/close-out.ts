@@ -1,4 +1,4 @@
-// The close-out leg of run_scope (op 28): once, after the card legs, in the scope's branch.
+// The close-out leg of run_scope (getCloseOutPrompt): once, after the card legs, in the scope's branch.
 import { join } from 'node:path';
 import type { WorkItemDetail } from '../../contract/types.js';
 import type { LegResult } from '../agent/types.js';
@@ -8,7 +8,7 @@ import { worktreeFor } from './leg.js';
 import { repoOf, type LegContext } from '../leg-context.js';
 import { pushLeg } from './push.js';
 
-/** The close-out prompt (op 28), run once in the scope's branch after the legs of run_scope. */
+/** The close-out prompt (getCloseOutPrompt), run once in the scope's branch after the legs of run_scope. */
 export async function runCloseOut(ctx: LegContext, scope: WorkItemDetail): Promise<LegResult> {
   // The service derives landedKeys from the legs' dispositions: they must reach it first, or the
   // close-out would be told that nothing landed.

@@ -1,5 +1,5 @@
 // The close of a run, as decided: journalled first (so `svc runs recover` repeats this close, not
-// `interrupted`), pending events flushed, the heartbeat stopped, then the close sent (op 27). A
+// `interrupted`), pending events flushed, the heartbeat stopped, then the close sent (closeDispatchRun). A
 // run whose events cannot all be delivered is left open for recover rather than closed without
 // its dispositions. Whatever happens, the stream, heartbeat, journal and lock are let go.
 import { EXIT, exitCodeFor } from '../../api/errors.js';

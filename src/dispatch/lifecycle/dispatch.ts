@@ -1,6 +1,6 @@
 // `runDispatch`: the one entry point of every dispatch command. It selects the card set, answers a
 // dry run without opening anything, runs one run (or, for `auto`, one run per round until nothing
-// is ready or the cap is reached) and returns a RunSummary whose exitCode follows DISPATCH §2.
+// is ready or the cap is reached) and returns a RunSummary whose exitCode follows README.md#exit-codes.
 import { EXIT } from '../../api/errors.js';
 import type { WorkItemDetail } from '../../contract/types.js';
 import { randomUUID } from 'node:crypto';

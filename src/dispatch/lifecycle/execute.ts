@@ -1,6 +1,6 @@
 // Runs an open run to its close, in the shape of the Buildkite agent's job runner: the local state
 // first, then the run's watchers (event stream, heartbeat, signal, timeout: RunStops), the legs
-// (LegScheduler), the close-out, a pure decision of the close (decideClose, DISPATCH §4), and the
+// (LegScheduler), the close-out, a pure decision of the close (decideClose, docs/dispatch.md), and the
 // closer that sends it.
 import type { DispatchRun } from '../../contract/types.js';
 import { EventStream } from '../wire/event-stream.js';
@@ -31,7 +31,7 @@ export interface ExecuteInput {
   /** Recorded in run.json; null for a run this client did not open (hosted). */
   idempotencyKey: string | null;
   /**
-   * auto: whether more is ready beyond what the invocation took (DISPATCH §4: `completed` and the
+   * auto: whether more is ready beyond what the invocation took (docs/dispatch.md: `completed` and the
    * loop goes on, else `drained`). Asked only when the legs ran out.
    */
   moreReady?(selection: Selection): Promise<boolean>;
@@ -65,7 +65,7 @@ function watch(opts: DispatchOptions, deps: DispatchDeps, run: DispatchRun, loca
     },
     warn: (m) => output.warn(m),
   });
-  // Hosted runs send no heartbeat: op 31 is not among the run credential's operations.
+  // Hosted runs send no heartbeat: heartbeatDispatchRun is not among the run credential's operations.
   const heartbeat =
     opts.heartbeat === false
       ? { stop: async () => undefined }
@@ -90,7 +90,7 @@ function watch(opts: DispatchOptions, deps: DispatchDeps, run: DispatchRun, loca
   return { stream, heartbeat, unwatch };
 }
 
-/** run_scope's close-out once its legs landed (DISPATCH §4); a failure to run it is reported, not fatal. */
+/** run_scope's close-out once its legs landed (docs/dispatch.md); a failure to run it is reported, not fatal. */
 async function closeOutOf(ctx: LegContext, selection: Selection): Promise<RunSummary['closeOut']> {
   const { deps } = ctx;
   if (!selection.closeOut || !selection.scopeKey) return null;

@@ -60,11 +60,11 @@ export function selectionOfRun(
 }
 
 /**
- * Executes a run that is already open on the service instead of opening one (no op 25): a hosted
+ * Executes a run that is already open on the service instead of opening one (no openDispatchRun): a hosted
  * run, read with its own credential. Its command's semantics apply (the close-out of a scoped run,
  * batch's `drained`), the state folder and journal work as for a local run (an earlier attempt's
  * undelivered events are sent first), and the run is closed with an explicit status. `items` are
- * the work items of the legs still to run; a leg whose item is missing there is read with op 8.
+ * the work items of the legs still to run; a leg whose item is missing there is read with getWorkItem.
  */
 export async function runExistingRun(
   opts: DispatchOptions,

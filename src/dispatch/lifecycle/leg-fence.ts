@@ -1,4 +1,4 @@
-// A leg's egress fence as the leg sees it (DISPATCH.md §9; the fence itself is ../fence/): put up
+// A leg's egress fence as the leg sees it (docs/trust.md; the fence itself is ../fence/): put up
 // after setup, for the agent, verify and teardown; taken down once every process of the uid is
 // gone. Each refusal is a line in the leg's log and, with --send-logs, an event whose body is that
 // line (the contract lets an event carry nothing else of it; docs/trust.md).

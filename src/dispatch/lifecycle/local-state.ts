@@ -1,5 +1,5 @@
 // A run's local state: run.json (no secrets), the lock that says the run is live here, and the
-// journal every event goes through first (DISPATCH §5). Written before anything runs: a run that
+// journal every event goes through first (docs/dispatch.md#the-wire). Written before anything runs: a run that
 // cannot be recorded runs nothing.
 import { EventStream } from '../wire/event-stream.js';
 import { Journal } from '../wire/journal.js';
@@ -43,7 +43,7 @@ export function recordBase(
 }
 
 /**
- * Reconciles a journal an earlier attempt left behind with the run's seq (op 26), as `svc runs
+ * Reconciles a journal an earlier attempt left behind with the run's seq (getDispatchRun), as `svc runs
  * recover` does: what the service stored is acknowledged, the rest is sent by the stream.
  */
 function reconcileJournal(journal: Journal, record: RunRecord, run: DispatchRun): void {

@@ -1,5 +1,5 @@
 // Opens a run and runs it: the open is recorded locally first (a pending record naming its
-// idempotency key), retried and reselected on a 409 (DISPATCH §5), and the run it opened, or the
+// idempotency key), retried and reselected on a 409 (docs/dispatch.md#the-wire), and the run it opened, or the
 // one its key already named, is handed to executeRun.
 import { EXIT } from '../../api/errors.js';
 import { randomUUID } from 'node:crypto';
@@ -84,7 +84,7 @@ export async function runOnce(opts: DispatchOptions, deps: DispatchDeps, input: 
     const { held } = result;
     if (pending.path) removePendingOpen(pending.path);
     // Every runnable card is in another live run: a lane command leaves them to it (exit 0); a
-    // command given keys ran none of them, which is no success (DISPATCH §4).
+    // command given keys ran none of them, which is no success (docs/dispatch.md).
     const taken: Selection = {
       ...input.selection,
       cards: input.selection.cards.map((c) => (c.skipReason ? c : { ...c, skipReason: held.get(c.key) ?? 'already in another running run' })),

@@ -25,7 +25,7 @@ export function summaryOf(selection: Selection, run: DispatchRun | null, exitCod
   };
 }
 
-/** Commands given keys: when none of their cards can run, that is a failure to report (DISPATCH §4). */
+/** Commands given keys: when none of their cards can run, that is a failure to report (docs/dispatch.md). */
 export const isNamedCommand = (command: string): boolean => ['run', 'run_scope', 'fix', 'review'].includes(command);
 
 /** The one line that says why no card of a named command's set ran: each card's skip reason. */

@@ -25,7 +25,7 @@ export interface RunSummary {
   status: string | null;
   cards: CardSummary[];
   legs: LegSummary[];
-  /** DISPATCH §2: 0 success, 1 failed, 130/143 interrupted, others from service errors. */
+  /** README.md#exit-codes: 0 success, 1 failed, 130/143 interrupted, others from service errors. */
   exitCode: number;
   /** One line: what was picked, or why nothing ran. */
   note: string;

@@ -1,4 +1,4 @@
-// Pull requests through GitHub's REST API (hosted runs: the installation token from operation 30,
+// Pull requests through GitHub's REST API (hosted runs: the installation token from getGitCredential,
 // which is narrowed to contents plus pull-request write). A pull request is found by its head
 // first and updated, never opened twice; a 422 "A pull request already exists" (a race with
 // another writer) is settled the same way.

@@ -1,4 +1,4 @@
-// Pull requests (issue 17, docs/pull-requests.md): the writer seam, GitHub's REST API for hosted
+// Pull requests (docs/pull-requests.md): the writer seam, GitHub's REST API for hosted
 // runs, the user's `gh` for local ones, and the call the engine makes at the end of a leg.
 export { pullRequestAfterLeg, pullRequestsFile, deliveryFor } from './after-leg.js';
 export type { AfterLegInput, PullRequestRecord } from './after-leg.js';

@@ -38,7 +38,7 @@ export interface LegReport {
   check: LegCheck;
   /** How many times the agent ran (more than once after failed checks); null without a workflow. */
   attempts: number | null;
-  /** A fenced leg (DISPATCH.md §9): its mode and what the fence refused, hosts made visible; null: open. */
+  /** A fenced leg (docs/trust.md): its mode and what the fence refused, hosts made visible; null: open. */
   network: LegNetwork | null;
   /** Best-of-N (`--attempts`): every attempt with its check, duration and spend, and which one won. */
   bestOf?: BestOf;

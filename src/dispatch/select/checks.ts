@@ -1,4 +1,4 @@
-// The per-card rules every command shares (DISPATCH §4): done, archived and human cards are
+// The per-card rules every command shares (docs/dispatch.md): done, archived and human cards are
 // recorded with a skip reason; blockers inside the set order the legs; a human card of the set that
 // blocks a later card (directly or through an ancestor) gates the run there.
 import type { WorkItemDetail } from '../../contract/types.js';

@@ -1,4 +1,4 @@
-// Card selection per command (DISPATCH §4). The set is fixed when the run opens; everything here
+// Card selection per command (docs/dispatch.md). The set is fixed when the run opens; everything here
 // only reads. Named commands keep the user's order; run_scope and `next` order blockers first.
 import { KEY_PATTERN, type DispatchCommand, type WorkItemDetail } from '../../contract/types.js';
 import { baseSkipReason, markGated, newCard } from './checks.js';

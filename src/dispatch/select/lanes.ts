@@ -1,4 +1,4 @@
-// The lane commands: `batch`/`auto` pick ready leaves through op 5's filter grammar, `next` takes
+// The lane commands: `batch`/`auto` pick ready leaves through listWorkItems's filter grammar, `next` takes
 // the first runnable container (as run_scope) or else the first group of ready bug work.
 import type { WorkItemDetail } from '../../contract/types.js';
 import { baseSkipReason, newCard } from './checks.js';

@@ -143,7 +143,7 @@ export function describeFsError(error: unknown): string {
 }
 
 /**
- * A run about to be opened. Written BEFORE the open (op 25) and removed once run.json holds the
+ * A run about to be opened. Written BEFORE the open (openDispatchRun) and removed once run.json holds the
  * run's id, so a run whose open landed while its record did not (a kill -9 between the open's
  * answer and run.json, a disk that filled up) can still be found: `svc runs recover` repeats the
  * open with the same idempotency key and learns the run's id. Never holds a token.

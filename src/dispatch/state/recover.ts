@@ -1,10 +1,10 @@
 // `svc runs recover`: runs whose process died (crash, second Ctrl-C, lost machine) leave a journal
-// without a `closed` record. For each, the run's seq (op 26) says how much of the journal the
+// without a `closed` record. For each, the run's seq (getDispatchRun) says how much of the journal the
 // service stored; the rest is sent, then the run is closed — with the close the client had already
 // decided on if the journal recorded one, else `interrupted` / `cancelled`. A run the reaper
 // already closed is only marked done locally.
 //
-// A process that died between the open (op 25) and run.json leaves only a pending record (the
+// A process that died between the open (openDispatchRun) and run.json leaves only a pending record (the
 // open's body and idempotency key). The open is repeated with that key, which is how the service
 // finds a run again: `created: false` names the run the first open made, which gets its state
 // folder and is then recovered like any other (closed `interrupted`/`cancelled`). `created: true`

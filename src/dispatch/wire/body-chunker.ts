@@ -1,4 +1,4 @@
-// Agent output as `body` events of at most 16 KiB of UTF-8 (DISPATCH.md §3, §5): output is gathered
+// Agent output as `body` events of at most 16 KiB of UTF-8 (docs/agents.md, docs/dispatch.md#the-wire): output is gathered
 // as bytes and cut on character boundaries, never through a character or a surrogate pair.
 import { isUtf8 } from 'node:buffer';
 

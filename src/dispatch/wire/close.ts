@@ -1,6 +1,6 @@
-// Closing a run (op 27) the way the event stream appends: the close is not repeated blindly by the
+// Closing a run (closeDispatchRun) the way the event stream appends: the close is not repeated blindly by the
 // client, so after an ambiguous failure (a reset after sending, an answer cut short, a gateway's
-// 500/502/504) the run is read (op 26) to learn whether the close landed. Closed: done. Still
+// 500/502/504) the run is read (getDispatchRun) to learn whether the close landed. Closed: done. Still
 // running: close again, a few times with backoff. A 409 then means it closed meanwhile (our lost
 // close, or someone else's): read it. Only a service that stays unreachable leaves the run open,
 // for `svc runs recover`.

@@ -7,7 +7,7 @@ import { RunClosedError, isRunClosed, type DispatchService } from '../ports.js';
 export interface HeartbeatOptions {
   service: Pick<DispatchService, 'heartbeatDispatchRun'>;
   runId: string;
-  /** Between beats (DISPATCH §2: default 60 s). */
+  /** Between beats (README.md#configuration: default 60 s). */
   intervalMs: number;
   /** After a failed beat, the next try comes this soon (capped by the interval). */
   retryMs?: number;

@@ -45,7 +45,7 @@ export interface WorkflowLeg {
   branch: string;
   /** Where the agent runs: the steps run there too, as the same user. */
   place: StepPlace & {
-    /** Puts the leg's network fence up (DISPATCH.md §9): after setup, before the agent; its variables for the rest. */
+    /** Puts the leg's network fence up (docs/trust.md): after setup, before the agent; its variables for the rest. */
     fence?: (ownPorts: { first: number; count: number } | null) => Promise<FenceHooks>;
   };
   prompt: string;

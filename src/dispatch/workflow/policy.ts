@@ -35,7 +35,7 @@ export interface Workflow {
   protect: string[];
   /** Variables of svc's environment the agent and the steps get besides the allowlist (docs/agents.md). */
   env: string[];
-  /** `network: allow:`: hosts a fenced leg may reach besides the preset's and the git host (DISPATCH.md §9). */
+  /** `network: allow:`: hosts a fenced leg may reach besides the preset's and the git host (docs/trust.md). */
   networkAllow: string[];
   timeouts: Record<StepName, number>;
   /** Best-of-N (`attempts:`): agents run side by side on each card, the check picks one; absent: 1. */

@@ -1,4 +1,4 @@
-// Backlog (api-v1 operations 10–11) and the sprint references the ready lanes resolve.
+// Backlog (listBacklog, moveToBacklog) and the sprint references the ready lanes resolve.
 import type { ServiceModule } from '../kernel.js';
 import { listBacklog } from './list.js';
 import { moveToBacklog } from './move.js';

@@ -1,6 +1,6 @@
-// Operation 10: the backlog in rank order with a total. The backlog holds the project's items
+// listBacklog: the backlog in rank order with a total. The backlog holds the project's items
 // that are in no sprint (or only in a closed one), not in a done category and not archived
-// (unless the filter names `archived`). `filter` is operation 5's grammar, applied on top.
+// (unless the filter names `archived`). `filter` is listWorkItems's grammar, applied on top.
 // Rank order: `rank` ascending; items never ranked follow, oldest first; (createdAt, id) breaks ties.
 import type { RankedPage, WorkItemSummary } from '../../contract/types.js';
 import { pageOf, readPaging } from '../cursors.js';

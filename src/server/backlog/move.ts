@@ -1,4 +1,4 @@
-// Operation 11: move work items out of their sprint to the backlog, all or nothing. Every key is
+// moveToBacklog: move work items out of their sprint to the backlog, all or nothing. Every key is
 // checked before the first write; one unknown key refuses the whole batch and moves nothing.
 import type { BacklogMove, BacklogMoved } from '../../contract/types.js';
 import { transaction } from '../db.js';
@@ -6,7 +6,7 @@ import { invalid, type Reply, type RequestContext } from '../kernel.js';
 import { updateColumns } from '../work-items/store.js';
 import { projectForKey } from '../core/access.js';
 
-/** Largest batch op 11 accepts; the contract leaves the cap open ("refused whole"). */
+/** Largest batch moveToBacklog accepts; the contract leaves the cap open ("refused whole"). */
 export const BACKLOG_MOVE_MAX = 100;
 
 export function moveToBacklog(ctx: RequestContext): Reply {

@@ -1,4 +1,4 @@
-// Sprint references of the read lanes (api-v1 ops 23, 24): `sprintId` is a sprint id of the
+// Sprint references of the read lanes (listReadyBugs, listReadyContainers): `sprintId` is a sprint id of the
 // project or the literal `active`. Direct membership only: callers compare work_items.sprint_id
 // with the id returned here, never a parent's sprint.
 import type { Database } from '../db.js';

@@ -47,7 +47,7 @@ export function projectById(db: Database, principal: Principal, id: string): Pro
 }
 
 /**
- * A hosted run's credential may read only the work items of its own cards (DISPATCH.md §6). The
+ * A hosted run's credential may read only the work items of its own cards (docs/hosted.md). The
  * dispatch-runs module owns the cards, so it registers the check here; until it does, a run
  * credential sees the work items of its run's project.
  */

@@ -1,4 +1,4 @@
-// Identity, workspaces and projects (operations 1–4).
+// Identity, workspaces and projects (getMe, listWorkspaces, listProjects, getProject).
 import type { ServiceModule } from '../kernel.js';
 import { getMe } from './me.js';
 import { getProject, listProjects } from './projects.js';

@@ -1,4 +1,4 @@
-// Operation 1: who the token belongs to and what it may do.
+// getMe: who the token belongs to and what it may do.
 import type { Identity } from '../../contract/types.js';
 import type { Route } from '../kernel.js';
 

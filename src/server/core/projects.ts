@@ -1,10 +1,10 @@
-// Operations 3 and 4: the projects the caller may browse in the bound workspace.
+// listProjects, getProject: the projects the caller may browse in the bound workspace.
 import type { AccessLevel, Project } from '../../contract/types.js';
 import { pageOf, readPaging } from '../cursors.js';
 import type { Route } from '../kernel.js';
 import { browsableProjects, projectForKey, type ProjectRow } from './access.js';
 
-/** accessLevel is deprecated and derived (api-v1 §2); `limited` is never emitted. */
+/** accessLevel is deprecated and derived (the contract's fields); `limited` is never emitted. */
 const LEVEL_OF_MODE: Record<string, AccessLevel> = { workspace: 'open', members: 'private', public: 'public' };
 
 export function projectBody(row: ProjectRow): Project {

@@ -1,5 +1,5 @@
-// Operation 2: the workspaces the token's owner belongs to — the only answer not scoped to the
-// token's own workspace (api-v1 §1).
+// listWorkspaces: the workspaces the token's owner belongs to — the only answer not scoped to the
+// token's own workspace (the contract).
 import type { Workspace } from '../../contract/types.js';
 import { pageOf, readPaging } from '../cursors.js';
 import type { Route } from '../kernel.js';

@@ -1,4 +1,4 @@
-// Designs (api-v1 operation 12): approved design cards of a project, newest first.
+// Designs (listDesigns): approved design cards of a project, newest first.
 import type { ServiceModule } from '../kernel.js';
 import { listDesigns } from './list.js';
 import { DESIGNS_SCHEMA } from './store.js';

@@ -1,4 +1,4 @@
-// Operation 12: approved designs of a project, newest first (createdAt, then id, descending).
+// listDesigns: approved designs of a project, newest first (createdAt, then id, descending).
 // `pathPrefix` keeps designs holding an asset whose repository sourcePath starts with it (exact,
 // case-sensitive, as paths are); `query` is a case-insensitive substring of the title. An empty
 // value of either means omitted.

@@ -1,5 +1,5 @@
 // Designs: a design card of a project with its assets (files kept in a repository). The contract
-// shows only the listing (op 12) and leaves the row shape open; the local service's row is
+// shows only the listing (listDesigns) and leaves the row shape open; the local service's row is
 // `DesignRow` below. Designs are created and approved in the product, so here only through the
 // admin functions (seed, tests).
 import type { Database } from '../db.js';
@@ -32,7 +32,7 @@ export interface DesignAsset {
   sizeBytes: number | null;
 }
 
-/** A row of op 12. */
+/** A row of listDesigns. */
 export interface DesignRow {
   id: string;
   title: string;
@@ -99,7 +99,7 @@ export interface DesignAssetInput {
   name: string;
   /** `owner/name` of the repository holding the file. */
   repository?: string | null;
-  /** Path of the file inside the repository; op 12's `pathPrefix` matches it. */
+  /** Path of the file inside the repository; listDesigns's `pathPrefix` matches it. */
   sourcePath?: string | null;
   mediaType?: string | null;
   sizeBytes?: number | null;

@@ -1,5 +1,5 @@
-// Operation 28: the close-out prompt of a scoped run. After the legs, the client runs one more
-// agent in the scope's branch (DISPATCH.md §4, run_scope); this text tells that agent what landed
+// getCloseOutPrompt: the close-out prompt of a scoped run. After the legs, the client runs one more
+// agent in the scope's branch (docs/dispatch.md, run_scope); this text tells that agent what landed
 // and what integrating it means. It writes nothing and may be asked while the run is still open.
 import type { CloseOutPrompt } from '../../contract/types.js';
 import type { Database } from '../db.js';
@@ -12,7 +12,7 @@ interface Landed {
   branch: string;
 }
 
-/** The client's branch convention: each card works on `svc/<KEY>` (DISPATCH.md §3). */
+/** The client's branch convention: each card works on `svc/<KEY>` (docs/agents.md). */
 export const branchOf = (key: string): string => `svc/${key}`;
 
 export function buildCloseOutPrompt(db: Database, run: RunRow): CloseOutPrompt {

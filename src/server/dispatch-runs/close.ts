@@ -1,4 +1,4 @@
-// Operation 27 and the reaper share one close: the run turns terminal, its unfinished legs settle
+// closeDispatchRun and the reaper share one close: the run turns terminal, its unfinished legs settle
 // (queued → not_reached, running → failed) and every credential it handed out dies, all in one
 // transaction. The terminal write is conditional on the run still running, so whichever of a
 // client's close and the reaper's comes second finds nothing to close and answers 409.
@@ -10,7 +10,7 @@ import { getRunRow, runForCaller, toRun, type RunRow } from './store.js';
 
 export const runClosed = () => new ServiceError(409, 'RUN_CLOSED', 'the dispatch run is already closed');
 
-/** Status of a close that does not send one (docs/service.md; api-v1 §3 fixes the first three). */
+/** Status of a close that does not send one (docs/service.md; the contract's states and transitions fixes the first three). */
 export function derivedStatus(stopReason: StopReason): CloseStatus {
   switch (stopReason) {
     case 'halted':
@@ -39,7 +39,7 @@ export function closeRun(db: Database, id: string, stopReason: StopReason, statu
          updated_at = ?
         WHERE run_id = ? AND disposition IN ('queued', 'running')`,
     ).run(at, id);
-    // "Every token handed out is recorded against the run and revoked when the run ends" (op 30),
+    // "Every token handed out is recorded against the run and revoked when the run ends" (getGitCredential),
     // and the run's own credential dies with it (docs/service.md).
     db.prepare('UPDATE git_tokens SET revoked_at = ? WHERE run_id = ? AND revoked_at IS NULL').run(at, id);
     db.prepare('UPDATE run_credentials SET revoked_at = ? WHERE run_id = ? AND revoked_at IS NULL').run(at, id);

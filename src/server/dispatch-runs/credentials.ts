@@ -1,6 +1,6 @@
 // Credentials of hosted runs. A hosted run's own credential (`svc_run_…`) is minted out of band
 // (the platform injects it on the real service; `svc server run-token` here) and can trade itself
-// for git credentials (operation 30). Both are stored only as SHA-256 and die with the run.
+// for git credentials (getGitCredential). Both are stored only as SHA-256 and die with the run.
 //
 // The local service plays one source-hosting app installation that writes every repository, so a
 // trade hands out ONE installation token shared by all the run's repositories ("repositories in
@@ -16,7 +16,7 @@ import { getRunRow } from './store.js';
 
 /**
  * Mints a run's own credential; shown once. Only a running hosted run has one. `prefix` is ours
- * (`svc_run_`) unless told: the contract's `svc_pat_` makes a credential shaped as api-v1 §5 says
+ * (`svc_run_`) unless told: the contract's `svc_pat_` makes a credential shaped as the contract's authentication says
  * every bearer token is, which a client must take as it is.
  */
 export function mintRunCredential(
@@ -88,7 +88,7 @@ export function repositoriesOfRun(db: Database, runId: string): string[] {
   return [...out];
 }
 
-/** Operation 30. Only the run's own credential is answered, and it is refused before the run is read. */
+/** getGitCredential. Only the run's own credential is answered, and it is refused before the run is read. */
 export function gitCredentialRoute(ctx: RequestContext): Reply {
   const { db, principal } = ctx;
   const id = ctx.params.id ?? '';

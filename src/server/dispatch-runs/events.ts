@@ -1,4 +1,4 @@
-// Operation 29: append a batch of events to a run's ordered stream. The whole batch is checked
+// appendDispatchEvents: append a batch of events to a run's ordered stream. The whole batch is checked
 // before anything is written, then stored in one transaction that also moves the legs the events
 // name, so a reader never sees an event whose disposition has not landed (or the reverse).
 import { EVENT_BODY_MAX_BYTES, type DispatchEventInput, type DispatchEventsAppend } from '../../contract/types.js';
@@ -8,7 +8,7 @@ import { invalid, type Reply, type RequestContext } from '../kernel.js';
 import { runClosed } from './close.js';
 import { cardRows, getRunRow, runForCaller, toCard } from './store.js';
 
-/** Bodies are refused whole above the limit, never truncated (api-v1 §6, §8). */
+/** Bodies are refused whole above the limit, never truncated (the contract's events and limits). */
 function checkEvent(e: DispatchEventInput, i: number, cardKeys: Set<string>): void {
   if (e.workItemKey !== undefined && !cardKeys.has(e.workItemKey)) {
     throw invalid(`events[${i}]: ${e.workItemKey} is not a card of this run (an event never adds a card)`);
@@ -68,7 +68,7 @@ export function appendEvents(ctx: RequestContext): Reply {
   });
 }
 
-/** Event `body` retention (api-v1 §8). */
+/** Event `body` retention (the contract's limits). */
 export const EVENT_BODY_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
 /** Clears the `body` of events older than the retention; the events themselves stay. */

@@ -1,4 +1,4 @@
-// Operation 31: a local run's operator says "still alive". The server stamps its own clock (the
+// heartbeatDispatchRun: a local run's operator says "still alive". The server stamps its own clock (the
 // client's is never trusted), and the stamp is conditional on the run still running, so a beat
 // that arrives after a close or a reap answers 409 instead of reviving the run.
 import { iso } from '../ids.js';

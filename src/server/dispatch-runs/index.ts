@@ -1,5 +1,5 @@
-// The dispatch-runs module of the local service: operations 25–31, the hosted run's credential,
-// the installation tokens of operation 30, and the reaper of silent local runs.
+// The dispatch-runs module of the local service: openDispatchRun, getDispatchRun, closeDispatchRun, getCloseOutPrompt, appendDispatchEvents, getGitCredential, heartbeatDispatchRun, the hosted run's credential,
+// the installation tokens of getGitCredential, and the reaper of silent local runs.
 import { registerRunItemAccess } from '../core/access.js';
 import type { Database } from '../db.js';
 import { runForCaller, toRun } from './store.js';
@@ -17,11 +17,11 @@ export { cardKeysOfRun, checkGitToken, gitTokenRun, mintRunCredential, repositor
 export { reapOnce } from './reaper.js';
 export { runOwnsWorkItem } from './store.js';
 
-/** A run credential reads only the work items of its own cards (DISPATCH.md §6; op 8). */
+/** A run credential reads only the work items of its own cards (docs/hosted.md; getWorkItem). */
 const runHoldsItem = (db: Database, runId: string, workItemId: string): boolean =>
   db.prepare('SELECT 1 FROM dispatch_cards WHERE run_id = ? AND work_item_id = ?').get(runId, workItemId) !== undefined;
 
-// Registered on import: the work-items read (op 8) must be narrowed whenever this module is part
+// Registered on import: the work-items read (getWorkItem) must be narrowed whenever this module is part
 // of the service, whether or not its reaper was started.
 registerRunItemAccess(runHoldsItem);
 

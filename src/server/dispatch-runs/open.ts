@@ -1,4 +1,4 @@
-// Operation 25: open a dispatch run. It records the run only: no work item moves, nothing is
+// openDispatchRun: open a dispatch run. It records the run only: no work item moves, nothing is
 // written anywhere else. Checks run in the order a caller can act on them: the project (404), a
 // repeated idempotency key (the existing run, before anything else could refuse the retry), the
 // scope and cards (422), then the overlap with other running runs (409).
@@ -104,7 +104,7 @@ function resolveCards(db: Database, projectId: string, projectKey: string, input
 
 /**
  * A card about to be worked (not skipped) may not be queued or running in another running run of
- * the project: two machines sharing one queue learn here that a card is taken (DISPATCH.md §5).
+ * the project: two machines sharing one queue learn here that a card is taken (docs/dispatch.md#the-wire).
  */
 function refuseOverlap(db: Database, projectId: string, cards: ResolvedCard[]): void {
   const wanted = cards.filter((c) => c.skipReason === null);

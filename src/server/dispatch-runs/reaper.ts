@@ -1,6 +1,6 @@
 // The reaper: a local run whose operator stopped beating is closed `abandoned` (status `failed`,
 // as a close without status would derive) once it has been silent for `reapAfterMs`. Each run is
-// closed through the same conditional close as operation 27, so a client close racing the reaper
+// closed through the same conditional close as closeDispatchRun, so a client close racing the reaper
 // settles the run exactly once and the loser gets 409. The same tick clears event bodies past
 // their 30-day retention.
 import type { Database } from '../db.js';

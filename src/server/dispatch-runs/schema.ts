@@ -2,7 +2,7 @@
 // them (`position`); its events are one ordered stream numbered by `seq`, and `dispatch_runs.seq`
 // is the seq of the last stored event (0 before any), so an append and a read agree on the cursor.
 // `run_credentials` is read by the core's auth layer (src/server/auth.ts) to authenticate
-// `svc_run_…` credentials; `git_tokens` holds the installation tokens of operation 30, one row per
+// `svc_run_…` credentials; `git_tokens` holds the installation tokens of getGitCredential, one row per
 // repository a token may write.
 export const DISPATCH_RUNS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS dispatch_runs (

@@ -1,7 +1,7 @@
 // Reading runs and their legs out of the store, and the one rule of who may see a run: a personal
 // token sees the runs of projects it may browse in its workspace; a hosted run's own credential
 // sees its own run and nothing else. Anything outside answers the same 404 as a missing run
-// (api-v1 §5.2), so no caller learns which run ids exist.
+// (the contract's authentication), so no caller learns which run ids exist.
 import type { DispatchCard, DispatchRun } from '../../contract/types.js';
 import type { Database } from '../db.js';
 import { notFound, type Principal } from '../kernel.js';
@@ -54,7 +54,7 @@ export const toCard = (c: CardRow): DispatchCard => ({
   updatedAt: c.updated_at,
 });
 
-/** The run record of api-v1 §2, with its legs in their recorded order. */
+/** The run record of the contract's fields, with its legs in their recorded order. */
 export function toRun(db: Database, r: RunRow): DispatchRun {
   return {
     id: r.id,

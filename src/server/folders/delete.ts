@@ -1,4 +1,4 @@
-// Operation 17: delete a folder, keeping everything inside. Child folders take the deleted
+// deleteFolder: delete a folder, keeping everything inside. Child folders take the deleted
 // folder's place among its siblings (in their own order) and filed work items move to its parent,
 // or to the project root. Every refusal is decided before the first write, and the writes share
 // one transaction, so a refused delete changes nothing.

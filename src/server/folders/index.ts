@@ -1,4 +1,4 @@
-// Folders (api-v1 operations 13–17): a per-project tree that files work items.
+// Folders (listFolders, createFolder, getFolder, updateFolder, deleteFolder): a per-project tree that files work items.
 import type { ServiceModule } from '../kernel.js';
 import { deleteFolder } from './delete.js';
 import { getFolder, listFolders } from './read.js';

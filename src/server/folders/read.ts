@@ -1,4 +1,4 @@
-// Operations 13 (one level of child folders, in tree order) and 15 (one folder).
+// listFolders (one level of child folders, in tree order) and 15 (one folder).
 import { projectForKey } from '../core/access.js';
 import { pageOfList, readPaging } from '../cursors.js';
 import { ServiceError, notFound, type Reply, type RequestContext } from '../kernel.js';
@@ -10,7 +10,7 @@ export function listFolders(ctx: RequestContext): Reply {
   let parentId: string | null = null;
   if (parentParam !== '') {
     const parent = getFolderRow(ctx.db, parentParam);
-    // Op 13 names one code for every way the parent can be wrong, another project's folder included.
+    // listFolders names one code for every way the parent can be wrong, another project's folder included.
     if (!parent || !inReach(ctx.db, ctx.principal, parent) || parent.project_id !== project.id) {
       throw new ServiceError(404, 'FOLDER_NOT_FOUND', `parentFolderId ${parentParam} is not a folder of project ${project.key}`);
     }

@@ -15,7 +15,7 @@ CREATE TABLE IF NOT EXISTS folders (
 CREATE INDEX IF NOT EXISTS folders_by_parent ON folders (project_id, parent_id, position);
 `;
 
-/** Longest folder name after trimming (api-v1 §8). */
+/** Longest folder name after trimming (the contract's limits). */
 export const FOLDER_NAME_MAX = 120;
 
 export interface FolderRow {

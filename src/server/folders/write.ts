@@ -1,4 +1,4 @@
-// Operations 14 (create) and 16 (rename or placement). A placement writes exactly one row: the
+// createFolder (create) and 16 (rename or placement). A placement writes exactly one row: the
 // moved folder gets a new parent and a position strictly between its new neighbours.
 import { API_PREFIX } from '../../contract/operations.js';
 import type { FolderCreate, FolderUpdate } from '../../contract/types.js';
@@ -30,7 +30,7 @@ export function createFolder(ctx: RequestContext): Reply {
   return transaction(ctx.db, () => {
     const parentId = body.parentFolderId == null ? null : folderInProject(ctx.db, ctx.principal, project.id, body.parentFolderId, 'parentFolderId').id;
     if (nameTaken(ctx.db, project.id, parentId, name)) throw nameTakenError(name);
-    // Appended last among its siblings (api-v1 op 14).
+    // Appended last among its siblings (createFolder).
     const last = childFolders(ctx.db, project.id, parentId).at(-1);
     const now = iso(ctx.now());
     const row: FolderRow = {

@@ -2,7 +2,7 @@
 // `git http-backend` (a CGI program), so clone, fetch and push speak exactly the protocol a real
 // source host speaks, protocol v2 and gzip-encoded request bodies included.
 //
-// Only the installation tokens of operation 30 get in: HTTP Basic with the token as password,
+// Only the installation tokens of getGitCredential get in: HTTP Basic with the token as password,
 // checked for THAT repository. Anything else (no header, a PAT, a run credential, an expired or
 // revoked token, a token of another run's repositories) is one undifferentiated 401 with
 // `WWW-Authenticate: Basic`, which makes git ask its credential helper; with

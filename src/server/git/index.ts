@@ -1,6 +1,6 @@
 // The git module of the local service: no tables and no API operations of its own, only the
-// smart-HTTP remote under `/git/` that hosted runs clone from and push to (DISPATCH.md §7). The
-// tokens it accepts are minted, recorded and revoked by the dispatch-runs module (operation 30).
+// smart-HTTP remote under `/git/` that hosted runs clone from and push to (docs/service.md). The
+// tokens it accepts are minted, recorded and revoked by the dispatch-runs module (getGitCredential).
 import type { ServiceModule } from '../kernel.js';
 import { gitHttpBackend } from './http-backend.js';
 

@@ -1,6 +1,6 @@
 // Which refs a run's installation token may push: `refs/heads/svc/<KEY>` of the run's own cards,
 // and their attempt branches `refs/heads/svc/<KEY>-attempt-<n>`; nothing else — not the default
-// branch, not a tag, not another run's card (DISPATCH.md §6: the default branch is protected, as a
+// branch, not a tag, not another run's card (docs/hosted.md: the default branch is protected, as a
 // team's would be).
 //
 // git decides it, in an `update` hook that receive-pack runs once per pushed ref: the verdict is

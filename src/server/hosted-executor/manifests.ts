@@ -5,7 +5,7 @@
 // variable of the container does either (the image's entry point reads the file). svc runs as
 // root in the pod, in a user namespace where the cluster offers one, with only the capabilities of
 // the boundary and of the legs' fence (NET_ADMIN: nftables rules in the pod's own network, never
-// the node's: no hostNetwork), and gives each agent a pool uid (DISPATCH.md §6). Checked against
+// the node's: no hostNetwork), and gives each agent a pool uid (docs/hosted.md). Checked against
 // Kubernetes' published schema in test/server/hosted-executor/kubernetes-runner.test.ts.
 import { createHash } from 'node:crypto';
 import { RUNNER_CAPABILITIES, type RunnerSpec } from './types.js';

@@ -1,7 +1,7 @@
 // The seam between the hosted executor (index.ts: when to start a runner, what to record, how the
 // run is closed when its runner dies) and an engine (how a runner is started and watched).
 
-/** The engines the local service can start runners on (DISPATCH.md §6). */
+/** The engines the local service can start runners on (docs/hosted.md). */
 export const HOSTED_ENGINES = ['podman', 'docker', 'kubernetes'] as const;
 export type HostedEngineName = (typeof HOSTED_ENGINES)[number];
 

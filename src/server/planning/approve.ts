@@ -1,4 +1,4 @@
-// Approval of a plan "in the product" (api-v1 §3): the only way a proposal becomes a work item.
+// Approval of a plan "in the product" (the contract's states and transitions): the only way a proposal becomes a work item.
 // The contract shows no operation for it, so the local service exposes it as an admin function.
 // All or nothing: one transaction, and any proposal that no longer fits refuses the whole plan.
 import type { Kind } from '../../contract/types.js';

@@ -1,4 +1,4 @@
-// Planning (api-v1 operations 18–22): threads of turns, submissions that run as background jobs,
+// Planning (openPlanSession, addPlanTurn, submitPlanSession, getPlan, getPlanStatus): threads of turns, submissions that run as background jobs,
 // and the plans they produce. Approval, credits and the planner choice are admin functions.
 import type { ServiceModule } from '../kernel.js';
 import { dropRunner, failOrphanedJobs, reconcilePlans, runnerFor, timingsFromEnv } from './jobs.js';

@@ -1,6 +1,6 @@
 // Background side of planning: a submitted job asks the planner after the 202 has gone out, then
 // fills its plan (generating → planned) or fails. The reconciler later declines a plan whose job
-// failed and left it empty (api-v1 §3); until it runs, only the job's status shows the failure.
+// failed and left it empty (the contract's states and transitions); until it runs, only the job's status shows the failure.
 import { transaction, type Database } from '../db.js';
 import { iso, newId } from '../ids.js';
 import { builtinPlanner, PlannerFailure, runPlannerCommand, type PlannerAnswer, type PlannerInput } from './planners.js';

@@ -1,4 +1,4 @@
-// Operations 21 (a plan with the proposals that have arrived) and 22 (its status and job).
+// getPlan (a plan with the proposals that have arrived) and 22 (its status and job).
 import { notFound, type Reply, type RequestContext } from '../kernel.js';
 import { projectById } from '../core/access.js';
 import { planById, toPlan, toPlanStatus, type PlanRow } from './store.js';

@@ -1,4 +1,4 @@
-// Operations 18–20: open a planning thread, add a turn, submit the thread as one job.
+// openPlanSession, addPlanTurn, submitPlanSession: open a planning thread, add a turn, submit the thread as one job.
 //
 // Addressing (docs/service.md): a thread is one project's anchor set (targetKeys sorted and
 // de-duplicated; none = the project-wide thread). `sessionId` names a thread directly: an id that

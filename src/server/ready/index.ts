@@ -1,4 +1,4 @@
-// Ready lanes (operations 23 and 24): paged views of the ready set. The set is maintained on write
+// Ready lanes (listReadyBugs, listReadyContainers): paged views of the ready set. The set is maintained on write
 // (model.ts); a request filters and orders it, then reads and renders only its page. Inside a
 // transaction, whose writes may yet roll back, the lanes are computed in SQL (lanes.ts) instead.
 import { projectForKey } from '../core/access.js';

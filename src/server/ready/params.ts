@@ -1,4 +1,4 @@
-// Parameters of the ready lanes (operations 23 and 24) and every 422 rule api-v1 lists for them.
+// Parameters of the ready lanes (listReadyBugs, listReadyContainers) and every 422 rule api-v1 lists for them.
 import { KEY_PATTERN, KINDS, PRIORITIES } from '../../contract/types.js';
 import type { ProjectRow } from '../core/access.js';
 import type { Database } from '../db.js';

@@ -1,4 +1,4 @@
-// Operation 8 and the work item detail every write answers with: ancestors, children, the five
+// getWorkItem and the work item detail every write answers with: ancestors, children, the five
 // link groups and the readiness verdict, from a handful of queries per item.
 import type { LinkItem, Links, TargetRepository, WorkItemDetail } from '../../contract/types.js';
 import { projectById, runMayReadItem } from '../core/access.js';

@@ -1,4 +1,4 @@
-// The filter grammar of operations 5, 7 and 10 (documented in docs/service.md).
+// The filter grammar of listWorkItems, countWorkItems, listBacklog (documented in docs/service.md).
 //
 //   filter  := clause (whitespace clause)*          clauses are AND-ed
 //   clause  := ['-'] field op values                '-' negates the clause

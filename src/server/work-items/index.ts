@@ -1,4 +1,4 @@
-// Work items (operations 5–9).
+// Work items (listWorkItems, createWorkItem, countWorkItems, getWorkItem, updateWorkItem).
 import type { ServiceModule } from '../kernel.js';
 import { getWorkItem } from './detail.js';
 import { countWorkItems, listWorkItems } from './list.js';

@@ -1,4 +1,4 @@
-// Operations 5 and 7: a filtered page of a project's work items in (createdAt, id) order, and the
+// listWorkItems, countWorkItems: a filtered page of a project's work items in (createdAt, id) order, and the
 // exact count of what that listing would page.
 import type { WorkItemCount } from '../../contract/types.js';
 import { projectForKey } from '../core/access.js';

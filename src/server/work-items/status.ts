@@ -23,7 +23,7 @@ export const statusesIn = (category: string): string[] => STATUSES.filter((s) =>
 
 /**
  * Statuses the ready lanes leave out though the item is still open: `in_review` is work that exists
- * and waits for a person (svc records an implemented leg so, DISPATCH §8), not work to hand out.
+ * and waits for a person (svc records an implemented leg so, docs/fleets.md), not work to hand out.
  */
 export const LANE_SKIPPED_STATUSES = ['in_review'];
 export const inLanes = (status: string): boolean => !LANE_SKIPPED_STATUSES.includes(status);

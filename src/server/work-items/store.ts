@@ -1,4 +1,4 @@
-// Writes of work items shared by operations 6 and 9, the admin API and the seed: allocation of
+// Writes of work items shared by createWorkItem, updateWorkItem, the admin API and the seed: allocation of
 // the per-project number, defaults, and the one place an item's version (its ETag) moves.
 import type { Kind } from '../../contract/types.js';
 import { transaction, type Database } from '../db.js';

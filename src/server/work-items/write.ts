@@ -1,6 +1,6 @@
-// Operations 6 (create) and 9 (update). The update is a merge: absent fields are untouched, null
+// createWorkItem (create) and 9 (update). The update is a merge: absent fields are untouched, null
 // clears, `If-Match` guards against a lost update (412), and without it the last write wins.
-// Every rule of the bodies themselves (api-v1 §2: fields, types, enums, bounds, patterns, required
+// Every rule of the bodies themselves (the contract's fields: fields, types, enums, bounds, patterns, required
 // fields, unknown properties) is the contract document's WorkItemCreate/WorkItemUpdate schema,
 // which app.ts enforces before any route runs; the rules here are the ones a schema cannot state.
 import type { Kind, WorkItemCreate, WorkItemUpdate } from '../../contract/types.js';

@@ -1,5 +1,5 @@
-// `--hosted` and the flags that shape a run: op 25's body carries the agent, the model, the scope
-// and the cards, and those reach the runner (op 26, read by `svc attach`); every other such flag is
+// `--hosted` and the flags that shape a run: openDispatchRun's body carries the agent, the model, the scope
+// and the cards, and those reach the runner (getDispatchRun, read by `svc attach`); every other such flag is
 // refused in one line, exit 2, before anything opens, naming where it is set instead.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintRunCredential } from '../../../src/server/dispatch-runs/index.js';

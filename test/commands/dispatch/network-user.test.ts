@@ -1,4 +1,4 @@
-// The fence as a normal user (DISPATCH.md §9), for real: the built `bin/svc.js` run by a uid that is
+// The fence as a normal user (docs/trust.md), for real: the built `bin/svc.js` run by a uid that is
 // not root (a pool uid, leased for the test so no leg of another run gets it), against the local
 // service. bwrap works here, so the run is fenced by default: a namespace per program with only
 // `lo`, bridged to svc's proxy. The test needs root only to become that user.

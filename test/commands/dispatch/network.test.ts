@@ -1,4 +1,4 @@
-// `--network` and `--allow-host` from the command line (DISPATCH.md §2, §9): as root a run is fenced
+// `--network` and `--allow-host` from the command line (README.md#configuration, docs/trust.md): as root a run is fenced
 // by default and says so in one line; --json carries each leg's refusals; a fence that cannot be
 // had, or a bad value, is one line and exit 2 before any run opens.
 import { execFileSync } from 'node:child_process';

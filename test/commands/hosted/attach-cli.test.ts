@@ -124,7 +124,7 @@ describe('svc attach as the hosted runner (real bin/svc.js)', () => {
     expect(runner.SVC_TOKEN).toBeUndefined();
     const home = runner.HOME!;
 
-    // The platform's own trade (op 30 with the run credential), to try a push after the close.
+    // The platform's own trade (getGitCredential with the run credential), to try a push after the close.
     const early = await api('POST', `/dispatch-runs/${runId}/git-credential`, runToken);
     expect(early.status).toBe(200);
     const earlyToken = (early.body.credentials as Array<{ repository: string; token: string }>).find((c) => c.repository === 'acme/widgets')!.token;
@@ -161,7 +161,7 @@ describe('svc attach as the hosted runner (real bin/svc.js)', () => {
       expect(await git(repositoryPath(gitRoot, repository), 'log', '-1', '--format=%s', `svc/${key}`)).toBe(`${key}: done`);
     }
 
-    // The run closed completed/succeeded with the run credential, and was never beaten (op 31 is
+    // The run closed completed/succeeded with the run credential, and was never beaten (heartbeatDispatchRun is
     // not the run credential's).
     const record = (await api('GET', `/dispatch-runs/${runId}`, server.token)).body as DispatchRun;
     expect(record).toMatchObject({ origin: 'hosted', status: 'succeeded', stopReason: 'completed', lastHeartbeatAt: null });
@@ -176,7 +176,7 @@ describe('svc attach as the hosted runner (real bin/svc.js)', () => {
       expect(env).toContain(`SVC_CARD_KEY=${key}`);
     }
 
-    // After the close: the run credential died with the run (op 30: 401), and a push with a git
+    // After the close: the run credential died with the run (getGitCredential: 401), and a push with a git
     // token of the run is refused.
     const late = await api('POST', `/dispatch-runs/${runId}/git-credential`, runToken);
     expect(late.status).toBe(401);

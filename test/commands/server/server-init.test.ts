@@ -1,4 +1,4 @@
-// Offline use without the demo seed (DISPATCH §7): `svc server init` makes a workspace, a project
+// Offline use without the demo seed (docs/service.md): `svc server init` makes a workspace, a project
 // and a token on an empty database; `svc server delivery` records a pull request that `review`
 // and `fix` then select. Everything through the real command line against the real service.
 import { mkdtempSync } from 'node:fs';
@@ -91,7 +91,7 @@ describe('svc server delivery', () => {
     const dry = (command: string) => svcInProcess([command, key.key, '--dry-run', '--agent-cmd', 'true', '--json'], { env: as(firstToken), cwd: repo });
     const skipOf = async (command: string) => json<{ cards: { skipReason: string | null }[] }>((await dry(command)).stdout).cards[0]!.skipReason;
     expect(await skipOf('review')).toBe('no open delivery');
-    // No card of the named set can run: one line saying why, exit 1, no run (DISPATCH §4).
+    // No card of the named set can run: one line saying why, exit 1, no run (docs/dispatch.md).
     const none = await svcInProcess(['review', key.key, '--agent-cmd', 'true'], { env: as(firstToken), cwd: repo });
     expect(none).toMatchObject({ code: 1, stdout: '', stderr: `svc: no card ran: ${key.key} no open delivery\n` });
 

@@ -1,4 +1,4 @@
-// What a leg through the agent boundary leaves behind (issue 24), as root with the default pool:
+// What a leg through the agent boundary leaves behind, as root with the default pool:
 // a failed leg's uncommitted files never block the next run of its card (they go on the stash),
 // and the leg folders of an svc killed with -9 are removed by `svc runs recover`, its agent's
 // processes with them.

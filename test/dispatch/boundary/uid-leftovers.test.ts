@@ -1,4 +1,4 @@
-// What a leg's uid leaves for its next leg (issue 38, item 5), as root: files in the shared temp
+// What a leg's uid leaves for its next leg (item 5), as root: files in the shared temp
 // folders and System V IPC objects are removed when the uid is emptied (src/dispatch/agent/
 // uid-leftovers.ts), without following a link the uid planted; two legs of one `--agent-user`
 // share a uid, and the second finds nothing of the first.

@@ -1,6 +1,6 @@
 // The client's pieces on their own: the broker's refresh rule, the helper protocol (fails closed,
 // store is a no-op), the credential socket's file modes, git's environment and configuration, and
-// the two commands. The broker's source here is a counting stand-in for operation 30 (the wire is
+// the two commands. The broker's source here is a counting stand-in for getGitCredential (the wire is
 // covered end to end in hosted-run.test.ts); everything else is real.
 import { execFile } from 'node:child_process';
 import { statSync } from 'node:fs';

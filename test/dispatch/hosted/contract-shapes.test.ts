@@ -1,4 +1,4 @@
-// Hosted runs against a contract-faithful service (issue 11 §4): a run credential of any shape
+// Hosted runs against a contract-faithful service: a run credential of any shape
 // (the contract's `svc_pat_` included), target repositories named by `owner/name`, https, ssh or
 // scp-like URLs, and a checkout already in the container used instead of a second clone. The runner
 // is the command line run in-process (test/support/svc-in-process.ts) against the local service and

@@ -37,7 +37,7 @@ describe('a hosted run end to end', () => {
     }));
     const h = (hosted = await prepareHostedExecution(f.env, { helperArgv: f.helperArgv, workspaceDir: f.workspaceDir }));
 
-    // The run as its own credential reads it (op 26), with its cards' items (op 8).
+    // The run as its own credential reads it (getDispatchRun), with its cards' items (getWorkItem).
     expect(h.run.run.id).toBe(f.runId);
     expect(h.run.command).toBe('run');
     expect(h.run.run.origin).toBe('hosted');
@@ -77,11 +77,11 @@ describe('a hosted run end to end', () => {
       events: [{ workItemKey: f.keys[0]!, disposition: 'implemented', sessionBranch: `svc/${f.keys[0]}`, exitCode: 0, body: 'pushed' }],
     });
 
-    // Close the run (op 27 with the run credential): its git tokens are revoked.
+    // Close the run (closeDispatchRun with the run credential): its git tokens are revoked.
     const secretsBeforeClose = h.secrets();
     await h.api.closeDispatchRun(f.runId, { stopReason: 'completed', status: 'succeeded' });
     const late = await agentCommits(widgets, f.keys[0]!, 'after close');
-    // Refused for want of a credential (the token is revoked, op 30 answers 409), never a prompt.
+    // Refused for want of a credential (the token is revoked, getGitCredential answers 409), never a prompt.
     const refused = await h.pushBranch(widgets, `svc/${f.keys[0]}`).then(
       () => null,
       (e: unknown) => e,

@@ -1,4 +1,4 @@
-// decideClose against DISPATCH.md §4, row by row: the "stops with" column of the command table,
+// decideClose against docs/dispatch.md, row by row: the "stops with" column of the command table,
 // then "Status sent at close" and the stops that cut a run short. Pure: nothing runs.
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/api/errors.js';

@@ -143,12 +143,12 @@ describe("continue RUN_ID takes the original run's options", () => {
     expect(mine).toMatchObject({ agent: ['claude'], parallel: '1', sendLogs: false, idleTimeout: '5m' });
     expect(mine.agentCmd).toBeUndefined();
     expect(continueFlags({ onFailure: 'halt' }, undefined)).toEqual({ onFailure: 'halt' });
-    // The workflow's flags (issue 30): the original's apply again unless given now.
+    // The workflow's flags: the original's apply again unless given now.
     expect(continueFlags({}, { verify: false, setup: 'npm ci' })).toMatchObject({ verify: false, setup: 'npm ci' });
     expect(continueFlags({}, { verify: 'npm test' })).toMatchObject({ verify: 'npm test' });
     expect(continueFlags({ verify: 'make check' }, { verify: false })).toMatchObject({ verify: 'make check' });
     expect(continueFlags({}, { verify: 42 }).verify).toBeUndefined();
-    // --agent-env (issue 38): the names again, unless given now; never anything but names.
+    // --agent-env: the names again, unless given now; never anything but names.
     expect(continueFlags({}, { agentEnv: ['NPM_TOKEN', 7] }).agentEnv).toEqual(['NPM_TOKEN']);
     expect(continueFlags({ agentEnv: ['OTHER'] }, { agentEnv: ['NPM_TOKEN'] }).agentEnv).toEqual(['OTHER']);
   });

@@ -1,5 +1,5 @@
 // Exit codes come from the EXIT table alone: the engine's errors name a kind of failure, and
-// `exitCodeFor` is the one place a kind becomes the number DISPATCH.md §2 documents.
+// `exitCodeFor` is the one place a kind becomes the number README.md#exit-codes documents.
 import { describe, expect, test } from 'vitest';
 import { EXIT, exitCodeFor, SvcError, type FailureKind } from '../../../src/api/errors.js';
 import { AgentChoiceError } from '../../../src/dispatch/agent/presets.js';
@@ -14,7 +14,7 @@ import { SelectionError } from '../../../src/dispatch/select/types.js';
 import { Interrupted } from '../../../src/dispatch/signals.js';
 import { LocalStateError, UnsafeRunIdError } from '../../../src/dispatch/state/folder.js';
 
-// The numbers as DISPATCH.md §2 writes them, not read back from the table under test.
+// The numbers as README.md#configuration writes them, not read back from the table under test.
 const DOCUMENTED: Record<FailureKind, number> = {
   failed: 1,
   usage: 2,

@@ -1,4 +1,4 @@
-// DISPATCH §4 "Outcomes are honest": a command given keys of which no card ran exits 1 saying why
+// docs/dispatch.md "Outcomes are honest": a command given keys of which no card ran exits 1 saying why
 // and opens no run; `continue` of a run with nothing left opens no run; a retried command that
 // finds its closed run by the idempotency key answers its legs as recorded; and the service hears
 // of a leg's start and end when they happen, so the live page times legs right.

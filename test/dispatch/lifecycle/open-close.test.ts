@@ -1,8 +1,8 @@
 // The two ends of a run where the wire or the disk can leave it half done, against the real local
 // service (through the fault proxy where the wire is under test):
-// - the close (op 27) failing ambiguously: the engine reads the run (op 26), closes again while it
+// - the close (closeDispatchRun) failing ambiguously: the engine reads the run (getDispatchRun), closes again while it
 //   is still running, and exits by the run's outcome with the journal closed;
-// - the open (op 25) with no local record: a pending record comes first, an unwritable state folder
+// - the open (openDispatchRun) with no local record: a pending record comes first, an unwritable state folder
 //   opens nothing, a record that fails after the open closes the run, and `svc runs recover` finds
 //   a run whose open landed unrecorded by repeating the open with its idempotency key.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 // The leg scheduler in-process: legs are promises the test settles, the service a map of items.
-// Order, --parallel, blockers and every way of stopping the legs (DISPATCH §4), without agents.
+// Order, --parallel, blockers and every way of stopping the legs (docs/dispatch.md), without agents.
 import { describe, expect, it } from 'vitest';
 import type { WorkItemDetail } from '../../../src/contract/types.js';
 import type { LegOutcome } from '../../../src/dispatch/lifecycle/leg.js';

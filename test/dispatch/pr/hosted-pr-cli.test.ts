@@ -1,7 +1,7 @@
 // A hosted run writes its pull request, end to end: `svc server` serves the API and the git remote,
 // `svc attach` (run credential only) clones, lets a fake agent commit, pushes through the credential
 // helper and opens the pull request on the local GitHub stand-in with the installation token of
-// op 30; a second hosted run over the same card updates it. The first attach is the real built
+// getGitCredential; a second hosted run over the same card updates it. The first attach is the real built
 // bin/svc.js in a process of its own, as a runner starts it; the other svc commands (opening the
 // runs, minting their credentials, the second attach) run in-process through the same command tree.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';

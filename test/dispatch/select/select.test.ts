@@ -1,4 +1,4 @@
-// Card selection per command against the real local service (ops 5, 8, 23, 24 through the client).
+// Card selection per command against the real local service (listWorkItems, getWorkItem, listReadyBugs, listReadyContainers through the client).
 import { describe, expect, it } from 'vitest';
 import { selectCards, SelectionError, readyLeavesFilter } from '../../../src/dispatch/select/index.js';
 import { engineEachTest } from '../../support/engine.js';

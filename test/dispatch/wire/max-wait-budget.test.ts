@@ -1,4 +1,4 @@
-// --max-wait bounds a whole engine loop, the client's own retries included (DISPATCH.md §5): the
+// --max-wait bounds a whole engine loop, the client's own retries included (docs/dispatch.md#the-wire): the
 // event stream and the heartbeat on top of the real transport, against a service that answers
 // only 503, wait at most --max-wait in all, never --max-wait in the transport and again on top.
 // The service is a loopback server that answers every request 503, and every wait goes through an

@@ -1,4 +1,4 @@
-// Ports against a hostile leg (issue 38, item 3), as root through the default pool, with real legs
+// Ports against a hostile leg (item 3), as root through the default pool, with real legs
 // against the real local service: an agent that holds every name the old lock used squats on
 // nothing, and one that binds another leg's port makes that leg fail with the reason instead of
 // answering its check. Neither can read the lease place.

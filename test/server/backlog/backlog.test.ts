@@ -1,4 +1,4 @@
-// Operations 10 (the ranked backlog) and 11 (move items out of their sprint) against the real local
+// listBacklog (the ranked backlog) and 11 (move items out of their sprint) against the real local
 // service, plus the sprint reference helper the ready lanes may share.
 import { describe, expect, test } from 'vitest';
 import { resolveSprint } from '../../../src/server/backlog/sprints.js';

@@ -1,4 +1,4 @@
-// Operations 1–4: identity, the owner's workspaces, browsable projects, and the paging rules they
+// getMe, listWorkspaces, listProjects, getProject: identity, the owner's workspaces, browsable projects, and the paging rules they
 // share with every list.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestService, type TestService } from '../../support/service.js';

@@ -1,4 +1,4 @@
-// Operation 12 against the real local service: approved designs only, newest first, the two
+// listDesigns against the real local service: approved designs only, newest first, the two
 // narrowing parameters, paging, and no download links.
 import { describe, expect, test } from 'vitest';
 import { createDesign, setDesignStatus } from '../../../src/server/designs/index.js';

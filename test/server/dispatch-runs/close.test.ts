@@ -1,4 +1,4 @@
-// Operations 27 (close), 28 (close-out prompt) and 31 (heartbeat).
+// closeDispatchRun (close), 28 (close-out prompt) and 31 (heartbeat).
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { DispatchRun } from '../../../src/contract/types.js';
 import { moves, startHarness, type Harness } from './harness.js';

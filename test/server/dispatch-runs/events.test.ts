@@ -1,4 +1,4 @@
-// Operation 29: the ordered event stream of a run, and the legs its dispositions move.
+// appendDispatchEvents: the ordered event stream of a run, and the legs its dispositions move.
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import type { DispatchRun } from '../../../src/contract/types.js';
 import { moves, startHarness, type Harness } from './harness.js';

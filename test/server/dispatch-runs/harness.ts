@@ -23,7 +23,7 @@ export interface Harness {
   clock: Clock;
   /** Creates work items in the seeded project and returns their keys (the first five typed as present). */
   items(n: number, fields?: { targetRepo?: string; targetRepos?: string[]; targetRepositories?: string[]; parentKey?: string }): Keys;
-  /** Opens a run (op 25) and returns it, failing the test on anything but 201. */
+  /** Opens a run (openDispatchRun) and returns it, failing the test on anything but 201. */
   open(body?: Partial<DispatchRunOpen>, token?: string): Promise<DispatchRun>;
   /** A second member of the workspace with an all-scopes token. */
   otherUser(): { id: string; token: string };

@@ -1,4 +1,4 @@
-// Hosted runs: the run's own credential (what it may reach, and on which run), operation 30's
+// Hosted runs: the run's own credential (what it may reach, and on which run), getGitCredential's
 // installation tokens, and their revocation when the run ends.
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { DispatchRun, GitCredential } from '../../../src/contract/types.js';

@@ -1,4 +1,4 @@
-// Operations 25 (open) and 26 (read) over real HTTP.
+// openDispatchRun (open) and 26 (read) over real HTTP.
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { startHarness, type Harness } from './harness.js';
 

@@ -1,4 +1,4 @@
-// Operations 13–15 against the real local service: listing in tree order, create, read, and the
+// listFolders, createFolder, getFolder against the real local service: listing in tree order, create, read, and the
 // status and error code of every way they can be refused.
 import { describe, expect, test } from 'vitest';
 import { tokenWith } from '../support/http.js';

@@ -1,4 +1,4 @@
-// Operations 16 (rename or placement) and 17 (delete, keeping the contents) against the real
+// updateFolder (rename or placement) and 17 (delete, keeping the contents) against the real
 // local service.
 import { describe, expect, test } from 'vitest';
 import { useProjectService } from '../support/project-service.js';

@@ -1,4 +1,4 @@
-// The local service's smart-HTTP git remote: who gets in (only op 30's tokens, for their own
+// The local service's smart-HTTP git remote: who gets in (only getGitCredential's tokens, for their own
 // repositories), what the refusals look like (401 + Basic challenge, 404), and that git itself,
 // given our fail-closed helper, fails fast instead of prompting for a repository of no card.
 import { execFile } from 'node:child_process';

@@ -45,7 +45,7 @@ function validate(manifest: any): void {
 }
 
 /**
- * The runner's pod as DISPATCH.md §6 wants it: svc as root (in a user namespace) with only the
+ * The runner's pod as docs/hosted.md wants it: svc as root (in a user namespace) with only the
  * boundary's and the fence's capabilities, in the pod's own network, no service account token, no privilege escalation, the default seccomp
  * profile, and the credential only as a file of the Secret, readable by root alone.
  */

@@ -5,7 +5,7 @@
 // from the service's git remote, runs a shell agent, pushes svc/KEY and closes the run. The run
 // credential is looked for in `ENGINE inspect`, the container's argv and environment as the engine
 // records them, every process's argv on the host, the runner's log and the service's output. An
-// attacking agent gets nothing (issue 37), a host leg of uids around the image's old user reaches no
+// attacking agent gets nothing, a host leg of uids around the image's old user reaches no
 // runner process, and a runner that dies before closing its run leaves it closed failed. Needs the
 // engine (Podman with runc; dockerd running: scripts/dockerd.sh) and the image: missing, they fail.
 // SVC_IMAGE_TAG names another image than localhost/svc:<version>, as it does for npm run image.

@@ -1,4 +1,4 @@
-// Operations 18 (open a thread) and 19 (add a turn) against the real local service: thread
+// openPlanSession (open a thread) and 19 (add a turn) against the real local service: thread
 // addressing by anchor set or sessionId, turns persisting without a job, and every refusal.
 import { describe, expect, test } from 'vitest';
 import { planCredits, setPlanCredits } from '../../../src/server/planning/index.js';

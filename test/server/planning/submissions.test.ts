@@ -1,4 +1,4 @@
-// Operations 20 (submit), 21 (plan) and 22 (plan status) against the real local service, with the
+// submitPlanSession (submit), 21 (plan) and 22 (plan status) against the real local service, with the
 // built-in planner and with real agent commands (small node scripts) as the planning dependency;
 // plus the reconciler and approval in the product (admin functions).
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 // What the local service's lanes do with an item in review (docs/service.md): `in_review` is still
 // open (a blocker in review still blocks, readiness is unchanged), but the lanes leave it out: the
-// work exists and waits for a person. Op 9 is as strict as api-v1's update body: `status` and the
+// work exists and waits for a person. updateWorkItem is as strict as api-v1's update body: `status` and the
 // `implementation*` fields are shown on the detail but are not the update's, so naming one is a
 // 422 that names it (the local service changes them only through its own admin commands).
 import { describe, expect, test } from 'vitest';

@@ -1,4 +1,4 @@
-// Operations 23 and 24: the ready bug lane (groups) and the runnable containers, with every
+// listReadyBugs, listReadyContainers: the ready bug lane (groups) and the runnable containers, with every
 // parameter and every 422 rule of api-v1.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestService, type TestService } from '../../support/service.js';

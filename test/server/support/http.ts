@@ -1,4 +1,4 @@
-// A positional HTTP caller for the tests of operations 10–22: real requests against the real local
+// A positional HTTP caller for the tests of listBacklog, moveToBacklog, listDesigns, listFolders, createFolder, getFolder, updateFolder, deleteFolder, openPlanSession, addPlanTurn, submitPlanSession, getPlan, getPlanStatus: real requests against the real local
 // service, answering status, parsed body and headers.
 import type { TestService } from '../../support/service.js';
 

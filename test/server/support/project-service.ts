@@ -1,4 +1,4 @@
-// The set-up the tests of operations 10–22 share: one local service per test file, started before
+// The set-up the tests of listBacklog–22 share: one local service per test file, started before
 // its tests and closed after them, a caller bound to it, and a project of its own for each test so
 // nothing one test writes shows in another's listings.
 import { afterAll, beforeAll } from 'vitest';

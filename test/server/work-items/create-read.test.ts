@@ -1,4 +1,4 @@
-// Operations 6 and 8: creating work items under the kind-legal parent rules, and the full detail
+// createWorkItem, getWorkItem: creating work items under the kind-legal parent rules, and the full detail
 // (ancestors, children, five link groups, readiness, ETag).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestService, type TestService } from '../../support/service.js';

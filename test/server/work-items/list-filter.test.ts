@@ -1,4 +1,4 @@
-// Operations 5 and 7: the filtered listing, its order and paging, and a count that always equals
+// listWorkItems, countWorkItems: the filtered listing, its order and paging, and a count that always equals
 // what the listing pages. Every clause of the grammar (docs/service.md) is exercised, and every
 // kind of 422 it names.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';

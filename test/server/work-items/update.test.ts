@@ -1,4 +1,4 @@
-// Operation 9: a merge update guarded by If-Match (412), null clears, unknown properties are 422,
+// updateWorkItem: a merge update guarded by If-Match (412), null clears, unknown properties are 422,
 // and re-parenting follows the kind rules.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestService, type TestService } from '../../support/service.js';
