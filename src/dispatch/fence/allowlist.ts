@@ -129,6 +129,17 @@ export class Allowlist {
     return !isInsideAddress(address) || this.allowsName(canonicalHost(address) ?? '', port);
   }
 
+  /** The ports the names matching `host` are listed with: null when one of them takes any port. */
+  portsOfName(host: string): number[] | null {
+    const ports = new Set<number>();
+    for (const e of this.entries) {
+      if (e.kind === 'address' || !(e.host === host ? e.kind === 'name' : e.kind === 'suffix' && host.endsWith(`.${e.host}`))) continue;
+      if (e.port === null) return null;
+      ports.add(e.port);
+    }
+    return [...ports].sort((a, b) => a - b);
+  }
+
   toString(): string {
     return this.entries.map(formatAllowEntry).join(', ');
   }

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Allowlist } from './allowlist.js';
 import { BRIDGE_PORT, inNamespace } from './bwrap.js';
-import { startDnsStub } from './dns-stub.js';
+import { answerEntries, DirectAnswers, listedAddresses } from './direct.js';
+import { startDnsStub, TTL_S } from './dns-stub.js';
 import { legRulesUp } from './nft.js';
 import { startLegProxy } from './proxy.js';
 import { RefusalBook, type Refusal } from './refusal.js';
@@ -55,8 +56,13 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
   // The leg's own servers are reached through the proxy like any allowed host (and directly: nft.ts).
   const own = req.ownPorts ? Array.from({ length: req.ownPorts.count }, (_, i) => req.ownPorts!.first + i) : [];
   const allow = Allowlist.parse([...req.allow, ...own.flatMap((p) => [`127.0.0.1:${p}`, `localhost:${p}`, `[::1]:${p}`])]);
+  // The allowlist's own addresses, and what the resolver answers for its names, the kernel carries
+  // without the proxy (direct.ts); proxy-aware programs are told so by NO_PROXY.
+  const listed = listedAddresses(Allowlist.parse(req.allow));
+  let answers: DirectAnswers | null = null;
+  const onAnswer = (name: string, addresses: string[]) => answers?.admit(answerEntries(allow, name, addresses, listed)) ?? Promise.resolve();
   const proxy = req.mode === 'fenced' ? await startLegProxy(allow, add) : null;
-  const dns = req.mode === 'fenced' ? await startDnsStub(allow, add).catch(async (e) => (await proxy?.close(), Promise.reject(e))) : null;
+  const dns = req.mode === 'fenced' ? await startDnsStub(allow, add, onAnswer).catch(async (e) => (await proxy?.close(), Promise.reject(e))) : null;
   let rules: Awaited<ReturnType<typeof legRulesUp>>;
   try {
     rules = await legRulesUp(req.uid, {
@@ -64,7 +70,9 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
       ...(proxy ? { proxyPort: proxy.port } : {}),
       ...(dns ? { dnsPort: dns.port } : {}),
       ownPorts: req.ownPorts ?? null,
+      direct: listed,
     });
+    answers = new DirectAnswers((entries, seconds) => rules.open(entries, seconds), TTL_S);
   } catch (error) {
     await proxy?.close();
     await dns?.close();
@@ -73,7 +81,7 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
   const url = proxy ? `http://127.0.0.1:${proxy.port}` : null;
   let down: Promise<Refusal[]> | null = null;
   return {
-    env: (env) => (url ? proxyEnv(env, url) : env),
+    env: (env) => (url ? proxyEnv(env, url, [...new Set(listed.map((e) => e.address))]) : env),
     down: () =>
       (down ??= (async () => {
         try {
@@ -109,16 +117,19 @@ async function namespaceFence(req: FenceRequest, add: (r: Omit<Refusal, 'count'>
   };
 }
 
-/** The proxy variables, both spellings, and git's `http.proxy` appended to what GIT_CONFIG_* holds. */
-export function proxyEnv(env: Record<string, string>, url: string): Record<string, string> {
+/**
+ * The proxy variables, both spellings, and git's `http.proxy` appended to what GIT_CONFIG_* holds;
+ * NO_PROXY holds only `direct`, what the kernel lets the leg reach without the proxy.
+ */
+export function proxyEnv(env: Record<string, string>, url: string, direct: readonly string[] = []): Record<string, string> {
   const n = Number(env.GIT_CONFIG_COUNT ?? 0) || 0;
   const out: Record<string, string> = { ...env };
   for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) {
     out[name] = url;
     out[name.toLowerCase()] = url;
   }
-  // No exceptions: an allowlisted loopback host (a model on 127.0.0.1) is reached through the proxy too.
-  out.NO_PROXY = out.no_proxy = '';
+  // No other exceptions: a name (an allowlisted loopback one too) is reached through the proxy.
+  out.NO_PROXY = out.no_proxy = direct.join(',');
   out.GIT_CONFIG_COUNT = String(n + 1);
   out[`GIT_CONFIG_KEY_${n}`] = 'http.proxy';
   out[`GIT_CONFIG_VALUE_${n}`] = url;

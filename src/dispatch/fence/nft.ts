@@ -7,6 +7,7 @@
 // loopback ports, other addresses, UDP, ICMP, IPv6. `none`: the chain rejects every packet.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { isAlive, processStart, selfMark } from '../state/run-lock.js';
+import type { DirectEntry } from './direct.js';
 import type { Refusal } from './refusal.js';
 
 /** What one leg's uid may reach. */
@@ -16,6 +17,16 @@ export interface LegRules {
   dnsPort?: number;
   /** The leg's own ports (the workflow's `ports`): its servers, which it may reach on loopback. */
   ownPorts?: { first: number; count: number } | null;
+  /** Addresses it may reach without the proxy for its life (direct.ts: its allowlist's own). */
+  direct?: readonly DirectEntry[];
+}
+
+/** A leg's rules while they are up. */
+export interface LegRulesHandle {
+  /** Lets the uid reach `entries` without the proxy for `seconds` more (an entry open already: from now). */
+  open(entries: readonly DirectEntry[], seconds: number): Promise<void>;
+  /** Removes the rules; what they rejected. */
+  down(): Promise<Omit<Refusal, 'count'>[]>;
 }
 
 export class FenceError extends Error {}
@@ -200,21 +211,43 @@ export async function removeStaleTables(): Promise<string[]> {
   return removed;
 }
 
+/** A set's elements for `entries` (`.` port: the set of one port; none: the set of any port). */
+const elements = (entries: readonly DirectEntry[], anyPort: boolean, timeout: string) =>
+  entries
+    .filter((e) => (e.port === null) === anyPort)
+    .map((e) => `${e.address}${e.port === null ? '' : ` . ${e.port}`}${timeout}`)
+    .join(', ');
+
 /** The rules of one leg's uid, up in one transaction; `down` removes them and says what they rejected. */
-export async function legRulesUp(uid: number, rules: LegRules): Promise<{ down(): Promise<Omit<Refusal, 'count'>[]> }> {
+export async function legRulesUp(uid: number, rules: LegRules): Promise<LegRulesHandle> {
   if (!Number.isInteger(uid) || uid <= 0) throw new FenceError(`cannot fence uid ${uid}`);
   const t = await ourTable();
   const leg = `leg_${uid}`;
+  const fenced = rules.mode === 'fenced';
   const lines = [
     `add chain inet ${t} ${leg}`,
     `add chain inet ${t} dns_${uid}`,
     `add set inet ${t} r4_${uid} { type ipv4_addr . inet_proto . inet_service; flags dynamic; size 4096; }`,
     `add set inet ${t} r6_${uid} { type ipv6_addr . inet_proto . inet_service; flags dynamic; size 4096; }`,
   ];
+  // What it reaches without the proxy: an address on one port (okp), on any port (oka).
+  const direct = [`okp_${uid}`, `oka_${uid}`];
+  if (fenced) {
+    lines.push(
+      `add set inet ${t} ${direct[0]} { type ipv4_addr . inet_service; flags timeout; }`,
+      `add set inet ${t} ${direct[1]} { type ipv4_addr; flags timeout; }`,
+    );
+    for (const [i, set] of direct.entries()) {
+      const listed = elements(rules.direct ?? [], i === 1, '');
+      if (listed) lines.push(`add element inet ${t} ${set} { ${listed} }`);
+    }
+  }
   const rule = (text: string) => lines.push(`add rule inet ${t} ${leg} ${text}`);
-  if (rules.mode === 'fenced') {
+  if (fenced) {
     // Replies of connections it was allowed to open, and of its own servers to others.
     rule('ct state established,related accept');
+    rule(`ip daddr . tcp dport @${direct[0]} accept`);
+    rule(`meta l4proto tcp ip daddr @${direct[1]} accept`);
     if (rules.proxyPort) rule(`ip daddr 127.0.0.1 tcp dport ${rules.proxyPort} accept`);
     if (rules.dnsPort) {
       rule(`ip daddr 127.0.0.1 udp dport ${rules.dnsPort} accept`);
@@ -235,6 +268,16 @@ export async function legRulesUp(uid: number, rules: LegRules): Promise<{ down()
   // One transaction; the verdict map's elements come last in it.
   await nftSession().run([lines.join('; ')]);
   return {
+    open: async (entries, seconds) => {
+      // Added, removed and added again in one transaction: an element there already gets the new timeout.
+      const ops = direct.flatMap((set, i) => {
+        const timed = elements(entries, i === 1, ` timeout ${seconds}s`);
+        if (!timed) return [];
+        const add = `add element inet ${t} ${set} { ${timed} }`;
+        return [add, `delete element inet ${t} ${set} { ${elements(entries, i === 1, '')} }`, add];
+      });
+      if (ops.length) await nftSession().run([ops.join('; ')]);
+    },
     // Read what the kernel refused and take the rules down in one exchange with nft.
     down: () =>
       nftSession()
@@ -248,6 +291,7 @@ export async function legRulesUp(uid: number, rules: LegRules): Promise<{ down()
             `delete chain inet ${t} dns_${uid}`,
             `delete set inet ${t} r4_${uid}`,
             `delete set inet ${t} r6_${uid}`,
+            ...(fenced ? direct.map((set) => `delete set inet ${t} ${set}`) : []),
           ].join('; '),
         ])
         .then(parseRefused),

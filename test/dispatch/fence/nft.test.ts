@@ -153,3 +153,46 @@ describe.runIf(isRoot)("a leg's own ports", () => {
     expect(refused).toEqual([`127.0.0.1:${other.port}`, `127.0.0.1:${other.port}`]);
   });
 });
+
+describe.runIf(isRoot)('what the resolver opens for a leg', () => {
+  it('is reached directly on its port while it is open, and closes when its time is up', async () => {
+    const { createServer } = await import('node:http');
+    const { acquireAgentUser } = await import('../../../src/dispatch/agent/pool.js');
+    const { legRulesUp } = await import('../../../src/dispatch/fence/nft.js');
+    const { execFile } = await import('node:child_process');
+    const serve = async (text: string) => {
+      const s = createServer((_q, r) => r.end(text));
+      await new Promise<void>((ok) => s.listen(0, '127.0.0.5', ok));
+      return { s, port: (s.address() as { port: number }).port };
+    };
+    const answer = await serve('an-answer');
+    const other = await serve('another-port');
+    const lease = await acquireAgentUser(DEFAULT_POOL);
+    const rules = await legRulesUp(lease.user.uid, { mode: 'fenced' });
+    const curl = (port: number) =>
+      new Promise<string>((done) =>
+        execFile(
+          'curl',
+          ['-s', '--max-time', '5', '--noproxy', '*', `http://127.0.0.5:${port}/`],
+          { uid: lease.user.uid, gid: lease.user.gid, cwd: '/', env: { PATH: process.env.PATH ?? '' } },
+          (_e, out) => done(out),
+        ),
+      );
+    try {
+      expect(await curl(answer.port)).toBe('');
+      await rules.open([{ address: '127.0.0.5', port: answer.port }], 2);
+      expect(await curl(answer.port)).toBe('an-answer');
+      expect(await curl(other.port)).toBe('');
+      // Opened again: from now, not a second element beside the first.
+      await rules.open([{ address: '127.0.0.5', port: answer.port }], 1);
+      await new Promise((r) => setTimeout(r, 1_300));
+      expect(await curl(answer.port)).toBe('');
+    } finally {
+      const refused = await rules.down();
+      await lease.release();
+      answer.s.close();
+      other.s.close();
+      expect(refused.map((r) => r.port).sort()).toEqual([answer.port, other.port].sort());
+    }
+  });
+});
