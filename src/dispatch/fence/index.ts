@@ -8,7 +8,7 @@ import { Allowlist } from './allowlist.js';
 import { BRIDGE_PORT, inNamespace } from './bwrap.js';
 import { answerEntries, DirectAnswers, listedAddresses } from './direct.js';
 import { startDnsStub, TTL_S } from './dns-stub.js';
-import { legRulesUp } from './nft.js';
+import { legRulesUp } from './leg-rules.js';
 import { startLegProxy } from './proxy.js';
 import { RefusalBook, type Refusal } from './refusal.js';
 
@@ -53,7 +53,7 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
   const book = new RefusalBook(req.onRefused);
   const add = (r: Omit<Refusal, 'count'>) => book.add(r);
   if (req.uid === null) return namespaceFence(req, add, () => book.list());
-  // The leg's own servers are reached through the proxy like any allowed host (and directly: nft.ts).
+  // The leg's own servers are reached through the proxy like any allowed host (and directly: leg-rules.ts).
   const own = req.ownPorts ? Array.from({ length: req.ownPorts.count }, (_, i) => req.ownPorts!.first + i) : [];
   const allow = Allowlist.parse([...req.allow, ...own.flatMap((p) => [`127.0.0.1:${p}`, `localhost:${p}`, `[::1]:${p}`])]);
   // The allowlist's own addresses, and what the resolver answers for its names, the kernel carries
@@ -84,12 +84,10 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
     env: (env) => (url ? proxyEnv(env, url, [...new Set(listed.map((e) => e.address))]) : env),
     down: () =>
       (down ??= (async () => {
-        try {
-          for (const r of await rules.down()) add(r);
-        } finally {
-          await proxy?.close();
-          await dns?.close();
-        }
+        // The uid has no process left: its rules, proxy and resolver go side by side.
+        const [kernel] = await Promise.allSettled([rules.down(), proxy?.close(), dns?.close()]);
+        if (kernel.status === 'rejected') throw kernel.reason;
+        for (const r of kernel.value) add(r);
         return book.list();
       })()),
   };

@@ -1,33 +1,10 @@
 // The kernel's half of the fence as root (DISPATCH.md §9, docs/trust.md): nftables rules matching
 // the socket owner (`meta skuid`) of a leg's uid. One table per svc process, `inet svc_<pid>`,
 // its comment holding the process's start time, so a crashed svc's table is known by anyone (the
-// next svc, `svc runs recover`) and removed. Per leg, in one transaction: a chain that accepts
-// only the leg's proxy port, its resolver (UDP 53 to any server is redirected there) and its own
-// ports, records what it rejects in two sets (IPv4, IPv6), and rejects everything else: other
-// loopback ports, other addresses, UDP, ICMP, IPv6. `none`: the chain rejects every packet.
+// next svc, `svc runs recover`) and removed; one `nft -i` session that talks to it. What a leg's
+// uid may reach is leg-rules.ts.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { isAlive, processStart, selfMark } from '../state/run-lock.js';
-import type { DirectEntry } from './direct.js';
-import type { Refusal } from './refusal.js';
-
-/** What one leg's uid may reach. */
-export interface LegRules {
-  mode: 'fenced' | 'none';
-  proxyPort?: number;
-  dnsPort?: number;
-  /** The leg's own ports (the workflow's `ports`): its servers, which it may reach on loopback. */
-  ownPorts?: { first: number; count: number } | null;
-  /** Addresses it may reach without the proxy for its life (direct.ts: its allowlist's own). */
-  direct?: readonly DirectEntry[];
-}
-
-/** A leg's rules while they are up. */
-export interface LegRulesHandle {
-  /** Lets the uid reach `entries` without the proxy for `seconds` more (an entry open already: from now). */
-  open(entries: readonly DirectEntry[], seconds: number): Promise<void>;
-  /** Removes the rules; what they rejected. */
-  down(): Promise<Omit<Refusal, 'count'>[]>;
-}
 
 export class FenceError extends Error {}
 
@@ -53,7 +30,8 @@ function nft(args: string[], input?: string): Promise<string> {
 /**
  * One `nft -i` for the life of the process: a leg's rules go up and down in a millisecond or two,
  * where a new nft costs several (DISPATCH.md §9's per-leg budget). Each call is some lines (a
- * line is one transaction) and a sentinel nft answers with an error on stderr: once it is in,
+ * line is one transaction) and a sentinel nft answers with an error on stderr (a word that is no
+ * command: its syntax error costs nft no look at the kernel, as a list would): once it is in,
  * every error of those lines is too (one pipe, in order), and what `list` lines print is awaited
  * on stdout until each of their blocks is complete.
  */
@@ -109,7 +87,7 @@ class NftSession {
 
   #one(lines: string[]): Promise<string> {
     if (this.#dead) return Promise.reject(this.#dead);
-    const mark = `list table inet svc_sync_${++this.#seq}`;
+    const mark = `svc_sync_${++this.#seq}_end`;
     const lists = lines.filter((l) => l.startsWith('list ')).length;
     this.#out = '';
     this.#err = '';
@@ -148,7 +126,7 @@ class NftSession {
 let session: NftSession | null = null;
 
 /** The process's nft session, started again if the last one ended. */
-function nftSession(): NftSession {
+export function nftSession(): NftSession {
   if (!session || session.dead) session = new NftSession();
   return session;
 }
@@ -209,107 +187,6 @@ export async function removeStaleTables(): Promise<string[]> {
     removed.push(t!.name);
   }
   return removed;
-}
-
-/** A set's elements for `entries` (`.` port: the set of one port; none: the set of any port). */
-const elements = (entries: readonly DirectEntry[], anyPort: boolean, timeout: string) =>
-  entries
-    .filter((e) => (e.port === null) === anyPort)
-    .map((e) => `${e.address}${e.port === null ? '' : ` . ${e.port}`}${timeout}`)
-    .join(', ');
-
-/** The rules of one leg's uid, up in one transaction; `down` removes them and says what they rejected. */
-export async function legRulesUp(uid: number, rules: LegRules): Promise<LegRulesHandle> {
-  if (!Number.isInteger(uid) || uid <= 0) throw new FenceError(`cannot fence uid ${uid}`);
-  const t = await ourTable();
-  const leg = `leg_${uid}`;
-  const fenced = rules.mode === 'fenced';
-  const lines = [
-    `add chain inet ${t} ${leg}`,
-    `add chain inet ${t} dns_${uid}`,
-    `add set inet ${t} r4_${uid} { type ipv4_addr . inet_proto . inet_service; flags dynamic; size 4096; }`,
-    `add set inet ${t} r6_${uid} { type ipv6_addr . inet_proto . inet_service; flags dynamic; size 4096; }`,
-  ];
-  // What it reaches without the proxy: an address on one port (okp), on any port (oka).
-  const direct = [`okp_${uid}`, `oka_${uid}`];
-  if (fenced) {
-    lines.push(
-      `add set inet ${t} ${direct[0]} { type ipv4_addr . inet_service; flags timeout; }`,
-      `add set inet ${t} ${direct[1]} { type ipv4_addr; flags timeout; }`,
-    );
-    for (const [i, set] of direct.entries()) {
-      const listed = elements(rules.direct ?? [], i === 1, '');
-      if (listed) lines.push(`add element inet ${t} ${set} { ${listed} }`);
-    }
-  }
-  const rule = (text: string) => lines.push(`add rule inet ${t} ${leg} ${text}`);
-  if (fenced) {
-    // Replies of connections it was allowed to open, and of its own servers to others.
-    rule('ct state established,related accept');
-    rule(`ip daddr . tcp dport @${direct[0]} accept`);
-    rule(`meta l4proto tcp ip daddr @${direct[1]} accept`);
-    if (rules.proxyPort) rule(`ip daddr 127.0.0.1 tcp dport ${rules.proxyPort} accept`);
-    if (rules.dnsPort) {
-      rule(`ip daddr 127.0.0.1 udp dport ${rules.dnsPort} accept`);
-      lines.push(`add rule inet ${t} dns_${uid} meta nfproto ipv4 udp dport 53 redirect to :${rules.dnsPort}`);
-    }
-    const own = rules.ownPorts;
-    if (own?.count) {
-      const range = own.count > 1 ? `${own.first}-${own.first + own.count - 1}` : String(own.first);
-      rule(`ip daddr 127.0.0.0/8 tcp dport ${range} accept`);
-      rule(`ip6 daddr ::1 tcp dport ${range} accept`);
-    }
-  }
-  rule(`meta nfproto ipv4 meta l4proto { tcp, udp } update @r4_${uid} { ip daddr . meta l4proto . th dport }`);
-  rule(`meta nfproto ipv6 meta l4proto { tcp, udp } update @r6_${uid} { ip6 daddr . meta l4proto . th dport }`);
-  rule('meta l4proto tcp reject with tcp reset');
-  rule('reject');
-  lines.push(`add element inet ${t} legs { ${uid} : jump ${leg} }`, `add element inet ${t} dns { ${uid} : jump dns_${uid} }`);
-  // One transaction; the verdict map's elements come last in it.
-  await nftSession().run([lines.join('; ')]);
-  return {
-    open: async (entries, seconds) => {
-      // Added, removed and added again in one transaction: an element there already gets the new timeout.
-      const ops = direct.flatMap((set, i) => {
-        const timed = elements(entries, i === 1, ` timeout ${seconds}s`);
-        if (!timed) return [];
-        const add = `add element inet ${t} ${set} { ${timed} }`;
-        return [add, `delete element inet ${t} ${set} { ${elements(entries, i === 1, '')} }`, add];
-      });
-      if (ops.length) await nftSession().run([ops.join('; ')]);
-    },
-    // Read what the kernel refused and take the rules down in one exchange with nft.
-    down: () =>
-      nftSession()
-        .run([
-          `list set inet ${t} r4_${uid}`,
-          `list set inet ${t} r6_${uid}`,
-          [
-            `delete element inet ${t} legs { ${uid} }`,
-            `delete element inet ${t} dns { ${uid} }`,
-            `delete chain inet ${t} ${leg}`,
-            `delete chain inet ${t} dns_${uid}`,
-            `delete set inet ${t} r4_${uid}`,
-            `delete set inet ${t} r6_${uid}`,
-            ...(fenced ? direct.map((set) => `delete set inet ${t} ${set}`) : []),
-          ].join('; '),
-        ])
-        .then(parseRefused),
-  };
-}
-
-/** What the kernel rejected, from the listing of a leg's two sets (each address, protocol and port once). */
-function parseRefused(text: string): Omit<Refusal, 'count'>[] {
-  const out: Omit<Refusal, 'count'>[] = [];
-  // `set r4_UID { ... elements = { 127.0.0.3 . tcp . 80, ... } }`: addresses, protocols, ports.
-  for (const m of text.matchAll(/set r([46])_\d+ \{[^]*?(?:elements = \{([^}]*)\}|\n\t\})/g)) {
-    for (const e of (m[2] ?? '').split(',')) {
-      const [host, proto, port] = e.trim().split(' . ');
-      if (!host || !proto || !port) continue;
-      out.push({ host, port: Number(port), how: `kernel: ${proto}${m[1] === '6' ? ' over IPv6' : ''}, not through the proxy` });
-    }
-  }
-  return out;
 }
 
 /** Whether nft can be had here (root, the binary, a kernel that takes an inet table). */

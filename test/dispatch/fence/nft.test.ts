@@ -158,7 +158,7 @@ describe.runIf(isRoot)('what the resolver opens for a leg', () => {
   it('is reached directly on its port while it is open, and closes when its time is up', async () => {
     const { createServer } = await import('node:http');
     const { acquireAgentUser } = await import('../../../src/dispatch/agent/pool.js');
-    const { legRulesUp } = await import('../../../src/dispatch/fence/nft.js');
+    const { legRulesUp } = await import('../../../src/dispatch/fence/leg-rules.js');
     const { execFile } = await import('node:child_process');
     const serve = async (text: string) => {
       const s = createServer((_q, r) => r.end(text));
@@ -194,5 +194,58 @@ describe.runIf(isRoot)('what the resolver opens for a leg', () => {
       other.s.close();
       expect(refused.map((r) => r.port).sort()).toEqual([answer.port, other.port].sort());
     }
+  });
+});
+
+describe.runIf(isRoot)("a uid's next leg", () => {
+  it('finds nothing of the last one: neither what it could reach nor what it was refused', async () => {
+    const { createServer } = await import('node:http');
+    const { acquireAgentUser } = await import('../../../src/dispatch/agent/pool.js');
+    const { legRulesUp } = await import('../../../src/dispatch/fence/leg-rules.js');
+    const { execFile } = await import('node:child_process');
+    const s = createServer((_q, r) => r.end('listed-for-the-first'));
+    await new Promise<void>((ok) => s.listen(0, '127.0.0.5', ok));
+    const port = (s.address() as { port: number }).port;
+    const lease = await acquireAgentUser(DEFAULT_POOL);
+    const curl = (to: string) =>
+      new Promise<string>((done) =>
+        execFile(
+          'curl',
+          ['-s', '--max-time', '5', '--noproxy', '*', to],
+          { uid: lease.user.uid, gid: lease.user.gid, cwd: '/', env: { PATH: process.env.PATH ?? '' } },
+          (_e, out) => done(out),
+        ),
+      );
+    try {
+      const first = await legRulesUp(lease.user.uid, { mode: 'fenced', direct: [{ address: '127.0.0.5', port: null }] });
+      await first.open([{ address: '127.0.0.6', port: 80 }], 60);
+      expect(await curl(`http://127.0.0.5:${port}/`)).toBe('listed-for-the-first');
+      expect(await curl('http://127.0.0.3:9/')).toBe('');
+      expect((await first.down()).map((r) => `${r.host}:${r.port}`)).toEqual(['127.0.0.3:9']);
+      const next = await legRulesUp(lease.user.uid, { mode: 'fenced' });
+      expect(await curl(`http://127.0.0.5:${port}/`)).toBe('');
+      expect((await next.down()).map((r) => `${r.host}:${r.port}`)).toEqual([`127.0.0.5:${port}`]);
+      // And a leg with no network at all after one that had some: nothing answers.
+      const none = await legRulesUp(lease.user.uid, { mode: 'none' });
+      expect(await curl(`http://127.0.0.5:${port}/`)).toBe('');
+      expect((await none.down()).map((r) => `${r.host}:${r.port}`)).toEqual([`127.0.0.5:${port}`]);
+    } finally {
+      await lease.release();
+      s.close();
+    }
+  });
+});
+
+describe.runIf(isRoot)("svc's nft session", () => {
+  it("says nft's error in one line, and answers the next call as before", async () => {
+    const { nftSession, ourTable } = await import('../../../src/dispatch/fence/nft.js');
+    const t = await ourTable();
+    const failed = await nftSession()
+      .run([`add element inet ${t} no_such_set { 1.2.3.4 }`])
+      .catch((e: Error) => e);
+    expect(failed).toBeInstanceOf(Error);
+    expect((failed as Error).message).toMatch(/^nft: Error: .*No such file or directory.*\(add element inet svc_\d+ no_such_set/);
+    expect((failed as Error).message).not.toContain('\n');
+    expect(await nftSession().run([`list map inet ${t} legs`])).toMatch(/map legs \{/);
   });
 });
