@@ -1,11 +1,12 @@
 // What a leg's uid may reach as root (DISPATCH.md §9, docs/trust.md), in svc's table (nft.ts).
-// Each uid gets, the first time one of its legs is fenced, two chains and the sets they look in,
+// Each uid gets, the first time one of its legs is fenced, three chains and the sets they look in,
 // kept for the process's life: `leg_<uid>` (fenced) accepts replies, the leg's proxy and resolver,
 // its own ports and the addresses it may reach directly (direct.ts), records what it rejects in two
 // sets (IPv4, IPv6) and rejects everything else (other loopback ports, other addresses, UDP, ICMP,
-// IPv6); `none_<uid>` records and rejects every packet. A leg empties the sets, fills them and
-// points the uid's verdict at its chain; at its end the verdict goes and what was rejected is read:
-// a few elements in one transaction each way, where making and removing chains cost the kernel more.
+// IPv6); `none_<uid>` records and rejects every packet; `dns_<uid>` redirects its DNS. A leg empties what the last one left,
+// fills the sets and points the uid's verdict at its chain; at its end the verdict goes and what
+// was rejected is read: a few elements in one transaction each way, where making and removing the
+// chains and sets cost the kernel more.
 import { nftSession, ourTable, FenceError } from './nft.js';
 import type { DirectEntry } from './direct.js';
 import type { Refusal } from './refusal.js';
@@ -29,8 +30,12 @@ export interface LegRulesHandle {
   down(): Promise<Omit<Refusal, 'count'>[]>;
 }
 
-/** The uids whose chains and sets are in this process's table. */
-const made = new Set<number>();
+/**
+ * The uids whose chains and sets are in this process's table, each with what of them may hold
+ * something of its last leg (`set NAME` or `chain NAME`): all the next leg empties. An object is
+ * counted as holding something before nft is asked to fill it, so a failed call leaves it counted.
+ */
+const made = new Map<number, Set<string>>();
 
 /** The sets of a uid: what svc serves it (proxy, resolver), its own ports, what it reaches directly (one port, any port), what was rejected. */
 const setsOf = (uid: number) => ({ svc: `svc_${uid}`, own: `own_${uid}`, okp: `okp_${uid}`, oka: `oka_${uid}`, r4: `r4_${uid}`, r6: `r6_${uid}` });
@@ -75,17 +80,17 @@ const elements = (entries: readonly DirectEntry[], anyPort: boolean, timeout: st
     .map((e) => `${e.address}${e.port === null ? '' : ` . ${e.port}`}${timeout}`)
     .join(', ');
 
-/** Empties what the last leg of `uid` left in its sets. */
-const emptied = (t: string, uid: number) => [...Object.values(setsOf(uid)).map((set) => `flush set inet ${t} ${set}`), `flush chain inet ${t} dns_${uid}`];
-
 /** The rules of one leg's uid, up in one transaction; `down` takes them away and says what they rejected. */
 export async function legRulesUp(uid: number, rules: LegRules): Promise<LegRulesHandle> {
   if (!Number.isInteger(uid) || uid <= 0) throw new FenceError(`cannot fence uid ${uid}`);
   const t = await ourTable();
   const s = setsOf(uid);
   const fenced = rules.mode === 'fenced';
-  const lines = [...(made.has(uid) ? [] : uidObjects(t, uid)), ...emptied(t, uid)];
-  const add = (set: string, items: string) => items && lines.push(`add element inet ${t} ${set} { ${items} }`);
+  // What the last leg left is emptied first, in the same transaction.
+  const held = made.get(uid);
+  const lines = held ? [...held].map((o) => `flush ${o.replace(' ', ` inet ${t} `)}`) : uidObjects(t, uid);
+  const filled = new Set([`set ${s.r4}`, `set ${s.r6}`]);
+  const add = (set: string, items: string) => items && (lines.push(`add element inet ${t} ${set} { ${items} }`), filled.add(`set ${set}`));
   if (fenced) {
     add(s.svc, [rules.proxyPort && `127.0.0.1 . tcp . ${rules.proxyPort}`, rules.dnsPort && `127.0.0.1 . udp . ${rules.dnsPort}`].filter(Boolean).join(', '));
     const own = rules.ownPorts;
@@ -93,6 +98,7 @@ export async function legRulesUp(uid: number, rules: LegRules): Promise<LegRules
     add(s.okp, elements(rules.direct ?? [], false, ''));
     add(s.oka, elements(rules.direct ?? [], true, ''));
     if (rules.dnsPort) {
+      filled.add(`chain dns_${uid}`);
       lines.push(`add rule inet ${t} dns_${uid} meta nfproto ipv4 udp dport 53 redirect to :${rules.dnsPort}`);
       lines.push(`add element inet ${t} dns { ${uid} : jump dns_${uid} }`);
     }
@@ -100,9 +106,10 @@ export async function legRulesUp(uid: number, rules: LegRules): Promise<LegRules
   // One transaction; the verdict comes last in it.
   lines.push(`add element inet ${t} legs { ${uid} : jump ${fenced ? 'leg' : 'none'}_${uid} }`);
   await nftSession().run([lines.join('; ')]);
-  made.add(uid);
+  made.set(uid, filled);
   return {
     open: async (entries, seconds) => {
+      filled.add(`set ${s.okp}`).add(`set ${s.oka}`);
       // Added, removed and added again in one transaction: an element there already gets the new timeout.
       const ops = [s.okp, s.oka].flatMap((set, i) => {
         const timed = elements(entries, i === 1, ` timeout ${seconds}s`);
@@ -113,15 +120,20 @@ export async function legRulesUp(uid: number, rules: LegRules): Promise<LegRules
       if (ops.length) await nftSession().run([ops.join('; ')]);
     },
     // The uid's verdict goes (its chains are reached no more) and what the kernel refused is read,
-    // in one exchange with nft; the sets are emptied by the uid's next leg (`emptied`), off this one's time.
-    down: () =>
-      nftSession()
-        .run([
+    // in one exchange with nft; the sets are emptied by the uid's next leg (`made`), off this one's time.
+    down: async () => {
+      const refused = parseRefused(
+        await nftSession().run([
           [`delete element inet ${t} legs { ${uid} }`, ...(fenced && rules.dnsPort ? [`delete element inet ${t} dns { ${uid} }`] : [])].join('; '),
           `list set inet ${t} ${s.r4}`,
           `list set inet ${t} ${s.r6}`,
-        ])
-        .then(parseRefused),
+        ]),
+      );
+      // The verdict went first, so nothing is added to them now: one that listed empty needs no emptying.
+      if (!refused.some((r) => !r.how.includes('over IPv6'))) filled.delete(`set ${s.r4}`);
+      if (!refused.some((r) => r.how.includes('over IPv6'))) filled.delete(`set ${s.r6}`);
+      return refused;
+    },
   };
 }
 

@@ -206,6 +206,9 @@ describe.runIf(isRoot)("a uid's next leg", () => {
     const s = createServer((_q, r) => r.end('listed-for-the-first'));
     await new Promise<void>((ok) => s.listen(0, '127.0.0.5', ok));
     const port = (s.address() as { port: number }).port;
+    const answered = createServer((_q, r) => r.end('opened-for-the-first'));
+    await new Promise<void>((ok) => answered.listen(0, '127.0.0.6', ok));
+    const answeredPort = (answered.address() as { port: number }).port;
     const lease = await acquireAgentUser(DEFAULT_POOL);
     const curl = (to: string) =>
       new Promise<string>((done) =>
@@ -218,13 +221,15 @@ describe.runIf(isRoot)("a uid's next leg", () => {
       );
     try {
       const first = await legRulesUp(lease.user.uid, { mode: 'fenced', direct: [{ address: '127.0.0.5', port: null }] });
-      await first.open([{ address: '127.0.0.6', port: 80 }], 60);
+      await first.open([{ address: '127.0.0.6', port: answeredPort }], 60);
       expect(await curl(`http://127.0.0.5:${port}/`)).toBe('listed-for-the-first');
+      expect(await curl(`http://127.0.0.6:${answeredPort}/`)).toBe('opened-for-the-first');
       expect(await curl('http://127.0.0.3:9/')).toBe('');
       expect((await first.down()).map((r) => `${r.host}:${r.port}`)).toEqual(['127.0.0.3:9']);
       const next = await legRulesUp(lease.user.uid, { mode: 'fenced' });
       expect(await curl(`http://127.0.0.5:${port}/`)).toBe('');
-      expect((await next.down()).map((r) => `${r.host}:${r.port}`)).toEqual([`127.0.0.5:${port}`]);
+      expect(await curl(`http://127.0.0.6:${answeredPort}/`)).toBe('');
+      expect((await next.down()).map((r) => `${r.host}:${r.port}`).sort()).toEqual([`127.0.0.5:${port}`, `127.0.0.6:${answeredPort}`].sort());
       // And a leg with no network at all after one that had some: nothing answers.
       const none = await legRulesUp(lease.user.uid, { mode: 'none' });
       expect(await curl(`http://127.0.0.5:${port}/`)).toBe('');
@@ -232,6 +237,7 @@ describe.runIf(isRoot)("a uid's next leg", () => {
     } finally {
       await lease.release();
       s.close();
+      answered.close();
     }
   });
 });
