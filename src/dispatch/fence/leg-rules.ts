@@ -122,17 +122,14 @@ export async function legRulesUp(uid: number, rules: LegRules): Promise<LegRules
     // The uid's verdict goes (its chains are reached no more) and what the kernel refused is read,
     // in one exchange with nft; the sets are emptied by the uid's next leg (`made`), off this one's time.
     down: async () => {
-      const refused = parseRefused(
-        await nftSession().run([
-          [`delete element inet ${t} legs { ${uid} }`, ...(fenced && rules.dnsPort ? [`delete element inet ${t} dns { ${uid} }`] : [])].join('; '),
-          `list set inet ${t} ${s.r4}`,
-          `list set inet ${t} ${s.r6}`,
-        ]),
-      );
+      const listed = await nftSession().run([
+        [`delete element inet ${t} legs { ${uid} }`, ...(fenced && rules.dnsPort ? [`delete element inet ${t} dns { ${uid} }`] : [])].join('; '),
+        `list set inet ${t} ${s.r4}`,
+        `list set inet ${t} ${s.r6}`,
+      ]);
       // The verdict went first, so nothing is added to them now: one that listed empty needs no emptying.
-      if (!refused.some((r) => !r.how.includes('over IPv6'))) filled.delete(`set ${s.r4}`);
-      if (!refused.some((r) => r.how.includes('over IPv6'))) filled.delete(`set ${s.r6}`);
-      return refused;
+      for (const set of [s.r4, s.r6]) if (!new RegExp(`set ${set} \\{[^}]*elements =`).test(listed)) filled.delete(`set ${set}`);
+      return parseRefused(listed);
     },
   };
 }
