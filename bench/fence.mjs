@@ -10,10 +10,30 @@
 //
 // Measured 2026-12-01, 2 cores shared with four other engineers' work (load 4-9), six runs of the
 // row: per-leg cost 4.9-10.9 ms (one `nft -i` for the process; a new nft per call gave 19-66 ms);
-// CONNECT latency 1.15-2.2x, plain-HTTP latency 2.7-5.5x, throughput 0.14-0.33x. The throughput
-// goal is out of reach of any relay in Node here: a bare `net` relay, no fence code in it, moved
-// 495-573 MB/s where curl read 1.7-2.5 GB/s straight from the server (0.25x). Reaching it would take
-// the kernel doing the copy (splice, or nft allowing the uid the resolved address directly).
+// CONNECT latency 1.15-2.2x, plain-HTTP latency 2.7-5.5x, throughput 0.14-0.33x. A bare `net`
+// relay, no fence code in it, moved 495-573 MB/s where curl read 1.7-2.5 GB/s straight from the
+// server (0.25x): every byte a relay carries is copied twice more, on the same two cores.
+//
+// So the kernel carries a leg's bytes to what its fence lets it reach directly (docs/trust.md, "The
+// network of a leg"): its allowlist's own addresses (in NO_PROXY, so curl goes straight there), and
+// a listed name's answers from its resolver. Measured 2026-12-02, side by side with the code
+// before (88d4ea9, with this file's rows), alternating runs of the row on a machine seven
+// engineers' builds and tests shared. At load 5-9 (00:40, 4 runs each), now against before: the
+// leg's env to the listed address 0.49-1.14x latency and 0.89-1.17x throughput, against 1.79-3.50x
+// and 0.22-0.30x when it went through the proxy; through the proxy, as a name goes, CONNECT
+// 0.77-1.14x and 0.33-0.63x (before 1.06-2.08x, 0.23-0.45x), plain HTTP 1.49-3.09x and 0.23-0.38x
+// (before 2.50-3.50x, 0.21-0.44x); per-leg cost 9.8-22.2 ms (before 12.5-22.6). At load 14-25
+// (00:15-00:37, 15 runs each, medians): the leg's env 0.89x and 1.01x (before 2.10x, 0.52x); the
+// proxy's rows drowned in that load (CONNECT 1.09x, 0.66x; plain 2.21x, 0.43x); per-leg 28 ms
+// (before 32). The proxy's throughput goal stays out of reach: a relay wakes two more processes
+// per round trip and copies each byte twice more on the same two cores (a name's host is normally
+// across a network, where its share weighs less: not measured here). Per-leg, the row's five legs
+// each come after a second of curl: in a loop of 21 legs, no traffic (load 13-18, nine alternating
+// runs), the median leg took 4.2 ms (3.6-15.9) against 6.4 ms (3.7-28.0) before, and 500 ms idle
+// between legs made nft's two exchanges 60-120% slower (the VM's idle vCPUs). A uid's chains and
+// sets are now made once per process and only what a leg filled is emptied by the next; what is
+// left is those two exchanges with nft. Profiled (--cpu-prof, perf): the proxy's plain HTTP is
+// Node's own HTTP machinery (parsers, streams, two writes a request), 0.5-0.9 ms of CPU a request.
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
