@@ -1,4 +1,4 @@
-// What a leg's uid may reach as root (DISPATCH.md §9, docs/trust.md), in svc's table (nft.ts).
+// What a leg's uid may reach as root (docs/trust.md, "The network of a leg"), in svc's table (nft.ts).
 // Each uid gets, the first time one of its legs is fenced, three chains and the sets they look in,
 // kept for the process's life: `leg_<uid>` (fenced) accepts replies, the leg's proxy and resolver,
 // its own ports and the addresses it may reach directly (direct.ts), records what it rejects in two
