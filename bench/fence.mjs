@@ -16,24 +16,26 @@
 //
 // So the kernel carries a leg's bytes to what its fence lets it reach directly (docs/trust.md, "The
 // network of a leg"): its allowlist's own addresses (in NO_PROXY, so curl goes straight there), and
-// a listed name's answers from its resolver. Measured 2026-12-02, side by side with the code
-// before (88d4ea9, with this file's rows), alternating runs of the row on a machine seven
-// engineers' builds and tests shared. At load 5-9 (00:40, 4 runs each), now against before: the
-// leg's env to the listed address 0.49-1.14x latency and 0.89-1.17x throughput, against 1.79-3.50x
-// and 0.22-0.30x when it went through the proxy; through the proxy, as a name goes, CONNECT
-// 0.77-1.14x and 0.33-0.63x (before 1.06-2.08x, 0.23-0.45x), plain HTTP 1.49-3.09x and 0.23-0.38x
-// (before 2.50-3.50x, 0.21-0.44x); per-leg cost 9.8-22.2 ms (before 12.5-22.6). At load 14-25
-// (00:15-00:37, 15 runs each, medians): the leg's env 0.89x and 1.01x (before 2.10x, 0.52x); the
-// proxy's rows drowned in that load (CONNECT 1.09x, 0.66x; plain 2.21x, 0.43x); per-leg 28 ms
-// (before 32). The proxy's throughput goal stays out of reach: a relay wakes two more processes
-// per round trip and copies each byte twice more on the same two cores (a name's host is normally
-// across a network, where its share weighs less: not measured here). Per-leg, the row's five legs
-// each come after a second of curl: in a loop of 21 legs, no traffic (load 13-18, nine alternating
-// runs), the median leg took 4.2 ms (3.6-15.9) against 6.4 ms (3.7-28.0) before, and 500 ms idle
-// between legs made nft's two exchanges 60-120% slower (the VM's idle vCPUs). A uid's chains and
-// sets are now made once per process and only what a leg filled is emptied by the next; what is
-// left is those two exchanges with nft. Profiled (--cpu-prof, perf): the proxy's plain HTTP is
-// Node's own HTTP machinery (parsers, streams, two writes a request), 0.5-0.9 ms of CPU a request.
+// a listed name's answers from its resolver. Measured 2026-12-02, side by side with the code before
+// (88d4ea9, with this file's rows), alternating runs of the row. At load 3-5 (00:51-00:53, 10 runs
+// each, medians and ranges), now against before: the leg's env to the listed address 1.11x latency
+// (0.91-1.55) and 1.03x throughput (0.59-1.26), where it went through the proxy at 3.42x (2.24-3.98)
+// and 0.21x (0.17-0.22); per-leg cost 6.8 ms (4.5-14.2) against 7.3 ms (5.0-10.4). Through the proxy,
+// as a name goes, nothing passes: CONNECT 1.65x and 0.27x (before 1.65x, 0.29x), plain HTTP 3.69x
+// and 0.15x (before 3.14x, 0.23x; before, the row's first measurement had warmed the proxy's plain
+// path). The proxies alone, as root outside nft, alternating: 100 plain requests 81 ms old and new,
+// CONNECT 37 and 35 ms, against 31 ms open (10 runs); a 50 MB download through CONNECT 386 and 577
+// MB/s, plain 311 and 360, against 1072 open (8 runs; the tunnel's reads of 256 KiB). A relay wakes
+// two more processes per round trip and copies each byte twice more on the same two cores, so its
+// goals stay out of reach here (a name's host is normally across a network, where its share weighs
+// less: not measured). At load 14-25 (00:15-00:37, 15 runs each): the leg's env 0.89x and 1.01x
+// (before 2.10x, 0.52x), per-leg 28 ms (before 32). Per-leg, in a loop of 21 legs with no traffic
+// (load 13-18, nine alternating runs) the median leg took 4.2 ms (3.6-15.9) against 6.4 ms (3.7-28.0),
+// and 500 ms idle between legs made nft's two exchanges 60-120% slower (the VM's idle vCPUs): in the
+// row each leg comes after a second of curl. A uid's chains and sets are now made once per process
+// and only what a leg filled is emptied by the next; what is left is nft's two exchanges. Profiled
+// (--cpu-prof, perf): the proxy's plain HTTP is Node's own HTTP machinery (parsers, streams, two
+// writes a request), 0.5-0.9 ms of CPU a request.
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
