@@ -7,7 +7,7 @@
 // fills the sets and points the uid's verdict at its chain; at its end the verdict goes and what
 // was rejected is read: a few elements in one transaction each way, where making and removing the
 // chains and sets cost the kernel more.
-import { nftSession, ourTable, FenceError } from './nft.js';
+import { FenceError, nftSession, ourTable, processFence } from './nft.js';
 import type { DirectEntry } from './direct.js';
 import type { Refusal } from './refusal.js';
 
@@ -35,12 +35,16 @@ export interface LegRulesHandle {
  * something of its last leg (`set NAME` or `chain NAME`): all the next leg empties. An object is
  * counted as holding something before nft is asked to fill it, so a failed call leaves it counted.
  */
-const made = new Map<number, Set<string>>();
+const made = processFence.made;
 
 /** The sets of a uid: what svc serves it (proxy, resolver), its own ports, what it reaches directly (one port, any port), what was rejected. */
 const setsOf = (uid: number) => ({ svc: `svc_${uid}`, own: `own_${uid}`, okp: `okp_${uid}`, oka: `oka_${uid}`, r4: `r4_${uid}`, r6: `r6_${uid}` });
 
-/** The chains and sets of `uid`, made once. */
+/**
+ * The chains and sets of `uid`, made once. Each is emptied as it is made: should the table already
+ * hold them (a module loaded again in the same process, as a test runner does), nothing of what
+ * they held stays, and their rules are not there twice.
+ */
 function uidObjects(t: string, uid: number): string[] {
   const s = setsOf(uid);
   const fenced = (text: string) => `add rule inet ${t} leg_${uid} ${text}`;
@@ -61,6 +65,8 @@ function uidObjects(t: string, uid: number): string[] {
     `add set inet ${t} ${s.oka} { type ipv4_addr; flags timeout; }`,
     `add set inet ${t} ${s.r4} { type ipv4_addr . inet_proto . inet_service; flags dynamic; size 4096; }`,
     `add set inet ${t} ${s.r6} { type ipv6_addr . inet_proto . inet_service; flags dynamic; size 4096; }`,
+    ...['leg', 'none', 'dns'].map((c) => `flush chain inet ${t} ${c}_${uid}`),
+    ...Object.values(s).map((set) => `flush set inet ${t} ${set}`),
     // Replies of connections it was allowed to open, and of its own servers to others.
     fenced('ct state established,related accept'),
     fenced(`ip daddr . meta l4proto . th dport @${s.svc} accept`),

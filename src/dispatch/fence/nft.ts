@@ -123,21 +123,31 @@ class NftSession {
   }
 }
 
-let session: NftSession | null = null;
+/**
+ * What this process holds of the kernel's fence: its table, its nft session, and what of each
+ * uid's chains and sets is in the table (leg-rules.ts). One per process, as the table is, not one
+ * per copy of this module: a module loaded again in the same process (a test runner's shared
+ * workers) finds them as they are, and sweeps nobody's tables a second time.
+ */
+interface ProcessFence {
+  table: Promise<string> | null;
+  session: NftSession | null;
+  made: Map<number, Set<string>>;
+}
+const here = globalThis as { [key: symbol]: ProcessFence | undefined };
+export const processFence: ProcessFence = (here[Symbol.for('svc.fence')] ??= { table: null, session: null, made: new Map() });
 
 /** The process's nft session, started again if the last one ended. */
 export function nftSession(): NftSession {
-  if (!session || session.dead) session = new NftSession();
-  return session;
+  if (!processFence.session || processFence.session.dead) processFence.session = new NftSession();
+  return processFence.session;
 }
 
 const TABLE_PREFIX = 'svc_';
 
 /** This process's table, made once (stale tables of dead svc processes are removed first). */
-let table: Promise<string> | null = null;
-
 export function ourTable(): Promise<string> {
-  table ??= (async () => {
+  const table = (processFence.table ??= (async () => {
     await removeStaleTables();
     const me = selfMark();
     const name = `${TABLE_PREFIX}${me.pid}`;
@@ -163,9 +173,9 @@ export function ourTable(): Promise<string> {
       }
     });
     return name;
-  })();
+  })());
   table.catch(() => {
-    table = null;
+    if (processFence.table === table) processFence.table = null;
   });
   return table;
 }

@@ -1,7 +1,7 @@
 // The fence's tables (src/dispatch/fence/nft.ts), as root: a crashed svc's table is removed by the
 // next svc or `svc runs recover`; a live one's stays. And a run's network as the commands decide it.
 import { execFileSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { networkFor } from '../../../src/commands/dispatch/network-options.js';
 import { DEFAULT_POOL } from '../../../src/dispatch/agent/user.js';
 import { removeStaleTables } from '../../../src/dispatch/fence/nft.js';
@@ -253,5 +253,54 @@ describe.runIf(isRoot)("svc's nft session", () => {
     expect((failed as Error).message).toMatch(/^nft: Error: .*No such file or directory.*\(add element inet svc_\d+ no_such_set/);
     expect((failed as Error).message).not.toContain('\n');
     expect(await nftSession().run([`list map inet ${t} legs`])).toMatch(/map legs \{/);
+  });
+});
+
+describe.runIf(isRoot)('the fence loaded again in the same process (a test runner reusing its workers)', () => {
+  it('shares the process’s table and what is in it; with that lost, it finds the uid’s chains and sets and empties them', async () => {
+    const { createServer } = await import('node:http');
+    const { acquireAgentUser } = await import('../../../src/dispatch/agent/pool.js');
+    const { execFile } = await import('node:child_process');
+    const s = createServer((_q, r) => r.end('listed-for-the-first'));
+    await new Promise<void>((ok) => s.listen(0, '127.0.0.5', ok));
+    const port = (s.address() as { port: number }).port;
+    const lease = await acquireAgentUser(DEFAULT_POOL);
+    const uid = lease.user.uid;
+    const curl = () =>
+      new Promise<string>((done) =>
+        execFile(
+          'curl',
+          ['-s', '--max-time', '5', '--noproxy', '*', `http://127.0.0.5:${port}/`],
+          { uid, gid: lease.user.gid, cwd: '/', env: { PATH: process.env.PATH ?? '' } },
+          (_e, out) => done(out),
+        ),
+      );
+    const table = `svc_${process.pid}`;
+    const rules = (chain: string) => execFileSync('nft', ['list', 'chain', 'inet', table, `${chain}_${uid}`], { encoding: 'utf8' });
+    const listed = { mode: 'fenced' as const, dnsPort: 9, direct: [{ address: '127.0.0.5', port: null }] };
+    try {
+      const first = await import('../../../src/dispatch/fence/leg-rules.js');
+      const firstNft = await import('../../../src/dispatch/fence/nft.js');
+      await (await first.legRulesUp(uid, listed)).down();
+      vi.resetModules();
+      const again = await import('../../../src/dispatch/fence/leg-rules.js');
+      const againNft = await import('../../../src/dispatch/fence/nft.js');
+      expect(again).not.toBe(first);
+      expect(againNft.processFence).toBe(firstNft.processFence);
+      const next = await again.legRulesUp(uid, { mode: 'fenced' });
+      expect(await curl()).toBe('');
+      await next.down();
+      // Where that is lost (another isolate of the same process), the uid's objects are emptied as they are made.
+      await (await again.legRulesUp(uid, listed)).down();
+      againNft.processFence.made.clear();
+      const lost = await again.legRulesUp(uid, { mode: 'fenced' });
+      expect(await curl()).toBe('');
+      expect(rules('leg').match(/ct state established,related accept/g)).toHaveLength(1);
+      expect(rules('dns')).not.toContain('redirect');
+      await lost.down();
+    } finally {
+      await lease.release();
+      s.close();
+    }
   });
 });

@@ -18,6 +18,9 @@ vi.mock('node:dns/promises', async (real) => {
   };
 });
 
+// The suite's workers are shared by files (isolate: false): modules another file loaded with the
+// real lookup are loaded again, so that the mock above is what they import.
+vi.resetModules();
 const { Allowlist } = await import('../../../src/dispatch/fence/allowlist.js');
 const { resolveTarget, startLegProxy } = await import('../../../src/dispatch/fence/proxy.js');
 

@@ -16,6 +16,9 @@ vi.mock('node:dns/promises', async (real) => {
   };
 });
 
+// The suite's workers are shared by files (isolate: false): modules another file loaded with the
+// real lookup are loaded again, so that the mock above is what they import.
+vi.resetModules();
 const { DEFAULT_POOL } = await import('../../../src/dispatch/agent/user.js');
 const { acquireAgentUser } = await import('../../../src/dispatch/agent/pool.js');
 const { fenceUp } = await import('../../../src/dispatch/fence/index.js');
