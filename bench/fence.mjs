@@ -1,17 +1,41 @@
-// 7. The egress fence (DISPATCH.md §9): a leg's connection to an allowed loopback host through the
+// 7. The egress fence (docs/trust.md): a leg's connection to an allowed loopback host through the
 // fence (nft rules for its uid, svc's proxy) against the same leg open, both as a leased pool uid
 // running curl, as an agent would: the latency of 100 small requests (one curl, its connections
-// kept alive), and the throughput of one 50 MB download. And the per-leg cost of the fence: rules
-// up and down, proxy and resolver started and stopped. Root only (the fence as a normal user is a
+// kept alive), and the throughput of one 50 MB download; each as the leg's env has it (the listed
+// address is in NO_PROXY: direct, under the uid's rules) and forced through the proxy, as a name
+// goes (CONNECT, and plain HTTP). And the per-leg cost of the fence: rules up and down, proxy and
+// resolver started and stopped. Root only (the fence as a normal user is a
 // namespace per program; its cost is bwrap's start, reported beside it without a goal). The fence
 // is bundled from src/ with esbuild (dist/ holds only the CLI's chunks).
 //
 // Measured 2026-12-01, 2 cores shared with four other engineers' work (load 4-9), six runs of the
 // row: per-leg cost 4.9-10.9 ms (one `nft -i` for the process; a new nft per call gave 19-66 ms);
-// CONNECT latency 1.15-2.2x, plain-HTTP latency 2.7-5.5x, throughput 0.14-0.33x. The throughput
-// goal is out of reach of any relay in Node here: a bare `net` relay, no fence code in it, moved
-// 495-573 MB/s where curl read 1.7-2.5 GB/s straight from the server (0.25x). Reaching it would take
-// the kernel doing the copy (splice, or nft allowing the uid the resolved address directly).
+// CONNECT latency 1.15-2.2x, plain-HTTP latency 2.7-5.5x, throughput 0.14-0.33x. A bare `net`
+// relay, no fence code in it, moved 495-573 MB/s where curl read 1.7-2.5 GB/s straight from the
+// server (0.25x): every byte a relay carries is copied twice more, on the same two cores.
+//
+// So the kernel carries a leg's bytes to what its fence lets it reach directly (docs/trust.md, "The
+// network of a leg"): its allowlist's own addresses (in NO_PROXY, so curl goes straight there), and
+// a listed name's answers from its resolver. Measured 2026-12-02, side by side with the code before
+// (88d4ea9, with this file's rows), alternating runs of the row. At load 3-5 (00:51-00:53, 10 runs
+// each, medians and ranges), now against before: the leg's env to the listed address 1.11x latency
+// (0.91-1.55) and 1.03x throughput (0.59-1.26), where it went through the proxy at 3.42x (2.24-3.98)
+// and 0.21x (0.17-0.22); per-leg cost 6.8 ms (4.5-14.2) against 7.3 ms (5.0-10.4). Through the proxy,
+// as a name goes, nothing passes: CONNECT 1.65x and 0.27x (before 1.65x, 0.29x), plain HTTP 3.69x
+// and 0.15x (before 3.14x, 0.23x; before, the row's first measurement had warmed the proxy's plain
+// path). The proxies alone, as root outside nft, alternating: 100 plain requests 81 ms old and new,
+// CONNECT 37 and 35 ms, against 31 ms open (10 runs); a 50 MB download through CONNECT 386 and 577
+// MB/s, plain 311 and 360, against 1072 open (8 runs; the tunnel's reads of 256 KiB). A relay wakes
+// two more processes per round trip and copies each byte twice more on the same two cores, so its
+// goals stay out of reach here (a name's host is normally across a network, where its share weighs
+// less: not measured). At load 14-25 (00:15-00:37, 15 runs each): the leg's env 0.89x and 1.01x
+// (before 2.10x, 0.52x), per-leg 28 ms (before 32). Per-leg, in a loop of 21 legs with no traffic
+// (load 13-18, nine alternating runs) the median leg took 4.2 ms (3.6-15.9) against 6.4 ms (3.7-28.0),
+// and 500 ms idle between legs made nft's two exchanges 60-120% slower (the VM's idle vCPUs): in the
+// row each leg comes after a second of curl. A uid's chains and sets are now made once per process
+// and only what a leg filled is emptied by the next; what is left is nft's two exchanges. Profiled
+// (--cpu-prof, perf): the proxy's plain HTTP is Node's own HTTP machinery (parsers, streams, two
+// writes a request), 0.5-0.9 ms of CPU a request.
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
@@ -75,7 +99,10 @@ export async function fence() {
       .reduce((a, b) => a + b, 0) * 1000;
   const throughput = async (env, tunnel = []) => Number(await curl(lease.user, env, [...tunnel, '-o', '/dev/null', '-w', '%{speed_download}', `${base}/big`]));
   const open = { lat: [], tp: [] };
-  // Through CONNECT (curl -p), as HTTPS goes; and plain HTTP, which the proxy forwards request by request.
+  // As the leg's env has it: a listed address is in NO_PROXY, reached directly under the uid's rules.
+  const direct = { lat: [], tp: [] };
+  // Through the proxy, as a name goes: CONNECT (curl -p), as HTTPS does; and plain HTTP, which the
+  // proxy forwards request by request (`--noproxy ''`: the proxy for the listed address too).
   const fenced = { lat: [], tp: [] };
   const plainHttp = { lat: [], tp: [] };
   const setup = [];
@@ -92,10 +119,12 @@ export async function fence() {
       const f = await fenceUp({ uid: lease.user.uid, mode: 'fenced', allow: ['127.0.0.2'], onRefused: () => {} });
       const up = performance.now() - t0;
       const env = f.env(plain);
-      fenced.lat.push(await latency(env, ['-p']));
-      fenced.tp.push(await throughput(env, ['-p']));
-      plainHttp.lat.push(await latency(env));
-      plainHttp.tp.push(await throughput(env));
+      direct.lat.push(await latency(env));
+      direct.tp.push(await throughput(env));
+      fenced.lat.push(await latency(env, ['--noproxy', '', '-p']));
+      fenced.tp.push(await throughput(env, ['--noproxy', '', '-p']));
+      plainHttp.lat.push(await latency(env, ['--noproxy', '']));
+      plainHttp.tp.push(await throughput(env, ['--noproxy', '']));
       const t1 = performance.now();
       const refused = await f.down();
       setup.push(up + (performance.now() - t1));
@@ -109,8 +138,9 @@ export async function fence() {
   const perLeg = median(setup);
   const rows = [];
   for (const [how, m] of [
-    ['CONNECT, as HTTPS goes', fenced],
-    ['plain HTTP, forwarded', plainHttp],
+    ["the leg's env: a listed address, direct under the uid's rules", direct],
+    ['CONNECT through the proxy, as HTTPS to a name goes', fenced],
+    ['plain HTTP through the proxy, forwarded', plainHttp],
   ]) {
     const lat = ratio(m.lat, open.lat);
     const tp = ratio(m.tp, open.tp);

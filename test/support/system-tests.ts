@@ -18,6 +18,7 @@ export const SYSTEM_TESTS = [
   // nftables (as root) and bubblewrap (svc's own user): the network fence of a leg.
   'test/dispatch/fence/fenced-leg.test.ts',
   'test/dispatch/fence/nft.test.ts',
+  'test/dispatch/fence/resolved.test.ts',
   'test/commands/dispatch/network.test.ts',
   'test/commands/dispatch/network-user.test.ts',
   // nftables as root: runs through svc's default agent pool with the default network, fenced

@@ -1,4 +1,4 @@
-// What a fenced leg may reach (DISPATCH.md §9): entries `HOST[:PORT]`, where HOST is a name, a
+// What a fenced leg may reach (docs/trust.md): entries `HOST[:PORT]`, where HOST is a name, a
 // `*.suffix` (any name below the suffix, not the suffix itself) or an address, and no port means any
 // port. Names are compared canonicalised (lowercase, IDNA, no trailing dot, IPv4 in dotted form);
 // a name with a NUL or control character, or with anything a host name cannot hold, is refused
@@ -127,6 +127,17 @@ export class Allowlist {
   /** Whether an answer `address` of an allowed name may be connected to at `port`. */
   allowsAnswer(address: string, port: number | null): boolean {
     return !isInsideAddress(address) || this.allowsName(canonicalHost(address) ?? '', port);
+  }
+
+  /** The ports the names matching `host` are listed with: null when one of them takes any port. */
+  portsOfName(host: string): number[] | null {
+    const ports = new Set<number>();
+    for (const e of this.entries) {
+      if (e.kind === 'address' || !(e.host === host ? e.kind === 'name' : e.kind === 'suffix' && host.endsWith(`.${e.host}`))) continue;
+      if (e.port === null) return null;
+      ports.add(e.port);
+    }
+    return [...ports].sort((a, b) => a - b);
   }
 
   toString(): string {

@@ -1,4 +1,4 @@
-// A normal user's fence (DISPATCH.md §9): each of the leg's programs runs in a network namespace
+// A normal user's fence (docs/trust.md): each of the leg's programs runs in a network namespace
 // of its own (bubblewrap `--unshare-net`: only `lo`), where a small bridge listens on a loopback
 // port and carries each connection to the leg's proxy through a unix socket. Nothing else leaves
 // the namespace: no other host, no DNS (names are resolved by the proxy), no svc listener. `none`:

@@ -1,4 +1,4 @@
-// svc's resolver for one leg (DISPATCH.md §9): the kernel sends the leg's DNS (UDP port 53, to
+// svc's resolver for one leg (docs/trust.md): the kernel sends the leg's DNS (UDP port 53, to
 // whatever server) here, and it answers only names on the allowlist, with the IPv4 answers the
 // allowlist permits (inside addresses only where listed); every other name is NXDOMAIN and a
 // refusal. AAAA gets no answer (IPv6 is closed to a fenced leg); TCP DNS is not answered at all.
@@ -14,7 +14,7 @@ export interface DnsStub {
 }
 
 const TYPE_A = 1;
-const TTL_S = 30;
+export const TTL_S = 30;
 
 /** The question of a query: its name as bytes made text (null: not one name), its type, where it ends. */
 export function readQuestion(msg: Buffer): { name: string | null; raw: string; type: number; end: number } | null {
@@ -58,8 +58,16 @@ export function answer(query: Buffer, end: number, rcode: number, addresses: str
   return Buffer.concat([head, ...records]);
 }
 
-/** Starts the resolver of one leg on 127.0.0.1; `onRefused` hears every name it would not answer. */
-export async function startDnsStub(allow: Allowlist, onRefused: (r: Omit<Refusal, 'count'>) => void): Promise<DnsStub> {
+/**
+ * Starts the resolver of one leg on 127.0.0.1; `onRefused` hears every name it would not answer,
+ * and `onAnswer` each answer before it is sent (the kernel opening its addresses: direct.ts), a
+ * failure of it a SERVFAIL.
+ */
+export async function startDnsStub(
+  allow: Allowlist,
+  onRefused: (r: Omit<Refusal, 'count'>) => void,
+  onAnswer?: (name: string, addresses: string[]) => Promise<void>,
+): Promise<DnsStub> {
   const socket = createSocket('udp4');
   const reply = (buf: Buffer, to: RemoteInfo) => socket.send(buf, to.port, to.address, () => undefined);
   socket.on('message', async (msg, from) => {
@@ -74,7 +82,12 @@ export async function startDnsStub(allow: Allowlist, onRefused: (r: Omit<Refusal
     const usable = found.map((a) => a.address).filter((a) => allow.allowsAnswer(a, null));
     if (found.length && !usable.length)
       onRefused({ host: q.name, port: null, how: `dns: resolves to ${found[0]!.address}, an inside address off the allowlist` });
-    reply(answer(msg, q.end, usable.length ? 0 : 3, usable), from);
+    if (!usable.length) return reply(answer(msg, q.end, 3, []), from);
+    const opened = await (onAnswer?.(q.name, usable) ?? Promise.resolve()).then(
+      () => true,
+      () => false,
+    );
+    reply(opened ? answer(msg, q.end, 0, usable) : answer(msg, q.end, 2, []), from);
   });
   await new Promise<void>((ok, fail) => {
     socket.once('error', fail);

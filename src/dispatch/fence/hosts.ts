@@ -1,4 +1,4 @@
-// What every fenced leg may reach besides what the user adds (DISPATCH.md §9): the model API of
+// What every fenced leg may reach besides what the user adds (docs/trust.md): the model API of
 // the agent preset (docs/agents.md lists them), a base address the user pointed the preset at
 // through its own variable, and the repository's git host.
 import { execFile } from 'node:child_process';

@@ -1,4 +1,4 @@
-// The egress fence of a leg (DISPATCH.md §9, docs/trust.md): what the leg code asks of it. `up`
+// The egress fence of a leg (docs/trust.md, docs/trust.md): what the leg code asks of it. `up`
 // starts the leg's proxy and resolver and puts its uid's nftables rules up; the leg's processes get
 // the proxy variables. `down` reads what the kernel rejected, removes the rules and stops both.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -6,8 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Allowlist } from './allowlist.js';
 import { BRIDGE_PORT, inNamespace } from './bwrap.js';
-import { startDnsStub } from './dns-stub.js';
-import { legRulesUp } from './nft.js';
+import { answerEntries, DirectAnswers, listedAddresses } from './direct.js';
+import { startDnsStub, TTL_S } from './dns-stub.js';
+import { legRulesUp } from './leg-rules.js';
 import { startLegProxy } from './proxy.js';
 import { RefusalBook, type Refusal } from './refusal.js';
 
@@ -52,11 +53,16 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
   const book = new RefusalBook(req.onRefused);
   const add = (r: Omit<Refusal, 'count'>) => book.add(r);
   if (req.uid === null) return namespaceFence(req, add, () => book.list());
-  // The leg's own servers are reached through the proxy like any allowed host (and directly: nft.ts).
+  // The leg's own servers are reached through the proxy like any allowed host (and directly: leg-rules.ts).
   const own = req.ownPorts ? Array.from({ length: req.ownPorts.count }, (_, i) => req.ownPorts!.first + i) : [];
   const allow = Allowlist.parse([...req.allow, ...own.flatMap((p) => [`127.0.0.1:${p}`, `localhost:${p}`, `[::1]:${p}`])]);
+  // The allowlist's own addresses, and what the resolver answers for its names, the kernel carries
+  // without the proxy (direct.ts); proxy-aware programs are told so by NO_PROXY.
+  const listed = listedAddresses(Allowlist.parse(req.allow));
+  let answers: DirectAnswers | null = null;
+  const onAnswer = (name: string, addresses: string[]) => answers?.admit(answerEntries(allow, name, addresses, listed)) ?? Promise.resolve();
   const proxy = req.mode === 'fenced' ? await startLegProxy(allow, add) : null;
-  const dns = req.mode === 'fenced' ? await startDnsStub(allow, add).catch(async (e) => (await proxy?.close(), Promise.reject(e))) : null;
+  const dns = req.mode === 'fenced' ? await startDnsStub(allow, add, onAnswer).catch(async (e) => (await proxy?.close(), Promise.reject(e))) : null;
   let rules: Awaited<ReturnType<typeof legRulesUp>>;
   try {
     rules = await legRulesUp(req.uid, {
@@ -64,7 +70,9 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
       ...(proxy ? { proxyPort: proxy.port } : {}),
       ...(dns ? { dnsPort: dns.port } : {}),
       ownPorts: req.ownPorts ?? null,
+      direct: listed,
     });
+    answers = new DirectAnswers((entries, seconds) => rules.open(entries, seconds), TTL_S);
   } catch (error) {
     await proxy?.close();
     await dns?.close();
@@ -73,15 +81,13 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
   const url = proxy ? `http://127.0.0.1:${proxy.port}` : null;
   let down: Promise<Refusal[]> | null = null;
   return {
-    env: (env) => (url ? proxyEnv(env, url) : env),
+    env: (env) => (url ? proxyEnv(env, url, [...new Set(listed.map((e) => e.address))]) : env),
     down: () =>
       (down ??= (async () => {
-        try {
-          for (const r of await rules.down()) add(r);
-        } finally {
-          await proxy?.close();
-          await dns?.close();
-        }
+        // The uid has no process left: its rules, proxy and resolver go side by side.
+        const [kernel] = await Promise.allSettled([rules.down(), proxy?.close(), dns?.close()]);
+        if (kernel.status === 'rejected') throw kernel.reason;
+        for (const r of kernel.value) add(r);
         return book.list();
       })()),
   };
@@ -109,16 +115,19 @@ async function namespaceFence(req: FenceRequest, add: (r: Omit<Refusal, 'count'>
   };
 }
 
-/** The proxy variables, both spellings, and git's `http.proxy` appended to what GIT_CONFIG_* holds. */
-export function proxyEnv(env: Record<string, string>, url: string): Record<string, string> {
+/**
+ * The proxy variables, both spellings, and git's `http.proxy` appended to what GIT_CONFIG_* holds;
+ * NO_PROXY holds only `direct`, what the kernel lets the leg reach without the proxy.
+ */
+export function proxyEnv(env: Record<string, string>, url: string, direct: readonly string[] = []): Record<string, string> {
   const n = Number(env.GIT_CONFIG_COUNT ?? 0) || 0;
   const out: Record<string, string> = { ...env };
   for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) {
     out[name] = url;
     out[name.toLowerCase()] = url;
   }
-  // No exceptions: an allowlisted loopback host (a model on 127.0.0.1) is reached through the proxy too.
-  out.NO_PROXY = out.no_proxy = '';
+  // No other exceptions: a name (an allowlisted loopback one too) is reached through the proxy.
+  out.NO_PROXY = out.no_proxy = direct.join(',');
   out.GIT_CONFIG_COUNT = String(n + 1);
   out[`GIT_CONFIG_KEY_${n}`] = 'http.proxy';
   out[`GIT_CONFIG_VALUE_${n}`] = url;

@@ -1,22 +1,10 @@
-// The kernel's half of the fence as root (DISPATCH.md §9, docs/trust.md): nftables rules matching
+// The kernel's half of the fence as root (docs/trust.md, docs/trust.md): nftables rules matching
 // the socket owner (`meta skuid`) of a leg's uid. One table per svc process, `inet svc_<pid>`,
 // its comment holding the process's start time, so a crashed svc's table is known by anyone (the
-// next svc, `svc runs recover`) and removed. Per leg, in one transaction: a chain that accepts
-// only the leg's proxy port, its resolver (UDP 53 to any server is redirected there) and its own
-// ports, records what it rejects in two sets (IPv4, IPv6), and rejects everything else: other
-// loopback ports, other addresses, UDP, ICMP, IPv6. `none`: the chain rejects every packet.
+// next svc, `svc runs recover`) and removed; one `nft -i` session that talks to it. What a leg's
+// uid may reach is leg-rules.ts.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { isAlive, processStart, selfMark } from '../state/run-lock.js';
-import type { Refusal } from './refusal.js';
-
-/** What one leg's uid may reach. */
-export interface LegRules {
-  mode: 'fenced' | 'none';
-  proxyPort?: number;
-  dnsPort?: number;
-  /** The leg's own ports (the workflow's `ports`): its servers, which it may reach on loopback. */
-  ownPorts?: { first: number; count: number } | null;
-}
 
 export class FenceError extends Error {}
 
@@ -41,8 +29,9 @@ function nft(args: string[], input?: string): Promise<string> {
 
 /**
  * One `nft -i` for the life of the process: a leg's rules go up and down in a millisecond or two,
- * where a new nft costs several (DISPATCH.md §9's per-leg budget). Each call is some lines (a
- * line is one transaction) and a sentinel nft answers with an error on stderr: once it is in,
+ * where a new nft costs several (docs/trust.md's per-leg budget). Each call is some lines (a
+ * line is one transaction) and a sentinel nft answers with an error on stderr (a word that is no
+ * command: its syntax error costs nft no look at the kernel, as a list would): once it is in,
  * every error of those lines is too (one pipe, in order), and what `list` lines print is awaited
  * on stdout until each of their blocks is complete.
  */
@@ -98,7 +87,7 @@ class NftSession {
 
   #one(lines: string[]): Promise<string> {
     if (this.#dead) return Promise.reject(this.#dead);
-    const mark = `list table inet svc_sync_${++this.#seq}`;
+    const mark = `svc_sync_${++this.#seq}_end`;
     const lists = lines.filter((l) => l.startsWith('list ')).length;
     this.#out = '';
     this.#err = '';
@@ -134,21 +123,31 @@ class NftSession {
   }
 }
 
-let session: NftSession | null = null;
+/**
+ * What this process holds of the kernel's fence: its table, its nft session, and what of each
+ * uid's chains and sets is in the table (leg-rules.ts). One per process, as the table is, not one
+ * per copy of this module: a module loaded again in the same process (a test runner's shared
+ * workers) finds them as they are, and sweeps nobody's tables a second time.
+ */
+interface ProcessFence {
+  table: Promise<string> | null;
+  session: NftSession | null;
+  made: Map<number, Set<string>>;
+}
+const here = globalThis as { [key: symbol]: ProcessFence | undefined };
+export const processFence: ProcessFence = (here[Symbol.for('svc.fence')] ??= { table: null, session: null, made: new Map() });
 
 /** The process's nft session, started again if the last one ended. */
-function nftSession(): NftSession {
-  if (!session || session.dead) session = new NftSession();
-  return session;
+export function nftSession(): NftSession {
+  if (!processFence.session || processFence.session.dead) processFence.session = new NftSession();
+  return processFence.session;
 }
 
 const TABLE_PREFIX = 'svc_';
 
 /** This process's table, made once (stale tables of dead svc processes are removed first). */
-let table: Promise<string> | null = null;
-
 export function ourTable(): Promise<string> {
-  table ??= (async () => {
+  const table = (processFence.table ??= (async () => {
     await removeStaleTables();
     const me = selfMark();
     const name = `${TABLE_PREFIX}${me.pid}`;
@@ -174,9 +173,9 @@ export function ourTable(): Promise<string> {
       }
     });
     return name;
-  })();
+  })());
   table.catch(() => {
-    table = null;
+    if (processFence.table === table) processFence.table = null;
   });
   return table;
 }
@@ -198,81 +197,6 @@ export async function removeStaleTables(): Promise<string[]> {
     removed.push(t!.name);
   }
   return removed;
-}
-
-/** The rules of one leg's uid, up in one transaction; `down` removes them and says what they rejected. */
-export async function legRulesUp(uid: number, rules: LegRules): Promise<{ down(): Promise<Omit<Refusal, 'count'>[]> }> {
-  if (!Number.isInteger(uid) || uid <= 0) throw new FenceError(`cannot fence uid ${uid}`);
-  const t = await ourTable();
-  const leg = `leg_${uid}`;
-  const lines = [
-    `add chain inet ${t} ${leg}`,
-    `add chain inet ${t} dns_${uid}`,
-    `add set inet ${t} r4_${uid} { type ipv4_addr . inet_proto . inet_service; flags dynamic; size 4096; }`,
-    `add set inet ${t} r6_${uid} { type ipv6_addr . inet_proto . inet_service; flags dynamic; size 4096; }`,
-  ];
-  const rule = (text: string) => lines.push(`add rule inet ${t} ${leg} ${text}`);
-  if (rules.mode === 'fenced') {
-    // Replies of connections it was allowed to open, and of its own servers to others.
-    rule('ct state established,related accept');
-    if (rules.proxyPort) rule(`ip daddr 127.0.0.1 tcp dport ${rules.proxyPort} accept`);
-    if (rules.dnsPort) {
-      rule(`ip daddr 127.0.0.1 udp dport ${rules.dnsPort} accept`);
-      lines.push(`add rule inet ${t} dns_${uid} meta nfproto ipv4 udp dport 53 redirect to :${rules.dnsPort}`);
-    }
-    const own = rules.ownPorts;
-    if (own?.count) {
-      const range = own.count > 1 ? `${own.first}-${own.first + own.count - 1}` : String(own.first);
-      rule(`ip daddr 127.0.0.0/8 tcp dport ${range} accept`);
-      rule(`ip6 daddr ::1 tcp dport ${range} accept`);
-    }
-  }
-  rule(`meta nfproto ipv4 meta l4proto { tcp, udp } update @r4_${uid} { ip daddr . meta l4proto . th dport }`);
-  rule(`meta nfproto ipv6 meta l4proto { tcp, udp } update @r6_${uid} { ip6 daddr . meta l4proto . th dport }`);
-  rule('meta l4proto tcp reject with tcp reset');
-  rule('reject');
-  lines.push(`add element inet ${t} legs { ${uid} : jump ${leg} }`, `add element inet ${t} dns { ${uid} : jump dns_${uid} }`);
-  // One transaction; the verdict map's elements come last in it.
-  await nftSession().run([lines.join('; ')]);
-  return {
-    // Read what the kernel refused and take the rules down in one exchange with nft.
-    down: () =>
-      nftSession()
-        .run([
-          `list set inet ${t} r4_${uid}`,
-          `list set inet ${t} r6_${uid}`,
-          [
-            `delete element inet ${t} legs { ${uid} }`,
-            `delete element inet ${t} dns { ${uid} }`,
-            `delete chain inet ${t} ${leg}`,
-            `delete chain inet ${t} dns_${uid}`,
-            `delete set inet ${t} r4_${uid}`,
-            `delete set inet ${t} r6_${uid}`,
-          ].join('; '),
-        ])
-        .then(parseRefused),
-  };
-}
-
-/**
- * Protocols by number: nft names them from /etc/protocols, which a minimal image (the runner's)
- * does not have, and then lists the number.
- */
-const PROTOCOLS: Readonly<Record<string, string>> = { '6': 'tcp', '17': 'udp' };
-
-/** What the kernel rejected, from the listing of a leg's two sets (each address, protocol and port once). */
-export function parseRefused(text: string): Omit<Refusal, 'count'>[] {
-  const out: Omit<Refusal, 'count'>[] = [];
-  // `set r4_UID { ... elements = { 127.0.0.3 . tcp . 80, ... } }`: addresses, protocols, ports.
-  for (const m of text.matchAll(/set r([46])_\d+ \{[^]*?(?:elements = \{([^}]*)\}|\n\t\})/g)) {
-    for (const e of (m[2] ?? '').split(',')) {
-      const [host, listed, port] = e.trim().split(' . ');
-      if (!host || !listed || !port) continue;
-      const proto = PROTOCOLS[listed] ?? listed;
-      out.push({ host, port: Number(port), how: `kernel: ${proto}${m[1] === '6' ? ' over IPv6' : ''}, not through the proxy` });
-    }
-  }
-  return out;
 }
 
 /** Whether nft can be had here (root, the binary, a kernel that takes an inet table). */

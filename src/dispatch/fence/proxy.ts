@@ -1,4 +1,4 @@
-// svc's filtering proxy for one leg (DISPATCH.md §9): an HTTP proxy on a loopback port of the leg's
+// svc's filtering proxy for one leg (docs/trust.md): an HTTP proxy on a loopback port of the leg's
 // own, handling CONNECT and plain (absolute-form) HTTP. It canonicalises the host it is asked for,
 // checks it against the leg's allowlist, resolves it itself and connects only to an answer the
 // allowlist permits; everything else is a 403 and a refusal. Nothing of a request but its host and
@@ -16,10 +16,29 @@ export interface LegProxy {
 }
 
 const UPSTREAM_TIMEOUT_MS = 30_000;
+const RELAY_READ_BYTES = 256 << 10;
 // Hop-by-hop and proxy headers: never passed on (Proxy-Authorization least of all).
 const DROPPED = new Set(['proxy-authorization', 'proxy-connection', 'proxy-authenticate', 'connection', 'keep-alive', 'te', 'trailer', 'upgrade']);
 
 type Target = { ok: true; address: string; port: number } | { ok: false; status: number; refusal: Omit<Refusal, 'count'> };
+
+// A name asked for again within a moment (plain HTTP asks once per request) is not looked up again;
+// the answers are still checked against the leg's allowlist every time (resolveTarget).
+const LOOKUP_CACHE_MS = 2_000;
+const LOOKUP_CACHE_SIZE = 256;
+const looked = new Map<string, { at: number; answers: Promise<{ address: string }[]> }>();
+
+function lookupSoon(host: string): Promise<{ address: string }[]> {
+  const now = performance.now();
+  const hit = looked.get(host);
+  if (hit && now - hit.at < LOOKUP_CACHE_MS) return hit.answers;
+  if (looked.size >= LOOKUP_CACHE_SIZE) looked.clear();
+  const answers = lookup(host, { all: true, verbatim: true });
+  looked.set(host, { at: now, answers });
+  // A failed lookup is not kept: the next request asks again.
+  answers.catch(() => looked.get(host)?.answers === answers && looked.delete(host));
+  return answers;
+}
 
 /** Where `rawHost:port` may be reached for this leg, or the refusal. */
 export async function resolveTarget(allow: Allowlist, rawHost: string, port: number): Promise<Target> {
@@ -30,7 +49,7 @@ export async function resolveTarget(allow: Allowlist, rawHost: string, port: num
   if (isIP(host)) return { ok: true, address: host, port };
   let answers: { address: string }[];
   try {
-    answers = await lookup(host, { all: true, verbatim: true });
+    answers = await lookupSoon(host);
   } catch {
     return no(502, host, 'proxy: does not resolve');
   }
@@ -44,7 +63,7 @@ export async function resolveTarget(allow: Allowlist, rawHost: string, port: num
  * bridge: bwrap.ts); `onRefused` hears every refusal.
  */
 export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusal, 'count'>) => void, socket?: string): Promise<LegProxy> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  const agent = new Agent({ keepAlive: true, maxSockets: 64, noDelay: true });
   const open = new Set<Socket | Duplex>();
   const server = createServer((req, res) => void plain(req, res));
   const track = (s: Socket | Duplex) => {
@@ -110,18 +129,27 @@ export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusa
       );
       return;
     }
-    const up = connect({ host: t.address, port: t.port, timeout: UPSTREAM_TIMEOUT_MS });
+    // After the 200 the tunnel is a byte pipe, nothing inspected. It carries request and answer
+    // ping-pong (no Nagle delay on either side), and downloads: the server's side is read in reads
+    // of up to RELAY_READ_BYTES into the tunnel's one buffer (a stream reads 64 KiB an event), a
+    // copy of each handed on, since the buffer is read into again while the client's write waits.
+    const buffer = Buffer.allocUnsafe(RELAY_READ_BYTES);
+    const up: Socket = connect({
+      host: t.address,
+      port: t.port,
+      timeout: UPSTREAM_TIMEOUT_MS,
+      noDelay: true,
+      onread: { buffer, callback: (n, b) => client.write(Buffer.from(b.subarray(0, n))) || (client.once('drain', () => up.resume()), false) },
+    });
     track(up);
     let tunnel = false;
     up.once('connect', () => {
       tunnel = true;
       up.setTimeout(0);
-      // A tunnel carries request and answer ping-pong: no Nagle delay on either side of it.
-      up.setNoDelay(true);
       (client as Socket).setNoDelay?.(true);
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) up.write(head);
-      up.pipe(client);
+      up.once('end', () => client.end());
       client.pipe(up);
     });
     up.on('timeout', () => up.destroy());

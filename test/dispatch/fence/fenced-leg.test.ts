@@ -1,4 +1,4 @@
-// The egress fence as root through the default agent pool (DISPATCH.md §9, docs/trust.md): real
+// The egress fence as root through the default agent pool (docs/trust.md, docs/trust.md): real
 // legs against the real local service, with listeners on several loopback addresses standing in for
 // the internet (127.0.0.2 allowed, 127.0.0.3 not), another leg's port and the service's own. The
 // agent is a shell program that tries each way out, as an attacker would, and writes what answered.
@@ -49,8 +49,13 @@ describe.runIf(isRoot)('a fenced leg, as root through the pool', () => {
   let denied: Awaited<ReturnType<typeof listen>>;
   let otherLeg: Awaited<ReturnType<typeof listen>>;
   let v6: Awaited<ReturnType<typeof listen>>;
+  // 127.0.0.4 is listed on one port only: the other is refused, directly as through the proxy.
+  let onePort: Awaited<ReturnType<typeof listen>>;
+  let otherPort: Awaited<ReturnType<typeof listen>>;
   const udp = createSocket('udp4');
+  const udpAllowed = createSocket('udp4');
   let udpPort = 0;
+  let udpAllowedPort = 0;
   let udpGot = 0;
   let h: Harness;
 
@@ -59,13 +64,18 @@ describe.runIf(isRoot)('a fenced leg, as root through the pool', () => {
     denied = await listen('127.0.0.3', 'the-copied-env');
     otherLeg = await listen('127.0.0.1', 'another-legs-server');
     v6 = await listen('::1', 'over-ipv6');
-    udp.on('message', () => udpGot++);
+    onePort = await listen('127.0.0.4', 'the-listed-port');
+    otherPort = await listen('127.0.0.4', 'another-port');
+    for (const u of [udp, udpAllowed]) u.on('message', () => udpGot++);
     await new Promise<void>((ok) => udp.bind(0, '127.0.0.3', ok));
+    await new Promise<void>((ok) => udpAllowed.bind(0, '127.0.0.2', ok));
     udpPort = (udp.address() as AddressInfo).port;
+    udpAllowedPort = (udpAllowed.address() as AddressInfo).port;
   });
   afterAll(async () => {
-    for (const l of [allowed, denied, otherLeg, v6]) l.server.close();
+    for (const l of [allowed, denied, otherLeg, v6, onePort, otherPort]) l.server.close();
     udp.close();
+    udpAllowed.close();
   });
   beforeEach(async () => {
     h = await startHarness();
@@ -89,11 +99,18 @@ describe.runIf(isRoot)('a fenced leg, as root through the pool', () => {
   const svcPort = () => new URL(h.svc.url).port;
   const curl = (args: string) => `curl -s --max-time 5 ${args}`;
 
-  it('reaches the allowed host through the proxy and nothing else, directly or through it; each refusal is logged and an event', async () => {
+  it('reaches an allowed address directly and through the proxy, and nothing else either way; each refusal is logged and an event', async () => {
     const out = gate();
     const agent = prober(out, {
+      // NO_PROXY holds the listed addresses: the kernel carries those bytes (docs/trust.md).
+      noProxy: 'echo "$NO_PROXY"',
       allowed: curl(`http://127.0.0.2:${allowed.port}/`),
+      allowedProxy: curl(`--noproxy '' -x "$HTTP_PROXY" http://127.0.0.2:${allowed.port}/`),
       allowedDirect: curl(`--noproxy '*' http://127.0.0.2:${allowed.port}/`),
+      onePort: curl(`--noproxy '*' http://127.0.0.4:${onePort.port}/`),
+      otherPort: curl(`--noproxy '*' http://127.0.0.4:${otherPort.port}/`),
+      otherPortProxy: curl(`--noproxy '' -x "$HTTP_PROXY" http://127.0.0.4:${otherPort.port}/`),
+      udpAllowed: `echo the-copied-env > /dev/udp/127.0.0.2/${udpAllowedPort}; sleep 0.2; echo sent`,
       deniedDirect: curl(`--noproxy '*' http://127.0.0.3:${denied.port}/`),
       deniedProxy: curl(`-x "$HTTP_PROXY" http://127.0.0.3:${denied.port}/`),
       deniedConnect: curl(`-p -x "$HTTP_PROXY" http://127.0.0.3:${denied.port}/`),
@@ -115,15 +132,20 @@ describe.runIf(isRoot)('a fenced leg, as root through the pool', () => {
         agentUser: DEFAULT_POOL,
         sendLogs: true,
         agent: { agentCmd: agent },
-        network: { mode: 'fenced', allow: ['127.0.0.2', '*.allowed.test', 'localhost'] },
+        network: { mode: 'fenced', allow: ['127.0.0.2', '*.allowed.test', 'localhost', `127.0.0.4:${onePort.port}`] },
       }),
       h.deps(),
     );
     expect(s.legs[0]?.disposition).toBe('implemented');
     const a = answers(out);
-    expect(a.allowed).toBe('allowed-answer');
-    expect(allowed.hits()).toBe(1);
-    for (const name of ['allowedDirect', 'deniedDirect', 'service', 'otherLeg', 'ipv6']) expect(a[name], name).toBe('');
+    expect(a.noProxy).toBe('127.0.0.2,127.0.0.4');
+    for (const name of ['allowed', 'allowedProxy', 'allowedDirect']) expect(a[name], name).toBe('allowed-answer');
+    expect(allowed.hits()).toBe(3);
+    expect(a.onePort).toBe('the-listed-port');
+    expect(a.otherPortProxy).toContain('svc fence');
+    expect(otherPort.hits()).toBe(0);
+    expect(a.udpAllowed).toBe('sent');
+    for (const name of ['otherPort', 'deniedDirect', 'service', 'otherLeg', 'ipv6']) expect(a[name], name).toBe('');
     expect(a.deniedProxy).toContain('svc fence');
     expect(a.serviceProxy).toContain('svc fence');
     expect(a.rebound).toContain('svc fence');
@@ -143,7 +165,9 @@ describe.runIf(isRoot)('a fenced leg, as root through the pool', () => {
       `[svc] network: refused localhost:${otherLeg.port} (proxy: resolves to 127.0.0.1, an inside address off the allowlist)`,
       '[svc] network: refused not-listed.example (dns: not on the allowlist)',
       '[svc] network: refused host\\x00.allowed.test',
-      `[svc] network: refused 127.0.0.2:${allowed.port} (kernel: tcp, not through the proxy)`,
+      `[svc] network: refused 127.0.0.4:${otherPort.port} (proxy: not on the allowlist)`,
+      `[svc] network: refused 127.0.0.4:${otherPort.port} (kernel: tcp, not through the proxy)`,
+      `[svc] network: refused 127.0.0.2:${udpAllowedPort} (kernel: udp, not through the proxy)`,
       `[svc] network: refused 127.0.0.3:${denied.port} (kernel: tcp, not through the proxy)`,
       `[svc] network: refused 127.0.0.1:${svcPort()} (kernel: tcp, not through the proxy)`,
       `[svc] network: refused 127.0.0.1:${otherLeg.port} (kernel: tcp, not through the proxy)`,
@@ -151,6 +175,7 @@ describe.runIf(isRoot)('a fenced leg, as root through the pool', () => {
       `[svc] network: refused [::1]:${v6.port} (kernel: tcp over IPv6, not through the proxy)`,
     ];
     for (const line of expected) expect(log).toContain(line);
+    expect(log).not.toContain(`refused 127.0.0.2:${allowed.port}`);
     const events = readFileSync(runPaths(h.stateDir, s.runId!).journal, 'utf8')
       .split('\n')
       .filter(Boolean)

@@ -2,7 +2,7 @@
 // /etc/protocols (the runner image's minimal Debian) lists protocols by number, and the leg's log
 // still says tcp and udp.
 import { describe, expect, it } from 'vitest';
-import { parseRefused } from '../../../src/dispatch/fence/nft.js';
+import { parseRefused } from '../../../src/dispatch/fence/leg-rules.js';
 
 const listing = (elements: string) =>
   `table inet svc_7 {\n\tset r4_65520 {\n\t\ttype ipv4_addr . inet_proto . inet_service\n\t\tsize 4096\n\t\tflags dynamic\n\t\telements = { ${elements} }\n\t}\n}\n`;

@@ -1,7 +1,7 @@
 // The fence's tables (src/dispatch/fence/nft.ts), as root: a crashed svc's table is removed by the
 // next svc or `svc runs recover`; a live one's stays. And a run's network as the commands decide it.
 import { execFileSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { networkFor } from '../../../src/commands/dispatch/network-options.js';
 import { DEFAULT_POOL } from '../../../src/dispatch/boundary/user.js';
 import { removeStaleTables } from '../../../src/dispatch/fence/nft.js';
@@ -151,5 +151,156 @@ describe.runIf(isRoot)("a leg's own ports", () => {
       other.s.close();
     }
     expect(refused).toEqual([`127.0.0.1:${other.port}`, `127.0.0.1:${other.port}`]);
+  });
+});
+
+describe.runIf(isRoot)('what the resolver opens for a leg', () => {
+  it('is reached directly on its port while it is open, and closes when its time is up', async () => {
+    const { createServer } = await import('node:http');
+    const { acquireAgentUser } = await import('../../../src/dispatch/boundary/pool.js');
+    const { legRulesUp } = await import('../../../src/dispatch/fence/leg-rules.js');
+    const { execFile } = await import('node:child_process');
+    const serve = async (text: string) => {
+      const s = createServer((_q, r) => r.end(text));
+      await new Promise<void>((ok) => s.listen(0, '127.0.0.5', ok));
+      return { s, port: (s.address() as { port: number }).port };
+    };
+    const answer = await serve('an-answer');
+    const other = await serve('another-port');
+    const lease = await acquireAgentUser(DEFAULT_POOL);
+    const rules = await legRulesUp(lease.user.uid, { mode: 'fenced' });
+    const curl = (port: number) =>
+      new Promise<string>((done) =>
+        execFile(
+          'curl',
+          ['-s', '--max-time', '5', '--noproxy', '*', `http://127.0.0.5:${port}/`],
+          { uid: lease.user.uid, gid: lease.user.gid, cwd: '/', env: { PATH: process.env.PATH ?? '' } },
+          (_e, out) => done(out),
+        ),
+      );
+    try {
+      expect(await curl(answer.port)).toBe('');
+      await rules.open([{ address: '127.0.0.5', port: answer.port }], 2);
+      expect(await curl(answer.port)).toBe('an-answer');
+      expect(await curl(other.port)).toBe('');
+      // Opened again: from now, not a second element beside the first.
+      await rules.open([{ address: '127.0.0.5', port: answer.port }], 1);
+      await new Promise((r) => setTimeout(r, 1_300));
+      expect(await curl(answer.port)).toBe('');
+    } finally {
+      const refused = await rules.down();
+      await lease.release();
+      answer.s.close();
+      other.s.close();
+      expect(refused.map((r) => r.port).sort()).toEqual([answer.port, other.port].sort());
+    }
+  });
+});
+
+describe.runIf(isRoot)("a uid's next leg", () => {
+  it('finds nothing of the last one: neither what it could reach nor what it was refused', async () => {
+    const { createServer } = await import('node:http');
+    const { acquireAgentUser } = await import('../../../src/dispatch/boundary/pool.js');
+    const { legRulesUp } = await import('../../../src/dispatch/fence/leg-rules.js');
+    const { execFile } = await import('node:child_process');
+    const s = createServer((_q, r) => r.end('listed-for-the-first'));
+    await new Promise<void>((ok) => s.listen(0, '127.0.0.5', ok));
+    const port = (s.address() as { port: number }).port;
+    const answered = createServer((_q, r) => r.end('opened-for-the-first'));
+    await new Promise<void>((ok) => answered.listen(0, '127.0.0.6', ok));
+    const answeredPort = (answered.address() as { port: number }).port;
+    const lease = await acquireAgentUser(DEFAULT_POOL);
+    const curl = (to: string) =>
+      new Promise<string>((done) =>
+        execFile(
+          'curl',
+          ['-s', '--max-time', '5', '--noproxy', '*', to],
+          { uid: lease.user.uid, gid: lease.user.gid, cwd: '/', env: { PATH: process.env.PATH ?? '' } },
+          (_e, out) => done(out),
+        ),
+      );
+    try {
+      const first = await legRulesUp(lease.user.uid, { mode: 'fenced', direct: [{ address: '127.0.0.5', port: null }] });
+      await first.open([{ address: '127.0.0.6', port: answeredPort }], 60);
+      expect(await curl(`http://127.0.0.5:${port}/`)).toBe('listed-for-the-first');
+      expect(await curl(`http://127.0.0.6:${answeredPort}/`)).toBe('opened-for-the-first');
+      expect(await curl('http://127.0.0.3:9/')).toBe('');
+      expect((await first.down()).map((r) => `${r.host}:${r.port}`)).toEqual(['127.0.0.3:9']);
+      const next = await legRulesUp(lease.user.uid, { mode: 'fenced' });
+      expect(await curl(`http://127.0.0.5:${port}/`)).toBe('');
+      expect(await curl(`http://127.0.0.6:${answeredPort}/`)).toBe('');
+      expect((await next.down()).map((r) => `${r.host}:${r.port}`).sort()).toEqual([`127.0.0.5:${port}`, `127.0.0.6:${answeredPort}`].sort());
+      // And a leg with no network at all after one that had some: nothing answers.
+      const none = await legRulesUp(lease.user.uid, { mode: 'none' });
+      expect(await curl(`http://127.0.0.5:${port}/`)).toBe('');
+      expect((await none.down()).map((r) => `${r.host}:${r.port}`)).toEqual([`127.0.0.5:${port}`]);
+    } finally {
+      await lease.release();
+      s.close();
+      answered.close();
+    }
+  });
+});
+
+describe.runIf(isRoot)("svc's nft session", () => {
+  it("says nft's error in one line, and answers the next call as before", async () => {
+    const { nftSession, ourTable } = await import('../../../src/dispatch/fence/nft.js');
+    const t = await ourTable();
+    const failed = await nftSession()
+      .run([`add element inet ${t} no_such_set { 1.2.3.4 }`])
+      .catch((e: Error) => e);
+    expect(failed).toBeInstanceOf(Error);
+    expect((failed as Error).message).toMatch(/^nft: Error: .*No such file or directory.*\(add element inet svc_\d+ no_such_set/);
+    expect((failed as Error).message).not.toContain('\n');
+    expect(await nftSession().run([`list map inet ${t} legs`])).toMatch(/map legs \{/);
+  });
+});
+
+describe.runIf(isRoot)('the fence loaded again in the same process (a test runner reusing its workers)', () => {
+  it('shares the process’s table and what is in it; with that lost, it finds the uid’s chains and sets and empties them', async () => {
+    const { createServer } = await import('node:http');
+    const { acquireAgentUser } = await import('../../../src/dispatch/boundary/pool.js');
+    const { execFile } = await import('node:child_process');
+    const s = createServer((_q, r) => r.end('listed-for-the-first'));
+    await new Promise<void>((ok) => s.listen(0, '127.0.0.5', ok));
+    const port = (s.address() as { port: number }).port;
+    const lease = await acquireAgentUser(DEFAULT_POOL);
+    const uid = lease.user.uid;
+    const curl = () =>
+      new Promise<string>((done) =>
+        execFile(
+          'curl',
+          ['-s', '--max-time', '5', '--noproxy', '*', `http://127.0.0.5:${port}/`],
+          { uid, gid: lease.user.gid, cwd: '/', env: { PATH: process.env.PATH ?? '' } },
+          (_e, out) => done(out),
+        ),
+      );
+    const table = `svc_${process.pid}`;
+    const rules = (chain: string) => execFileSync('nft', ['list', 'chain', 'inet', table, `${chain}_${uid}`], { encoding: 'utf8' });
+    const listed = { mode: 'fenced' as const, dnsPort: 9, direct: [{ address: '127.0.0.5', port: null }] };
+    try {
+      const first = await import('../../../src/dispatch/fence/leg-rules.js');
+      const firstNft = await import('../../../src/dispatch/fence/nft.js');
+      await (await first.legRulesUp(uid, listed)).down();
+      vi.resetModules();
+      const again = await import('../../../src/dispatch/fence/leg-rules.js');
+      const againNft = await import('../../../src/dispatch/fence/nft.js');
+      expect(again).not.toBe(first);
+      expect(againNft.processFence).toBe(firstNft.processFence);
+      const next = await again.legRulesUp(uid, { mode: 'fenced' });
+      expect(await curl()).toBe('');
+      await next.down();
+      // Where that is lost (another isolate of the same process), the uid's objects are emptied as they are made.
+      await (await again.legRulesUp(uid, listed)).down();
+      againNft.processFence.made.clear();
+      const lost = await again.legRulesUp(uid, { mode: 'fenced' });
+      expect(await curl()).toBe('');
+      expect(rules('leg').match(/ct state established,related accept/g)).toHaveLength(1);
+      expect(rules('dns')).not.toContain('redirect');
+      await lost.down();
+    } finally {
+      await lease.release();
+      s.close();
+    }
   });
 });
