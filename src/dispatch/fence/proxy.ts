@@ -65,7 +65,7 @@ export async function resolveTarget(allow: Allowlist, rawHost: string, port: num
 export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusal, 'count'>) => void, socket?: string): Promise<LegProxy> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64, noDelay: true });
   const open = new Set<Socket | Duplex>();
-  const server = createServer((req, res) => void plain(req, res));
+  const server = createServer((req, res) => void forward(relay, req, res));
   const track = (s: Socket | Duplex) => {
     open.add(s);
     s.once('close', () => open.delete(s));
@@ -77,89 +77,8 @@ export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusa
     return `svc fence: ${status === 400 ? 'not a host name' : `${refusal.host}:${refusal.port} is not reachable from this leg`} (${refusal.how})\n`;
   };
 
-  async function plain(req: IncomingMessage, res: ServerResponse) {
-    const m = /^http:\/\/(?:[^@/?#]*@)?([^/?#]*)([^#]*)/i.exec(req.url ?? '');
-    const parts = m ? splitHostPort(m[1]!) : null;
-    if (!m || !parts) {
-      res.writeHead(400, { 'content-type': 'text/plain' }).end('svc fence: a proxy request names an absolute http:// URL (https goes through CONNECT)\n');
-      return;
-    }
-    const port = parts.port ?? 80;
-    const t = await resolveTarget(allow, parts.host, port);
-    if (!t.ok) {
-      res.writeHead(t.status, { 'content-type': 'text/plain' }).end(deny(t.status, t.refusal));
-      return;
-    }
-    const headers: Record<string, string | string[]> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !DROPPED.has(k)) headers[k] = v;
-    const up = request({ host: t.address, port: t.port, method: req.method, path: m[2] || '/', headers, agent, setHost: false, timeout: UPSTREAM_TIMEOUT_MS });
-    up.on('response', (r) => {
-      const back: Record<string, string | string[]> = {};
-      for (const [k, v] of Object.entries(r.headers)) if (v !== undefined && !DROPPED.has(k)) back[k] = v;
-      res.writeHead(r.statusCode ?? 502, back);
-      // An answer cut short upstream is cut short for the client too, never left hanging open.
-      r.once('aborted', () => res.destroy());
-      r.once('error', () => res.destroy());
-      r.pipe(res);
-    });
-    res.once('close', () => {
-      if (!res.writableFinished) up.destroy();
-    });
-    up.on('timeout', () => up.destroy(new Error('timed out')));
-    up.on('error', () => {
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end(`svc fence: ${t.address}:${t.port} did not answer\n`);
-      else res.destroy();
-    });
-    req.pipe(up);
-  }
-
-  server.on('connect', async (req: IncomingMessage, client: Duplex, head: Buffer) => {
-    track(client);
-    client.on('error', () => undefined);
-    const parts = splitHostPort(req.url ?? '');
-    if (!parts || parts.port === null) {
-      client.end('HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\n\r\nsvc fence: CONNECT takes HOST:PORT\n');
-      return;
-    }
-    const t = await resolveTarget(allow, parts.host, parts.port);
-    if (!t.ok) {
-      const text = deny(t.status, t.refusal);
-      client.end(
-        `HTTP/1.1 ${t.status} ${t.status === 400 ? 'Bad Request' : t.status === 403 ? 'Forbidden' : 'Bad Gateway'}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
-      );
-      return;
-    }
-    // After the 200 the tunnel is a byte pipe, nothing inspected. It carries request and answer
-    // ping-pong (no Nagle delay on either side), and downloads: the server's side is read in reads
-    // of up to RELAY_READ_BYTES into the tunnel's one buffer (a stream reads 64 KiB an event), a
-    // copy of each handed on, since the buffer is read into again while the client's write waits.
-    const buffer = Buffer.allocUnsafe(RELAY_READ_BYTES);
-    const up: Socket = connect({
-      host: t.address,
-      port: t.port,
-      timeout: UPSTREAM_TIMEOUT_MS,
-      noDelay: true,
-      onread: { buffer, callback: (n, b) => client.write(Buffer.from(b.subarray(0, n))) || (client.once('drain', () => up.resume()), false) },
-    });
-    track(up);
-    let tunnel = false;
-    up.once('connect', () => {
-      tunnel = true;
-      up.setTimeout(0);
-      (client as Socket).setNoDelay?.(true);
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length) up.write(head);
-      up.once('end', () => client.end());
-      client.pipe(up);
-    });
-    up.on('timeout', () => up.destroy());
-    // Inside a tunnel a reset upstream is a reset for the client; before it, an answer it can read.
-    up.on('error', () => (tunnel ? client.destroy() : client.end('HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\n\r\nsvc fence: no answer\n')));
-    up.on('close', (hadError) => {
-      if (tunnel && hadError) client.destroy();
-    });
-    client.on('close', () => up.destroy());
-  });
+  const relay: Relay = { allow, agent, deny, track };
+  server.on('connect', (req: IncomingMessage, client: Duplex, head: Buffer) => void tunnel(relay, req, client, head));
 
   // A request the HTTP parser cannot read (a NUL in the target, say) is refused and said too.
   server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
@@ -187,4 +106,100 @@ export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusa
         server.close(() => done());
       }),
   };
+}
+
+/** What the proxy's two ways of relaying share: the leg's allowlist, the upstream agent, refusals, open sockets. */
+interface Relay {
+  allow: Allowlist;
+  agent: Agent;
+  deny(status: number, refusal: Omit<Refusal, 'count'>): string;
+  track(s: Socket | Duplex): void;
+}
+
+/** A plain-HTTP proxy request: the host checked and resolved, the request passed on, its answer back. */
+async function forward(r: Relay, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { allow, agent, deny } = r;
+  const m = /^http:\/\/(?:[^@/?#]*@)?([^/?#]*)([^#]*)/i.exec(req.url ?? '');
+  const parts = m ? splitHostPort(m[1]!) : null;
+  if (!m || !parts) {
+    res.writeHead(400, { 'content-type': 'text/plain' }).end('svc fence: a proxy request names an absolute http:// URL (https goes through CONNECT)\n');
+    return;
+  }
+  const port = parts.port ?? 80;
+  const t = await resolveTarget(allow, parts.host, port);
+  if (!t.ok) {
+    res.writeHead(t.status, { 'content-type': 'text/plain' }).end(deny(t.status, t.refusal));
+    return;
+  }
+  const headers: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !DROPPED.has(k)) headers[k] = v;
+  const up = request({ host: t.address, port: t.port, method: req.method, path: m[2] || '/', headers, agent, setHost: false, timeout: UPSTREAM_TIMEOUT_MS });
+  up.on('response', (answer) => {
+    const back: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(answer.headers)) if (v !== undefined && !DROPPED.has(k)) back[k] = v;
+    res.writeHead(answer.statusCode ?? 502, back);
+    // An answer cut short upstream is cut short for the client too, never left hanging open.
+    answer.once('aborted', () => res.destroy());
+    answer.once('error', () => res.destroy());
+    answer.pipe(res);
+  });
+  res.once('close', () => {
+    if (!res.writableFinished) up.destroy();
+  });
+  up.on('timeout', () => up.destroy(new Error('timed out')));
+  up.on('error', () => {
+    if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end(`svc fence: ${t.address}:${t.port} did not answer\n`);
+    else res.destroy();
+  });
+  req.pipe(up);
+}
+
+/** CONNECT: the host checked and resolved, then a byte pipe both ways, nothing inspected. */
+async function tunnel(r: Relay, req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+  const { allow, deny, track } = r;
+  track(client);
+  client.on('error', () => undefined);
+  const parts = splitHostPort(req.url ?? '');
+  if (!parts || parts.port === null) {
+    client.end('HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\n\r\nsvc fence: CONNECT takes HOST:PORT\n');
+    return;
+  }
+  const t = await resolveTarget(allow, parts.host, parts.port);
+  if (!t.ok) {
+    const text = deny(t.status, t.refusal);
+    client.end(
+      `HTTP/1.1 ${t.status} ${t.status === 400 ? 'Bad Request' : t.status === 403 ? 'Forbidden' : 'Bad Gateway'}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+    );
+    return;
+  }
+  // After the 200 the tunnel is a byte pipe, nothing inspected. It carries request and answer
+  // ping-pong (no Nagle delay on either side), and downloads: the server's side is read in reads
+  // of up to RELAY_READ_BYTES into the tunnel's one buffer (a stream reads 64 KiB an event), a
+  // copy of each handed on, since the buffer is read into again while the client's write waits.
+  const buffer = Buffer.allocUnsafe(RELAY_READ_BYTES);
+  const up: Socket = connect({
+    host: t.address,
+    port: t.port,
+    timeout: UPSTREAM_TIMEOUT_MS,
+    noDelay: true,
+    onread: { buffer, callback: (n, b) => client.write(Buffer.from(b.subarray(0, n))) || (client.once('drain', () => up.resume()), false) },
+  });
+  track(up);
+  let piping = false;
+  up.once('connect', () => {
+    piping = true;
+    up.setTimeout(0);
+    (client as Socket).setNoDelay?.(true);
+    client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length) up.write(head);
+    up.once('end', () => client.end());
+    client.pipe(up);
+  });
+  up.on('timeout', () => up.destroy());
+  // Inside a tunnel a reset upstream is a reset for the client; before it, an answer it can read.
+  up.on('error', () => (piping ? client.destroy() : client.end('HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\n\r\nsvc fence: no answer\n')));
+  up.on('close', (hadError) => {
+    if (piping && hadError) client.destroy();
+  });
+  client.on('close', () => up.destroy());
 }
