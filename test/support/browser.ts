@@ -19,6 +19,9 @@ interface Chromium {
 
 /** The package's brotli files unpacked once per installed version, beside the other caches npm ci clears. */
 function npmChromium(): Chromium {
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    throw new Error(`@sparticuz/chromium carries a Chromium for x86-64 Linux only: on ${process.platform}-${process.arch} set SVC_CHROMIUM to a Chromium`);
+  }
   const manifest = join(PACKAGE, 'package.json');
   if (!existsSync(manifest)) throw new Error(`${PACKAGE} is missing: run npm ci (the browser tests use the devDependency @sparticuz/chromium)`);
   const { version } = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string };
