@@ -1,7 +1,7 @@
 // Real headless Chromium, driven by playwright-core. By default the one that ships inside the npm
 // package @sparticuz/chromium (a chrome-headless-shell build with the NSS libraries and a font it
 // needs), so `npm test` needs nothing from the system; SVC_CHROMIUM=/usr/bin/chromium (a path) drives
-// that binary instead (CONTRIBUTING.md, "Dependencies"). A missing binary is a failure, not a skip.
+// that binary instead (CONTRIBUTING.md, "Toolchain"). A missing binary is a failure, not a skip.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
