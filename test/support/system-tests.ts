@@ -6,9 +6,6 @@ export const SYSTEM_TESTS = [
   // tmux: svc on a real terminal.
   'test/ui/hostile-output.test.ts',
   'test/ui/progress.test.ts',
-  // chromium: the report and the live page as a browser renders them.
-  'test/dispatch/report/html-browser.test.ts',
-  'test/server/web/live-page.test.ts',
   // Debian's gh, logged in nowhere.
   'test/dispatch/pr/real-gh.test.ts',
   // Podman and Docker: real runner containers (npm run image first).
