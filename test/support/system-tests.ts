@@ -3,9 +3,6 @@
 // leaves them out, so it does not need them. A missing program fails
 // its test rather than skipping it.
 export const SYSTEM_TESTS = [
-  // tmux: svc on a real terminal.
-  'test/ui/hostile-output.test.ts',
-  'test/ui/progress.test.ts',
   // chromium: the report and the live page as a browser renders them.
   'test/dispatch/report/html-browser.test.ts',
   'test/server/web/live-page.test.ts',
