@@ -55,6 +55,9 @@ describe('what an agent or a title says reaches a terminal and a report made vis
     expect(raw).toContain('clear \\e[2J end');
     expect(raw).toContain('bell \\x07 back\\rover');
     expect(RAW.test(raw)).toBe(false);
+    // The terminal itself, fed those bytes: no title, link, clipboard or clear obeyed; the text shown.
+    expect(terminal.obeyed()).toEqual([]);
+    expect(await terminal.screen()).toContain('title \\e]0;agent-title\\x07 clip \\e]52;c;');
   });
 
   it('svc logs into a pipe keeps the bytes', async () => {

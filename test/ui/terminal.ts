@@ -12,6 +12,12 @@ export interface Terminal {
   screen(): Promise<string>;
   /** Every byte the command wrote to the terminal so far (escapes included). */
   raw(): string;
+  /**
+   * The controls the emulator obeyed that an agent must not reach (docs/dispatch.md, `svc logs`):
+   * `OSC 0` and `OSC 2` (the window title), `OSC 8` (a link), `OSC 52` (the clipboard), `CSI 2J`
+   * and `CSI 3J` (a cleared screen or scrollback), in order.
+   */
+  obeyed(): string[];
   /** Polls the screen until `test` holds; fails with the last screen after `timeoutMs`. */
   waitFor(test: (screen: string) => boolean, timeoutMs?: number): Promise<string>;
   /** Waits for the command to end and returns its exit code (the screen is kept until close). */
@@ -41,6 +47,14 @@ export async function openTerminal(
   for (const [k, v] of Object.entries({ TERM: 'xterm-256color', ...opts.env })) if (v !== undefined) env[k] = v;
   const term = new xterm.Terminal({ cols, rows, allowProposedApi: true, scrollback: 1000 });
   let recorded = '';
+  const obeyed: string[] = [];
+  // Each handler notes the control and returns false, so the emulator still obeys it as xterm does.
+  const saw = (control: string) => {
+    obeyed.push(control);
+    return false;
+  };
+  for (const id of [0, 2, 8, 52]) term.parser.registerOscHandler(id, () => saw(`OSC ${id}`));
+  term.parser.registerCsiHandler({ final: 'J' }, ([mode]) => (mode === 2 || mode === 3) && saw(`CSI ${mode}J`));
   // Handlers are attached before the first read of the master side, so no byte is missed.
   const pty = spawnPty(process.execPath, [BIN, ...args], { name: env.TERM, cols, rows, cwd: opts.cwd, env });
   pty.onData((data) => {
@@ -66,6 +80,7 @@ export async function openTerminal(
   return {
     screen,
     raw: () => recorded,
+    obeyed: () => [...obeyed],
     async waitFor(test, timeoutMs = 20_000) {
       const until = Date.now() + timeoutMs;
       let last = '';
