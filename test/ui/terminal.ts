@@ -45,6 +45,7 @@ export async function openTerminal(
   const rows = opts.height ?? 40;
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries({ TERM: 'xterm-256color', ...opts.env })) if (v !== undefined) env[k] = v;
+  // The screen's rows (`buffer`) and the parser's hooks are "proposed" API in @xterm/headless.
   const term = new xterm.Terminal({ cols, rows, allowProposedApi: true, scrollback: 1000 });
   let recorded = '';
   const obeyed: string[] = [];
