@@ -1,5 +1,5 @@
 // `npm run test:system`: the tests that need programs from the system (test/support/system-tests.ts:
-// tmux, gh, Podman, Docker, nftables, bubblewrap), with the suite's settings otherwise.
+// gh, Podman, Docker, nftables, bubblewrap), with the suite's settings otherwise.
 import { defineConfig } from 'vitest/config';
 import base from './vitest.config.js';
 import { SYSTEM_TESTS } from './test/support/system-tests.js';

@@ -3,9 +3,6 @@
 // leaves them out, so it does not need them. A missing program fails
 // its test rather than skipping it.
 export const SYSTEM_TESTS = [
-  // tmux: svc on a real terminal.
-  'test/ui/hostile-output.test.ts',
-  'test/ui/progress.test.ts',
   // Debian's gh, logged in nowhere.
   'test/dispatch/pr/real-gh.test.ts',
   // Podman and Docker: real runner containers (npm run image first).

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv, makeRepo, type CliEnv } from '../support/cli.js';
 import { startLocalServer, type LocalServer } from '../support/server-process.js';
 import { svcInProcess } from '../support/svc-in-process.js';
-import { openTerminal, requireTmux, type Terminal } from './terminal.js';
+import { openTerminal, type Terminal } from './terminal.js';
 
 const TITLE = 'Pay \u001b]0;owned-title\u0007now\rfake \u001b[2Jcleared';
 const AGENT = [
@@ -28,7 +28,6 @@ let runId: string;
 let key: string;
 
 beforeAll(async () => {
-  requireTmux();
   server = await startLocalServer();
   env = isolatedEnv({ SVC_BASE_URL: server.url, SVC_TOKEN: server.token, SVC_PROJECT: 'DEMO' });
   const made = await svcInProcess(['items', 'create', '--kind', 'task', '--title', TITLE, '--json'], { env });
@@ -56,6 +55,9 @@ describe('what an agent or a title says reaches a terminal and a report made vis
     expect(raw).toContain('clear \\e[2J end');
     expect(raw).toContain('bell \\x07 back\\rover');
     expect(RAW.test(raw)).toBe(false);
+    // The terminal itself, fed those bytes: no title, link, clipboard or clear obeyed; the text shown.
+    expect(terminal.obeyed()).toEqual([]);
+    expect(await terminal.screen()).toContain('title \\e]0;agent-title\\x07 clip \\e]52;c;');
   });
 
   it('svc logs into a pipe keeps the bytes', async () => {

@@ -1,6 +1,7 @@
-// The dispatch progress view as a person sees it: `svc run KEY` on a real terminal (tmux) against a
-// `svc server` (run in the test's process), with a fake agent that works for about two seconds and commits. Then the
-// same command piped, and the colour switches (NO_COLOR, FORCE_COLOR, --no-color, CI).
+// The dispatch progress view as a person sees it: `svc run KEY` on a real terminal (a pseudo-terminal
+// read through a terminal emulator: ./terminal.ts) against a `svc server` (run in the test's
+// process), with a fake agent that works for about two seconds and commits. Then the same command
+// piped, and the colour switches (NO_COLOR, FORCE_COLOR, --no-color, CI).
 // Only what needs a terminal runs `bin/svc.js` on one; what a pipe sees (a stream that is no TTY)
 // runs the command tree in-process (test/support/program.ts) against the same server, with the same
 // environment, so a check costs no node start-up.
@@ -13,7 +14,7 @@ import { MODULES } from '../../src/server/modules.js';
 import { isolatedEnv, makeRepo, runCli, type CliEnv } from '../support/cli.js';
 import { runProgram } from '../support/program.js';
 import { startLocalServer, type LocalServer } from '../support/server-process.js';
-import { requireTmux, openTerminal, type Terminal } from './terminal.js';
+import { openTerminal, type Terminal } from './terminal.js';
 
 const AGENT = `${process.execPath} ${resolve(import.meta.dirname, '../fixtures/agents/slow-commit.mjs')}`;
 /**
@@ -59,7 +60,6 @@ async function onTerminal(args: string[], env: CliEnv): Promise<Terminal> {
 }
 
 beforeAll(async () => {
-  requireTmux();
   server = await startLocalServer();
   // A second connection to the server's file (WAL, busy timeout), for fixtures.
   db = openDatabase(server.db, MODULES);
