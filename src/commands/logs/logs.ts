@@ -9,7 +9,6 @@ import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
-import type { AgentChoice } from '../../dispatch/agent/presets.js';
 import type { StreamRenderer } from '../../dispatch/agent/streams/index.js';
 import type { StreamFormat } from '../../dispatch/agent/types.js';
 import { isRunLive, loadStreamRenderers, logPath, logsInRunOrder, readRunRecord, resolveStateDir, runPaths, streamOf } from '../../dispatch/index.js';
@@ -129,15 +128,10 @@ function wholeLog(leg: LegLog): string {
  * or for a best-of-N attempt's `<KEY>-attempt-<n>` the n-th `--agent`, cycling (as the run chose).
  */
 function legFormat(record: RunRecord | null, stem: string): StreamFormat | null {
+  // readRunRecord has read the options back to the shape written (an unreadable agent is dropped).
   const options = record?.options ?? {};
   const attempt = /-attempt-(\d+)$/.exec(stem);
-  const list = Array.isArray(options.agents) && options.agents.length ? options.agents : [options.agent];
-  const choice: unknown = attempt ? list[(Number(attempt[1]) - 1) % list.length] : options.agent;
-  return isChoice(choice) ? streamOf(choice) : null;
-}
-
-function isChoice(value: unknown): value is AgentChoice {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as Record<string, unknown>;
-  return ['agent', 'agentCmd', 'model', 'stream'].every((k) => v[k] === undefined || typeof v[k] === 'string');
+  const list = options.agents?.length ? options.agents : [options.agent];
+  const choice = attempt ? list[(Number(attempt[1]) - 1) % list.length] : options.agent;
+  return choice ? streamOf(choice) : null;
 }
