@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { selfMark } from '../state/run-lock.js';
 import { KILL_ALL } from './leg-shell.js';
-import { lastLine, run } from '../process/run.js';
+import { run, runOk } from '../process/run.js';
 
 /** The name of each svc process's legs root in the temp folder (`runs recover` looks for it). */
 export const LEGS_ROOT_PREFIX = 'svc-agent-legs-';
@@ -17,13 +17,10 @@ export const LEGS_OWNER_FILE = 'owner';
 
 /** svc's own git, or a shell of git commands on positional parameters; rejects with git's last complaint. */
 export async function svcGit(cwd: string, args: string[]): Promise<string> {
-  const r = await run('git', args, { cwd });
-  if (r.code !== 0) throw new Error(`git ${args[0]}: ${lastLine(r)}`);
-  return r.stdout.trim();
+  return (await runOk('git', args, { cwd }, `git ${args[0]}`)).trim();
 }
 export async function svcSh(script: string, args: string[]): Promise<void> {
-  const r = await run('/bin/sh', ['-c', script, 'sh', ...args]);
-  if (r.code !== 0) throw new Error(`git: ${lastLine(r)}`);
+  await runOk('/bin/sh', ['-c', script, 'sh', ...args], {}, 'git');
 }
 
 let agentsRoot: Promise<string> | null = null;

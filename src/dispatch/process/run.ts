@@ -54,3 +54,10 @@ export function runRaw(file: string, args: readonly string[], opts: RunOptions =
 
 /** The last line a failed program said, or its exit code. */
 export const lastLine = (r: Pick<Run, 'code' | 'stderr'>): string => r.stderr.trim().split('\n').pop() || `exit ${r.code}`;
+
+/** `run` for a program whose failure is an error: its stdout when it exits 0, else `WHAT: its last line`, thrown. */
+export async function runOk(file: string, args: readonly string[], opts: RunOptions = {}, what: string = file): Promise<string> {
+  const r = await run(file, args, opts);
+  if (r.code !== 0) throw new Error(`${what}: ${lastLine(r)}`);
+  return r.stdout;
+}

@@ -7,7 +7,7 @@
 // there. An agent's git sees them as ignored (an excludes file through GIT_CONFIG_*, see
 // exclusionEnv), and copies still untracked and not ignored by the repository are removed before
 // svc collects the leg's work, so no commit of svc's can carry one.
-import { lastLine, run, runRaw, type Run } from '../process/run.js';
+import { lastLine, run, runOk, runRaw } from '../process/run.js';
 import {
   chmodSync,
   closeSync,
@@ -25,13 +25,6 @@ import {
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-
-/** A program's stdout when it exited 0; else its last line, thrown. */
-async function answer(r: Promise<Run>, what: string): Promise<string> {
-  const done = await r;
-  if (done.code !== 0) throw new Error(`${what}: ${lastLine(done)}`);
-  return done.stdout;
-}
 
 /** Where a step or copy runs: the leg's folder, as the leg's user, with the agent's environment. */
 export interface StepPlace {
@@ -74,9 +67,9 @@ export function filesToCopy(checkout: string, globs: readonly string[]): Promise
 }
 
 async function listFiles(checkout: string, globs: readonly string[]): Promise<{ root: string; files: string[] }> {
-  const root = (await answer(run('git', ['rev-parse', '--show-toplevel'], { cwd: checkout }), 'git rev-parse')).trim();
+  const root = (await runOk('git', ['rev-parse', '--show-toplevel'], { cwd: checkout }, 'git rev-parse')).trim();
   if (!globs.length) return { root, files: [] };
-  const stdout = await answer(run('git', ['ls-files', '-z', '--others', '--', ...globs.map((g) => `:(glob)${g}`)], { cwd: root }), 'git ls-files');
+  const stdout = await runOk('git', ['ls-files', '-z', '--others', '--', ...globs.map((g) => `:(glob)${g}`)], { cwd: root }, 'git ls-files');
   const files = stdout
     .split('\0')
     .filter(Boolean)
@@ -217,5 +210,5 @@ export async function removeCopies(place: StepPlace, copied: readonly string[]):
   const literal = copied.map((f) => `:(literal)${f}`);
   const listed = await run('git', ['ls-files', '-z', '--others', '--exclude-standard', '--', ...literal], { cwd: place.cwd, env, ...as });
   const stray = listed.code === 0 ? listed.stdout.split('\0').filter(Boolean) : [];
-  if (stray.length) await answer(run('rm', ['-f', '--', ...stray], { cwd: place.cwd, env, ...as }), 'rm');
+  if (stray.length) await runOk('rm', ['-f', '--', ...stray], { cwd: place.cwd, env, ...as });
 }
