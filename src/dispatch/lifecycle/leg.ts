@@ -20,6 +20,7 @@ import { attemptsOf, runAttempts, workRefusal } from './attempts.js';
 import { discardAgentSide, openAgentSide, runLegAgent, type AgentSide } from './agent-run.js';
 import { NoRepositoryError, repoOf, secretsNow, workflowOf, type LegContext } from '../leg-context.js';
 import { pushLeg } from './push.js';
+import type { Workflow } from '../workflow/policy.js';
 
 export interface LegOutcome {
   summary: LegSummary;
@@ -65,7 +66,8 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
   const key = item.key;
   const s: LegState = { ctx, item, key, started: deps.clock.now(), wt: null, result: null, reason: null, review: null, pullRequest: null };
   const code = expectsCode(item) && ctx.mode !== 'review';
-  const promptFor = (branch: string) => promptOf(ctx, item, code, branch);
+  const workflow = workflowOf(ctx, key);
+  const promptFor = (branch: string) => promptOf(ctx, item, code, workflow, branch);
   // --agent-user: the agent's side of the leg (a leased uid, its folder and repository, the prompt)
   // is made while git makes the card's worktree, since neither needs the other. A review's branch
   // is known only once its worktree is made.
@@ -130,8 +132,7 @@ export async function runCardLeg(ctx: LegContext, item: WorkItemDetail, index: n
 }
 
 /** The prompt of a card's leg on `branch`, with the workflow's rules where the repository has one. */
-function promptOf(ctx: LegContext, item: WorkItemDetail, code: boolean, branch: string): string {
-  const workflow = workflowOf(ctx, item.key);
+function promptOf(ctx: LegContext, item: WorkItemDetail, code: boolean, workflow: Workflow | null, branch: string): string {
   return ctx.deps.buildPrompt(item, {
     branch,
     runId: ctx.runId,
