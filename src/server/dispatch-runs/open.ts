@@ -103,8 +103,10 @@ function resolveCards(db: Database, projectId: string, projectKey: string, input
 }
 
 /**
- * A card about to be worked (not skipped) may not be queued or running in another running run of
- * the project: two machines sharing one queue learn here that a card is taken (docs/dispatch.md#the-wire).
+ * A card about to be worked (not skipped) may not be in another running run of the project, whatever
+ * its leg there has come to: two machines sharing one queue learn here that a card is taken
+ * (docs/dispatch.md#the-wire). A leg that settled implemented moved no status, so its card looks
+ * ready to the other machine until that run closes; held only while queued or running, it was run twice.
  */
 function refuseOverlap(db: Database, projectId: string, cards: ResolvedCard[]): void {
   const wanted = cards.filter((c) => c.skipReason === null);
@@ -112,7 +114,7 @@ function refuseOverlap(db: Database, projectId: string, cards: ResolvedCard[]): 
   const taken = db
     .prepare(
       `SELECT c.work_item_id AS id, MIN(r.id) AS run FROM dispatch_cards c JOIN dispatch_runs r ON r.id = c.run_id
-        WHERE r.project_id = ? AND r.status = 'running' AND c.disposition IN ('queued', 'running')
+        WHERE r.project_id = ? AND r.status = 'running' AND c.skip_reason IS NULL
           AND c.work_item_id IN (SELECT value FROM json_each(?)) GROUP BY c.work_item_id`,
     )
     .all(projectId, JSON.stringify(wanted.map((c) => c.id))) as { id: string; run: string }[];

@@ -87,7 +87,7 @@ describe('open (op 25)', () => {
     expect(res.body.code).toBe('CONFLICT');
   });
 
-  test('409 CONFLICT naming the keys and the run holding each while a card is queued or running in another running run; fine once it closes', async () => {
+  test('409 CONFLICT naming the keys and the run holding each while a card is in another running run, its leg ended or not; fine once it closes', async () => {
     const [a, b, c] = h.items(3);
     const first = await h.open({ cards: [{ workItemKey: a }, { workItemKey: b }, { workItemKey: c }] });
     await h.svc.call('POST', `/dispatch-runs/${first.id}/events`, {
@@ -103,9 +103,18 @@ describe('open (op 25)', () => {
     });
     expect(clash.status).toBe(409);
     expect(clash.body.code).toBe('CONFLICT');
-    expect(clash.body.error).toBe(`already in another running run of this project: ${b} (in run ${first.id}), ${a} (in run ${first.id})`);
-    // A leg that already ended (c: implemented) is free; so is a card the new run skips.
-    await h.open({ cards: [{ workItemKey: c }, { workItemKey: a, skipReason: 'taken elsewhere' }] });
+    // A leg that already ended (c: implemented) holds its card too: it moved no status, so c looks
+    // ready to another machine until the run closes.
+    expect(clash.body.error).toBe(
+      `already in another running run of this project: ${c} (in run ${first.id}), ${b} (in run ${first.id}), ${a} (in run ${first.id})`,
+    );
+    // A card the new run skips is free.
+    await h.open({
+      cards: [
+        { workItemKey: c, skipReason: 'taken elsewhere' },
+        { workItemKey: a, skipReason: 'taken elsewhere' },
+      ],
+    });
     expect((await h.svc.call('POST', `/dispatch-runs/${first.id}/close`, { body: { stopReason: 'interrupted' } })).status).toBe(200);
     const after = await h.open({ cards: [{ workItemKey: a }, { workItemKey: b }] });
     expect(after.cards.map((x) => x.disposition)).toEqual(['queued', 'queued']);
