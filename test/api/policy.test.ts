@@ -21,7 +21,7 @@ function apiError(status: number, over: { fault?: WireFault; ambiguous?: boolean
   });
 }
 
-describe('exitCodeFor (DISPATCH §2)', () => {
+describe('exitCodeFor (README.md, "Exit codes")', () => {
   test.each([
     ['422 validation', apiError(422), 2],
     ['401 unauthenticated', apiError(401), 3],

@@ -190,7 +190,7 @@ describe('--agent-env', () => {
   });
 });
 
-describe.skipIf(!isRoot)("another card's worktree (issue 38 item 6)", () => {
+describe.skipIf(!isRoot)("another card's worktree (docs/trust.md)", () => {
   it('is closed to an agent of the pool, though the repository is open to it', async () => {
     const repo = await makeRepo();
     // The repository open to every user, as a CI checkout is: the agent's clone borrows its objects.

@@ -1,4 +1,4 @@
-// A credential in the repository's own git config (issue 38 item 6: what actions/checkout writes
+// A credential in the repository's own git config (docs/trust.md: what actions/checkout writes
 // by default, a clone URL with a token) is one an agent can read: svc names its key in one warning
 // at the start of the run, never its value.
 import { mkdtempSync, writeFileSync } from 'node:fs';

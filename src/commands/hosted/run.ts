@@ -1,4 +1,4 @@
-// A hosted run executed by this container (docs/hosted.md, docs/hosted.md): any dispatch command,
+// A hosted run executed by this container (docs/hosted.md): any dispatch command,
 // or `svc attach`, started with SVC_RUN_ID and SVC_RUN_TOKEN (and no SVC_TOKEN). The run decides:
 // its command, its cards (the legs still queued or running) and its scope come from getDispatchRun; the
 // command's own card selection is not done. Everything goes through the run credential (getDispatchRun, getWorkItem,

@@ -1,4 +1,4 @@
-// The kernel's half of the fence as root (docs/trust.md, docs/trust.md): nftables rules matching
+// The kernel's half of the fence as root (docs/trust.md, "The network of a leg"): nftables rules matching
 // the socket owner (`meta skuid`) of a leg's uid. One table per svc process, `inet svc_<pid>`,
 // its comment holding the process's start time, so a crashed svc's table is known by anyone (the
 // next svc, `svc runs recover`) and removed; one `nft -i` session that talks to it. What a leg's

@@ -1,4 +1,4 @@
-// Hosted runs (docs/hosted.md, docs/hosted.md): the run credential, git credentials served to git
+// Hosted runs (docs/hosted.md): the run credential, git credentials served to git
 // through `svc git-credential`, and the run's repositories cloned and pushed without a token ever
 // leaving this process's memory.
 export { DEFAULT_REFRESH_AHEAD_MS, GitCredentialBroker, NoGitCredentialError } from './broker.js';

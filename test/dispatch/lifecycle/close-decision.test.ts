@@ -74,7 +74,7 @@ describe('endedByCommand: when the command is asked for its own stop', () => {
   });
 });
 
-describe('runExitCode: how a run ended → its exit code (DISPATCH §2)', () => {
+describe('runExitCode: how a run ended → its exit code (README.md, "Exit codes"; docs/dispatch.md, "Why a run stops")', () => {
   const unavailable = new ApiError({
     status: 503,
     code: 'unavailable',
