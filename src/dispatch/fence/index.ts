@@ -1,4 +1,4 @@
-// The egress fence of a leg (docs/trust.md, docs/trust.md): what the leg code asks of it. `up`
+// The egress fence of a leg (docs/trust.md, "The network of a leg"): what the leg code asks of it. `up`
 // starts the leg's proxy and resolver and puts its uid's nftables rules up; the leg's processes get
 // the proxy variables. `down` reads what the kernel rejected, removes the rules and stops both.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -61,8 +61,8 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
   const listed = listedAddresses(Allowlist.parse(req.allow));
   let answers: DirectAnswers | null = null;
   const onAnswer = (name: string, addresses: string[]) => answers?.admit(answerEntries(allow, name, addresses, listed)) ?? Promise.resolve();
-  const proxy = req.mode === 'fenced' ? await startLegProxy(allow, add) : null;
-  const dns = req.mode === 'fenced' ? await startDnsStub(allow, add, onAnswer).catch(async (e) => (await proxy?.close(), Promise.reject(e))) : null;
+  // The proxy and the resolver start side by side: a leg waits for the slower, not for both in turn.
+  const [proxy, dns] = req.mode === 'fenced' ? await startBoth(allow, add, onAnswer) : [null, null];
   let rules: Awaited<ReturnType<typeof legRulesUp>>;
   try {
     rules = await legRulesUp(req.uid, {
@@ -91,6 +91,15 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
         return book.list();
       })()),
   };
+}
+
+/** The leg's proxy and resolver; when one cannot start, the other is closed and the error thrown. */
+async function startBoth(allow: Allowlist, add: (r: Omit<Refusal, 'count'>) => void, onAnswer: (name: string, addresses: string[]) => Promise<void>) {
+  const [proxy, dns] = await Promise.allSettled([startLegProxy(allow, add), startDnsStub(allow, add, onAnswer)]);
+  if (proxy.status === 'fulfilled' && dns.status === 'fulfilled') return [proxy.value, dns.value] as const;
+  if (proxy.status === 'fulfilled') await proxy.value.close();
+  if (dns.status === 'fulfilled') await dns.value.close();
+  throw proxy.status === 'rejected' ? proxy.reason : (dns as PromiseRejectedResult).reason;
 }
 
 /** A normal user's fence: the proxy on a private unix socket, each program in a namespace bridged to it. */
