@@ -3,20 +3,25 @@
 // process is started only where one could find something.
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
-import { readCommitsSince } from './refs.js';
+import { readCommitsSince, readHead } from './refs.js';
 import { gitRun } from './worktree.js';
 
 /**
  * The paths of `globs` (git's glob pathspecs, from the repository's root) that differ at `path`
  * from `base`: committed, uncommitted or new (untracked and not ignored). Sorted, each once.
+ * Committed means in HEAD's tree, whatever the working tree says: a change committed and then put
+ * back only in the files is what the branch (and a push) would carry.
  */
 export async function changedPathsOf(path: string, base: string, globs: readonly string[]): Promise<string[]> {
   const specs = globs.map((g) => `:(top,glob)${g}`);
-  const [diff, added] = await Promise.all([
-    gitRun(path, ['diff', '--no-ext-diff', '--no-renames', '--name-only', '-z', base, '--', ...specs]),
+  const diff = (...against: string[]) => gitRun(path, ['diff', '--no-ext-diff', '--no-renames', '--name-only', '-z', ...against, '--', ...specs]);
+  const [files, committed, added] = await Promise.all([
+    diff(base),
+    // HEAD read from git's files: a leg with no commit needs no second diff.
+    readHead(path) === base ? '' : diff(base, 'HEAD'),
     globs.some((g) => mayHoldFiles(path, g)) ? gitRun(path, ['ls-files', '-z', '--others', '--exclude-standard', '--', ...specs]) : '',
   ]);
-  return [...new Set(`${diff}${added}`.split('\0').filter(Boolean))].sort();
+  return [...new Set(`${files}${committed}${added}`.split('\0').filter(Boolean))].sort();
 }
 
 /**

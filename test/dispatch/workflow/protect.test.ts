@@ -67,6 +67,16 @@ describe.each(USERS)('protected paths, agents as %s', (_name, agentUser) => {
     expect(s.legs[0]).toMatchObject({ disposition: 'failed', reason: 'changed a protected path: check.sh' });
   });
 
+  it('a change committed and then put back only in the working tree counts: the commit is what would land', async () => {
+    const key = h.item('task', 'Hides its change');
+    const agent = script(
+      ['echo "exit 0" > check.sh', 'echo ok > work.txt', 'git add -A', `${COMMIT} -m "$SVC_CARD_KEY: pass"`, 'git show HEAD~1:check.sh > check.sh'].join('\n'),
+    );
+    const s = await runDispatch(h.opts({ keys: [key], agentUser, agent: { agentCmd: agent }, workflow: wf({ protect: ['check.sh'] }) }), h.deps());
+    expect(s.legs[0]).toMatchObject({ disposition: 'failed', reason: 'changed a protected path: check.sh' });
+    expect(await run('git', ['show', `svc/${key}:check.sh`], h.repo)).toBe('exit 0\n');
+  });
+
   it('a new file left uncommitted where the base has no such folder counts too (.svc/, a glob of a new folder)', async () => {
     const [a, b] = [h.item('task', 'Leaves rules'), h.item('task', 'Leaves a deploy script')];
     const agent = script(
