@@ -48,7 +48,13 @@ describe('runOk and runSync', () => {
   });
 
   test('runSync answers as run does', () => {
-    expect(runSync(node, ['-e', 'process.stdout.write("a"); process.exit(2)'], { cwd: '/tmp' })).toEqual({ code: 2, signal: null, stdout: 'a', stderr: '', errno: null });
+    expect(runSync(node, ['-e', 'process.stdout.write("a"); process.exit(2)'], { cwd: '/tmp' })).toEqual({
+      code: 2,
+      signal: null,
+      stdout: 'a',
+      stderr: '',
+      errno: null,
+    });
     expect(runSync('/nonexistent/program', [])).toMatchObject({ code: null, errno: 'ENOENT' });
   });
 });
