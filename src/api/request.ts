@@ -1,15 +1,15 @@
 // The one core request function of the client: base URL, auth, request id, JSON and the retry
-// policy loop live here (one attempt on the wire is attempt.ts), so each per-operation function
+// policy loop live here (one attempt on the wire is node-http.ts), so each per-operation function
 // stays one line.
 import { randomUUID } from 'node:crypto';
 import { API_PREFIX, OPERATIONS, type Operation, type OperationId } from '../contract/operations.js';
 import { PAT_PREFIX } from '../contract/types.js';
-import { anySignal, attemptOnce, type Reply } from './attempt.js';
+import { anySignal, attemptOnce, type Reply } from './node-http.js';
 import { ApiError, ClientConfigError, redactTokens, type WireFault } from './errors.js';
 import { Retrier, type WaitBudget } from './retry.js';
 import { DEFAULT_TUNING, decideRetry, type RetryTuning } from './retry-policy.js';
 
-export type { Reply } from './attempt.js';
+export type { Reply } from './node-http.js';
 
 /** One line per attempt, for `--verbose`. Carries no token and no body. */
 export interface RequestInfo {

@@ -4,8 +4,9 @@
 // commands, `svc attach`, the demo) or reads a workflow file; the run itself is index.ts's
 // startDispatch, openHostedRun and startHostedRun (start.ts).
 export { checkMaxCost } from './lifecycle/dispatch.js';
-// Before a run: its base, its repository's git config, who its agents' commits are by.
-export { resolveBase, WorktreeError, ownCommitArgs, branchFor, gitAnswer } from './git/worktree.js';
+// Before a run: its base, its repository's git config, who its agents' commits are by; git itself,
+// since a command starts no program of its own (test/architecture/process-runner.test.ts).
+export { resolveBase, WorktreeError, ownCommitArgs, branchFor, gitAnswer, gitRun } from './git/worktree.js';
 export { credentialsInGitConfig, gitCredentialsWarning } from './git/config-credentials.js';
 export { agentIdentity, parseIdentity } from './git/identity.js';
 export { ensurePrivateDir } from './state/private-dir.js';

@@ -5,7 +5,6 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { createApiClient } from '../../api/client.js';
 import { loadEngine, startDispatch } from '../../dispatch/index.js';
 import { printRunSummary } from '../../ui/run-progress.js';
@@ -35,9 +34,9 @@ prompt: Keep each change to one note under notes/.
 `;
 
 async function makeDemoRepo(): Promise<string> {
-  const { ownCommitArgs } = await loadEngine();
+  const { ownCommitArgs, gitRun } = await loadEngine();
   const repo = mkdtempSync(join(tmpdir(), 'svc-demo-repo-'));
-  const git = (...args: string[]) => execa('git', args, { cwd: repo });
+  const git = (...args: string[]) => gitRun(repo, args);
   await git('init', '-q', '-b', 'main').catch((error: unknown) => {
     throw (error as { code?: string }).code === 'ENOENT' ? gitMissing() : error;
   });
@@ -70,7 +69,7 @@ export async function runDemo(opts: DemoOptions, ctx: Context): Promise<void> {
     made.push(stateDir);
     const agent = join(packageRoot(), 'examples', 'demo-agent.mjs');
     out.info(out.style.bold(`Local service on ${service.url} with project ${seeded.projectKey}; repository ${repo}`));
-    const { describeWorkflow, loadWorkflow } = await loadEngine();
+    const { describeWorkflow, gitRun, loadWorkflow } = await loadEngine();
     const { workflow } = await loadWorkflow(repo);
     out.info('Running `svc next` with a scripted demo agent: the next runnable container, leaf by leaf, blockers first.');
     out.info(`Its .svc/workflow.yml: ${workflow ? describeWorkflow(workflow) : 'none'} (each leg's log shows the steps).\n`);
@@ -103,7 +102,7 @@ export async function runDemo(opts: DemoOptions, ctx: Context): Promise<void> {
     printRunSummary(out, summary);
     if (summary.runId) {
       const run = await api.getDispatchRun(summary.runId);
-      const branches = (await execa('git', ['branch', '--list', 'svc/*'], { cwd: repo })).stdout;
+      const branches = (await gitRun(repo, ['branch', '--list', 'svc/*'])).trimEnd();
       out.info('');
       out.info(`The service recorded run ${run.id}: ${run.status}, ${run.stopReason}, ${run.seq} events.`);
       out.info(`Branches the agent committed on:\n${branches}`);

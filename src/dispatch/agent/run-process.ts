@@ -51,10 +51,10 @@ export async function runAgentProcess(spec: LegSpec): Promise<LegResult> {
     deadlines: [{ ms: spec.cardTimeoutMs, why: 'card timeout' satisfies Stop }],
     idle: { ms: spec.idleTimeoutMs, why: 'idle timeout' satisfies Stop },
     signal: spec.signal,
-    onOutput: (chunk, from) => {
-      if (from === 'stdout') spec.parser?.push(chunk);
-      spec.onOutput(chunk, from);
-    },
+    // The parser reads stdout first; the output itself goes straight to the leg's log, no step of
+    // this module between (docs/dispatch.md#the-pipe).
+    ...(spec.parser ? { onStdout: (chunk: Buffer) => spec.parser!.push(chunk) } : {}),
+    onOutput: spec.onOutput,
     onGroup: spec.onGroup,
   });
   const durationMs = Date.now() - started;

@@ -5,12 +5,12 @@
 // whose owner died is handed out, every process of that uid is killed, however it detached (as Nix
 // does with its build users); before every hand-out its files in the shared temp folders and its
 // IPC objects are removed: nothing of one leg outlives it into the next.
-import { execFile } from 'node:child_process';
 import { readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dropLease, ownPrivateFolder, takeLease } from '../state/lease.js';
 import { isAlive, readMark } from '../state/run-lock.js';
+import { lastLine, run } from '../process/run.js';
 import { sweepUid } from './uid-leftovers.js';
 import { AgentUserError, describePool, lookupUser, refuseRunnerUids, type AgentPoolSpec, type AgentUser } from './user.js';
 
@@ -49,10 +49,8 @@ export function leaseDir(): string {
 export const KILL_ALL = 'n=0; while kill -9 -1 2>/dev/null && [ $n -lt 20 ]; do n=$((n+1)); done';
 
 /** Kills every process of `user`'s uid, from a shell running as that uid. */
-export function killAllOf(user: { uid: number; gid: number }): Promise<void> {
-  return new Promise((done) => {
-    execFile('/bin/sh', ['-c', `${KILL_ALL}; exit 0`], { uid: user.uid, gid: user.gid, cwd: '/', env: {} }, () => done());
-  });
+export async function killAllOf(user: { uid: number; gid: number }): Promise<void> {
+  await run('/bin/sh', ['-c', `${KILL_ALL}; exit 0`], { user, cwd: '/', env: {}, timeoutMs: 0 });
 }
 
 const known = new Map<string, Promise<{ uid: number; gid: number } | null>>();
@@ -68,14 +66,12 @@ function cachedLookup(name: string): Promise<{ uid: number; gid: number } | null
 
 /** Makes a member of a named pool: a system user with a group of its own, no home, no login. */
 async function createUser(name: string): Promise<{ uid: number; gid: number }> {
-  const made = await new Promise<string | null>((done) =>
-    execFile(
-      'useradd',
-      ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', '--comment', 'svc agent', name],
-      { cwd: '/' },
-      (error, _out, err) => done(error ? String(err).trim().split('\n').pop() || error.message : null),
-    ),
+  const r = await run(
+    'useradd',
+    ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', '--comment', 'svc agent', name],
+    { cwd: '/', timeoutMs: 0, maxBuffer: 1 << 20 },
   );
+  const made = r.code === 0 ? null : lastLine(r);
   known.delete(name);
   const ids = await cachedLookup(name);
   // Another svc may have made it at the same moment (useradd then says it exists): found is fine.

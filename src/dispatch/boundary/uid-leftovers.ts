@@ -14,8 +14,8 @@
 // folders `runs recover` removes) are passed over. A private mount namespace per leg was measured
 // too (about 10 ms per process start of the uid here); it needs CAP_SYS_ADMIN, which containers
 // rarely grant, and a leg's steps would each need one, so the sweep is what runs everywhere.
-import { execFile } from 'node:child_process';
 import { lstatSync, readFileSync } from 'node:fs';
+import { run } from '../process/run.js';
 
 /** The shared temp folders a uid may write into. */
 export const SHARED_TEMP = ['/tmp', '/var/tmp', '/dev/shm'] as const;
@@ -45,8 +45,9 @@ function ipcArgs(uid: number): string[] {
   return args;
 }
 
-const runQuietly = (file: string, args: string[]): Promise<void> =>
-  new Promise((done) => execFile(file, args, { cwd: '/', env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin' } }, () => done()));
+const runQuietly = async (file: string, args: string[]): Promise<void> => {
+  await run(file, args, { cwd: '/', env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin' }, timeoutMs: 0, maxBuffer: 1 << 20 });
+};
 
 /**
  * Removes the files `uid` left in the shared temp folders (each entry of the uid, at any depth on

@@ -5,6 +5,7 @@
 // of that uid is killed when the leg ends (./pool.ts). Which pool: `--agent-user`, else
 // SVC_AGENT_USER, else the stored `agentUser`, else `svc-agent` (users svc-agent-1, -2, … created on
 // first use) when svc is root. `none` keeps the agent as svc's own user.
+import { run } from '../process/run.js';
 
 /** The user an agent runs as, resolved to ids (the child's uid/gid; groups are cleared). */
 export interface AgentUser {
@@ -63,12 +64,10 @@ export interface AgentUserChoice {
 
 /** `id` knows every user the system knows (files, LDAP, ...); null when it knows none by that name. */
 export async function lookupUser(name: string): Promise<{ uid: number; gid: number } | null> {
-  // Taken here, not imported: the config store reads AGENT_USER_SYNTAX from this module on every
-  // command's start-up, and node:child_process loads net and dgram with it (~1.5 ms).
-  const { execFile } = process.getBuiltinModule('node:child_process');
-  const out = await new Promise<string | null>((done) =>
-    execFile('id', ['--', name], { env: { ...process.env, LC_ALL: 'C' } }, (error, stdout) => done(error ? null : stdout)),
-  );
+  // run() takes node:child_process on its first call: the config store reads AGENT_USER_SYNTAX
+  // from this module on every command's start-up, and that module loads net and dgram (~1.5 ms).
+  const r = await run('id', ['--', name], { env: { ...process.env, LC_ALL: 'C' }, timeoutMs: 0, maxBuffer: 1 << 20 });
+  const out = r.code === 0 ? r.stdout : null;
   const m = out === null ? null : /^uid=(\d+)\S* gid=(\d+)/.exec(out.trim());
   return m ? { uid: Number(m[1]), gid: Number(m[2]) } : null;
 }

@@ -1,17 +1,12 @@
 // The git side of best-of-N (lifecycle/attempts.ts): how big an attempt's change is (the tie-break)
 // and putting the winning attempt's commit on the card's own branch without losing what was there.
-import { execFile } from 'node:child_process';
+import { lastLine, run, RunError } from '../process/run.js';
 import { isDirty, stashLeftovers } from './worktree.js';
 
-function gitIn(dir: string, args: string[]): Promise<{ code: number; stdout: string }> {
-  return new Promise((done, fail) => {
-    execFile('git', args, { cwd: dir, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => {
-      if (!error) return done({ code: 0, stdout: stdout.trim() });
-      const code = (error as { code?: unknown }).code;
-      if (typeof code === 'number') return done({ code, stdout: String(stdout ?? '').trim() });
-      fail(error);
-    });
-  });
+async function gitIn(dir: string, args: string[]): Promise<{ code: number; stdout: string }> {
+  const r = await run('git', args, { cwd: dir, maxBuffer: 16 << 20, timeoutMs: 0 });
+  if (r.code === null) throw new RunError(`git ${args[0]}: ${lastLine(r)}`, r);
+  return { code: r.code, stdout: r.stdout.trim() };
 }
 
 async function gitOk(dir: string, args: string[]): Promise<string> {

@@ -4,9 +4,9 @@
 // request's head stops the leg with a reason instead.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { execFile } from 'node:child_process';
 import type { Delivery, WorkItemDetail } from '../../contract/types.js';
 import type { PreparedWorktree } from '../ports.js';
+import { commandFailed, run } from '../process/run.js';
 import { readHead } from './refs.js';
 import { commitsSince } from './changes.js';
 import { branchFor, checkOut, defaultWorktreeRoot, isDirty, onBranch, ownCommitArgs, prepareWorktree, WorktreeError } from './worktree.js';
@@ -25,24 +25,15 @@ class GitFailed extends Error {
 }
 
 /**
- * git through node's execFile with stdin closed (not execa: its per-call set-up costs a few ms of
- * CPU, and `--push` runs this once per card). `env` is added to svc's own environment. Rejects
- * with a GitFailed carrying git's output.
+ * git through process/run.ts with stdin closed (not execa: its per-call set-up costs a few ms of
+ * CPU, and `--push` runs this once per card); no timeout, a push takes what the network takes.
+ * `env` is added to svc's own environment. Rejects with a GitFailed carrying git's output.
  */
-function git(dir: string, args: string[], env?: NodeJS.ProcessEnv): Promise<string> {
-  return new Promise((done, fail) => {
-    const child = execFile(
-      'git',
-      args,
-      { cwd: dir, encoding: 'utf8', maxBuffer: 16 << 20, ...(env ? { env: { ...process.env, ...env } } : {}) },
-      (error, stdout, stderr) => {
-        if (!error) return done(stdout.trim());
-        const why = stderr.trim() || error.message;
-        fail(new GitFailed(`git ${args[0]} failed in ${dir}: ${why}`, stdout, stderr));
-      },
-    );
-    child.stdin?.end();
-  });
+async function git(dir: string, args: string[], env?: NodeJS.ProcessEnv): Promise<string> {
+  const r = await run('git', args, { cwd: dir, maxBuffer: 16 << 20, timeoutMs: 0, ...(env ? { env: { ...process.env, ...env } } : {}) });
+  if (r.code === 0) return r.stdout.trim();
+  const why = r.stderr.trim() || commandFailed('git', args, r).message;
+  throw new GitFailed(`git ${args[0]} failed in ${dir}: ${why}`, r.stdout, r.stderr);
 }
 
 async function isAncestor(repo: string, older: string, newer: string): Promise<boolean> {

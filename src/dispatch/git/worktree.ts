@@ -4,10 +4,10 @@
 // Creation is serialized in-process: parallel `git worktree add` calls race on config.lock and
 // on the worktree registry. Existing work is sacred: an existing branch is checked out as it is
 // (never reset), and pruning never removes a worktree with uncommitted changes.
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
+import { commandFailed, run } from '../process/run.js';
 import { readHead } from './refs.js';
 import type { PreparedWorktree } from '../ports.js';
 import { Slots } from '../slots.js';
@@ -27,39 +27,30 @@ export function branchFor(key: string): string {
 const worktreeChanges = new Slots(1);
 
 /**
- * git through node's own execFile, not simple-git (which waits a fixed 50 ms after any command that
- * prints nothing) nor execa (whose per-call set-up, signal-exit hooks and stream bookkeeping cost
- * about 5 ms of CPU per git process on the 2-core bench machine, every card). A non-zero exit
- * rejects with git's stderr in the message. `input` goes to git's stdin, which is closed after it.
+ * git through process/run.ts (node's own spawn), not simple-git (which waits a fixed 50 ms after any
+ * command that prints nothing) nor execa (whose per-call set-up, signal-exit hooks and stream
+ * bookkeeping cost about 5 ms of CPU per git process on the 2-core bench machine, every card). A
+ * non-zero exit rejects with git's stderr in the message. `input` goes to git's stdin, which is
+ * closed after it. No timeout: a worktree of a large repository may take its time.
  */
-export function gitRun(dir: string, args: string[], input?: string): Promise<string> {
-  return new Promise((done, fail) => {
-    const child = execFile('git', args, { cwd: dir, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => (error ? fail(error) : done(stdout)));
-    child.stdin?.on('error', () => {});
-    child.stdin?.end(input);
-  });
+export async function gitRun(dir: string, args: string[], input?: string): Promise<string> {
+  const r = await run('git', args, { cwd: dir, maxBuffer: 64 << 20, timeoutMs: 0, ...(input !== undefined ? { input } : {}) });
+  if (r.code !== 0) throw commandFailed('git', args, r);
+  return r.stdout;
 }
 
 /**
  * A git question whose failure is an answer (no such remote, no such key, an origin out of reach):
  * never rejects. `env` replaces the environment (default svc's own); `timeoutMs` ends a git that
- * hangs. `missing`: there is no git to ask (not on PATH). Its stdin is closed.
+ * hangs. `missing`: there is no git to ask (not on PATH). Its stdin is /dev/null.
  */
-export function gitAnswer(
+export async function gitAnswer(
   dir: string,
   args: string[],
   opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
 ): Promise<{ ok: boolean; stdout: string; stderr: string; missing: boolean }> {
-  return new Promise((done) => {
-    const child = execFile(
-      'git',
-      args,
-      { cwd: dir, encoding: 'utf8', maxBuffer: 16 << 20, timeout: opts.timeoutMs ?? 0, ...(opts.env ? { env: opts.env } : {}) },
-      (error, stdout, stderr) => done({ ok: !error, stdout, stderr, missing: (error as NodeJS.ErrnoException | null)?.code === 'ENOENT' }),
-    );
-    child.stdin?.on('error', () => {});
-    child.stdin?.end();
-  });
+  const r = await run('git', args, { cwd: dir, maxBuffer: 16 << 20, timeoutMs: opts.timeoutMs ?? 0, ...(opts.env ? { env: opts.env } : {}) });
+  return { ok: r.code === 0, stdout: r.stdout, stderr: r.stderr, missing: r.errno === 'ENOENT' };
 }
 
 function git(dir: string) {

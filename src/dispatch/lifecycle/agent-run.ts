@@ -82,12 +82,7 @@ export async function runLegAgent(
     logFile,
     secrets: () => secretsNow(ctx.opts),
     live: ctx.opts.liveSecrets !== undefined,
-    bodies: ctx.opts.sendLogs
-      ? {
-          push: (bodies) => ctx.stream.pushAll(bodies.map((body) => (eventKey ? { workItemKey: eventKey, body } : { body }))),
-          gather: (flush) => ctx.stream.gather(flush),
-        }
-      : undefined,
+    bodies: ctx.opts.sendLogs ? { stream: ctx.stream, workItemKey: eventKey } : undefined,
   });
   try {
     if (ctx.opts.networkLine && !networkSaid.has(ctx.opts)) {
@@ -284,7 +279,8 @@ async function runAgentOnce(
       cardTimeoutMs: opts.timeouts.cardMs,
       killGraceMs: opts.timeouts.killGraceMs,
       ...(parser ? { parser } : {}),
-      onOutput: (chunk, name) => output.write(chunk, name),
+      // The pipe's own write: the agent's output reaches the leg's log with no step of lifecycle's between.
+      onOutput: output.write,
       ...(ctx.onAgentGroup ? { onGroup: (event: 'start' | 'end', pgid: number) => ctx.onAgentGroup!(key, event, pgid) } : {}),
       signal: ctx.signal,
     });

@@ -4,10 +4,9 @@
 // (`pullRequest`, hence `--json` and legs.jsonl), `<run>/pull-requests.jsonl`, a card-scoped run
 // event, and one progress line. Never throws: a pull request that cannot be written is a warning,
 // the leg stays what it was.
-import { execFile } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { run } from '../process/run.js';
 import type { Delivery, WorkItemDetail } from '../../contract/types.js';
 import type { LegResult } from '../agent/types.js';
 import type { LegContext } from '../leg-context.js';
@@ -16,8 +15,6 @@ import { logPath } from '../state/folder.js';
 import { fixCommentBody, pullRequestBody, reviewBody } from './body.js';
 import { plainTailOfLog } from './final-message.js';
 import type { PullRequestLeg, PullRequestRef } from './types.js';
-
-const run = promisify(execFile);
 
 /** One line of `<run>/pull-requests.jsonl` (read by reports): never a body, never a token. */
 export interface PullRequestRecord extends PullRequestRef {
@@ -55,12 +52,8 @@ export function deliveryFor(item: WorkItemDetail, mode: LegContext['mode']): Del
 
 async function commitsOf(worktree: string | null, headBefore: string | null): Promise<string[]> {
   if (!worktree || !headBefore) return [];
-  try {
-    const { stdout } = await run('git', ['-C', worktree, 'log', '--format=%h %s', `${headBefore}..HEAD`], { encoding: 'utf8' });
-    return stdout.split('\n').filter(Boolean).slice(0, 50);
-  } catch {
-    return [];
-  }
+  const r = await run('git', ['-C', worktree, 'log', '--format=%h %s', `${headBefore}..HEAD`], { cwd: process.cwd(), maxBuffer: 1 << 20, timeoutMs: 0 });
+  return r.code === 0 ? r.stdout.split('\n').filter(Boolean).slice(0, 50) : [];
 }
 
 export async function pullRequestAfterLeg(ctx: LegContext, input: AfterLegInput): Promise<PullRequestRef | null> {

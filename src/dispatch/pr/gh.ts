@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
+import { run as runProgram } from '../process/run.js';
 import { compareUrl, originOf, type RemoteRepository } from './remote.js';
 import { PullRequestError, type PullRequestLeg, type PullRequestRef, type PullRequestWriter } from './types.js';
 
@@ -34,9 +34,7 @@ export function createGhWriter(opts: GhWriterOptions): PullRequestWriter {
   const ghFor = (host: string, cwd: string): Promise<boolean> => {
     let p = usable.get(host);
     if (!p) {
-      p = execa(gh, ['auth', 'status', '--hostname', host], { cwd, env, extendEnv: false, reject: false, stdin: 'ignore' })
-        .then((r) => r.exitCode === 0)
-        .catch(() => false);
+      p = runProgram(gh, ['auth', 'status', '--hostname', host], { cwd, env, timeoutMs: 0 }).then((r) => r.code === 0);
       usable.set(host, p);
     }
     return p;
@@ -150,10 +148,11 @@ function deliveryNumber(leg: PullRequestLeg, what: string): number {
 /** Runs gh with `args` in `cwd`: its stdout, or a PullRequestError with its first line, redacted. */
 function ghRunner(gh: string, env: Record<string, string>, redact: (text: string) => string) {
   return async (args: string[], cwd: string): Promise<string> => {
-    const r = await execa(gh, args, { cwd, env, extendEnv: false, reject: false, stdin: 'ignore' });
-    if (r.exitCode !== 0) {
+    // The environment is exactly `env` (gh's own settings, no token of svc's), stdin /dev/null.
+    const r = await runProgram(gh, args, { cwd, env, timeoutMs: 0 });
+    if (r.code !== 0) {
       const why =
-        redact(`${r.stderr || r.stdout || (r as { shortMessage?: string }).shortMessage || `exit ${r.exitCode}`}`)
+        redact(`${r.stderr || r.stdout || (r.signal ? `killed by ${r.signal}` : `exit ${r.code}`)}`)
           .split('\n')
           .filter(Boolean)[0] ?? 'failed';
       throw new PullRequestError(`gh ${args[0]} ${args[1] ?? ''}: ${why}`.replace(/ +:/, ':'));

@@ -1,10 +1,7 @@
 // Which GitHub repository a git remote names, and where its REST API lives. Supported hosts:
 // github.com and GitHub Enterprise Server (any other host, with its API at https://HOST/api/v3 or
 // --github-api-url). A remote that names no owner/name pair is no pull-request host at all.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { run } from '../process/run.js';
 
 export interface RemoteRepository {
   /** host[:port], lower case. */
@@ -51,12 +48,9 @@ export function apiBaseFor(host: string): string {
 
 /** The `origin` remote of `repo`, parsed; null when there is none or it names no repository. */
 export async function originOf(repo: string, remote = 'origin'): Promise<RemoteRepository | null> {
-  try {
-    const { stdout } = await run('git', ['-C', repo, 'remote', 'get-url', remote], { encoding: 'utf8' });
-    return parseRemote(stdout.trim());
-  } catch {
-    return null;
-  }
+  // -C against svc's own folder, as before: a relative `repo` is svc's cwd's.
+  const r = await run('git', ['-C', repo, 'remote', 'get-url', remote], { cwd: process.cwd(), maxBuffer: 1 << 20, timeoutMs: 0 });
+  return r.code === 0 ? parseRemote(r.stdout.trim()) : null;
 }
 
 /** The page where GitHub offers to open a pull request from `branch` (into `base` when known). */

@@ -3,20 +3,17 @@
 // (reasons, spend, base commits), the logs (tails) and git (commits, diff --stat). Nothing is asked
 // of the service, so a run recovered later, or reported on another day, reports the same.
 import { visibleHost } from '../fence/refusal.js';
-import { execFile } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { promisify } from 'node:util';
+import { runOk } from '../process/run.js';
 import { SvcError } from '../../api/errors.js';
 import type { JournalRecord } from '../wire/journal.js';
 import { createRedactor } from '../redact.js';
 import { logPath, readRunRecord, runPaths, type RunPaths } from '../state/folder.js';
 import { readLegRecords, type LegRecord } from './record.js';
 import type { LegReport, ReportCommit, RunReport } from './types.js';
-
-const git = promisify(execFile);
 
 export interface ReportOptions {
   /** Tokens in play, redacted besides the well-known shapes (the same redaction as logs). */
@@ -98,16 +95,16 @@ export function tailOf(file: string, lines: number, redact: (t: string) => strin
 async function gitOf(repo: string | null, base: string | null, head: string | null): Promise<{ commits: ReportCommit[]; diffStat: string | null }> {
   if (!repo || !base || !head || !existsSync(repo)) return { commits: [], diffStat: null };
   try {
-    const log = await git('git', ['log', '--format=%h%x09%s', '--no-decorate', `${base}..${head}`], { cwd: repo, maxBuffer: 8 << 20 });
-    const stat = await git('git', ['diff', '--stat=100', base, head], { cwd: repo, maxBuffer: 8 << 20 });
-    const commits = log.stdout
+    const log = await runOk('git', ['log', '--format=%h%x09%s', '--no-decorate', `${base}..${head}`], { cwd: repo, maxBuffer: 8 << 20, timeoutMs: 0 });
+    const stat = await runOk('git', ['diff', '--stat=100', base, head], { cwd: repo, maxBuffer: 8 << 20, timeoutMs: 0 });
+    const commits = log
       .split('\n')
       .filter(Boolean)
       .map((l) => {
         const tab = l.indexOf('\t');
         return { sha: l.slice(0, tab), subject: l.slice(tab + 1) };
       });
-    return { commits, diffStat: stat.stdout.replace(/\n+$/, '') || null };
+    return { commits, diffStat: stat.replace(/\n+$/, '') || null };
   } catch {
     return { commits: [], diffStat: null };
   }

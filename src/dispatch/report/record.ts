@@ -1,10 +1,10 @@
 // What a leg leaves behind for reports: the journal holds only what the service is sent (no
 // reason, spend or base commit), so each finished leg appends one line to `<run>/legs.jsonl`. A
 // report built later, or on another day, reads it instead of asking anyone.
-import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readHead } from '../git/refs.js';
+import { runSync } from '../process/run.js';
 import type { LegSummary } from '../ports.js';
 import type { RunPaths } from '../state/folder.js';
 
@@ -30,11 +30,8 @@ export function headOf(dir: string | null | undefined): string | null {
   // From git's files where they say it plainly: no process, and no blocked event loop, per leg.
   const head = readHead(dir);
   if (head) return head;
-  try {
-    return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || null;
-  } catch {
-    return null;
-  }
+  const r = runSync('git', ['rev-parse', 'HEAD'], { cwd: dir, timeoutMs: 0 });
+  return r.code === 0 ? r.stdout.trim() || null : null;
 }
 
 /** Appends a leg's record. Best effort: a full disk must not turn a landed leg into a failed one. */

@@ -9,7 +9,9 @@ export function dispatchServiceOf(api: ApiClient): DispatchService {
     closeDispatchRun: (id, body, o) => api.closeDispatchRun(id, body, o),
     getCloseOutPrompt: (id) => api.getCloseOutPrompt(id),
     appendDispatchEvents: (id, body, o) => api.appendDispatchEvents(id, body, o),
-    appendEncodedEvents: (id, json, o) => api.appendDispatchEventsEncoded(id, json, o),
+    // The client's own function, not a call through this adapter: a batch of the agent's output
+    // goes from the event stream to the API operation directly (CONTRIBUTING.md, the code map).
+    appendEncodedEvents: api.appendDispatchEventsEncoded,
     heartbeatDispatchRun: (id, o) => api.heartbeatDispatchRun(id, o),
     getWorkItem: async (key) => (await api.getWorkItem(key)).item,
     readWorkItem: (key, o) => api.getWorkItem(key, o),

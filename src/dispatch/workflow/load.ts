@@ -1,13 +1,10 @@
 // Reading the policy: from the base commit the legs start from (`git show <base>:.svc/workflow.yml`),
 // never from a worktree, so an agent that edits the file changes nothing for its own leg, nor for
 // a later leg of its branch. The working tree's copy only feeds a hint when it differs.
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { run, runOk } from '../process/run.js';
 import { parseWorkflow, WORKFLOW_FILE, type Workflow, type WorkflowProblem } from './policy.js';
-
-const run = promisify(execFile);
 
 /** The file has mistakes: each with its line; `where` names the file as it was read. */
 export class WorkflowFileError extends Error {
@@ -25,14 +22,14 @@ export class WorkflowFileError extends Error {
 /** The file's text at `ref` of `repo`, or null when that commit has none. */
 export async function workflowSourceAt(repo: string, ref: string): Promise<string | null> {
   const spec = `${ref}:${WORKFLOW_FILE}`;
-  const kind = await run('git', ['cat-file', '-t', spec], { cwd: repo }).catch(() => null);
-  if (!kind || kind.stdout.trim() !== 'blob') return null;
-  return (await run('git', ['cat-file', 'blob', spec], { cwd: repo, maxBuffer: 1 << 20 })).stdout;
+  const kind = await run('git', ['cat-file', '-t', spec], { cwd: repo, maxBuffer: 1 << 20, timeoutMs: 0 });
+  if (kind.code !== 0 || kind.stdout.trim() !== 'blob') return null;
+  return runOk('git', ['cat-file', 'blob', spec], { cwd: repo, maxBuffer: 1 << 20, timeoutMs: 0 }, 'git cat-file');
 }
 
 /** The working tree's copy of the file (at the repository's root), or null. */
 export async function workflowSourceInTree(repo: string): Promise<{ path: string; source: string } | null> {
-  const root = (await run('git', ['rev-parse', '--show-toplevel'], { cwd: repo })).stdout.trim();
+  const root = (await runOk('git', ['rev-parse', '--show-toplevel'], { cwd: repo, maxBuffer: 1 << 20, timeoutMs: 0 }, 'git rev-parse')).trim();
   const path = join(root, WORKFLOW_FILE);
   try {
     return { path, source: readFileSync(path, 'utf8') };

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { BodyChunker } from '../../../src/dispatch/wire/body-chunker.js';
+import { BodyChunker } from '../../../src/dispatch/wire/leg-log.js';
 import { EventStream } from '../../../src/dispatch/wire/event-stream.js';
 import { Journal } from '../../../src/dispatch/wire/journal.js';
 import { LegLog, type BodySink, type LegLogOptions, type PipeOptions } from '../../../src/dispatch/wire/leg-log.js';
@@ -22,8 +22,13 @@ function stream(flushIntervalMs = 20) {
     dir,
     service,
     stream: s,
-    bodies: { push: (bs: string[]) => void s.pushAll(bs.map((body) => ({ workItemKey: 'A-1', body }))), gather: (f: () => void) => s.gather(f) },
+    bodies: { stream: s, workItemKey: 'A-1' } satisfies BodySink,
   };
+}
+
+/** A sink that keeps the bodies the log hands over, and hears of the tick through `gather`. */
+function keep(got: string[], gather: BodySink['stream']['gather'] = () => () => undefined): BodySink {
+  return { stream: { pushAll: (evs) => got.push(...evs.map((ev) => ev.body!)), gather } };
 }
 
 /** A leg's log with one agent's pipe into it, closed with the log. */
@@ -64,7 +69,7 @@ describe('the leg log, as an agent writes to it', () => {
       logFile: join(dir, 'l.log'),
       secrets: () => [SECRET],
       live: false,
-      bodies: { push: (b) => void got.push(...b), gather: () => () => undefined },
+      bodies: keep(got),
     });
     out.write(Buffer.from(`a ${SECRET.slice(0, 9)}`), 'stdout');
     out.write(Buffer.from('err line\n'), 'stderr');
@@ -86,7 +91,7 @@ describe('the leg log, as an agent writes to it', () => {
       logFile: join(dir, 'l.log'),
       secrets: () => live,
       live: true,
-      bodies: { push: (b) => void got.push(...b), gather: () => () => undefined },
+      bodies: keep(got),
     });
     out.write(Buffer.from('before\n'), 'stdout');
     live.push('fresh-git-token-abcdef123456');
@@ -110,15 +115,12 @@ describe('the leg log, as an agent writes to it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-pipe-'));
     const got: string[] = [];
     let tick: (() => void) | null = null;
-    const sink: BodySink = {
-      push: (b) => void got.push(...b),
-      gather: (f) => {
-        tick = f;
-        return () => {
-          tick = null;
-        };
-      },
-    };
+    const sink = keep(got, (f) => {
+      tick = f;
+      return () => {
+        tick = null;
+      };
+    });
     const out = agentOutput({ logFile: join(dir, 'l.log'), secrets: () => [], live: false, bodies: sink });
     out.write(Buffer.from('short line\n'), 'stdout');
     expect(got).toEqual([]);
@@ -137,7 +139,7 @@ describe('the leg log, as an agent writes to it', () => {
       logFile: join(dir, 'l.log'),
       secrets: () => [SECRET],
       live: false,
-      bodies: { push: (b) => void got.push(...b), gather: () => () => undefined },
+      bodies: keep(got),
     });
     log.note(`setup: make TOKEN=${SECRET}`);
     const tail: string[] = [];

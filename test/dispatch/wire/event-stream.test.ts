@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { BodyChunker, utf8Cut } from '../../../src/dispatch/wire/body-chunker.js';
+import { BodyChunker, utf8Cut } from '../../../src/dispatch/wire/leg-log.js';
 import { EventStream } from '../../../src/dispatch/wire/event-stream.js';
 import { Journal } from '../../../src/dispatch/wire/journal.js';
 import { RunClosedError } from '../../../src/dispatch/ports.js';

@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { followGroup, type GroupExit } from '../../../src/dispatch/process/group.js';
+import { followGroup, type GroupExit } from '../../../src/dispatch/process/run-in-group.js';
 
 let dir: string;
 beforeAll(async () => {
