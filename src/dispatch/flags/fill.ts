@@ -56,13 +56,13 @@ function optionValue(row: OptionRow, flags: Bag, sources: FlagSources | undefine
 
 /**
  * The options the rows fill, from the flags of a command that takes the rows of `table` (the
- * others take their defaults); a bad value is a one-line usage error (exit 2) naming its flag.
+ * others take their defaults, whatever the environment says); a bad value is a one-line usage error (exit 2) naming its flag.
  */
 export function fillOptions(table: readonly { flags: string }[], flags: Partial<DispatchFlags>, sources?: FlagSources): FlagOptions {
   const taken = new Set(table.map(attributeOf));
   const out: Bag = {};
   for (const row of OPTION_ROWS) {
-    const value = optionValue(row, taken.has(attributeOf(row)) ? (flags as Bag) : {}, sources);
+    const value = taken.has(attributeOf(row)) ? optionValue(row, flags as Bag, sources) : optionValue(row, {}, undefined);
     if (row.optional && value !== null && !says(value)) continue;
     set(out, row.to, value);
   }

@@ -1,0 +1,131 @@
+// The dispatch flags' rows (src/dispatch/flags/table.ts) are the one place a flag of the run is
+// written: the options' types come from them (checked by `npm run typecheck` through the type
+// assertions), and so do the defaults, run.json's record and `continue`'s replay, and `--hosted`'s
+// refusals. These tests try each promise on every row, so a row added later is tried too.
+import { describe, expect, expectTypeOf, test } from 'vitest';
+import { defaultDispatchOptions, fillOptions, hostedRefusal, readFlagOptions, recordFlagOptions, replayFlags } from '../../../src/dispatch/flags/fill.js';
+import { attributeOf, longOf } from '../../../src/dispatch/flags/row.js';
+import { DISPATCH_FLAGS, type DispatchFlags, type FlagOptions, type ReplayedOptions } from '../../../src/dispatch/flags/table.js';
+import type { DispatchOptions } from '../../../src/dispatch/options.js';
+
+type Row = (typeof DISPATCH_FLAGS)[number] & { to?: string; byDefault?: unknown; replay?: true; optional?: true; hosted?: unknown; orNull?: true };
+const ROWS = DISPATCH_FLAGS as readonly Row[];
+
+/** A value of each row's flag unlike its default, as commander would give it. */
+function typedValue(row: Row): unknown {
+  if (/^--no-/.test(longOf(row))) return false;
+  if (!row.flags.includes('<')) return true;
+  if ('choices' in row && row.choices) return row.choices.find((c) => c !== row.byDefault);
+  if ('parse' in row && row.parse) return ['A_NAME'];
+  if (row.to?.startsWith('timeouts.') || row.to === 'heartbeatIntervalMs') return '7s';
+  return '3';
+}
+
+describe('the dispatch flags table', () => {
+  test('the options the rows fill have the types the engine reads', () => {
+    expectTypeOf<FlagOptions>().toEqualTypeOf<{
+      agentEnv?: string[];
+      dryRun: boolean;
+      maxCards?: number | null;
+      onFailure: 'halt' | 'continue';
+      parallel: number;
+      idempotencyKey?: string;
+      heartbeatIntervalMs: number;
+      sendLogs: boolean;
+      allowEmpty: boolean;
+      maxCostUsd?: number | null;
+      worktree: boolean;
+      pushAttempts?: boolean;
+      allAttempts?: boolean;
+      rerun?: boolean;
+      retryFailed?: boolean;
+      perRun?: number;
+      timeouts: { runMs: number | null; idleMs: number; cardMs: number; killGraceMs: number };
+    }>();
+    // run.json writes a null where the option is absent: maxCostUsd is always there.
+    expectTypeOf<ReplayedOptions>().toEqualTypeOf<{
+      agentEnv?: string[];
+      onFailure: 'halt' | 'continue';
+      parallel: number;
+      sendLogs: boolean;
+      allowEmpty: boolean;
+      maxCostUsd: number | null;
+      worktree: boolean;
+      pushAttempts?: boolean;
+      allAttempts?: boolean;
+      timeouts: { runMs: number | null; idleMs: number; cardMs: number; killGraceMs: number };
+    }>();
+    expectTypeOf<DispatchOptions['parallel']>().toEqualTypeOf<number>();
+    expectTypeOf<DispatchOptions['timeouts']['flushMs']>().toEqualTypeOf<number | undefined>();
+  });
+
+  test('with nothing given every option that is not optional has a value, its default where the row names one', () => {
+    const defaults = defaultDispatchOptions() as Record<string, unknown>;
+    for (const row of ROWS.filter((r) => r.to && !r.optional)) {
+      const [top, inner] = row.to!.split('.') as [string, string | undefined];
+      const value = inner ? (defaults[top] as Record<string, unknown>)[inner] : defaults[top];
+      expect(value, row.flags).not.toBeUndefined();
+    }
+    expect(defaultDispatchOptions()).toMatchObject({ onFailure: 'halt', parallel: 1, sendLogs: false, heartbeatIntervalMs: 60_000, worktree: true });
+    expect(defaultDispatchOptions().timeouts).toEqual({ idleMs: 900_000, cardMs: 3_600_000, killGraceMs: 10_000, runMs: null });
+  });
+
+  test("a row's help line says its default", () => {
+    for (const row of ROWS.filter((r) => r.byDefault !== undefined && typeof r.byDefault === 'string')) expect(row.help).toContain(`default ${row.byDefault}`);
+  });
+
+  test('each flag continue replays comes back, through run.json, as the same option', () => {
+    for (const row of ROWS.filter((r) => r.replay)) {
+      const flags = { [attributeOf(row)]: typedValue(row) } as Partial<DispatchFlags>;
+      const opts = fillOptions(DISPATCH_FLAGS, flags);
+      expect(opts, row.flags).not.toEqual(defaultDispatchOptions());
+      const read = readFlagOptions(JSON.parse(JSON.stringify(recordFlagOptions(opts))));
+      const again = fillOptions(
+        DISPATCH_FLAGS,
+        replayFlags(read, () => false),
+      );
+      expect(again, row.flags).toEqual(opts);
+      // A flag given now wins over the recorded one.
+      expect(
+        replayFlags(read, (key) => key === attributeOf(row)),
+        row.flags,
+      ).not.toHaveProperty(attributeOf(row));
+    }
+  });
+
+  test('a bad value of a flag that fills an option is one line naming the flag', () => {
+    for (const [flags, line] of [
+      [{ parallel: 'two' }, "--parallel takes a whole number of at least 1, got 'two'"],
+      [{ maxCost: '-1' }, "--max-cost takes an amount in USD above 0, got '-1'"],
+      [{ idleTimeout: 'soon' }, 'invalid duration "soon" for --idle-timeout'],
+      [{ agentEnv: ['SVC_TOKEN'] }, '--agent-env SVC_TOKEN: SVC_TOKEN never reaches an agent'],
+    ] as const)
+      expect(() => fillOptions(DISPATCH_FLAGS, flags as Partial<DispatchFlags>)).toThrow(line);
+    expect(() => fillOptions(DISPATCH_FLAGS, {}, { env: { SVC_HEARTBEAT_INTERVAL: 'often' }, config: () => undefined })).toThrow(
+      'invalid duration "often" for SVC_HEARTBEAT_INTERVAL',
+    );
+  });
+
+  test('a flag beats its variable, which beats the stored config, which beats the default; a command without the flag takes the default', () => {
+    const sources = { env: { SVC_HEARTBEAT_INTERVAL: '5s' }, config: (key: string) => ({ parallel: 4, sendLogs: true })[key] };
+    expect(fillOptions(DISPATCH_FLAGS, { heartbeatInterval: '2s', parallel: '2' }, sources)).toMatchObject({
+      heartbeatIntervalMs: 2_000,
+      parallel: 2,
+      sendLogs: true,
+    });
+    expect(fillOptions(DISPATCH_FLAGS, {}, sources)).toMatchObject({ heartbeatIntervalMs: 5_000, parallel: 4 });
+    const parallelOnly = DISPATCH_FLAGS.filter((r) => r.flags === '--parallel <n>');
+    expect(fillOptions(parallelOnly, { parallel: '2', heartbeatInterval: '2s' }, sources)).toMatchObject({ parallel: 2, heartbeatIntervalMs: 60_000 });
+  });
+
+  test('--hosted refuses each flag whose row says so, naming it as typed', () => {
+    for (const row of ROWS.filter((r) => r.hosted)) {
+      const value = row.flags.startsWith('--agent ') || row.flags.startsWith('--model ') ? ['a', 'b'] : typedValue(row);
+      const refused = hostedRefusal({ [attributeOf(row)]: value } as Partial<DispatchFlags>);
+      expect(refused?.name, row.flags).toContain(longOf(row));
+      expect(refused?.where, row.flags).toMatch(/\w/);
+    }
+    // What travels is not refused: one agent and model, the repository, a dry run, commander's own true for a lone negation.
+    expect(hostedRefusal({ agent: ['claude'], model: ['m'], repo: '.', dryRun: true, worktree: true, reconcile: true })).toBeNull();
+  });
+});
