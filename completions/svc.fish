@@ -286,6 +286,7 @@ complete -c svc -n '__fish_seen_subcommand_from auto' -l no-pr -d 'write no pull
 complete -c svc -n '__fish_seen_subcommand_from auto' -l draft -d 'open pull requests as drafts'
 complete -c svc -n '__fish_seen_subcommand_from auto' -l github-api-url -r -d 'GitHub\'s REST API base (SVC_GITHUB_API_URL; default from the repository host)'
 complete -c svc -n '__fish_seen_subcommand_from auto' -l retry-failed -d 'do not skip cards that failed in recent local runs'
+complete -c svc -n '__fish_seen_subcommand_from auto' -l recent-failures -r -d 'how far back a failure in a local run keeps its card out of auto (default 24h)'
 complete -c svc -n '__fish_seen_subcommand_from auto' -l per-run -r -d 'most cards in each of its runs: a fleet worker takes a few at a time and comes back for more'
 complete -c svc -n '__fish_seen_subcommand_from auto' -l priority -r -d 'only this priority (repeatable)'
 complete -c svc -n '__fish_seen_subcommand_from auto' -l assignee -r -d 'only this assignee; `none` for unassigned'

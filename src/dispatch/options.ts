@@ -59,8 +59,6 @@ export interface DispatchOptions extends Omit<FlagOptions, 'timeouts'> {
   /** `--max-wait`: the run gives up on an unreachable service after this long, heartbeats included. */
   giveUpAfterMs?: number;
   lanes?: LaneFilters;
-  /** How far back "recent" reaches for auto (default 24 h). */
-  recentFailureWindowMs?: number;
   doneStatuses?: readonly string[];
   /** Secrets in play (SVC_TOKEN, SVC_RUN_TOKEN, git tokens): redacted from every log line. */
   secrets: readonly string[];

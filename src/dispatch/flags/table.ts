@@ -249,6 +249,12 @@ export const PULL_REQUEST_FLAGS = [
 
 export const AUTO_FLAGS = [
   flag('--retry-failed', 'do not skip cards that failed in recent local runs', { to: 'retryFailed', kind: toggle, optional: true }),
+  flag('--recent-failures <duration>', (d) => `how far back a failure in a local run keeps its card out of auto (default ${d})`, {
+    to: 'recentFailureWindowMs',
+    kind: duration,
+    byDefault: '24h',
+    optional: true,
+  }),
   flag('--per-run <n>', 'most cards in each of its runs: a fleet worker takes a few at a time and comes back for more', {
     to: 'perRun',
     kind: count,
