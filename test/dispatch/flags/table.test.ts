@@ -2,6 +2,8 @@
 // written: the options' types come from them (checked by `npm run typecheck` through the type
 // assertions), and so do the defaults, run.json's record and `continue`'s replay, and `--hosted`'s
 // refusals. These tests try each promise on every row, so a row added later is tried too.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { describe, expect, expectTypeOf, test } from 'vitest';
 import { defaultDispatchOptions, fillOptions, hostedRefusal, readFlagOptions, recordFlagOptions, replayFlags } from '../../../src/dispatch/flags/fill.js';
 import { attributeOf, longOf } from '../../../src/dispatch/flags/row.js';
@@ -130,5 +132,11 @@ describe('the dispatch flags table', () => {
     }
     // What travels is not refused: one agent and model, the repository, a dry run, commander's own true for a lone negation.
     expect(hostedRefusal({ agent: ['claude'], model: ['m'], repo: '.', dryRun: true, worktree: true, reconcile: true })).toBeNull();
+  });
+
+  test('every flag is in the README, as a user types it: its flag table, its configuration table or its reports', () => {
+    const readme = readFileSync(resolve(import.meta.dirname, '../../../README.md'), 'utf8');
+    const missing = ROWS.map(longOf).filter((long) => !new RegExp(`\`${long}[\` |]`).test(readme));
+    expect(missing).toEqual([]);
   });
 });
