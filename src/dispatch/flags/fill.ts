@@ -1,7 +1,7 @@
 // What the rows of table.ts do on their own, so a flag that only sets an option of the run needs
 // nothing but its row: its option filled from the flag (else its variable, the stored config,
 // its default), what run.json keeps of it and how that is read back, the flag `continue` gives
-// again, and `--hosted`'s refusal of it (docs/dispatch.md, docs/hosted.md#what-travels).
+// again, and `--hosted`'s refusal of it (docs/dispatch.md, docs/hosted.md#opening-a-hosted-run---hosted-what-travels).
 import { attributeOf, type Hosted, type Kind, longOf } from './row.js';
 import { DISPATCH_FLAGS, type DispatchFlags, type DispatchRow, type FlagOptions, type ReplayedOptions } from './table.js';
 

@@ -2,7 +2,7 @@
 // commander (src/commands/dispatch/register.ts) and take the parsed flags' type from them; the
 // engine takes from the same rows the options they fill (`to`, of the row's kind), their defaults
 // (`byDefault`, which the help line says), what run.json keeps for `continue` (`replay`), what
-// `--hosted` refuses (`hosted`, docs/hosted.md#what-travels) and what `svc attach` takes (`attach`).
+// `--hosted` refuses (`hosted`, docs/hosted.md#opening-a-hosted-run---hosted-what-travels) and what `svc attach` takes (`attach`).
 // A flag the command acts on itself (`--hosted`, `--report`, the agent's) has only commander's part.
 import { count, dollars, duration, oneOf, toggle, unlessNegated, variableNames, words } from './kinds.js';
 import { flag, type FlagsOf, type OptionsOf } from './row.js';

@@ -139,4 +139,22 @@ describe('the dispatch flags table', () => {
     const missing = ROWS.map(longOf).filter((long) => !new RegExp(`\`${long}[\` |]`).test(readme));
     expect(missing).toEqual([]);
   });
+
+  test("docs/hosted.md's list of what continue takes from run.json names every flag whose row says replay", () => {
+    const doc = readFileSync(resolve(import.meta.dirname, '../../../docs/hosted.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## `continue RUN_ID`'), doc.indexOf('\n## ', doc.indexOf('## `continue RUN_ID`') + 1));
+    const missing = ROWS.filter((r) => r.replay)
+      .map(longOf)
+      .filter((long) => !section.includes(`\`${long}\``));
+    expect(missing).toEqual([]);
+  });
+
+  test("docs/hosted.md's table of what --hosted refuses names every flag whose row says hosted", () => {
+    const doc = readFileSync(resolve(import.meta.dirname, '../../../docs/hosted.md'), 'utf8');
+    const table = doc.slice(doc.indexOf('| flag given with `--hosted` |'), doc.indexOf('For example `svc run KEY --hosted'));
+    const missing = ROWS.filter((r) => r.hosted)
+      .map(longOf)
+      .filter((long) => !table.includes(`\`${long}\``));
+    expect(missing).toEqual([]);
+  });
 });
