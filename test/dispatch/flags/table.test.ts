@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, expectTypeOf, test } from 'vitest';
+import { CONFIG_KEYS } from '../../../src/commands/config/store.js';
 import { defaultDispatchOptions, fillOptions, hostedRefusal, readFlagOptions, recordFlagOptions, replayFlags } from '../../../src/dispatch/flags/fill.js';
 import { attributeOf, longOf } from '../../../src/dispatch/flags/row.js';
 import { DISPATCH_FLAGS, type DispatchFlags, type FlagOptions, type ReplayedOptions } from '../../../src/dispatch/flags/table.js';
@@ -121,6 +122,17 @@ describe('the dispatch flags table', () => {
     expect(fillOptions(DISPATCH_FLAGS, {}, sources)).toMatchObject({ heartbeatIntervalMs: 5_000, parallel: 4 });
     const parallelOnly = DISPATCH_FLAGS.filter((r) => r.flags === '--parallel <n>');
     expect(fillOptions(parallelOnly, { parallel: '2', heartbeatInterval: '2s' }, sources)).toMatchObject({ parallel: 2, heartbeatIntervalMs: 60_000 });
+  });
+
+  test("a row's stored config key is one `svc config set` takes, of the same type", () => {
+    const stored = ROWS.filter((r): r is Row & { config: string } => 'config' in r && typeof r.config === 'string');
+    expect(stored.map((r) => r.config)).toEqual(['parallel', 'sendLogs']);
+    for (const row of stored) {
+      const key = row.config as keyof typeof CONFIG_KEYS;
+      expect(Object.keys(CONFIG_KEYS), row.flags).toContain(key);
+      const value = CONFIG_KEYS[key].parse(row.config === 'sendLogs' ? 'true' : '4');
+      expect(fillOptions([row], {}, { env: {}, config: (k) => (k === key ? value : undefined) })).not.toEqual(defaultDispatchOptions());
+    }
   });
 
   test('--hosted refuses each flag whose row says so, naming it as typed', () => {
