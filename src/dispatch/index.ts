@@ -15,6 +15,10 @@ import type { CancelOutcome, LocalRunRow } from './state/runs.js';
 
 export { parseDuration } from './duration.js';
 export { MAX_ATTEMPTS, readRecordedOptions } from './options.js';
+export { flag, rephrase } from './flags/row.js';
+export { usd, wholeNumber } from './flags/kinds.js';
+export { AUTO_FLAGS, DISPATCH_FLAG, DISPATCH_FLAGS, LANE_FLAGS, PULL_REQUEST_FLAGS, RERUN_FLAGS } from './flags/table.js';
+export { defaultDispatchOptions, fillOptions, hostedRefusal, replayFlags } from './flags/fill.js';
 export { AGENT_NAMES, AGENT_PRESETS, checkAgentChoice, isAgentName } from './agent/presets.js';
 export { AGENT_FORMATS, streamOf } from './agent/spend.js';
 export { splitCommand } from './agent/argv.js';

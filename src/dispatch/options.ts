@@ -10,24 +10,24 @@ import type { NetworkPolicy } from './fence/index.js';
 import type { GitIdentity } from './git/identity.js';
 import type { RunBase } from './git/worktree.js';
 import type { LaneFilters } from './select/types.js';
+import { readFlagOptions, recordFlagOptions } from './flags/fill.js';
+import type { FlagOptions, ReplayedOptions } from './flags/table.js';
 import type { Workflow } from './workflow/policy.js';
 
-/** A run's timeouts; the defaults of the flags that set them are DISPATCH_DEFAULTS (src/commands/dispatch/flags.ts). */
-export interface DispatchTimeouts {
-  /** No agent output for this long ends the leg (`--idle-timeout`). */
-  idleMs: number;
-  /** One leg may run this long (`--card-timeout`). */
-  cardMs: number;
-  /** Between SIGTERM and SIGKILL to an agent (`--kill-grace`). */
-  killGraceMs: number;
-  /** The whole run (`--timeout`): when it runs out the run closes with status `timed_out`. */
-  runMs: number | null;
+/** A run's timeouts: the flags' (table.ts), and how long the close may wait for pending events. */
+export interface DispatchTimeouts extends FlagTimeouts {
   /** How long the close (and an interruption) may wait for pending events (default 10 s for
    * signals; a normal close waits up to the stream's own give-up time). */
   flushMs?: number;
 }
 
-export interface DispatchOptions {
+type FlagTimeouts = FlagOptions['timeouts'];
+
+/**
+ * What a command hands the engine: the options the flags' rows fill (their types are the rows',
+ * src/dispatch/flags/table.ts), and what the command settles itself.
+ */
+export interface DispatchOptions extends Omit<FlagOptions, 'timeouts'> {
   command: DispatchCommand;
   /** run/fix/review: the keys; run_scope: [KEY]; continue: [RUN_ID]; others: []. */
   keys: string[];
@@ -50,41 +50,15 @@ export interface DispatchOptions {
   agents?: AgentChoice[];
   /** `--attempts N` (1–8), over the workflow's `attempts:`: the check picks one of N (lifecycle/attempts.ts). */
   attempts?: number;
-  /** `--push-attempts`: the losing attempts' branches are pushed too (with `push`). */
-  pushAttempts?: boolean;
-  /** `--all-attempts`: the others run to their end after an attempt won. */
-  allAttempts?: boolean;
-  /** batch/auto `--max`. */
-  maxCards?: number | null;
-  /** auto `--per-run`: the most cards in each of its runs (a fleet worker comes back for more). */
-  perRun?: number;
-  onFailure: 'halt' | 'continue';
-  /** Legs at once (`--parallel`). */
-  parallel: number;
-  /** Reused on every retry of the open; default a fresh UUID per run. */
-  idempotencyKey?: string;
-  sendLogs: boolean;
-  allowEmpty: boolean;
-  timeouts: DispatchTimeouts;
-  maxCostUsd?: number | null;
-  heartbeatIntervalMs: number;
   /**
    * Re-reading running legs' items (reconcile.ts): false is `--no-reconcile`; `floorMs` is how seldom
    * a card may be read at most (default 30 s; engine tests shorten it as they shorten the heartbeat).
    */
   reconcile?: false | { floorMs?: number };
+  timeouts: DispatchTimeouts;
   /** `--max-wait`: the run gives up on an unreachable service after this long, heartbeats included. */
   giveUpAfterMs?: number;
-  /** false: `--no-worktree`, the branch is checked out in the repository itself. */
-  worktree: boolean;
-  dryRun: boolean;
   lanes?: LaneFilters;
-  /** auto: also pick cards that failed in recent local runs. */
-  retryFailed?: boolean;
-  /** next/batch/auto: also pick cards implemented by an earlier local run (see select/prior-work.ts). */
-  rerun?: boolean;
-  /** How far back "recent" reaches for auto (default 24 h). */
-  recentFailureWindowMs?: number;
   doneStatuses?: readonly string[];
   /** Secrets in play (SVC_TOKEN, SVC_RUN_TOKEN, git tokens): redacted from every log line. */
   secrets: readonly string[];
@@ -103,8 +77,6 @@ export interface DispatchOptions {
   draft?: boolean;
   /** svc's environment: agents and workflow steps get what agentEnv's allowlist passes of it. */
   env: NodeJS.ProcessEnv;
-  /** `--agent-env NAME`: variables of `env` passed to agents besides the allowlist (never an SVC_* one). */
-  agentEnv?: readonly string[];
   /** Run each agent as a uid of this pool, leased for its leg, in a clone of its own (svc is root; docs/trust.md). */
   agentUser?: AgentPoolSpec | null;
   /** Without an agent user: one line said when the first agent starts (svc is root, or hosted). */
@@ -125,10 +97,12 @@ export interface DispatchOptions {
 
 export { MAX_ATTEMPTS } from './limits.js';
 
-/** run.json's `options`, exactly as they are written; the types are DispatchOptions' own. */
-export type RecordedOptions = Pick<DispatchOptions, 'repo' | 'agent' | 'onFailure' | 'parallel' | 'sendLogs' | 'allowEmpty' | 'timeouts' | 'worktree'> &
-  Pick<DispatchOptions, 'attempts' | 'agents' | 'allAttempts' | 'pushAttempts'> & {
-    maxCostUsd: number | null;
+/**
+ * run.json's `options`, exactly as they are written: those of the flags' rows that `continue`
+ * gives again (`replay`), and what the command settles itself; the types are DispatchOptions' own.
+ */
+export type RecordedOptions = ReplayedOptions &
+  Pick<DispatchOptions, 'repo' | 'agent' | 'attempts' | 'agents'> & {
     lanes: LaneFilters | null;
     idempotencyKey: string | null;
     push: boolean;
@@ -138,7 +112,6 @@ export type RecordedOptions = Pick<DispatchOptions, 'repo' | 'agent' | 'onFailur
     /** `--verify CMD` / `--no-verify` (false) and `--setup CMD` as given. */
     verify?: string | false;
     setup?: string;
-    agentEnv?: string[];
   };
 
 /** What run.json keeps of a run's options: no secret, nothing of the environment. */
@@ -146,13 +119,7 @@ export function recordedOptions(opts: DispatchOptions, idempotencyKey: string | 
   return {
     repo: opts.repo,
     agent: opts.agent,
-    onFailure: opts.onFailure,
-    parallel: opts.parallel,
-    sendLogs: opts.sendLogs,
-    allowEmpty: opts.allowEmpty,
-    timeouts: opts.timeouts,
-    maxCostUsd: opts.maxCostUsd ?? null,
-    worktree: opts.worktree,
+    ...recordFlagOptions(opts),
     lanes: opts.lanes ?? null,
     idempotencyKey,
     push: opts.push ?? false,
@@ -161,11 +128,8 @@ export function recordedOptions(opts: DispatchOptions, idempotencyKey: string | 
     draft: opts.draft ?? false,
     ...(opts.workflowFlags?.verify !== undefined ? { verify: opts.workflowFlags.verify } : {}),
     ...(opts.workflowFlags?.setup !== undefined ? { setup: opts.workflowFlags.setup } : {}),
-    ...(opts.agentEnv?.length ? { agentEnv: [...opts.agentEnv] } : {}),
     ...(opts.attempts !== undefined ? { attempts: opts.attempts } : {}),
     ...(opts.agents ? { agents: opts.agents } : {}),
-    ...(opts.allAttempts ? { allAttempts: true } : {}),
-    ...(opts.pushAttempts ? { pushAttempts: true } : {}),
   };
 }
 
@@ -188,29 +152,15 @@ function agentOf(v: unknown): AgentChoice | undefined {
   };
 }
 
-function timeoutsOf(v: unknown): DispatchTimeouts | undefined {
-  const t = record(v);
-  const [idleMs, cardMs, killGraceMs] = [count(t?.idleMs), count(t?.cardMs), count(t?.killGraceMs)];
-  if (idleMs === undefined || cardMs === undefined || killGraceMs === undefined) return undefined;
-  return { idleMs, cardMs, killGraceMs, runMs: count(t?.runMs) ?? null };
-}
+type Settled = Exclude<keyof RecordedOptions, keyof ReplayedOptions>;
 
-/** How each recorded option is read back: its value when it has the shape written, else undefined. */
-const READ: { [K in keyof RecordedOptions]-?: (v: unknown) => RecordedOptions[K] | undefined } = {
+/** How each option the command settles is read back (the rows' own: readFlagOptions): its value when it has the shape written, else undefined. */
+const READ: { [K in Settled]-?: (v: unknown) => RecordedOptions[K] | undefined } = {
   repo: text,
   agent: agentOf,
-  onFailure: (v) => (v === 'halt' || v === 'continue' ? v : undefined),
-  parallel: count,
-  sendLogs: yes,
-  allowEmpty: yes,
-  timeouts: timeoutsOf,
-  worktree: yes,
   attempts: count,
   // An attempt whose agent cannot be read leaves a hole: `continue` then takes none of them.
   agents: (v) => (Array.isArray(v) ? v.map((a) => agentOf(a) ?? {}) : undefined),
-  allAttempts: yes,
-  pushAttempts: yes,
-  maxCostUsd: (v) => (v === null ? null : count(v)),
   lanes: (v) => (v === null ? null : (record(v) as LaneFilters | undefined)),
   idempotencyKey: (v) => (v === null ? null : text(v)),
   push: yes,
@@ -219,7 +169,6 @@ const READ: { [K in keyof RecordedOptions]-?: (v: unknown) => RecordedOptions[K]
   draft: yes,
   verify: (v) => (v === false ? false : text(v)),
   setup: text,
-  agentEnv: (v) => (Array.isArray(v) ? v.filter((n): n is string => typeof n === 'string') : undefined),
 };
 
 /**
@@ -228,8 +177,8 @@ const READ: { [K in keyof RecordedOptions]-?: (v: unknown) => RecordedOptions[K]
  */
 export function readRecordedOptions(raw: unknown): Partial<RecordedOptions> {
   const given = record(raw) ?? {};
-  const out: Partial<Record<keyof RecordedOptions, unknown>> = {};
-  for (const key of Object.keys(READ) as (keyof RecordedOptions)[]) {
+  const out: Partial<Record<keyof RecordedOptions, unknown>> = { ...readFlagOptions(raw) };
+  for (const key of Object.keys(READ) as Settled[]) {
     const value = READ[key](given[key]);
     if (value !== undefined) out[key] = value;
   }

@@ -6,11 +6,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApiClient } from '../../api/client.js';
-import { loadEngine, startDispatch } from '../../dispatch/index.js';
+import { defaultDispatchOptions, loadEngine, startDispatch } from '../../dispatch/index.js';
 import { printRunSummary } from '../../ui/run-progress.js';
 import type { Context } from '../context.js';
 import { runUnderProgress } from '../dispatch/engine-tail.js';
-import { defaultOptions } from '../dispatch/run-options.js';
 import { gitMissing } from '../dispatch/preflight.js';
 import { howToRun } from './how-to-run.js';
 
@@ -75,7 +74,7 @@ export async function runDemo(opts: DemoOptions, ctx: Context): Promise<void> {
     out.info(`Its .svc/workflow.yml: ${workflow ? describeWorkflow(workflow) : 'none'} (each leg's log shows the steps).\n`);
 
     ctx.interrupts.handle?.('dispatch');
-    const defaults = defaultOptions();
+    const defaults = defaultDispatchOptions();
     const options = {
       ...defaults,
       command: 'next' as const,

@@ -1,10 +1,11 @@
 // `continue RUN_ID`: the agent and flags of the original run where the user passed none; flags
 // still win. run.json's options come back typed (readRecordedOptions: an option of another shape
-// counts as not recorded), and each flag continue takes is one line beside its row (flags.ts,
-// REPLAYED); what neither says takes DISPATCH_DEFAULTS when the flags become options.
-import { AGENT_FORMATS, readRecordedOptions, readRunRecord } from '../../dispatch/index.js';
+// counts as not recorded). A flag whose row says `replay` is given again by its row
+// (src/dispatch/flags/table.ts, replayFlags); those the command settles itself are below; what
+// neither says takes its row's default when the flags become options.
+import { AGENT_FORMATS, readRecordedOptions, readRunRecord, replayFlags } from '../../dispatch/index.js';
 import type { RecordedOptions } from '../../dispatch/options.js';
-import { REPLAYED, type DispatchFlags } from './flags.js';
+import type { DispatchFlags } from './flags.js';
 
 type Recorded = Partial<RecordedOptions>;
 
@@ -33,12 +34,27 @@ function agentFlags(flags: DispatchFlags, r: Recorded): Partial<DispatchFlags> {
   };
 }
 
+const asFlag = (v: number | undefined) => (v === undefined ? undefined : String(v));
+const onlyTrue = (v: boolean | undefined) => (v === true ? true : undefined);
+
+/** The flags of the original run the command settles itself, each from what run.json recorded. */
+const SETTLED: { [K in keyof DispatchFlags]?: (r: Recorded) => DispatchFlags[K] | undefined } = {
+  attempts: (r) => asFlag(r.attempts),
+  // The workflow's flags of the original run (.svc/workflow.yml itself is read again from the base).
+  verify: (r) => r.verify,
+  setup: (r) => r.setup,
+  // A continued run pushes, and writes pull requests, as the original did.
+  push: (r) => onlyTrue(r.push),
+  pr: (r) => onlyTrue(r.pr),
+  draft: (r) => onlyTrue(r.draft),
+};
+
 /** The flags of a `continue`: those given, then what `recorded` (run.json's options) says. */
 export function continueFlags(flags: DispatchFlags, recorded: unknown): DispatchFlags {
   if (!recorded) return flags;
   const r = readRecordedOptions(recorded);
-  const out: DispatchFlags = { ...flags, ...agentFlags(flags, r) };
-  for (const key of Object.keys(REPLAYED) as (keyof DispatchFlags)[]) if (!given(flags, key)) replay(out, key, REPLAYED[key]!, r);
+  const out: DispatchFlags = { ...flags, ...agentFlags(flags, r), ...replayFlags(r, (key) => given(flags, key)) };
+  for (const key of Object.keys(SETTLED) as (keyof DispatchFlags)[]) if (!given(flags, key)) replay(out, key, SETTLED[key]!, r);
   return out;
 }
 

@@ -6,35 +6,30 @@
 import { resolve } from 'node:path';
 import type { ApiClient } from '../../api/client.js';
 import type { DispatchCommand } from '../../contract/types.js';
-import { loadEngine, openHostedRun, parseDuration, resolveStateDir, startDispatch } from '../../dispatch/index.js';
+import { loadEngine, openHostedRun, resolveStateDir, startDispatch } from '../../dispatch/index.js';
 import type { RunBase } from '../../dispatch/git/worktree.js';
 import type { DispatchOptions } from '../../dispatch/lifecycle/types.js';
 import type { RunProgress } from '../../ui/run-progress.js';
 import { connect } from '../connect.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
-import { wholeNumber } from '../flag-values.js';
-import { resolveBaseUrl, resolveToken } from '../settings.js';
+import { resolveBaseUrl, resolveMaxWaitMs, resolveToken } from '../settings.js';
 import { continuedFlags } from './continue-flags.js';
 import { printSummary, runUnderProgress } from './engine-tail.js';
-import { DISPATCH_DEFAULTS, type DispatchFlags } from './flags.js';
+import { DISPATCH_FLAGS, type DispatchFlags } from './flags.js';
 import { checkHostedFlags, refuseHostedAuto } from './hosted-open.js';
 import { networkFor } from './network-options.js';
 import { pullRequestOptions } from './pr-options.js';
 import { checkAgentProgram, checkProject, checkRepository, checkWorkingTree } from './preflight.js';
 import { dispatchProject, projectOfRun } from './project.js';
 import { planReports, writeRunReports } from './reports.js';
-import { agentChoice, agentUserFor, attemptOptions, gitIdentityFor, legOptions, workflowFor } from './run-options.js';
+import { agentChoice, agentUserFor, attemptOptions, flagOptions, gitIdentityFor, workflowFor } from './run-options.js';
 
 /**
  * Turns flags into the engine's options; every bad value is a one-line usage error. The project of
  * `continue` comes from its run, which is read later: it is left empty here.
  */
 export function dispatchOptions(command: DispatchCommand, keys: string[], flags: DispatchFlags, ctx: Context, token: string): DispatchOptions {
-  const heartbeat =
-    ctx.env.SVC_HEARTBEAT_INTERVAL && !flags.heartbeatInterval
-      ? ctx.env.SVC_HEARTBEAT_INTERVAL
-      : (flags.heartbeatInterval ?? DISPATCH_DEFAULTS.heartbeatInterval);
   const lanes = {
     ...(flags.priority ? { priority: flags.priority } : {}),
     ...(flags.assignee ? { assignee: flags.assignee } : {}),
@@ -49,17 +44,10 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
     baseUrl: resolveBaseUrl(ctx),
     repo: resolve(ctx.cwd, flags.repo ?? ctx.env.SVC_REPO ?? '.'),
     agent: agentChoice(flags, ctx, !flags.dryRun && !flags.hosted),
-    maxCards: wholeNumber(flags.max, '--max') ?? null,
-    ...(flags.perRun !== undefined ? { perRun: wholeNumber(flags.perRun, '--per-run') } : {}),
-    ...legOptions(flags, ctx),
-    ...(flags.idempotencyKey ? { idempotencyKey: flags.idempotencyKey } : {}),
-    heartbeatIntervalMs: parseDuration(heartbeat, flags.heartbeatInterval ? '--heartbeat-interval' : 'SVC_HEARTBEAT_INTERVAL'),
+    ...flagOptions(DISPATCH_FLAGS, flags, ctx),
+    giveUpAfterMs: resolveMaxWaitMs(ctx),
     ...(flags.reconcile === false ? { reconcile: false as const } : {}),
-    worktree: flags.worktree !== false,
-    dryRun: Boolean(flags.dryRun),
     ...(Object.keys(lanes).length ? { lanes } : {}),
-    retryFailed: Boolean(flags.retryFailed),
-    rerun: Boolean(flags.rerun),
     push: flags.push === true,
     ...prLocal(flags, ctx),
     // gh's own token (GH_TOKEN in CI) is never the agent's, and never in a body svc writes either.

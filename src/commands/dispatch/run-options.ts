@@ -3,24 +3,15 @@
 import { dirname } from 'node:path';
 import type { AgentChoice } from '../../dispatch/agent/presets.js';
 import type { GitIdentity } from '../../dispatch/git/identity.js';
-import {
-  AGENT_FORMATS,
-  AgentUserError,
-  agentEnvNameProblem,
-  checkAgentChoice,
-  isAgentName,
-  loadEngine,
-  MAX_ATTEMPTS,
-  parseDuration,
-  resolveAgentUser,
-} from '../../dispatch/index.js';
+import type { FlagOptions } from '../../dispatch/flags/table.js';
+import { AGENT_FORMATS, AgentUserError, checkAgentChoice, fillOptions, isAgentName, loadEngine, MAX_ATTEMPTS, resolveAgentUser } from '../../dispatch/index.js';
 import type { DispatchOptions } from '../../dispatch/lifecycle/types.js';
 import type { Workflow } from '../../dispatch/workflow/policy.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../exit-codes.js';
-import { usd, wholeNumber } from '../flag-values.js';
-import { resolveMaxWaitMs } from '../settings.js';
-import { DISPATCH_DEFAULTS, type DispatchFlags } from './flags.js';
+import type { StoredConfig } from '../config/store.js';
+import { wholeNumber } from '../flag-values.js';
+import type { DispatchFlags } from './flags.js';
 
 /** The flags that choose the agent (a hosted run's `svc attach` has no --agent-format). */
 export type AgentFlags = Pick<DispatchFlags, 'agent' | 'agentCmd' | 'agentFormat' | 'model'>;
@@ -53,10 +44,10 @@ export function agentChoice(flags: AgentFlags, ctx: Context, required: boolean, 
  * `--agent` without attempts, or a run in place.
  */
 export function attemptOptions(
-  flags: Pick<DispatchFlags, 'agent' | 'model' | 'attempts' | 'pushAttempts' | 'allAttempts' | 'worktree'>,
+  flags: Pick<DispatchFlags, 'agent' | 'model' | 'attempts' | 'worktree'>,
   first: AgentChoice,
   workflow: Workflow | null,
-): Pick<DispatchOptions, 'attempts' | 'agents' | 'pushAttempts' | 'allAttempts'> {
+): Pick<DispatchOptions, 'attempts' | 'agents'> {
   const asked = wholeNumber(flags.attempts, '--attempts');
   if (asked !== undefined && (asked < 1 || asked > MAX_ATTEMPTS)) throw new UsageError(`--attempts takes 1 to ${MAX_ATTEMPTS}, not ${asked}`);
   const count = asked ?? workflow?.attempts ?? 1;
@@ -83,69 +74,16 @@ export function attemptOptions(
           })),
         }
       : {}),
-    ...(flags.pushAttempts ? { pushAttempts: true } : {}),
-    ...(flags.allAttempts ? { allAttempts: true } : {}),
   };
 }
 
 /**
- * The options of a run that change nothing from the defaults, with neither flags nor the config
- * read: a caller spreads its own over them (the demo, a hosted run), so no default is said twice.
+ * The options the flags' rows fill (src/dispatch/flags/table.ts), from the flags of a command that
+ * takes the rows of `table`: each from its flag, else its variable, else the stored config, else
+ * its default; a bad value is one line, exit 2.
  */
-export function defaultOptions(): Pick<
-  DispatchOptions,
-  'onFailure' | 'parallel' | 'sendLogs' | 'allowEmpty' | 'timeouts' | 'heartbeatIntervalMs' | 'worktree' | 'dryRun' | 'maxCards'
-> {
-  return {
-    onFailure: DISPATCH_DEFAULTS.onFailure,
-    parallel: DISPATCH_DEFAULTS.parallel,
-    sendLogs: DISPATCH_DEFAULTS.sendLogs,
-    allowEmpty: false,
-    timeouts: {
-      idleMs: parseDuration(DISPATCH_DEFAULTS.idleTimeout),
-      cardMs: parseDuration(DISPATCH_DEFAULTS.cardTimeout),
-      killGraceMs: parseDuration(DISPATCH_DEFAULTS.killGrace),
-      runMs: null,
-    },
-    heartbeatIntervalMs: parseDuration(DISPATCH_DEFAULTS.heartbeatInterval),
-    worktree: true,
-    dryRun: false,
-    maxCards: null,
-  };
-}
-
-/** The flags of how legs run, shared by local and hosted runs. */
-export type LegFlags = Pick<
-  DispatchFlags,
-  'onFailure' | 'parallel' | 'sendLogs' | 'allowEmpty' | 'timeout' | 'idleTimeout' | 'cardTimeout' | 'killGrace' | 'maxCost' | 'agentEnv'
->;
-
-/** How legs run: failures, parallelism, logs, timeouts and spend, with their defaults. */
-export function legOptions(flags: LegFlags, ctx: Context) {
-  return {
-    onFailure: flags.onFailure ?? DISPATCH_DEFAULTS.onFailure,
-    parallel: wholeNumber(flags.parallel, '--parallel') ?? ctx.config().get('parallel') ?? DISPATCH_DEFAULTS.parallel,
-    sendLogs: flags.sendLogs ?? ctx.config().get('sendLogs') ?? DISPATCH_DEFAULTS.sendLogs,
-    allowEmpty: Boolean(flags.allowEmpty),
-    timeouts: {
-      idleMs: parseDuration(flags.idleTimeout ?? DISPATCH_DEFAULTS.idleTimeout, '--idle-timeout'),
-      cardMs: parseDuration(flags.cardTimeout ?? DISPATCH_DEFAULTS.cardTimeout, '--card-timeout'),
-      killGraceMs: parseDuration(flags.killGrace ?? DISPATCH_DEFAULTS.killGrace, '--kill-grace'),
-      runMs: flags.timeout ? parseDuration(flags.timeout, '--timeout') : null,
-    },
-    maxCostUsd: usd(flags.maxCost, '--max-cost') ?? null,
-    giveUpAfterMs: resolveMaxWaitMs(ctx),
-    ...(flags.agentEnv?.length ? { agentEnv: agentEnvNames(flags.agentEnv) } : {}),
-  } satisfies Partial<DispatchOptions>;
-}
-
-/** `--agent-env NAME …`: each a variable name, none of svc's own (a one-line usage error). */
-function agentEnvNames(names: readonly string[]): string[] {
-  for (const name of names) {
-    const problem = agentEnvNameProblem(name);
-    if (problem) throw new UsageError(`--agent-env ${name}: ${problem}`);
-  }
-  return [...new Set(names)];
+export function flagOptions(table: readonly { flags: string }[], flags: Partial<DispatchFlags>, ctx: Context): FlagOptions {
+  return fillOptions(table, flags, { env: ctx.env, config: (key) => ctx.config().get(key as keyof StoredConfig) });
 }
 
 /**

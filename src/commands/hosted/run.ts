@@ -17,12 +17,12 @@ import type { Context } from '../context.js';
 import { resolveBaseUrl, resolveMaxWaitMs } from '../settings.js';
 import { pullRequestOptions } from '../dispatch/pr-options.js';
 import { prepareHostedForCommand, type HostedCommandOptions } from './execution.js';
-import { agentChoice, agentUserFor, defaultOptions, gitIdentityFor, legOptions, workflowFor } from '../dispatch/run-options.js';
+import { agentChoice, agentUserFor, flagOptions, gitIdentityFor, workflowFor } from '../dispatch/run-options.js';
 import type { Workflow } from '../../dispatch/workflow/policy.js';
 import { projectOfKey } from '../dispatch/project.js';
 import { printSummary, runUnderProgress } from '../dispatch/engine-tail.js';
 import type { DispatchFlags } from '../dispatch/flags.js';
-import type { AttachFlags } from './flags.js';
+import { ATTACH_FLAGS, type AttachFlags } from './flags.js';
 import type { NetworkPolicy } from '../../dispatch/fence/index.js';
 import type { AgentPoolSpec } from '../../dispatch/boundary/user.js';
 import { networkFor, type NetworkInputs } from '../dispatch/network-options.js';
@@ -49,19 +49,17 @@ export function hostedDispatchOptions(
   runToken: string,
 ): DispatchOptions {
   return {
-    ...defaultOptions(),
     command: (h.run.command as DispatchCommand) ?? 'run',
     keys: h.run.cards.map((c) => c.workItemKey),
     projectKey: projectOf(flags, ctx, h),
     baseUrl: resolveBaseUrl(ctx),
     repo: workspaceDir,
     agent,
-    ...legOptions(flags, ctx),
+    ...flagOptions(ATTACH_FLAGS, flags, ctx),
+    giveUpAfterMs: resolveMaxWaitMs(ctx),
     // The heartbeat is not among the run credential's operations: hosted runs send none.
     heartbeat: false,
     ...(flags.reconcile === false ? { reconcile: false as const } : {}),
-    worktree: flags.worktree !== false,
-    dryRun: Boolean(flags.dryRun),
     push: flags.push !== false,
     ...(({ pr, draft }) => ({ pr: pr && flags.push !== false, draft }))(pullRequestOptions(flags, ctx, true)),
     secrets: [runToken, ...(ctx.env.SVC_TOKEN ? [ctx.env.SVC_TOKEN] : [])].filter(Boolean),
