@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { pushToOrigin } from '../../../src/dispatch/git/delivery.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
-import { copyRepoWithOrigin, refOf } from '../../support/git-remote.js';
+import { commitOnRemoteOnly, copyRepoWithOrigin, refOf } from '../../support/git-remote.js';
 import { startHarness, type Harness } from '../../support/engine.js';
 
 const CARDS = 4;
@@ -90,5 +90,20 @@ describe("a fleet worker's git processes per card", () => {
     // check), and each card's own branch after its open.
     expect(reads.filter((line) => line.endsWith('refs/heads/svc/*'))).toHaveLength(2);
     expect(reads.filter((line) => !line.endsWith('refs/heads/svc/*'))).toEqual(free.map((k) => `ls-remote --heads origin refs/heads/svc/${k}`));
+  });
+
+  it("other machines' work on origin: one question to git about all their tips, not one per card", async () => {
+    const theirs = Array.from({ length: 3 }, (_, i) => h.item('task', `theirs ${i + 1}`));
+    const free = [h.item('task', 'free 1'), h.item('task', 'free 2')];
+    for (const k of theirs) await commitOnRemoteOnly(origin, `svc/${k}`, `${k}.txt`);
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    const s = await runDispatch(h.opts({ command: 'auto', perRun: 1, push: true, env: { PATH: process.env.PATH } }), h.deps({ pushBranch: pushToOrigin }));
+    expect(s.legs.map((l) => [l.key, l.disposition])).toEqual(free.map((k) => [k, 'implemented']));
+    // The first round's selection passes the three (random 0: the walk starts at the first card)
+    // and asks about their tips in one batch; its run records them skipped, so no later round
+    // meets them again. One `cat-file -e` per tip was three.
+    const calls = readFileSync(log, 'utf8').split('\n');
+    expect(s.cards.filter((c) => c.skipReason).map((c) => [c.key, c.skipReason])).toEqual(theirs.map((k) => [k, `implemented on origin/svc/${k}`]));
+    expect(calls.filter((line) => line.startsWith('cat-file'))).toEqual(['cat-file --batch-check=%(objecttype)']);
   });
 });
