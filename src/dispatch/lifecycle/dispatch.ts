@@ -33,6 +33,7 @@ function selectDeps(deps: DispatchDeps, opts?: DispatchOptions): SelectDeps {
   return {
     service: deps.service,
     ...(prior ? { priorWork: (item: WorkItemDetail) => prior.check(item), selectionStarts: () => prior.fresh() } : {}),
+    ...(prior && !opts?.dryRun ? { pushedElsewhere: (keys: readonly string[]) => prior.pushedElsewhere(keys) } : {}),
     localRun: (runId) => {
       const r = readRunRecord(deps.stateDir, runId);
       return r ? { originalCommand: r.originalCommand, scopeKey: r.scopeKey } : null;

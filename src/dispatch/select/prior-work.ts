@@ -55,7 +55,7 @@ async function commitsPresent(repo: string, tips: readonly string[]): Promise<Se
  */
 async function originBranches(repo: string, hasOrigin: Promise<boolean>, warn: (line: string) => void): Promise<OriginRead> {
   const found = new Map<string, string>();
-  const none = { branches: found, present: async () => new Set<string>() };
+  const none: OriginRead = { branches: found, has: async () => new Map() };
   if (!(await hasOrigin)) return none;
   const r = await git(repo, ['ls-remote', '--heads', 'origin', `refs/heads/${BRANCH_PREFIX}*`], LS_REMOTE_TIMEOUT_MS);
   if (!r.ok) {
@@ -67,14 +67,26 @@ async function originBranches(repo: string, hasOrigin: Promise<boolean>, warn: (
     const [sha, ref] = line.split('\t');
     if (sha && ref?.startsWith(`refs/heads/${BRANCH_PREFIX}`)) found.set(ref.slice(`refs/heads/${BRANCH_PREFIX}`.length), sha);
   }
-  let present: Promise<Set<string> | null> | null = null;
-  return { branches: found, present: () => (present ??= commitsPresent(repo, [...new Set(found.values())])) };
+  // Each tip is asked once per read of origin, and only when a card needs it.
+  const known = new Map<string, boolean>();
+  let failed = false;
+  const has = async (tips: readonly string[]) => {
+    const asked = [...new Set(tips)].filter((t) => !known.has(t));
+    if (asked.length > 0 && !failed) {
+      const present = await commitsPresent(repo, asked);
+      if (present) for (const t of asked) known.set(t, present.has(t));
+      else failed = true;
+    }
+    return failed ? null : known;
+  };
+  return { branches: found, has };
 }
 
-/** origin's `svc/*` tips as one selection read them, and which of them this clone has (asked once, when a card needs it). */
+/** origin's `svc/*` tips as one selection read them, and which of them this clone has. */
 interface OriginRead {
   branches: Map<string, string>;
-  present(): Promise<Set<string> | null>;
+  /** Tip → whether this clone has that commit; null where git could not say. */
+  has(tips: readonly string[]): Promise<ReadonlyMap<string, boolean> | null>;
 }
 
 /**
@@ -91,6 +103,11 @@ export async function pushedOnOrigin(repo: string, key: string, base: string): P
 export interface PriorWork {
   /** The skip reason of earlier work on a card, or null. */
   check(item: WorkItemDetail): Promise<string | null>;
+  /**
+   * Of `keys`, those whose `svc/<KEY>` on origin (as this selection reads it) is a commit this clone
+   * has never seen: another machine's work, certain without reading the item.
+   */
+  pushedElsewhere(keys: readonly string[]): Promise<ReadonlySet<string>>;
   /** A new selection starts: origin is read again at its first card. */
   fresh(): void;
 }
@@ -108,18 +125,32 @@ export function priorWorkCheck(opts: { stateDir: string; projectKey: string; rep
     if (!warned) opts.warn(line);
     warned = true;
   };
+  const read = (): Promise<OriginRead> => {
+    hasOrigin ??= git(opts.repo, ['remote', 'get-url', 'origin']).then((r) => r.ok);
+    origin ??= originBranches(opts.repo, hasOrigin, warnOnce);
+    return origin;
+  };
   return {
     fresh: () => {
       origin = null;
     },
+    async pushedElsewhere(keys) {
+      if (keys.length === 0) return new Set();
+      const { branches, has } = await read();
+      const tips = keys.flatMap((k) => branches.get(k) ?? []);
+      const known = tips.length > 0 ? await has(tips) : null;
+      return new Set(known ? keys.filter((k) => known.get(branches.get(k) ?? '') === false) : []);
+    },
     async check(item) {
       const open = item.deliveries.find((d) => d.state === 'open');
       if (open) return `has an open delivery (${open.repo}#${open.number})`;
-      hasOrigin ??= git(opts.repo, ['remote', 'get-url', 'origin']).then((r) => r.ok);
-      origin ??= originBranches(opts.repo, hasOrigin, warnOnce);
-      const { branches, present } = await origin;
+      const { branches, has } = await read();
       const pushed = branches.get(item.key);
-      if (pushed && (await aheadOf(opts.repo, pushed, base, (await present())?.has(pushed)))) return `implemented on origin/${branchFor(item.key)}`;
+      if (pushed) {
+        // All the tips in one question: a selection that meets one of them meets several.
+        const known = await has([...branches.values()]);
+        if (await aheadOf(opts.repo, pushed, base, known?.get(pushed))) return `implemented on origin/${branchFor(item.key)}`;
+      }
       runs ??= implementedRuns(opts.stateDir, opts.projectKey);
       const runId = runs.get(item.key);
       if (!runId) return null;
