@@ -110,7 +110,7 @@ describe("a fleet worker's git processes per card", () => {
     expect(s.note).toBe('2 run(s)');
   });
 
-  it("a backlog all done on origin by others: no run, the note counts them, and a dry run lists each with its reason", async () => {
+  it('a backlog all done on origin by others: no run, the note counts them, and a dry run lists each with its reason', async () => {
     const theirs = Array.from({ length: 3 }, (_, i) => h.item('task', `theirs ${i + 1}`));
     for (const k of theirs) await commitOnRemoteOnly(origin, `svc/${k}`, `${k}.txt`);
     const opts = { command: 'auto' as const, perRun: 1, push: true, env: { PATH: process.env.PATH } };
