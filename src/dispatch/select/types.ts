@@ -86,7 +86,10 @@ export interface SelectDeps {
    * reaches for"). Absent with --rerun and on a dry run, which lists every card with its reason.
    */
   pushedElsewhere?(keys: readonly string[]): Promise<ReadonlySet<string>>;
-  /** Each selection reads what the machines share (origin's branches) afresh: said as it starts. */
+  /**
+   * Each selection reads the ready list and what the machines share (origin's branches) afresh:
+   * said as it starts. A reselection after a 409 does not say it, and answers from the same reads.
+   */
   selectionStarts?(): void;
 }
 

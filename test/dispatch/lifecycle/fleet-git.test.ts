@@ -74,15 +74,19 @@ describe("a fleet worker's git processes per card", () => {
     for (const k of keys) expect(await refOf(origin, `refs/heads/svc/${k}`)).not.toBeNull();
   });
 
-  it("a reselection after a 409 reads origin no more: the selection's read of a moment ago stands", async () => {
+  it("a reselection after a 409 reads origin and the ready list no more: the selection's reads of a moment ago stand", async () => {
     const held = Array.from({ length: 3 }, (_, i) => h.item('task', `held ${i + 1}`));
     const free = [h.item('task', 'free 1'), h.item('task', 'free 2')];
     // Another machine's live run holds the first three, where every round starts (random 0).
     await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'batch', idempotencyKey: 'other', cards: held.map((k) => ({ workItemKey: k })) });
     vi.spyOn(Math, 'random').mockReturnValue(0);
-    const s = await runDispatch(h.opts({ command: 'auto', perRun: 1, push: true, env: { PATH: process.env.PATH } }), h.deps({ pushBranch: pushToOrigin }));
+    const deps = h.deps({ pushBranch: pushToOrigin });
+    const listings = vi.spyOn(deps.service, 'listWorkItems');
+    const s = await runDispatch(h.opts({ command: 'auto', perRun: 1, push: true, env: { PATH: process.env.PATH } }), deps);
     expect(s.legs.map((l) => [l.key, l.disposition])).toEqual(free.map((k) => [k, 'implemented']));
     expect(h.seen.filter((l) => /: reselecting without /.test(l))).toHaveLength(3);
+    // Nor the ready list: the first round's listing, and each "is more ready?" check's.
+    expect(listings).toHaveBeenCalledTimes(3);
     const reads = readFileSync(log, 'utf8')
       .split('\n')
       .filter((line) => line.startsWith('ls-remote'));
