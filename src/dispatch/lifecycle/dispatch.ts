@@ -30,9 +30,25 @@ function selectDeps(deps: DispatchDeps, opts?: DispatchOptions): SelectDeps {
         warn: (line) => deps.output.warn(line),
       })
     : null;
+  // The first page of a selection's listing, which a reselection after a 409 answers from.
+  const listed = new Map<string, ReturnType<DispatchDeps['service']['listWorkItems']>>();
+  const listWorkItems: DispatchDeps['service']['listWorkItems'] = (projectKey, query) => {
+    if (query.cursor) return deps.service.listWorkItems(projectKey, query);
+    const key = JSON.stringify([projectKey, query]);
+    const page = listed.get(key) ?? deps.service.listWorkItems(projectKey, query);
+    listed.set(key, page);
+    page.catch(() => listed.delete(key));
+    return page;
+  };
+  const starts = () => {
+    listed.clear();
+    prior?.fresh();
+  };
   return {
-    service: deps.service,
-    ...(prior ? { priorWork: (item: WorkItemDetail) => prior.check(item), selectionStarts: () => prior.fresh() } : {}),
+    service: { ...deps.service, listWorkItems },
+    selectionStarts: starts,
+    ...(prior ? { priorWork: (item: WorkItemDetail) => prior.check(item) } : {}),
+    ...(prior && !opts?.dryRun ? { pushedElsewhere: (keys: readonly string[]) => prior.pushedElsewhere(keys) } : {}),
     localRun: (runId) => {
       const r = readRunRecord(deps.stateDir, runId);
       return r ? { originalCommand: r.originalCommand, scopeKey: r.scopeKey } : null;
@@ -42,8 +58,9 @@ function selectDeps(deps: DispatchDeps, opts?: DispatchOptions): SelectDeps {
 
 /**
  * The deps of a reselection after a 409 on open: it answers the same moment's question without the
- * cards another run holds, so origin's branches as the selection read them a moment ago still
- * stand (in a fleet the 409s are about one per card); the card's own branch is asked after the open.
+ * cards another run holds, so the ready list and origin's branches as the selection read them a
+ * moment ago still stand (in a fleet the 409s are about one per card); each card it reaches for is
+ * read again, and the card's own branch is asked after the open.
  */
 function sameReadOfOrigin(deps: SelectDeps): SelectDeps {
   const { selectionStarts: _fresh, ...same } = deps;

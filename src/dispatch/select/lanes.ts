@@ -28,6 +28,18 @@ export function readyLeavesFilter(lanes: LaneFilters = {}): string {
 const rotate = <T>(xs: T[], at: number): T[] => [...xs.slice(at), ...xs.slice(0, at)];
 
 /**
+ * A fleet worker's first page (docs/fleets.md, "Which card a worker reaches for"): without the
+ * cards another machine's work on origin covers (no item read for them: in a fleet most of the
+ * page soon is), from a random one of the rest on. Starting at a random row and walking past the
+ * covered ones made the card after each run of them every worker's pick.
+ */
+async function spreadRows<R extends { key: string }>(rows: R[], deps: SelectDeps): Promise<{ rows: R[]; covered: number }> {
+  const covered = (await deps.pushedElsewhere?.(rows.map((r) => r.key))) ?? new Set<string>();
+  const rest = rows.filter((r) => !covered.has(r.key));
+  return { rows: rotate(rest, Math.floor(Math.random() * rest.length)), covered: covered.size };
+}
+
+/**
  * `batch` (and each round of `auto`): the ready leaves in the service's order, up to `max` cards
  * given to agents. Human cards are recorded with their reason and do not count against the cap.
  */
@@ -40,10 +52,12 @@ export async function selectBatch(req: SelectRequest, deps: SelectDeps): Promise
   let runnable = 0;
   let capped = false;
   let cursor: string | undefined;
+  let covered = 0;
   outer: do {
     const page = await deps.service.listWorkItems(req.projectKey, { filter, limit: 100, ...(cursor ? { cursor } : {}) });
-    const rows = page.items.filter((row) => !exclude.has(row.key));
-    for (const row of req.spread && !cursor ? rotate(rows, Math.floor(Math.random() * rows.length)) : rows) {
+    let rows = page.items.filter((row) => !exclude.has(row.key));
+    if (req.spread && !cursor) ({ rows, covered } = await spreadRows(rows, deps));
+    for (const row of rows) {
       if (runnable >= max) {
         capped = true;
         break outer;
@@ -67,8 +81,8 @@ export async function selectBatch(req: SelectRequest, deps: SelectDeps): Promise
     note:
       runnable > 0
         ? `${counted(runnable, 'ready leaf card')}${capped ? ` (capped at ${max})` : ''}`
-        : cards.length > 0
-          ? `no ready leaves left to run: ${cards.length} skipped (--dry-run shows why${deps.priorWork ? '; --rerun picks work already done' : ''})`
+        : cards.length + covered > 0
+          ? `no ready leaves left to run: ${cards.length + covered} skipped (--dry-run shows why${deps.priorWork ? '; --rerun picks work already done' : ''})`
           : 'no ready leaves',
   };
 }

@@ -66,8 +66,9 @@ export interface SelectRequest {
   /** `--rerun`: also pick cards an implemented leg recorded on their item (see readyLeavesFilter). */
   rerun?: boolean;
   /**
-   * Fleet workers (`auto --per-run`): start at a random place in the first page of ready cards, so
-   * N workers do not all reach for the same card and meet N-1 409s for it.
+   * Fleet workers (`auto --per-run`): start at a random card of the first page of ready cards, past
+   * those another machine's work on origin covers (SelectDeps.pushedElsewhere), so N workers do not
+   * all reach for the same card and meet N-1 409s for it.
    */
   spread?: boolean;
 }
@@ -79,7 +80,16 @@ export interface SelectDeps {
   localRun?(runId: string): { originalCommand: DispatchCommand; scopeKey: string | null } | null;
   /** next/batch/auto: why earlier work makes a card skip (prior-work.ts); absent with --rerun. */
   priorWork?(item: WorkItemDetail): Promise<string | null>;
-  /** Each selection reads what the machines share (origin's branches) afresh: said as it starts. */
+  /**
+   * Of `keys`, those another machine's work on origin already covers, known without reading the
+   * item (prior-work.ts); a spread selection leaves them out (docs/fleets.md, "Which card a worker
+   * reaches for"). Absent with --rerun and on a dry run, which lists every card with its reason.
+   */
+  pushedElsewhere?(keys: readonly string[]): Promise<ReadonlySet<string>>;
+  /**
+   * Each selection reads the ready list and what the machines share (origin's branches) afresh:
+   * said as it starts. A reselection after a 409 does not say it, and answers from the same reads.
+   */
   selectionStarts?(): void;
 }
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { pushToOrigin } from '../../../src/dispatch/git/delivery.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
-import { copyRepoWithOrigin, refOf } from '../../support/git-remote.js';
+import { commitOnRemoteOnly, copyRepoWithOrigin, refOf } from '../../support/git-remote.js';
 import { startHarness, type Harness } from '../../support/engine.js';
 
 const CARDS = 4;
@@ -74,15 +74,19 @@ describe("a fleet worker's git processes per card", () => {
     for (const k of keys) expect(await refOf(origin, `refs/heads/svc/${k}`)).not.toBeNull();
   });
 
-  it("a reselection after a 409 reads origin no more: the selection's read of a moment ago stands", async () => {
+  it("a reselection after a 409 reads origin and the ready list no more: the selection's reads of a moment ago stand", async () => {
     const held = Array.from({ length: 3 }, (_, i) => h.item('task', `held ${i + 1}`));
     const free = [h.item('task', 'free 1'), h.item('task', 'free 2')];
     // Another machine's live run holds the first three, where every round starts (random 0).
     await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'batch', idempotencyKey: 'other', cards: held.map((k) => ({ workItemKey: k })) });
     vi.spyOn(Math, 'random').mockReturnValue(0);
-    const s = await runDispatch(h.opts({ command: 'auto', perRun: 1, push: true, env: { PATH: process.env.PATH } }), h.deps({ pushBranch: pushToOrigin }));
+    const deps = h.deps({ pushBranch: pushToOrigin });
+    const listings = vi.spyOn(deps.service, 'listWorkItems');
+    const s = await runDispatch(h.opts({ command: 'auto', perRun: 1, push: true, env: { PATH: process.env.PATH } }), deps);
     expect(s.legs.map((l) => [l.key, l.disposition])).toEqual(free.map((k) => [k, 'implemented']));
     expect(h.seen.filter((l) => /: reselecting without /.test(l))).toHaveLength(3);
+    // Nor the ready list: the first round's listing, and each "is more ready?" check's.
+    expect(listings).toHaveBeenCalledTimes(3);
     const reads = readFileSync(log, 'utf8')
       .split('\n')
       .filter((line) => line.startsWith('ls-remote'));
@@ -90,5 +94,33 @@ describe("a fleet worker's git processes per card", () => {
     // check), and each card's own branch after its open.
     expect(reads.filter((line) => line.endsWith('refs/heads/svc/*'))).toHaveLength(2);
     expect(reads.filter((line) => !line.endsWith('refs/heads/svc/*'))).toEqual(free.map((k) => `ls-remote --heads origin refs/heads/svc/${k}`));
+  });
+
+  it("other machines' work on origin: one question to git about all their tips, not one per card", async () => {
+    const theirs = Array.from({ length: 3 }, (_, i) => h.item('task', `theirs ${i + 1}`));
+    const free = [h.item('task', 'free 1'), h.item('task', 'free 2')];
+    for (const k of theirs) await commitOnRemoteOnly(origin, `svc/${k}`, `${k}.txt`);
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    const s = await runDispatch(h.opts({ command: 'auto', perRun: 1, push: true, env: { PATH: process.env.PATH } }), h.deps({ pushBranch: pushToOrigin }));
+    expect(s.legs.map((l) => [l.key, l.disposition])).toEqual(free.map((k) => [k, 'implemented']));
+    // Each selection asks about their three tips in one batch and leaves the three out, unread
+    // (docs/fleets.md, "Which card a worker reaches for"): one `cat-file -e` per tip, and a read
+    // of each item, was what a card another machine implemented cost every selection it met.
+    const calls = readFileSync(log, 'utf8').split('\n');
+    const reads = calls.filter((line) => line === 'ls-remote --heads origin refs/heads/svc/*');
+    expect(reads).toHaveLength(3);
+    expect(calls.filter((line) => line.startsWith('cat-file'))).toEqual(reads.map(() => 'cat-file --batch-check=%(objecttype)'));
+    expect(s.cards.map((c) => c.key)).toEqual(free);
+    expect(s.note).toBe('2 run(s)');
+  });
+
+  it('a backlog all done on origin by others: no run, the note counts them, and a dry run lists each with its reason', async () => {
+    const theirs = Array.from({ length: 3 }, (_, i) => h.item('task', `theirs ${i + 1}`));
+    for (const k of theirs) await commitOnRemoteOnly(origin, `svc/${k}`, `${k}.txt`);
+    const opts = { command: 'auto' as const, perRun: 1, push: true, env: { PATH: process.env.PATH } };
+    const s = await runDispatch(h.opts(opts), h.deps({ pushBranch: pushToOrigin }));
+    expect([s.runId, s.legs, s.note]).toEqual([null, [], 'no ready leaves left to run: 3 skipped (--dry-run shows why; --rerun picks work already done)']);
+    const dry = await runDispatch(h.opts({ ...opts, dryRun: true }), h.deps());
+    expect(dry.cards.map((c) => [c.key, c.skipReason]).sort()).toEqual(theirs.map((k) => [k, `implemented on origin/svc/${k}`]));
   });
 });
