@@ -24,7 +24,10 @@ let db: Database;
 let root: string;
 /**
  * Survives SIGTERM and starts a child that ignores it (an ignored signal is inherited across exec);
- * the agent itself notes each SIGTERM in "$TRUST_PIDS.term" so a test can see it was sent.
+ * the agent itself notes each SIGTERM in "$TRUST_PIDS.term" so a test can see it was sent. Each
+ * signal handling is in place before it is announced: the trap before the pid, the child's ignore
+ * before "$TRUST_PIDS.child". A forked child is a member of the group before it has run its `trap`,
+ * so counting members raced svc's SIGTERM under load and the child died of it.
  */
 let stubbornAgent: string;
 const groups: number[] = [];
@@ -37,10 +40,10 @@ beforeAll(async () => {
   writeFileSync(
     agent,
     `#!/bin/sh
-echo $$ >> "$TRUST_PIDS"
-(trap '' TERM; exec sleep 60) &
-child=$!
 trap 'echo $$ >> "$TRUST_PIDS.term"' TERM
+(trap '' TERM; : > "$TRUST_PIDS.child"; exec sleep 60) &
+child=$!
+echo $$ >> "$TRUST_PIDS"
 echo "started $SVC_CARD_KEY"
 # A trapped signal ends the wait, not the script: wait again while the child lives.
 while kill -0 "$child" 2>/dev/null; do wait "$child"; done
@@ -94,6 +97,11 @@ async function liveRun(home: string, extra: string[] = []) {
   groups.push(pgid);
   const runId = readdirSync(join(home, 'state', 'runs'))[0]!;
   return { env, repo, key, run, pgid, runId };
+}
+
+/** Resolves once the agent's child runs in its group, ignoring SIGTERM. */
+async function childIgnoresTerm(env: CliEnv, pgid: number): Promise<void> {
+  await waitFor("the agent's child", () => existsSync(`${env.TRUST_PIDS}.child`) && liveMembers(pgid).length >= 2, 10_000);
 }
 
 /** Live (not zombie) processes of process group `pgid`. */
@@ -203,7 +211,7 @@ describe('agents never outlive svc', () => {
   test('a second SIGINT exits at once and SIGKILLs an agent that ignores SIGTERM, with its child', async () => {
     const home = mkdtempSync(join(tmpdir(), 'svc-live-home-'));
     const { run, pgid, runId, env } = await liveRun(home);
-    await waitFor("the agent's child", () => liveMembers(pgid).length >= 2, 10_000);
+    await childIgnoresTerm(env, pgid);
     run.child.kill('SIGINT');
     await firstSigintTaken(run);
     // svc sent the group SIGTERM (the agent saw it) and it was ignored: the agent and its child
@@ -227,7 +235,7 @@ describe('agents never outlive svc', () => {
   test('after kill -9 of svc, recover kills the leftover agent group (from the journal) before closing the run', async () => {
     const home = mkdtempSync(join(tmpdir(), 'svc-live-home-'));
     const { run, pgid, runId, env } = await liveRun(home);
-    await waitFor("the agent's child", () => liveMembers(pgid).length >= 2, 10_000);
+    await childIgnoresTerm(env, pgid);
     // svc journals the group right after spawn returns; the agent may start its child first, so on
     // a loaded machine the test can look between the two. The kill comes only once it is there.
     const journalFile = join(home, 'state', 'runs', runId, 'journal.jsonl');
