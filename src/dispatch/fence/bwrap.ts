@@ -4,7 +4,7 @@
 // the namespace: no other host, no DNS (names are resolved by the proxy), no svc listener. `none`:
 // the namespace without the bridge. Probed once per process; where bwrap or user namespaces are
 // missing the fence cannot be had, and the run is refused (run-options), never opened unfenced.
-import { execFile } from 'node:child_process';
+import { run } from '../process/run.js';
 
 /** The bridge, run by node inside the namespace: `node -e BRIDGE -- SOCKET PORT ARGV...`. */
 const BRIDGE = `
@@ -38,19 +38,11 @@ let probed: Promise<string | null> | null = null;
 
 /** Null where a namespace of one's own can be had here; else why not (one line). */
 export function probeBwrap(): Promise<string | null> {
-  probed ??= new Promise((done) =>
-    execFile('bwrap', [...NAMESPACE, '--', 'true'], { encoding: 'utf8', timeout: 10_000 }, (error, _out, err) => {
-      if (!error) return done(null);
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return done('bubblewrap (bwrap) is not installed');
-      done(
-        `bwrap cannot make a network namespace here: ${
-          String(err || error.message)
-            .trim()
-            .split('\n')[0]
-        }`,
-      );
-    }),
-  );
+  probed ??= run('bwrap', [...NAMESPACE, '--', 'true'], { timeoutMs: 10_000 }).then((r) => {
+    if (r.code === 0) return null;
+    if (r.errno === 'ENOENT') return 'bubblewrap (bwrap) is not installed';
+    return `bwrap cannot make a network namespace here: ${(r.stderr || r.errno || `exit ${r.code ?? r.signal}`).trim().split('\n')[0]}`;
+  });
   return probed;
 }
 

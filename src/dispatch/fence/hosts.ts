@@ -1,7 +1,7 @@
 // What every fenced leg may reach besides what the user adds (docs/trust.md): the model API of
 // the agent preset (docs/agents.md lists them), a base address the user pointed the preset at
 // through its own variable, and the repository's git host.
-import { execFile } from 'node:child_process';
+import { run } from '../process/run.js';
 import type { AgentName } from '../agent/types.js';
 import { canonicalHost, formatAllowEntry } from './allowlist.js';
 
@@ -54,18 +54,15 @@ export function agentHosts(agent: string | undefined, env: NodeJS.ProcessEnv): s
 }
 
 /** The host of the repository's `origin` (https or ssh, scp-like included), or null without one. */
-export function gitHost(repo: string): Promise<string | null> {
-  return new Promise((done) =>
-    execFile('git', ['-C', repo, 'remote', 'get-url', 'origin'], { encoding: 'utf8' }, (error, out) => {
-      const url = error ? '' : out.trim();
-      if (!url) return done(null);
-      const scp = /^(?:[^@/]+@)?([^:/]+):(?!\/)/.exec(url);
-      if (!url.includes('://') && scp) {
-        const host = canonicalHost(scp[1]!);
-        return done(host ? `${host}:22` : null);
-      }
-      if (/^(https?|ssh|git):\/\//.test(url)) return done(urlEntry(url));
-      done(null);
-    }),
-  );
+export async function gitHost(repo: string): Promise<string | null> {
+  const r = await run('git', ['-C', repo, 'remote', 'get-url', 'origin']);
+  const url = r.code === 0 ? r.stdout.trim() : '';
+  if (!url) return null;
+  const scp = /^(?:[^@/]+@)?([^:/]+):(?!\/)/.exec(url);
+  if (!url.includes('://') && scp) {
+    const host = canonicalHost(scp[1]!);
+    return host ? `${host}:22` : null;
+  }
+  if (/^(https?|ssh|git):\/\//.test(url)) return urlEntry(url);
+  return null;
 }

@@ -3,28 +3,16 @@
 // its comment holding the process's start time, so a crashed svc's table is known by anyone (the
 // next svc, `svc runs recover`) and removed; one `nft -i` session that talks to it. What a leg's
 // uid may reach is leg-rules.ts.
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { run, runSync } from '../process/run.js';
+import { startSession } from '../process/session.js';
 import { isAlive, processStart, selfMark } from '../state/run-lock.js';
 
 export class FenceError extends Error {}
 
-function nft(args: string[], input?: string): Promise<string> {
-  return new Promise((done, fail) => {
-    const child = execFile('nft', args, { encoding: 'utf8', maxBuffer: 16 << 20 }, (error, out, err) =>
-      error
-        ? fail(
-            new FenceError(
-              `nft ${args.join(' ')}: ${
-                String(err || error.message)
-                  .trim()
-                  .split('\n')[0]
-              }`,
-            ),
-          )
-        : done(out),
-    );
-    if (input !== undefined) child.stdin?.end(input);
-  });
+async function nft(args: string[], input?: string): Promise<string> {
+  const r = await run('nft', args, { maxBuffer: 16 << 20, ...(input !== undefined ? { input } : {}) });
+  if (r.code === 0) return r.stdout;
+  throw new FenceError(`nft ${args.join(' ')}: ${(r.stderr || r.errno || `exit ${r.code}`).trim().split('\n')[0]}`);
 }
 
 /**
@@ -38,7 +26,7 @@ function nft(args: string[], input?: string): Promise<string> {
 const NFT_TIMEOUT_MS = 10_000;
 
 class NftSession {
-  readonly #child: ChildProcess;
+  readonly #child: ReturnType<typeof startSession>;
   #out = '';
   #err = '';
   #seq = 0;
@@ -48,7 +36,7 @@ class NftSession {
   #dead: Error | null = null;
 
   constructor() {
-    this.#child = spawn('nft', ['-i'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.#child = startSession('nft', ['-i']);
     this.#child.stdout!.setEncoding('utf8').on('data', (d: string) => ((this.#out += d), this.#waiting?.()));
     this.#child.stderr!.setEncoding('utf8').on('data', (d: string) => ((this.#err += d), this.#waiting?.()));
     const die = (why: string) => {
@@ -166,11 +154,8 @@ export function ourTable(): Promise<string> {
     );
     // Gone with the process, however it ends short of a kill -9 (then the next svc removes it).
     process.once('exit', () => {
-      try {
-        execFileSync('nft', ['delete', 'table', 'inet', name], { stdio: 'ignore' });
-      } catch {
-        // already gone
-      }
+      // Its answer does not matter: a table already gone is what was wanted.
+      runSync('nft', ['delete', 'table', 'inet', name]);
     });
     return name;
   })());
