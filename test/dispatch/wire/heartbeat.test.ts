@@ -23,8 +23,13 @@ describe('heartbeat', () => {
     const closed: RunClosedError[] = [];
     const hb = startHeartbeat({ service, runId: 'r', intervalMs: 1000, retryMs: 10, onClosed: (e) => closed.push(e) });
     // The first beat comes after the interval; the retry after it within retryMs, then the 409.
-    await wait(1100);
-    expect(closed).toHaveLength(1);
+    // Awaited, not timed: on a loaded machine the timers fire late, and late is not wrong.
+    const t0 = Date.now();
+    await vi.waitFor(() => expect(closed).toHaveLength(1), { timeout: 10_000, interval: 20 });
+    // Soon: the retry did not wait for the next interval (that one would come at 2000 ms).
+    const took = Date.now() - t0;
+    expect(took).toBeGreaterThanOrEqual(990);
+    expect(took).toBeLessThan(1900);
     expect(hb.stats.failures).toBe(2);
     await wait(50);
     expect(hb.stats.failures).toBe(2);
