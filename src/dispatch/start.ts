@@ -13,7 +13,6 @@ import { runDispatch } from './lifecycle/dispatch.js';
 import { runExistingRun } from './lifecycle/existing-run.js';
 import type { DispatchOptions, RunSummary } from './lifecycle/types.js';
 import type { ProgressSink } from './ports.js';
-import { createGhWriter } from './pr/gh.js';
 import { createGitHubWriter } from './pr/github.js';
 import { createRedactor } from './redact.js';
 import { selectCards } from './select/index.js';
@@ -36,7 +35,10 @@ export interface EngineContext {
  * branches are pushed to origin with the user's git (`push`); pull requests go through the user's
  * gh (`pr`), its output redacted of the run's secrets.
  */
-export function startDispatch(opts: DispatchOptions, ctx: EngineContext): Promise<RunSummary> {
+export async function startDispatch(opts: DispatchOptions, ctx: EngineContext): Promise<RunSummary> {
+  // gh's writer (and execa under it) is loaded only by a run that opens pull requests: every other
+  // run, a fleet worker's above all, starts without compiling it.
+  const gh = opts.pr ? await import('./pr/gh.js') : null;
   return runDispatch(
     opts,
     dispatchDeps({
@@ -45,7 +47,7 @@ export function startDispatch(opts: DispatchOptions, ctx: EngineContext): Promis
       output: ctx.output,
       signal: ctx.signal,
       pushBranch: pushToOrigin,
-      ...(opts.pr ? { pullRequests: createGhWriter({ env: opts.env, redact: createRedactor(opts.secrets) }) } : {}),
+      ...(gh ? { pullRequests: gh.createGhWriter({ env: opts.env, redact: createRedactor(opts.secrets) }) } : {}),
     }),
   );
 }
