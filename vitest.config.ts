@@ -28,7 +28,9 @@ export default defineConfig({
     server: { deps: { inline: ['@actions/workflow-parser'] } },
     // Many tests wait on child processes (agents, git, a spawned svc): four workers keep two cores
     // busy where vitest's default (cores - 1) would run one file at a time; three left them idle
-    // more often (the whole suite 94 s with three, 89 s with four, on the 2-core machine).
+    // more often (the whole suite 94 s with three, 89 s with four, on the 2-core machine; 147 s and
+    // 142 s on 2026-12-02 with nothing else running). Beside other builds four cost more CPU and
+    // gained nothing.
     maxWorkers: 4,
     // `npm run coverage`: lines of src/ run by the tests in-process (a spawned bin/svc.js runs the
     // bundle in dist/, which is not counted).
