@@ -59,12 +59,13 @@ describe("a fleet worker's git processes per card", () => {
     for (const sub of subcommands()) counts.set(sub, (counts.get(sub) ?? 0) + 1);
     // Per card: the selection's `ls-remote` of svc/* (the "is more ready?" check before a run
     // closes is the next round's selection) and the card's own after its run opened; its worktree;
-    // the protected paths' diff (no list of untracked files: no protected folder exists); the
-    // push; the agent's commit. The "no changes" rule reads the agent's commit from git's files.
+    // the protected paths' two diffs, the files' and the commit's (no list of untracked files: no
+    // protected folder exists); the push; the agent's commit. The "no changes" rule reads the
+    // agent's commit from git's files.
     expect(Object.fromEntries(counts)).toEqual({
       'ls-remote': 2 * CARDS,
       worktree: CARDS,
-      diff: CARDS,
+      diff: 2 * CARDS,
       push: CARDS,
       commit: CARDS,
       remote: 1,
