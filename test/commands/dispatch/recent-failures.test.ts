@@ -1,20 +1,16 @@
 // `svc auto --recent-failures D` (docs/dispatch.md, `auto`): how far back a failure in a local run
 // keeps its card out of auto; a bad duration is one line and exit 2, before anything opens.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv, makeRepo, type CliEnv } from '../../support/cli.js';
-import { startTestService, type TestService } from '../../support/service.js';
+import { serviceForFile } from '../../support/service.js';
 import { svcInProcess } from '../../support/svc-in-process.js';
 
-let svc: TestService;
+const svc = serviceForFile();
 let env: CliEnv;
 let repo: string;
 beforeAll(async () => {
-  svc = await startTestService();
   repo = await makeRepo();
   env = isolatedEnv({ SVC_BASE_URL: svc.url, SVC_TOKEN: svc.token, SVC_PROJECT: svc.projectKey });
-});
-afterAll(async () => {
-  await svc.close();
 });
 
 const cli = (args: string[]) => svcInProcess(args, { env, cwd: repo });
