@@ -4,7 +4,7 @@
 // the namespace: no other host, no DNS (names are resolved by the proxy), no svc listener. `none`:
 // the namespace without the bridge. Probed once per process; where bwrap or user namespaces are
 // missing the fence cannot be had, and the run is refused (run-options), never opened unfenced.
-import { run } from '../process/run.js';
+import { firstLine, run } from '../process/run.js';
 
 /** The bridge, run by node inside the namespace: `node -e BRIDGE -- SOCKET PORT ARGV...`. */
 const BRIDGE = `
@@ -41,7 +41,7 @@ export function probeBwrap(): Promise<string | null> {
   probed ??= run('bwrap', [...NAMESPACE, '--', 'true'], { timeoutMs: 10_000 }).then((r) => {
     if (r.code === 0) return null;
     if (r.errno === 'ENOENT') return 'bubblewrap (bwrap) is not installed';
-    return `bwrap cannot make a network namespace here: ${(r.stderr || r.errno || `exit ${r.code ?? r.signal}`).trim().split('\n')[0]}`;
+    return `bwrap cannot make a network namespace here: ${firstLine(r)}`;
   });
   return probed;
 }

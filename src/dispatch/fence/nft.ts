@@ -3,7 +3,7 @@
 // its comment holding the process's start time, so a crashed svc's table is known by anyone (the
 // next svc, `svc runs recover`) and removed; one `nft -i` session that talks to it. What a leg's
 // uid may reach is leg-rules.ts.
-import { run, runSync } from '../process/run.js';
+import { firstLine, run, runSync } from '../process/run.js';
 import { startSession } from '../process/session.js';
 import { isAlive, processStart, selfMark } from '../state/run-lock.js';
 
@@ -12,7 +12,7 @@ export class FenceError extends Error {}
 async function nft(args: string[], input?: string): Promise<string> {
   const r = await run('nft', args, { maxBuffer: 16 << 20, ...(input !== undefined ? { input } : {}) });
   if (r.code === 0) return r.stdout;
-  throw new FenceError(`nft ${args.join(' ')}: ${(r.stderr || r.errno || `exit ${r.code}`).trim().split('\n')[0]}`);
+  throw new FenceError(`nft ${args.join(' ')}: ${firstLine(r)}`);
 }
 
 /**

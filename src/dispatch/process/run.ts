@@ -119,6 +119,13 @@ export function runSync(file: string, args: readonly string[], opts: RunOptions 
   return { code: errno ? null : r.status, signal: r.signal, stdout: r.stdout ?? '', stderr: r.stderr || (r.error?.message ?? ''), errno };
 }
 
+/**
+ * The first line a failed program said, where a tool puts its message first and then the input it
+ * quotes (nft, bwrap), else why it has no exit code, else its exit code or signal.
+ */
+export const firstLine = (r: Pick<Run, 'code' | 'signal' | 'stderr' | 'errno'>): string =>
+  (r.stderr.trim() || r.errno || `exit ${r.code ?? r.signal}`).split('\n')[0]!;
+
 /** The last line a failed program said, or its exit code. */
 export const lastLine = (r: Pick<Run, 'code' | 'stderr'>): string => r.stderr.trim().split('\n').pop() || `exit ${r.code}`;
 

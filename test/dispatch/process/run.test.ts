@@ -2,7 +2,7 @@
 // output, stdin, the environment and folder, a timeout, a bound on output, and a program that
 // cannot start — the same through run, runOk and runSync.
 import { describe, expect, test } from 'vitest';
-import { run, RunError, runOk, runRaw, runSync } from '../../../src/dispatch/process/run.js';
+import { firstLine, run, RunError, runOk, runRaw, runSync } from '../../../src/dispatch/process/run.js';
 
 const node = process.execPath;
 
@@ -56,5 +56,14 @@ describe('runOk and runSync', () => {
       errno: null,
     });
     expect(runSync('/nonexistent/program', [])).toMatchObject({ code: null, errno: 'ENOENT' });
+  });
+});
+
+describe('firstLine', () => {
+  test("a failed program's message before the input it quotes, else why it did not start, else how it ended", async () => {
+    expect(firstLine(await run('sh', ['-c', 'printf "Error: syntax error\\nadd rule x\\n^^^\\n" >&2; exit 1']))).toBe('Error: syntax error');
+    expect(firstLine(await run('svc-no-such-program', []))).toBe('spawn svc-no-such-program ENOENT');
+    expect(firstLine(await run('sh', ['-c', 'exit 3']))).toBe('exit 3');
+    expect(firstLine(await run('sh', ['-c', 'kill -TERM $$']))).toBe('exit SIGTERM');
   });
 });
