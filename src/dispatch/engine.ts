@@ -9,6 +9,7 @@ export { checkMaxCost } from './lifecycle/dispatch.js';
 export { resolveBase, WorktreeError, ownCommitArgs, branchFor, gitAnswer, gitRun } from './git/worktree.js';
 export { credentialsInGitConfig, gitCredentialsWarning } from './git/config-credentials.js';
 export { agentIdentity, parseIdentity } from './git/identity.js';
+export { readGitConfig } from './git/config-list.js';
 export { ensurePrivateDir } from './state/private-dir.js';
 // .svc/workflow.yml (docs/workflow.md)
 export { loadWorkflow, WorkflowFileError, workflowSourceAt, workflowSourceInTree } from './workflow/load.js';

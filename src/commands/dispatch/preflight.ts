@@ -7,6 +7,7 @@ import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { ApiError, SvcError } from '../../api/errors.js';
 import type { ApiClient } from '../../api/client.js';
 import type { AgentChoice } from '../../dispatch/agent/presets.js';
+import type { RepoHead } from '../../dispatch/git/worktree.js';
 import { AGENT_PRESETS, isAgentName, loadEngine, splitCommand } from '../../dispatch/index.js';
 import { UsageError } from '../exit-codes.js';
 
@@ -23,7 +24,7 @@ export const gitMissing = (): UsageError => new UsageError('git was not found on
  * `fromHead`: the legs branch from HEAD (all but fix and review, which start at a fetched head), so
  * a repository without a commit yet could run none of them.
  */
-export async function checkRepository(repo: string, where: string, fromHead = true): Promise<void> {
+export async function checkRepository(repo: string, where: string, fromHead = true): Promise<RepoHead | null> {
   let isDir = false;
   try {
     isDir = statSync(repo).isDirectory();
@@ -31,9 +32,10 @@ export async function checkRepository(repo: string, where: string, fromHead = tr
     // Missing: said below.
   }
   if (!isDir) throw new UsageError(`${where} ${repo} is not a directory: pass --repo DIR, a git repository`);
-  // One git process for both questions: an unborn HEAD still prints `true` first, then fails.
+  // One git process for these questions and the run's base (resolveBase): an unborn HEAD still
+  // prints `true` first, then fails.
   const { gitAnswer } = await loadEngine();
-  const r = await gitAnswer(repo, ['rev-parse', '--is-inside-work-tree', 'HEAD']);
+  const r = await gitAnswer(repo, ['rev-parse', '--is-inside-work-tree', 'HEAD', '--abbrev-ref', 'HEAD']);
   if (r.missing) throw gitMissing();
   if (r.stdout.split('\n')[0] !== 'true') {
     throw new UsageError(`${where} ${repo} is not a git repository: pass --repo DIR, or \`git init\` it first`);
@@ -41,6 +43,8 @@ export async function checkRepository(repo: string, where: string, fromHead = tr
   if (!r.ok && fromHead) {
     throw new UsageError(`${where} ${repo} has no commit yet: agents branch from HEAD, so commit something first`);
   }
+  const [, sha, name] = r.stdout.split('\n');
+  return r.ok && sha && name ? { sha, name } : null;
 }
 
 /**

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import type { ApiClient } from '../../api/client.js';
 import type { DispatchCommand } from '../../contract/types.js';
 import { loadEngine, openHostedRun, resolveStateDir, startDispatch } from '../../dispatch/index.js';
-import type { RunBase } from '../../dispatch/git/worktree.js';
+import type { RepoHead, RunBase } from '../../dispatch/git/worktree.js';
 import type { DispatchOptions } from '../../dispatch/lifecycle/types.js';
 import type { RunProgress } from '../../ui/run-progress.js';
 import { connect } from '../connect.js';
@@ -170,10 +170,10 @@ async function runHere(command: DispatchCommand, keys: string[], typed: Dispatch
 }
 
 /** The run's base, or the one line that says why the checkout cannot be one. */
-async function baseOf(repo: string): Promise<RunBase> {
+async function baseOf(repo: string, head: RepoHead | null): Promise<RunBase> {
   const { resolveBase, WorktreeError } = await loadEngine();
   try {
-    return await resolveBase(repo);
+    return await resolveBase(repo, head);
   } catch (error) {
     if (error instanceof WorktreeError) throw new UsageError(error.message);
     throw error;
@@ -187,22 +187,32 @@ async function baseOf(repo: string): Promise<RunBase> {
 async function checkLocalRun(opts: DispatchOptions, flags: DispatchFlags, ctx: Context): Promise<void> {
   const { command } = opts;
   const onPullRequest = command === 'fix' || command === 'review';
-  await checkRepository(opts.repo, flags.repo ? '--repo' : ctx.env.SVC_REPO ? 'SVC_REPO' : 'the current directory', !onPullRequest);
+  const head = await checkRepository(opts.repo, flags.repo ? '--repo' : ctx.env.SVC_REPO ? 'SVC_REPO' : 'the current directory', !onPullRequest);
   checkAgentProgram(opts.agent, opts.repo, ctx.env.PATH);
+  const { credentialsInGitConfig, gitCredentialsWarning, checkMaxCost, readGitConfig } = await loadEngine();
+  // What git is asked from here on does not depend on each other's answers (but the workflow on
+  // the base): asked side by side, each answer then taken, and said, in the order below.
+  const settled = <T>(p: Promise<T>) => (p.catch(() => undefined), p);
+  const listing = readGitConfig(opts.repo, ctx.env);
   // Every leg starts from this base and the rules come from it, never from a branch an agent wrote
   // since (docs/workflow.md, "The base commit").
-  opts.base = await baseOf(opts.repo);
-  opts.gitIdentity = await gitIdentityFor(flags, opts.repo, ctx.env);
+  const base = settled(baseOf(opts.repo, head));
+  const identity = settled(gitIdentityFor(flags, opts.repo, ctx.env, listing));
+  // A token in the repository's own git config is one the agents can read: said once, at the start.
+  const credentials = settled(credentialsInGitConfig(opts.repo, listing));
+  // .svc/workflow.yml of the base commit: a mistake there stops the command here.
+  const rules = settled(base.then((b) => workflowFor(flags, opts.repo, b.sha, b.branch ?? undefined)));
+  // fix and review work on a fetched pull request head: the local tree is not theirs either way.
+  const dirty = onPullRequest ? Promise.resolve(null) : settled(checkWorkingTree(opts.repo, !opts.worktree));
+  opts.base = await base;
+  opts.gitIdentity = await identity;
   // A CI job's workspace goes when the job ends, and the agents' branches with it.
   if (ctx.env.CI && !opts.push && !opts.pr && !opts.dryRun && command !== 'review')
     ctx.out.warn("CI is set and this run has no --push or --pr: implemented work stays on svc/ branches in this job's workspace, which goes when the job ends");
   if (!onPullRequest) opts.baseRef = opts.base.sha;
-  // A token in the repository's own git config is one the agents can read: said once, at the start.
-  const { credentialsInGitConfig, gitCredentialsWarning, checkMaxCost } = await loadEngine();
-  const credentials = await credentialsInGitConfig(opts.repo);
-  if (credentials.length) ctx.out.warn(gitCredentialsWarning(opts.repo, credentials));
-  // .svc/workflow.yml of the base commit: a mistake there stops the command here.
-  const { workflow, hint } = await workflowFor(flags, opts.repo, opts.base.sha, opts.base.branch ?? undefined);
+  const held = await credentials;
+  if (held.length) ctx.out.warn(gitCredentialsWarning(opts.repo, held));
+  const { workflow, hint } = await rules;
   opts.workflow = workflow;
   Object.assign(opts, attemptOptions(flags, opts.agent, workflow));
   for (const other of opts.agents ?? []) {
@@ -211,9 +221,6 @@ async function checkLocalRun(opts: DispatchOptions, flags: DispatchFlags, ctx: C
   }
   opts.workflowFlags = { ...(flags.verify !== undefined ? { verify: flags.verify } : {}), ...(flags.setup !== undefined ? { setup: flags.setup } : {}) };
   if (hint) ctx.out.warn(hint);
-  // fix and review work on a fetched pull request head: the local tree is not theirs either way.
-  if (!onPullRequest) {
-    const dirty = await checkWorkingTree(opts.repo, !opts.worktree);
-    if (dirty) ctx.out.warn(dirty);
-  }
+  const uncommitted = await dirty;
+  if (uncommitted) ctx.out.warn(uncommitted);
 }

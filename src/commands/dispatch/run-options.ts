@@ -3,6 +3,7 @@
 import { dirname } from 'node:path';
 import type { AgentChoice } from '../../dispatch/agent/presets.js';
 import type { GitIdentity } from '../../dispatch/git/identity.js';
+import type { ConfigEntry } from '../../dispatch/git/config-list.js';
 import type { FlagOptions } from '../../dispatch/flags/table.js';
 import { AGENT_FORMATS, AgentUserError, checkAgentChoice, fillOptions, isAgentName, loadEngine, MAX_ATTEMPTS, resolveAgentUser } from '../../dispatch/index.js';
 import type { DispatchOptions } from '../../dispatch/lifecycle/types.js';
@@ -152,7 +153,12 @@ export async function workflowFor(
  * Who the agents' commits are by (git/identity.ts): `--git-identity "Name <email>"`, checked; else
  * null where git finds one for `repo` in the agents' environment; else svc's bot.
  */
-export async function gitIdentityFor(flags: Pick<DispatchFlags, 'gitIdentity'>, repo: string, env: NodeJS.ProcessEnv): Promise<GitIdentity | null> {
+export async function gitIdentityFor(
+  flags: Pick<DispatchFlags, 'gitIdentity'>,
+  repo: string,
+  env: NodeJS.ProcessEnv,
+  listing?: Promise<ConfigEntry[] | null>,
+): Promise<GitIdentity | null> {
   const { agentIdentity, parseIdentity } = await loadEngine();
   let asked: GitIdentity | undefined;
   if (flags.gitIdentity !== undefined) {
@@ -160,5 +166,5 @@ export async function gitIdentityFor(flags: Pick<DispatchFlags, 'gitIdentity'>, 
     if (!id) throw new UsageError(`--git-identity takes "Name <email>", as git writes an author; not ${JSON.stringify(flags.gitIdentity)}`);
     asked = id;
   }
-  return agentIdentity(repo, asked, env);
+  return agentIdentity(repo, asked, env, listing);
 }

@@ -5,7 +5,7 @@
 // agent user can read them), its `origin` names the repository, and git writes `.git/config`
 // world-readable. svc cannot hide the file without breaking the agent's clone (git refuses a
 // repository whose config it cannot read) or changing the user's repository, so it says so.
-import { gitAnswer } from './worktree.js';
+import { readGitConfig, type ConfigEntry } from './config-list.js';
 
 const HEADER = /^http\.(.+\.)?extraheader$/i;
 const URL_KEY = /^remote\..+\.(push)?url$/i;
@@ -27,15 +27,15 @@ const shown = (key: string): string => key.replace(/\/\/[^/@\s]*@/g, '//…@');
  * `http[.<url>].extraheader`, and remote URLs (or `url.<base>.insteadOf` bases) with a password,
  * in included files too (newer actions/checkout releases keep the header in one, named by an
  * `includeIf`). Only key names are returned, never a value; a repository git cannot read gives none.
+ * `listing`: the repository's config where the caller read it already (config-list.ts).
  */
-export async function credentialsInGitConfig(repo: string): Promise<string[]> {
-  const r = await gitAnswer(repo, ['config', '--local', '--includes', '--list', '--null']);
-  if (!r.ok) return [];
+export async function credentialsInGitConfig(repo: string, listing?: Promise<ConfigEntry[] | null>): Promise<string[]> {
+  const entries = await (listing ?? readGitConfig(repo));
+  if (!entries) return [];
   const keys = new Set<string>();
-  for (const entry of r.stdout.split('\0')) {
-    const nl = entry.indexOf('\n');
-    const key = nl < 0 ? entry : entry.slice(0, nl);
-    const value = nl < 0 ? '' : entry.slice(nl + 1);
+  // The repository's own config and the files it includes: what an agent's clone can read.
+  for (const { scope, key, value } of entries) {
+    if (scope !== 'local') continue;
     const base = INSTEAD_OF.exec(key)?.[1];
     if (HEADER.test(key) || (URL_KEY.test(key) && hasPassword(value)) || (base !== undefined && hasPassword(base))) keys.add(shown(key));
   }

@@ -2,7 +2,7 @@
 // repository's own (its config, then the user's), else svc's documented bot. An agent that commits
 // never fails for want of an identity (git's "Author identity unknown", exit 128): in CI and
 // containers there is usually none.
-import { gitAnswer } from './worktree.js';
+import { lastValue, readGitConfig, type ConfigEntry } from './config-list.js';
 
 export interface GitIdentity {
   name: string;
@@ -18,19 +18,21 @@ export function parseIdentity(text: string): GitIdentity | null {
   return m?.[1] ? { name: m[1], email: m[2]! } : null;
 }
 
-async function configValue(repo: string, key: string, env: NodeJS.ProcessEnv): Promise<string> {
-  const r = await gitAnswer(repo, ['config', '--get', key], { env });
-  return r.ok ? r.stdout.trim() : '';
-}
-
 /**
  * The identity agents are given, or null where git already has one for `repo` (its config, the
  * user's or the system's) and none was asked: then the agents' git finds it as svc's does.
+ * `listing`: the repository's config where the caller read it already (config-list.ts).
  */
-export async function agentIdentity(repo: string, asked: GitIdentity | undefined, env: NodeJS.ProcessEnv): Promise<GitIdentity | null> {
+export async function agentIdentity(
+  repo: string,
+  asked: GitIdentity | undefined,
+  env: NodeJS.ProcessEnv,
+  listing?: Promise<ConfigEntry[] | null>,
+): Promise<GitIdentity | null> {
   if (asked) return asked;
   // The agents' environment decides what git finds (their HOME, GIT_CONFIG_GLOBAL): it is svc's own.
-  const [name, email] = await Promise.all([configValue(repo, 'user.name', env), configValue(repo, 'user.email', env)]);
+  const entries = (await (listing ?? readGitConfig(repo, env))) ?? [];
+  const [name, email] = [lastValue(entries, 'user.name').trim(), lastValue(entries, 'user.email').trim()];
   return name && email ? null : BOT_IDENTITY;
 }
 

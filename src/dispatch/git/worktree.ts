@@ -249,14 +249,20 @@ export interface RunBase {
   branch: string | null;
 }
 
+/** HEAD's commit and what `git rev-parse --abbrev-ref HEAD` names it (`HEAD` when detached). */
+export interface RepoHead {
+  sha: string;
+  name: string;
+}
+
 /**
  * The base a run opens with (docs/workflow.md, "The base commit"): the tip of the branch the
  * checkout is on. A `svc/` branch is an agent's work, never the base: rules read from it would be
  * rules an agent wrote, so the run is refused until the checkout is back on the user's branch.
  */
-export async function resolveBase(repo: string): Promise<RunBase> {
+export async function resolveBase(repo: string, head?: RepoHead | null): Promise<RunBase> {
   const g = git(repo);
-  const [sha, name] = await Promise.all([g.revparse(['--verify', 'HEAD^{commit}']), g.raw(['rev-parse', '--abbrev-ref', 'HEAD'])]);
+  const { sha, name } = head ?? { sha: await g.revparse(['--verify', 'HEAD^{commit}']), name: await g.raw(['rev-parse', '--abbrev-ref', 'HEAD']) };
   const branch = name === 'HEAD' ? null : name;
   if (branch?.startsWith(BRANCH_PREFIX)) {
     throw new WorktreeError(
