@@ -3,7 +3,7 @@
 // a later leg of its branch. The working tree's copy only feeds a hint when it differs.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { run, runOk } from '../process/run.js';
+import { runOk } from '../process/run.js';
 import { parseWorkflow, WORKFLOW_FILE, type Workflow, type WorkflowProblem } from './policy.js';
 
 /** The file has mistakes: each with its line; `where` names the file as it was read. */
@@ -19,12 +19,16 @@ export class WorkflowFileError extends Error {
   }
 }
 
-/** The file's text at `ref` of `repo`, or null when that commit has none. */
+/**
+ * The file's text at `ref` of `repo`, or null when that commit has none (or holds something else
+ * there). One git process whether or not it is there: `--batch` answers `<spec> missing`, or a
+ * header `<oid> <type> <size>` then the object and a newline.
+ */
 export async function workflowSourceAt(repo: string, ref: string): Promise<string | null> {
-  const spec = `${ref}:${WORKFLOW_FILE}`;
-  const kind = await run('git', ['cat-file', '-t', spec], { cwd: repo, maxBuffer: 1 << 20, timeoutMs: 0 });
-  if (kind.code !== 0 || kind.stdout.trim() !== 'blob') return null;
-  return runOk('git', ['cat-file', 'blob', spec], { cwd: repo, maxBuffer: 1 << 20, timeoutMs: 0 }, 'git cat-file');
+  const out = await runOk('git', ['cat-file', '--batch'], { cwd: repo, maxBuffer: 1 << 20, timeoutMs: 0, input: `${ref}:${WORKFLOW_FILE}\n` }, 'git cat-file');
+  const eol = out.indexOf('\n');
+  if (eol < 0 || out.slice(0, eol).split(' ')[1] !== 'blob') return null;
+  return out.slice(eol + 1, out.endsWith('\n') ? -1 : undefined);
 }
 
 /** The working tree's copy of the file (at the repository's root), or null. */
@@ -46,8 +50,7 @@ export interface LoadedWorkflow {
 
 /** The policy of the base commit `ref`; throws WorkflowFileError on a mistake. */
 export async function loadWorkflow(repo: string, ref = 'HEAD', label = ref): Promise<LoadedWorkflow> {
-  const source = await workflowSourceAt(repo, ref);
-  const tree = await workflowSourceInTree(repo).catch(() => null);
+  const [source, tree] = await Promise.all([workflowSourceAt(repo, ref), workflowSourceInTree(repo).catch(() => null)]);
   const hint =
     tree && tree.source !== source
       ? `${WORKFLOW_FILE} differs from the one in ${label}: the run uses ${label}'s${source === null ? ' (none)' : ''}; commit it to use yours`
