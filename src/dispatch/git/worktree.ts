@@ -262,7 +262,9 @@ export interface RepoHead {
  */
 export async function resolveBase(repo: string, head?: RepoHead | null): Promise<RunBase> {
   const g = git(repo);
-  const { sha, name } = head ?? { sha: await g.revparse(['--verify', 'HEAD^{commit}']), name: await g.raw(['rev-parse', '--abbrev-ref', 'HEAD']) };
+  const [sha, name] = head
+    ? [head.sha, head.name]
+    : await Promise.all([g.revparse(['--verify', 'HEAD^{commit}']), g.raw(['rev-parse', '--abbrev-ref', 'HEAD'])]);
   const branch = name === 'HEAD' ? null : name;
   if (branch?.startsWith(BRANCH_PREFIX)) {
     throw new WorktreeError(
