@@ -3,7 +3,7 @@
 // a later leg of its branch. The working tree's copy only feeds a hint when it differs.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runOk } from '../process/run.js';
+import { run, runOk } from '../process/run.js';
 import { parseWorkflow, WORKFLOW_FILE, type Workflow, type WorkflowProblem } from './policy.js';
 
 /** The file has mistakes: each with its line; `where` names the file as it was read. */
@@ -25,7 +25,10 @@ export class WorkflowFileError extends Error {
  * header `<oid> <type> <size>` then the object and a newline.
  */
 export async function workflowSourceAt(repo: string, ref: string): Promise<string | null> {
-  const out = await runOk('git', ['cat-file', '--batch'], { cwd: repo, maxBuffer: 1 << 20, timeoutMs: 0, input: `${ref}:${WORKFLOW_FILE}\n` }, 'git cat-file');
+  const r = await run('git', ['cat-file', '--batch'], { cwd: repo, maxBuffer: 1 << 20, timeoutMs: 0, input: `${ref}:${WORKFLOW_FILE}\n` });
+  // A git that cannot answer at all says, as before, that there is no file there.
+  if (r.code !== 0) return null;
+  const out = r.stdout;
   const eol = out.indexOf('\n');
   if (eol < 0 || out.slice(0, eol).split(' ')[1] !== 'blob') return null;
   return out.slice(eol + 1, out.endsWith('\n') ? -1 : undefined);
