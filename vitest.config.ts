@@ -6,7 +6,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // The real agent CLIs run only in `npm run test:agents` (test/agents/vitest.config.ts), and
-    // what needs programs of the system only in `npm run test:system` (vitest.system.config.ts).
+    // what needs programs of the system or starts svc as a program of its own only in `npm run
+    // test:system` (vitest.system.config.ts, test/support/system-tests.ts).
     exclude: ['test/agents/**', '**/node_modules/**', ...SYSTEM_TESTS],
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -11,8 +11,24 @@ declare module 'vitest' {
   }
 }
 
+// One folder for the whole run, however many projects set it up (vitest.system.config.ts has two).
+// A second folder would be made inside the first and TMPDIR moved to it, and the project that ends
+// first (one a filter left without files ends at once) would remove it under the other's workers.
+const SHARED = Symbol.for('svc.test.runTmp');
+interface Shared {
+  dir: string;
+  close: () => void;
+  users: number;
+}
+
 export default function setup(project: TestProject): () => void {
-  const { dir, close } = openRunTmp('test');
-  project.provide('runTmp', dir);
-  return close;
+  const g = globalThis as { [SHARED]?: Shared };
+  const shared = (g[SHARED] ??= { ...openRunTmp('test'), users: 0 });
+  shared.users++;
+  project.provide('runTmp', shared.dir);
+  return () => {
+    if (--shared.users > 0) return;
+    delete g[SHARED];
+    shared.close();
+  };
 }
