@@ -1,70 +1,26 @@
-// The one core request function of the client: base URL, auth, request id, JSON and the retry
-// policy loop live here (one attempt on the wire is node-http.ts), so each per-operation function
-// stays one line.
+// The one core request function of the client and the wire under it: base URL, auth, request id,
+// JSON and the retry policy loop, then one attempt on the wire (send it, read the answer whole, and
+// turn whatever happened into a Reply or an ApiError saying whether the service may have applied
+// it), so each per-operation function stays one line. What the client is made with is
+// client-options.ts; how a fault is named, faults.ts; the keep-alive agents, http-agent.ts.
+//
+// One HTTP exchange over node:http / node:https with a keep-alive agent, answering the few things
+// the client reads of a fetch Response (status, headers, text). Node's `fetch` loads undici on
+// its first call: measured side by side (README, Dependencies), one GET through fetch cost a fresh
+// process ~100 ms more CPU than through node:http, which every command that talks to the service
+// paid before its first answer; node:http is already part of what Node loads for a pipe.
 import { randomUUID } from 'node:crypto';
 import { API_PREFIX, OPERATIONS, type Operation, type OperationId } from '../contract/operations.js';
-import { PAT_PREFIX } from '../contract/types.js';
-import { anySignal, attemptOnce, type Reply } from './node-http.js';
-import { ApiError, ClientConfigError, redactTokens, type WireFault } from './errors.js';
+import { HEADERS } from '../contract/types.js';
+import { type ClientOptions, unreachable, validateClientOptions } from './client-options.js';
+import { ApiError, ClientConfigError, redactDeep, type WireFault } from './errors.js';
+import { classifyFault, contentType, describeFault, flattenHeaders, isTimeout, parseReset } from './faults.js';
+import { agentFor, joinedHeaders, nextTurn, readText } from './http-agent.js';
 import { Retrier, type WaitBudget } from './retry.js';
 import { DEFAULT_TUNING, decideRetry, type RetryTuning } from './retry-policy.js';
 
-export type { Reply } from './node-http.js';
-
-/** One line per attempt, for `--verbose`. Carries no token and no body. */
-export interface RequestInfo {
-  operationId: OperationId;
-  method: string;
-  /** Path below the base URL, query string included. */
-  path: string;
-  /** HTTP status; 0 when no answer arrived. */
-  status: number;
-  requestId: string;
-  /** 1-based; retries of one call share its request id. */
-  attempt: number;
-  /** Duration of this attempt. */
-  ms: number;
-  fault: WireFault | null;
-  /** Set when the core will try again after this many ms; null when this attempt was final. */
-  retryInMs: number | null;
-}
-
-export interface ClientOptions {
-  /** Service address; paths are `/api/v1/...` below it (a trailing `/api/v1` is tolerated). */
-  baseUrl: string;
-  token: string;
-  /**
-   * `pat` (default) expects `svc_pat_`. `run` is a hosted run's credential: any non-empty token the
-   * service issued (the contract gives bearer tokens the `svc_pat_` prefix; the local service
-   * issues `svc_run_…`), so its shape is not checked beyond being one header-safe word.
-   */
-  credentialKind?: 'pat' | 'run';
-  /** Allow plain `http:` to a host that is not loopback (the token would cross the network in clear). */
-  insecure?: boolean;
-  /** Client version for `User-Agent: svc/<version>`. */
-  version?: string;
-  /** Per-attempt timeout, ms (default 30 s). */
-  timeoutMs?: number;
-  /** Longest total wait of one call across retries, ms (default 5 min; README.md#configuration `--max-wait`). */
-  maxWaitMs?: number;
-  /**
-   * Until the service has answered once, how long refused connections are retried before the call
-   * fails "could not reach the service" (default 3 s): a newcomer who forgot `svc server` should
-   * not wait out --max-wait in silence. Once any answer came back, `maxWaitMs` governs.
-   */
-  firstContactMs?: number;
-  /** Backoff knobs; tests shrink them. */
-  retry?: Partial<Omit<RetryTuning, 'maxWaitMs' | 'random'>>;
-  /** Injectable wait (tests pass one that records instead of sleeping). Must reject when `signal` aborts. */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-  /** Injectable clock, epoch ms (used against `X-RateLimit-Reset` and for the wait budget). */
-  now?: () => number;
-  /** Injectable jitter source, uniform in [0, 1). */
-  random?: () => number;
-  onRequest?: (info: RequestInfo) => void;
-  /** Aborts every call in flight and every wait (SIGINT); the abort reason is rethrown as is. */
-  signal?: AbortSignal;
-}
+export type { ClientOptions, RequestInfo } from './client-options.js';
+export { validateClientOptions } from './client-options.js';
 
 export type QueryValue = string | number | boolean | readonly string[] | null | undefined;
 
@@ -87,7 +43,7 @@ export interface Transport {
   readonly baseUrl: string;
   call<T>(spec: CallSpec): Promise<Reply<T>>;
   /**
-   * Ends the client. Nothing is held to release: the keep-alive agents (node-http.ts) are shared by
+   * Ends the client. Nothing is held to release: the keep-alive agents (http-agent.ts) are shared by
    * every client of the process, and their idle sockets never hold it open.
    */
   close(): Promise<void>;
@@ -101,44 +57,6 @@ const OPS = new Map<string, Operation>(OPERATIONS.map((op) => [op.id, op]));
  * failure proves the first attempt did nothing.
  */
 const REPEATABLE_WRITES = new Set<string>(['heartbeatDispatchRun']);
-
-const LOOPBACK = /^(localhost|.+\.localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i;
-
-/** Checks the token prefix and the base URL; throws ClientConfigError before any request is made. */
-export function validateClientOptions(opts: Pick<ClientOptions, 'baseUrl' | 'token' | 'credentialKind' | 'insecure'>): URL {
-  const kind = opts.credentialKind ?? 'pat';
-  const what = kind === 'run' ? 'run credential (SVC_RUN_TOKEN)' : 'personal access token (SVC_TOKEN)';
-  // The message names the expected shape only: the token itself must never reach an error.
-  if (typeof opts.token !== 'string' || opts.token.trim().length === 0) {
-    throw new ClientConfigError('token', `no ${what} given${typeof opts.token === 'string' && opts.token.length > 0 ? ' (it is blank)' : ''}`);
-  }
-  if (kind === 'run') {
-    if (/[^\x21-\x7e]/.test(opts.token)) {
-      throw new ClientConfigError('token', `the ${what} is malformed: it holds whitespace or control characters`);
-    }
-  } else if (!opts.token.startsWith(PAT_PREFIX) || opts.token.length === PAT_PREFIX.length || /[^\x21-\x7e]/.test(opts.token)) {
-    throw new ClientConfigError('token', `the ${what} is malformed: it must start with ${PAT_PREFIX}`);
-  }
-  let url: URL;
-  try {
-    url = new URL(opts.baseUrl);
-  } catch {
-    throw new ClientConfigError('base_url', `base URL is not a valid URL: ${JSON.stringify(redactTokens(String(opts.baseUrl)))}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ClientConfigError('base_url', `base URL must be http(s), not ${url.protocol}`);
-  }
-  if (url.username || url.password) {
-    throw new ClientConfigError('base_url', 'base URL must not carry credentials; use the token');
-  }
-  if (url.search || url.hash) {
-    throw new ClientConfigError('base_url', 'base URL must not carry a query or fragment');
-  }
-  if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname) && !opts.insecure) {
-    throw new ClientConfigError('insecure', `refusing plain http to ${url.hostname}: the token would travel unencrypted (use https, or --insecure)`);
-  }
-  return url;
-}
 
 export function createTransport(opts: ClientOptions): Transport {
   const url = validateClientOptions(opts);
@@ -217,24 +135,6 @@ export function createTransport(opts: ClientOptions): Transport {
   };
 }
 
-/** The one-line failure of a first contact that never connected (exit 5, like any network fault). */
-function unreachable(outcome: ApiError, url: URL, baseUrl: string): ApiError {
-  const hint = LOOPBACK.test(url.hostname) ? 'is `svc server` running?' : 'check --base-url / SVC_BASE_URL and the network';
-  return new ApiError({
-    status: 0,
-    code: null,
-    fault: 'refused',
-    requestId: outcome.requestId,
-    operationId: outcome.operationId,
-    method: outcome.method,
-    path: outcome.path,
-    ambiguous: false,
-    attempts: outcome.attempts,
-    cause: outcome,
-    message: `could not reach the service at ${baseUrl} — ${hint}`,
-  });
-}
-
 /** One call's request: its operation, URL, method, headers (a fresh request id) and body. */
 function requestOf(spec: CallSpec, baseUrl: string, fixed: { 'user-agent': string; authorization: string }) {
   const op = OPS.get(spec.operationId);
@@ -280,4 +180,171 @@ export function encodeQuery(query: Record<string, QueryValue> | undefined): stri
   }
   const text = params.toString();
   return text ? `?${text}` : '';
+}
+
+/** What the client reads of an answer. */
+export interface WireResponse {
+  status: number;
+  /** Lower-cased names; a repeated header's values joined by `, ` (as fetch's Headers does). */
+  headers: Iterable<[string, string]>;
+  /** The whole body as UTF-8; rejects when the connection ends before the body did. */
+  text(): Promise<string>;
+}
+
+export interface WireRequest {
+  method: string;
+  headers: Record<string, string>;
+  body: string | Uint8Array | undefined;
+  signal: AbortSignal;
+}
+
+/**
+ * The one place a request leaves the process: sends it, resolves once the status and headers
+ * arrived. Redirects are answers here, never followed: a token must not follow a Location elsewhere.
+ */
+export function send(target: string, init: WireRequest): Promise<WireResponse> {
+  const url = new URL(target);
+  const protocol = url.protocol === 'https:' ? 'https:' : 'http:';
+  const mod = process.getBuiltinModule(protocol === 'https:' ? 'node:https' : 'node:http') as typeof import('node:http');
+  const headers: Record<string, string | number> = { ...init.headers };
+  if (init.body !== undefined) headers['content-length'] = Buffer.byteLength(init.body);
+  // A close the service just sent (it stopped, or ended an idle connection) is read in the poll
+  // phase of a later turn of the event loop: after two turns the agent has dropped that socket and
+  // connects anew, so the request meets the service as it is now (refused, or a fresh connection)
+  // rather than a reset of a stale one. fetch's own asynchronous steps gave it the same grace.
+  return nextTurn()
+    .then(nextTurn)
+    .then(
+      () =>
+        new Promise((resolve, reject) => {
+          init.signal.throwIfAborted();
+          const req = mod.request(url, { method: init.method, headers, agent: agentFor(protocol), signal: init.signal }, (res) => {
+            resolve({ status: res.statusCode ?? 0, headers: joinedHeaders(res), text: () => readText(res) });
+          });
+          req.on('error', reject);
+          req.end(init.body);
+        }),
+    );
+}
+
+/** A successful answer: parsed JSON body (undefined for 204) and lower-cased headers. */
+export interface Reply<T> {
+  status: number;
+  body: T;
+  headers: Record<string, string>;
+  requestId: string;
+}
+
+/** What an attempt's errors carry about the call. */
+export interface AttemptMeta {
+  operationId: string;
+  method: string;
+  path: string;
+  requestId: string;
+  attempts: number;
+}
+
+export interface AttemptInit {
+  method: string;
+  headers: Record<string, string>;
+  body: string | Uint8Array | undefined;
+}
+
+/**
+ * Makes one attempt. Resolves the reply or the ApiError it ended with; rejects only with the abort
+ * reason of `signal`.
+ */
+export async function attemptOnce<T>(
+  target: string,
+  init: AttemptInit,
+  meta: AttemptMeta,
+  signal: AbortSignal | undefined,
+  timeoutMs: number,
+): Promise<Reply<T> | ApiError> {
+  signal?.throwIfAborted();
+  // Our own timer covers the whole attempt (connect, headers and body) as one budget.
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new Error('request timed out')), timeoutMs);
+  const combined = anySignal(signal, timeout.signal)!;
+  const fail = (status: number, fault: WireFault | null, message: string, extra: Partial<ConstructorParameters<typeof ApiError>[0]> = {}) =>
+    new ApiError({ ...meta, status, code: null, fault, message, ambiguous: false, ...extra });
+  try {
+    let res: WireResponse;
+    try {
+      res = await send(target, { ...init, signal: combined });
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      const fault = classifyFault(error, timeout.signal.aborted);
+      return fail(0, fault, describeFault(fault, meta, timeoutMs, error), {
+        // Refused means the service never saw it; a reset or timeout may have come after it acted.
+        ambiguous: fault !== 'refused' && init.method !== 'GET',
+        cause: error,
+      });
+    }
+    const headers = flattenHeaders(res.headers);
+    const requestId = headers[HEADERS.requestId] ?? meta.requestId;
+    const status = res.status;
+    const rateLimitReset = parseReset(headers[HEADERS.rateReset]);
+    // A 2xx, 500, 502 or 504 may mean the write happened; every other status says it did not.
+    const mayHaveApplied = init.method !== 'GET' && ((status >= 200 && status < 300) || status === 500 || status === 502 || status === 504);
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      const fault: WireFault = timeout.signal.aborted || isTimeout(error) ? 'timeout' : 'truncated';
+      return fail(status, fault, `${describeFault(fault, meta, timeoutMs, error)} (HTTP ${status}, body cut short)`, {
+        requestId,
+        ambiguous: mayHaveApplied,
+        rateLimitReset,
+        cause: error,
+      });
+    }
+    if (status === 204) {
+      return { status, body: undefined as T, headers, requestId };
+    }
+    let parsed: unknown;
+    let json = true;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      json = false;
+    }
+    if (status >= 200 && status < 300) {
+      // Every operation of the contract answers a JSON object: anything else (a proxy's page, a
+      // bare string) is no answer of the service, and must not reach code that reads its fields.
+      if (json && typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return { status, body: parsed as T, headers, requestId };
+      const what = json ? 'JSON that is not an object' : `a body that is not JSON (${contentType(headers)})`;
+      return fail(status, 'bad_body', `${meta.method} ${meta.path} answered HTTP ${status} with ${what}`, {
+        requestId,
+        ambiguous: mayHaveApplied,
+      });
+    }
+    const errorBody = json && typeof parsed === 'object' && parsed !== null ? (redactDeep(parsed) as Record<string, unknown>) : null;
+    const code = typeof errorBody?.code === 'string' ? errorBody.code : null;
+    const sentence = typeof errorBody?.error === 'string' && errorBody.error.length > 0 ? errorBody.error : null;
+    const message =
+      sentence ??
+      (json
+        ? `${meta.method} ${meta.path} failed with HTTP ${status}`
+        : `${meta.method} ${meta.path} failed with HTTP ${status} and a body that is not JSON (${contentType(headers)})`);
+    return new ApiError({
+      ...meta,
+      requestId,
+      status,
+      code,
+      message,
+      ambiguous: mayHaveApplied,
+      rateLimitReset,
+      body: errorBody ?? undefined,
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function anySignal(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
+  const present = signals.filter((s): s is AbortSignal => s !== undefined);
+  if (present.length <= 1) return present[0];
+  return AbortSignal.any(present);
 }

@@ -105,7 +105,7 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
       // After a long synchronous stretch (a test writing through the admin API), the service may
       // close an idle kept-alive connection in the very turn this request would reuse it (seen as
       // ECONNRESET on a loaded machine): two turns of the event loop let that close arrive first,
-      // as src/api/node-http.ts does for the product's own requests.
+      // as src/api/http-agent.ts does for the product's own requests.
       await new Promise(setImmediate);
       await new Promise(setImmediate);
       const res = await fetch(`${service.url}/api/v1${path}`, { method, headers, body: payload });

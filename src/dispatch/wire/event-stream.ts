@@ -2,43 +2,18 @@
 // first, then to the service in batches of at most 200, flushed on an interval or when a batch is
 // full, one append in flight at a time. The pending backlog lives in the journal, read back a batch
 // at a time, so memory stays bounded however much the agent prints and however slow the service is.
+// EventStream decides when a batch goes; BatchDelivery, below, how: exactly once, retried within one
+// wait budget, and after an ambiguous failure (a request that may or may not have been stored) only
+// the rest is resent, as the run's seq says.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_MAX_WAIT_MS, type Pacing } from '../../api/retry.js';
-import { BatchDelivery } from './batch-delivery.js';
+import { DEFAULT_MAX_WAIT_MS, Retrier, retry, type WaitBudget } from '../../api/retry.js';
 import { EVENTS_PER_APPEND, type DispatchEventInput } from '../../contract/types.js';
-import type { EncodedEntry, Journal, JournalReader } from './journal.js';
-import { RunClosedError, type DispatchService } from '../ports.js';
+import { encodeEvents, type EncodedEntry, type JournalReader } from './journal-reader.js';
+import type { BatchDeliveryOptions, EventStreamOptions } from './stream-options.js';
+import { RunClosedError, isRetryable, isRunClosed, serviceErrorOf } from '../ports.js';
 
-export interface EventStreamOptions {
-  service: Pick<DispatchService, 'appendDispatchEvents' | 'appendEncodedEvents' | 'getDispatchRun'>;
-  runId: string;
-  journal: Journal;
-  /** The run's seq before local event 1 (0 for a fresh run): local n is stored as seq baseSeq + n. */
-  baseSeq: number;
-  /** Flush pending events at least this often (default 1 s). */
-  flushIntervalMs?: number;
-  /** Events per append (at most the contract's 200). */
-  maxBatch?: number;
-  /** Soft cap on a batch's journal bytes (a journal line is larger than its event on the wire), so
-   * 200 × 16 KiB bodies never make a 3 MiB request that a service's body limit refuses. */
-  maxBatchBytes?: number;
-  /** Backoff between retries of a batch (full jitter below a doubling ceiling). */
-  retryBaseMs?: number;
-  retryMaxMs?: number;
-  /**
-   * --max-wait: a batch that cannot be delivered within it (the client's own retries included)
-   * fails the stream.
-   */
-  giveUpAfterMs?: number;
-  /** The waits between retries and their clock; tests record them instead of sleeping. */
-  pacing?: Partial<Pick<Pacing, 'sleep' | 'now'>>;
-  /** The run was closed under us (409): the caller ends the run locally. */
-  onClosed?(error: RunClosedError): void;
-  /** The stream cannot deliver (a 4xx other than 409, or the service gone past giveUpAfterMs). */
-  onFailed?(error: unknown): void;
-  warn?(message: string): void;
-  random?(): number;
-}
+export type { EventStreamOptions } from './stream-options.js';
+export { encodeEvents } from './journal-reader.js';
 
 type State = 'running' | 'closed' | 'failed' | 'stopped';
 
@@ -244,4 +219,102 @@ export class EventStream {
   }
 }
 
-export { encodeEvents } from './batch-delivery.js';
+class BatchDelivery {
+  private readonly o: BatchDeliveryOptions;
+  private baseSeq: number;
+  /** The buffer appends are encoded into, grown to the largest batch. */
+  private body: Buffer = Buffer.alloc(0);
+
+  constructor(options: BatchDeliveryOptions) {
+    this.o = options;
+    this.baseSeq = options.baseSeq;
+  }
+
+  /**
+   * Delivers one batch exactly once: retries, and after an ambiguous failure resends only the rest.
+   * Every wait of the batch, the client's own retries of each call included, draws on one budget
+   * (--max-wait): the stream never waits a max-wait of its own on top of the client's.
+   */
+  async send(batch: EncodedEntry[], running: () => boolean): Promise<void> {
+    let rest = batch;
+    const retrier = this.retrier();
+    const { budget } = retrier;
+    while (rest.length > 0) {
+      try {
+        this.o.stats.appends++;
+        const answer = await this.append(rest, budget);
+        const last = rest[rest.length - 1]!;
+        if (answer.seq !== this.baseSeq + last.n) {
+          // Someone else appended to this run; keep our mapping true from here on.
+          this.o.warn?.(`run ${this.o.runId}: seq ${answer.seq} after local event ${last.n}, expected ${this.baseSeq + last.n}`);
+          this.baseSeq = answer.seq - last.n;
+        }
+        this.o.journal.ack(last.n, answer.seq);
+        return;
+      } catch (error) {
+        if (isRunClosed(error)) throw new RunClosedError(this.o.runId, error);
+        const fault = serviceErrorOf(error);
+        if (!fault.ambiguous && !isRetryable(error)) throw error;
+        if (fault.ambiguous) {
+          // The batch may have been stored, whole or not at all: the run's seq says which.
+          this.o.stats.ambiguousRecoveries++;
+          const stored = await this.storedOf(rest, budget);
+          if (stored > 0) {
+            const done = rest[stored - 1]!;
+            this.o.journal.ack(done.n, this.baseSeq + done.n);
+            rest = rest.slice(stored);
+            if (rest.length === 0) return;
+          }
+        }
+        // Stopped or closed meanwhile: what is left stays in the journal for recovery.
+        if (!running()) return;
+        if (!(await retrier.wait(retrier.backoff()))) throw error;
+      }
+    }
+  }
+
+  /**
+   * One append of `entries`. A service that takes the body encoded gets the journal's own bytes,
+   * so no event is decoded or encoded again on its way (and the batch stays off the JS heap).
+   */
+  private append(entries: EncodedEntry[], budget: WaitBudget) {
+    const { service, runId } = this.o;
+    if (service.appendEncodedEvents) {
+      const body = encodeEvents(entries, this.body);
+      // A new buffer is exactly this batch's size: kept for the batches after it.
+      if (body.buffer !== this.body.buffer) this.body = body;
+      return service.appendEncodedEvents(runId, body, { budget });
+    }
+    return service.appendDispatchEvents(runId, { events: entries.map((e) => JSON.parse(e.json.toString('utf8')) as DispatchEventInput) }, { budget });
+  }
+
+  /** How many of `rest` the service has stored, read from the run's seq (getDispatchRun). */
+  private storedOf(rest: EncodedEntry[], budget: WaitBudget): Promise<number> {
+    const before = this.baseSeq + rest[0]!.n - 1;
+    return retry(
+      async () => {
+        const run = await this.o.service.getDispatchRun(this.o.runId, { budget });
+        const stored = run.seq - before;
+        if (stored < 0 || stored > rest.length) {
+          this.o.warn?.(`run ${this.o.runId}: seq ${run.seq} outside the batch sent (${before}..${before + rest.length})`);
+        }
+        const clamped = Math.max(0, Math.min(rest.length, stored));
+        // A closed run stores nothing more; what it holds is what it has.
+        if (run.status !== 'running' && clamped < rest.length) throw new RunClosedError(this.o.runId);
+        return clamped;
+      },
+      (error, r) => (error instanceof RunClosedError || !isRetryable(error) ? null : r.backoff()),
+      this.retrier(budget),
+    );
+  }
+
+  /** A retry loop of this batch: its backoff, its clock, inside `outer` when given (else --max-wait). */
+  private retrier(outer?: WaitBudget): Retrier {
+    return new Retrier({
+      maxWaitMs: outer ? Infinity : this.o.giveUpAfterMs,
+      ...(outer ? { outer } : {}),
+      backoff: { baseMs: this.o.retryBaseMs, maxMs: this.o.retryMaxMs },
+      pacing: { ...this.o.pacing, random: this.o.random },
+    });
+  }
+}

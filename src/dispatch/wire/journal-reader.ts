@@ -179,3 +179,23 @@ export class JournalReader {
     }
   }
 }
+
+const EVENTS_OPEN = Buffer.from('{"events":[');
+const EVENTS_CLOSE = Buffer.from(']}');
+
+/**
+ * The body of appendDispatchEvents, `{"events":[…]}`, from the events' JSON bytes, written into `into` when it
+ * is large enough (the stream reuses one buffer: a batch is sent only after the last one settled).
+ */
+export function encodeEvents(entries: readonly EncodedEntry[], into?: Buffer): Buffer {
+  let size = EVENTS_OPEN.length + EVENTS_CLOSE.length + Math.max(0, entries.length - 1);
+  for (const e of entries) size += e.json.length;
+  const out = into && into.length >= size ? into : Buffer.allocUnsafeSlow(size);
+  let at = EVENTS_OPEN.copy(out, 0);
+  entries.forEach((e, i) => {
+    if (i > 0) at = out.writeUInt8(0x2c, at);
+    at += e.json.copy(out, at);
+  });
+  EVENTS_CLOSE.copy(out, at);
+  return out.subarray(0, size);
+}
