@@ -4,7 +4,7 @@
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { readCommitsSince, readHead } from './refs.js';
-import { gitRun } from './worktree.js';
+import { gitRun } from './run-git.js';
 
 /**
  * The paths of `globs` (git's glob pathspecs, from the repository's root) that differ at `path`

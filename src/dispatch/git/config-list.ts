@@ -2,7 +2,7 @@
 // read in one git process for the questions a run asks at its start: whose identity the agents'
 // commits carry (identity.ts) and whether the local config holds a credential (config-credentials.ts).
 // One listing where each question had its own git process (three at every run's start).
-import { gitAnswer } from './worktree.js';
+import { gitAnswer } from './run-git.js';
 
 /** One `key=value` of the listing, with the scope git read it from (an included file's is its includer's). */
 export interface ConfigEntry {

@@ -9,7 +9,8 @@ import type { PreparedWorktree } from '../ports.js';
 import { commandFailed, run } from '../process/run.js';
 import { readHead } from './refs.js';
 import { commitsSince } from './changes.js';
-import { branchFor, checkOut, defaultWorktreeRoot, isDirty, onBranch, ownCommitArgs, prepareWorktree, WorktreeError } from './worktree.js';
+import { branchFor, WorktreeError } from './run-git.js';
+import { checkOut, defaultWorktreeRoot, isDirty, onBranch, ownCommitArgs, prepareWorktree } from './worktree.js';
 
 const REMOTE = 'origin';
 

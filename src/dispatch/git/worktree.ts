@@ -7,56 +7,13 @@
 import { existsSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { commandFailed, run } from '../process/run.js';
 import { readHead } from './refs.js';
 import type { PreparedWorktree } from '../ports.js';
 import { Slots } from '../slots.js';
-
-/** A git operation on a worktree that cannot be done safely; the message says why and what to do. */
-export class WorktreeError extends Error {
-  override readonly name = 'WorktreeError';
-}
-
-export const BRANCH_PREFIX = 'svc/';
-
-export function branchFor(key: string): string {
-  return `${BRANCH_PREFIX}${key}`;
-}
+import { BRANCH_PREFIX, WorktreeError, branchFor, git, gitRun } from './run-git.js';
 
 /** The in-process mutex around worktree changes: each runs after every earlier one has settled. */
 const worktreeChanges = new Slots(1);
-
-/**
- * git through process/run.ts (node's own spawn), not simple-git (which waits a fixed 50 ms after any
- * command that prints nothing) nor execa (whose per-call set-up, signal-exit hooks and stream
- * bookkeeping cost about 5 ms of CPU per git process on the 2-core bench machine, every card). A
- * non-zero exit rejects with git's stderr in the message. `input` goes to git's stdin, which is
- * closed after it. No timeout: a worktree of a large repository may take its time.
- */
-export async function gitRun(dir: string, args: string[], input?: string): Promise<string> {
-  const r = await run('git', args, { cwd: dir, maxBuffer: 64 << 20, timeoutMs: 0, ...(input !== undefined ? { input } : {}) });
-  if (r.code !== 0) throw commandFailed('git', args, r);
-  return r.stdout;
-}
-
-/**
- * A git question whose failure is an answer (no such remote, no such key, an origin out of reach):
- * never rejects. `env` replaces the environment (default svc's own); `timeoutMs` ends a git that
- * hangs. `missing`: there is no git to ask (not on PATH). Its stdin is /dev/null.
- */
-export async function gitAnswer(
-  dir: string,
-  args: string[],
-  opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
-): Promise<{ ok: boolean; stdout: string; stderr: string; missing: boolean }> {
-  const r = await run('git', args, { cwd: dir, maxBuffer: 16 << 20, timeoutMs: opts.timeoutMs ?? 0, ...(opts.env ? { env: opts.env } : {}) });
-  return { ok: r.code === 0, stdout: r.stdout, stderr: r.stderr, missing: r.errno === 'ENOENT' };
-}
-
-function git(dir: string) {
-  const raw = async (args: string[]): Promise<string> => (await gitRun(dir, args)).trim();
-  return { raw, revparse: (args: string[]) => raw(['rev-parse', ...args]) };
-}
 
 /**
  * Runs a git command that checks something out. git runs the user's post-checkout hook once the

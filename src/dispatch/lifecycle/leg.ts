@@ -8,7 +8,7 @@ import { streamOf } from '../agent/spend.js';
 import type { LegResult } from '../agent/types.js';
 import { headOf, recordLeg } from '../report/record.js';
 import { alignWithHead, fetchDeliveryHead, prepareFixWorktree, prepareReviewWorktree, settleReview } from '../git/delivery.js';
-import { branchFor } from '../git/worktree.js';
+import { branchFor } from '../git/run-git.js';
 import type { BestOf, LegSummary, PreparedWorktree } from '../ports.js';
 import { expectsCode } from '../prompt.js';
 import { createRedactor } from '../redact.js';

@@ -3,7 +3,7 @@
 // gate, a changed plan, a failed leg under `--on-failure halt`, `--max-cost`, or the run's signal).
 // It owns the legs' bookkeeping; the executor reads the result when it closes the run.
 import type { StopReason, WorkItemDetail } from '../../contract/types.js';
-import { branchFor } from '../git/worktree.js';
+import { branchFor } from '../git/run-git.js';
 import { openBlockerKeys } from '../select/checks.js';
 import { pushedOnOrigin } from '../select/prior-work.js';
 import type { SelectedCard, Selection } from '../select/types.js';

@@ -5,7 +5,8 @@ import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { WorktreeError, checkoutInPlace, defaultWorktreeRoot, isDirty, prepareWorktree, pruneWorktrees } from '../../../src/dispatch/git/worktree.js';
+import { WorktreeError } from '../../../src/dispatch/git/run-git.js';
+import { checkoutInPlace, defaultWorktreeRoot, isDirty, prepareWorktree, pruneWorktrees } from '../../../src/dispatch/git/worktree.js';
 import { commitsSince } from '../../../src/dispatch/git/changes.js';
 import { copyRepo } from '../../support/repo-template.js';
 

@@ -5,7 +5,7 @@
 // worktrees are covered by lifecycle.test.ts, ../agent/run-process.test.ts and ../git/.
 import type { LegResult, LegSpec } from '../../../src/dispatch/agent/types.js';
 import type { PreparedWorktree } from '../../../src/dispatch/ports.js';
-import { branchFor } from '../../../src/dispatch/git/worktree.js';
+import { branchFor } from '../../../src/dispatch/git/run-git.js';
 
 /** Succeeds at once; an already aborted leg fails `interrupted`, as the real runner's does. */
 export async function instantAgent(spec: LegSpec): Promise<LegResult> {
