@@ -12,9 +12,6 @@ import { encodeEvents, type EncodedEntry, type JournalReader } from './journal-r
 import type { BatchDeliveryOptions, EventStreamOptions } from './stream-options.js';
 import { RunClosedError, isRetryable, isRunClosed, serviceErrorOf } from '../ports.js';
 
-export type { EventStreamOptions } from './stream-options.js';
-export { encodeEvents } from './journal-reader.js';
-
 type State = 'running' | 'closed' | 'failed' | 'stopped';
 
 /**

@@ -5,8 +5,8 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { encodeEvents } from '../../../src/dispatch/wire/event-stream.js';
 import { Journal } from '../../../src/dispatch/wire/journal.js';
+import { encodeEvents } from '../../../src/dispatch/wire/journal-reader.js';
 
 const ev = (body: string) => ({ workItemKey: 'DEMO-1', body });
 
