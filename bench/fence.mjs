@@ -36,13 +36,28 @@
 // and only what a leg filled is emptied by the next; what is left is nft's two exchanges. Profiled
 // (--cpu-prof, perf): the proxy's plain HTTP is Node's own HTTP machinery (parsers, streams, two
 // writes a request), 0.5-0.9 ms of CPU a request.
-import { execFile, spawn } from 'node:child_process';
+//
+// A listed name now goes the way of a listed address, where the machine's lookups all reach the
+// leg's resolver (src/dispatch/fence/name-lookups.ts): NO_PROXY names it, curl looks it up (the
+// leg's resolver opens the answer in the kernel before it answers) and connects straight there.
+// Its row runs against the same server reached by name open (curl --resolve: no lookup at all, so
+// the fenced side alone pays its resolver's round trip). Measured 2026-12-02 18:13-18:16, load
+// 0.9-1.3, four runs of the row (three of 5, one of 9): the name 0.86, 1.14, 1.15, 0.82x latency
+// and 0.75, 0.82, 0.97, 1.10x throughput; the address beside it 1.95, 1.26, 1.03, 1.03x and 0.75,
+// 0.92, 1.08, 0.89x. The open side alone moved 21.9-45.6 ms between two rows of one run: nine
+// runs a row since. Through the proxy (what a program that ignores NO_PROXY, or a machine whose
+// lookups miss the resolver, takes) still misses: CONNECT 1.68-3.64x and 0.26-0.30x.
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { ROOT, median, ms, row, tempDir, x } from './lib.mjs';
 
-const RUNS = 5;
+const RUNS = 9;
+// A listed name's host: a public address put on lo for the row (TEST-NET-2), which the bench's
+// lookup gives for the name, standing in for the internet's DNS as the server stands in for its host.
+const NAME = 'web.bench.example';
+const NAME_ADDRESS = '198.51.100.7';
 const SMALL = 100;
 const BIG = 50 * 1024 * 1024;
 
@@ -76,32 +91,44 @@ function curl(user, env, args) {
 export async function fence() {
   if (process.getuid?.() !== 0) return [row('fence: the benchmark needs root (a pool uid per leg)', 'skipped', 'root', null)];
   const { fenceUp, acquireAgentUser, DEFAULT_POOL, probeBwrap, inNamespace } = await load();
+  execFileSync('ip', ['addr', 'replace', `${NAME_ADDRESS}/32`, 'dev', 'lo']);
   // The loopback server is a process of its own, as the internet is: it never shares svc's event loop.
   const server = spawn(
     process.execPath,
     [
       '-e',
-      `const b = Buffer.alloc(${BIG}, 'x'); const s = require('node:http').createServer((q, r) => (q.url === '/big' ? r.end(b) : r.end('ok'))); s.listen(0, '127.0.0.2', () => console.log(s.address().port));`,
+      `const b = Buffer.alloc(${BIG}, 'x'); const h = (q, r) => (q.url === '/big' ? r.end(b) : r.end('ok')); const http = require('node:http'); const s = http.createServer(h); const n = http.createServer(h); s.listen(0, '127.0.0.2', () => n.listen(0, '${NAME_ADDRESS}', () => console.log(s.address().port, n.address().port)));`,
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  const [port] = await once(server.stdout, 'data');
-  const base = `http://127.0.0.2:${String(port).trim()}`;
+  const [ports] = await once(server.stdout, 'data');
+  const [port, namePort] = String(ports).trim().split(' ');
+  const base = `http://127.0.0.2:${port}`;
+  const named = `http://${NAME}:${namePort}`;
   const lease = await acquireAgentUser(DEFAULT_POOL);
   const plain = { PATH: process.env.PATH };
   // One curl, 100 URLs: the time of all of them (its connections are kept alive, through the proxy too).
-  const smallArgs = ['-w', '%{time_total}\n', ...Array.from({ length: SMALL }, () => ['-o', '/dev/null', `${base}/small`]).flat()];
-  const latency = async (env, tunnel = []) =>
-    (await curl(lease.user, env, [...tunnel, ...smallArgs]))
+  const smallArgs = (url) => ['-w', '%{time_total}\n', ...Array.from({ length: SMALL }, () => ['-o', '/dev/null', `${url}/small`]).flat()];
+  const latency = async (env, tunnel = [], url = base) =>
+    (await curl(lease.user, env, [...tunnel, ...smallArgs(url)]))
       .trim()
       .split('\n')
       .map(Number)
       .reduce((a, b) => a + b, 0) * 1000;
-  const throughput = async (env, tunnel = []) => Number(await curl(lease.user, env, [...tunnel, '-o', '/dev/null', '-w', '%{speed_download}', `${base}/big`]));
+  const throughput = async (env, tunnel = [], url = base) =>
+    Number(await curl(lease.user, env, [...tunnel, '-o', '/dev/null', '-w', '%{speed_download}', `${url}/big`]));
+  // Open, the name's address is given to curl (no lookup at all); fenced, curl looks the name up
+  // through the leg's resolver, which opens the answer in the kernel before it answers.
+  const openNameArgs = ['--resolve', `${NAME}:${namePort}:${NAME_ADDRESS}`];
+  const lookup = async (name) => (name === NAME ? [NAME_ADDRESS] : []);
   const open = { lat: [], tp: [] };
+  const openName = { lat: [], tp: [] };
+  // As the leg's env has it: a listed name is in NO_PROXY too (where lookups reach its resolver).
+  const byName = { lat: [], tp: [] };
   // As the leg's env has it: a listed address is in NO_PROXY, reached directly under the uid's rules.
   const direct = { lat: [], tp: [] };
-  // Through the proxy, as a name goes: CONNECT (curl -p), as HTTPS does; and plain HTTP, which the
+  // Through the proxy, as a name goes where lookups miss the leg's resolver (or a program ignores
+  // NO_PROXY): CONNECT (curl -p), as HTTPS does; and plain HTTP, which the
   // proxy forwards request by request (`--noproxy ''`: the proxy for the listed address too).
   const fenced = { lat: [], tp: [] };
   const plainHttp = { lat: [], tp: [] };
@@ -116,12 +143,16 @@ export async function fence() {
     for (let i = 0; i < RUNS; i++) {
       open.lat.push(await latency(plain));
       open.tp.push(await throughput(plain));
+      openName.lat.push(await latency(plain, openNameArgs, named));
+      openName.tp.push(await throughput(plain, openNameArgs, named));
       const t0 = performance.now();
-      const f = await fenceUp({ uid: lease.user.uid, mode: 'fenced', allow: ['127.0.0.2'], onRefused: () => {} });
+      const f = await fenceUp({ uid: lease.user.uid, mode: 'fenced', allow: ['127.0.0.2', `${NAME}:${namePort}`], onRefused: () => {}, lookup });
       const up = performance.now() - t0;
       const env = f.env(plain);
       direct.lat.push(await latency(env));
       direct.tp.push(await throughput(env));
+      byName.lat.push(await latency(env, [], named));
+      byName.tp.push(await throughput(env, [], named));
       fenced.lat.push(await latency(env, ['--noproxy', '', '-p']));
       fenced.tp.push(await throughput(env, ['--noproxy', '', '-p']));
       plainHttp.lat.push(await latency(env, ['--noproxy', '']));
@@ -135,31 +166,33 @@ export async function fence() {
   } finally {
     await lease.release();
     server.kill();
+    execFileSync('ip', ['addr', 'del', `${NAME_ADDRESS}/32`, 'dev', 'lo']);
   }
   const ratio = (a, b) => median(a) / median(b);
   const both = setup.map((u, i) => u + teardown[i]);
   const rows = [];
-  for (const [how, m] of [
-    ["the leg's env: a listed address, direct under the uid's rules", direct],
-    ['CONNECT through the proxy, as HTTPS to a name goes', fenced],
-    ['plain HTTP through the proxy, forwarded', plainHttp],
+  for (const [how, m, o] of [
+    ["the leg's env: a listed address, direct under the uid's rules", direct, open],
+    ["the leg's env: a listed name, looked up through the leg's resolver, then direct", byName, openName],
+    ["CONNECT through the proxy, as a name goes where lookups miss the leg's resolver", fenced, open],
+    ['plain HTTP through the proxy, forwarded', plainHttp, open],
   ]) {
-    const lat = ratio(m.lat, open.lat);
-    const tp = ratio(m.tp, open.tp);
+    const lat = ratio(m.lat, o.lat);
+    const tp = ratio(m.tp, o.tp);
     rows.push(
       row(
         `fence: ${SMALL} small requests (${how}), fenced / open`,
         x(lat),
         '≤ 1.20×',
         lat <= 1.2,
-        `median of ${RUNS}: ${ms(median(m.lat))} fenced, ${ms(median(open.lat))} open (one curl as a pool uid, kept alive)`,
+        `median of ${RUNS}: ${ms(median(m.lat))} fenced, ${ms(median(o.lat))} open (one curl as a pool uid, kept alive)`,
       ),
       row(
         `fence: one 50 MB download (${how}), throughput fenced / open`,
         x(tp),
         '≥ 0.80×',
         tp >= 0.8,
-        `median of ${RUNS}: ${(median(m.tp) / 1e6).toFixed(0)} MB/s fenced, ${(median(open.tp) / 1e6).toFixed(0)} MB/s open`,
+        `median of ${RUNS}: ${(median(m.tp) / 1e6).toFixed(0)} MB/s fenced, ${(median(o.tp) / 1e6).toFixed(0)} MB/s open`,
       ),
     );
   }

@@ -13,6 +13,15 @@ export interface DnsStub {
   close(): Promise<void>;
 }
 
+/** A name's IPv4 addresses, as the system's resolver gives them (empty: none). */
+export type LookupName = (name: string) => Promise<string[]>;
+
+const systemLookup: LookupName = (name) =>
+  lookup(name, { all: true, family: 4 }).then(
+    (found) => found.map((a) => a.address),
+    () => [],
+  );
+
 const TYPE_A = 1;
 export const TTL_S = 30;
 
@@ -67,6 +76,7 @@ export async function startDnsStub(
   allow: Allowlist,
   onRefused: (r: Omit<Refusal, 'count'>) => void,
   onAnswer?: (name: string, addresses: string[]) => Promise<void>,
+  lookupName: LookupName = systemLookup,
 ): Promise<DnsStub> {
   const socket = createSocket('udp4');
   const reply = (buf: Buffer, to: RemoteInfo) => socket.send(buf, to.port, to.address, () => undefined);
@@ -78,10 +88,9 @@ export async function startDnsStub(
       return reply(answer(msg, q.end, 3, []), from);
     }
     if (q.type !== TYPE_A) return reply(answer(msg, q.end, 0, []), from);
-    const found = await lookup(q.name, { all: true, family: 4 }).catch(() => [] as { address: string }[]);
-    const usable = found.map((a) => a.address).filter((a) => allow.allowsAnswer(a, null));
-    if (found.length && !usable.length)
-      onRefused({ host: q.name, port: null, how: `dns: resolves to ${found[0]!.address}, an inside address off the allowlist` });
+    const found = await lookupName(q.name);
+    const usable = found.filter((a) => allow.allowsAnswer(a, null));
+    if (found.length && !usable.length) onRefused({ host: q.name, port: null, how: `dns: resolves to ${found[0]}, an inside address off the allowlist` });
     if (!usable.length) return reply(answer(msg, q.end, 3, []), from);
     const opened = await (onAnswer?.(q.name, usable) ?? Promise.resolve()).then(
       () => true,

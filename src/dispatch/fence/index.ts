@@ -6,9 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Allowlist } from './allowlist.js';
 import { BRIDGE_PORT, inNamespace } from './bwrap.js';
-import { answerEntries, DirectAnswers, listedAddresses } from './direct.js';
-import { startDnsStub, TTL_S } from './dns-stub.js';
+import { answerEntries, DirectAnswers, type DirectEntry, listedAddresses } from './direct.js';
+import { type LookupName, startDnsStub, TTL_S } from './dns-stub.js';
 import { legRulesUp } from './leg-rules.js';
+import { hostsFileAnswers, lookupsReachResolver, readLookupFiles } from './name-lookups.js';
 import { startLegProxy } from './proxy.js';
 import { RefusalBook, type Refusal } from './refusal.js';
 
@@ -46,6 +47,8 @@ export interface FenceRequest {
   ownPorts?: { first: number; count: number } | null;
   /** Hears each refusal the first time it happens (the leg's log line, its event). */
   onRefused(r: Refusal): void;
+  /** Where the leg's resolver asks for a listed name's addresses (default: the system's resolver; the bench's stands in for the internet's DNS). */
+  lookup?: LookupName;
 }
 
 /** Puts a leg's fence up (as root: per uid). Throws FenceError when the kernel will not take the rules. */
@@ -59,10 +62,11 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
   // The allowlist's own addresses, and what the resolver answers for its names, the kernel carries
   // without the proxy (direct.ts); proxy-aware programs are told so by NO_PROXY.
   const listed = listedAddresses(Allowlist.parse(req.allow));
+  const names = req.mode === 'fenced' ? directNames(req.allow) : { noProxy: [], opened: [] };
   let answers: DirectAnswers | null = null;
   const onAnswer = (name: string, addresses: string[]) => answers?.admit(answerEntries(allow, name, addresses, listed)) ?? Promise.resolve();
   // The proxy and the resolver start side by side: a leg waits for the slower, not for both in turn.
-  const [proxy, dns] = req.mode === 'fenced' ? await startBoth(allow, add, onAnswer) : [null, null];
+  const [proxy, dns] = req.mode === 'fenced' ? await startBoth(allow, add, onAnswer, req.lookup) : [null, null];
   let rules: Awaited<ReturnType<typeof legRulesUp>>;
   try {
     rules = await legRulesUp(req.uid, {
@@ -70,7 +74,7 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
       ...(proxy ? { proxyPort: proxy.port } : {}),
       ...(dns ? { dnsPort: dns.port } : {}),
       ownPorts: req.ownPorts ?? null,
-      direct: listed,
+      direct: [...listed, ...names.opened],
     });
     answers = new DirectAnswers((entries, seconds) => rules.open(entries, seconds), TTL_S);
   } catch (error) {
@@ -81,7 +85,7 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
   const url = proxy ? `http://127.0.0.1:${proxy.port}` : null;
   let down: Promise<Refusal[]> | null = null;
   return {
-    env: (env) => (url ? proxyEnv(env, url, [...new Set(listed.map((e) => e.address))]) : env),
+    env: (env) => (url ? proxyEnv(env, url, [...new Set(listed.map((e) => e.address)), ...names.noProxy]) : env),
     down: () =>
       (down ??= (async () => {
         // The uid has no process left: its rules, proxy and resolver go side by side.
@@ -93,9 +97,36 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
   };
 }
 
+/**
+ * The listed names a leg's programs look up themselves and reach directly (`noProxy`, NO_PROXY's
+ * spelling: `.suffix` for `*.suffix`), where every lookup here reaches the leg's resolver
+ * (name-lookups.ts); and what /etc/hosts says of them, opened for the leg's life as the resolver's
+ * answers would be (public addresses only, as for those).
+ */
+function directNames(texts: readonly string[]): { noProxy: string[]; opened: DirectEntry[] } {
+  const files = readLookupFiles();
+  if (!lookupsReachResolver(files)) return { noProxy: [], opened: [] };
+  const list = Allowlist.parse(texts);
+  const named = list.entries.filter((e) => e.kind !== 'address');
+  const fromFile = hostsFileAnswers(
+    files.hosts,
+    named.filter((e) => e.kind === 'name').map((e) => e.host),
+  );
+  const listed = listedAddresses(list);
+  return {
+    noProxy: [...new Set(named.map((e) => (e.kind === 'suffix' ? `.${e.host}` : e.host)))],
+    opened: [...fromFile].flatMap(([name, addresses]) => answerEntries(list, name, addresses, listed)),
+  };
+}
+
 /** The leg's proxy and resolver; when one cannot start, the other is closed and the error thrown. */
-async function startBoth(allow: Allowlist, add: (r: Omit<Refusal, 'count'>) => void, onAnswer: (name: string, addresses: string[]) => Promise<void>) {
-  const [proxy, dns] = await Promise.allSettled([startLegProxy(allow, add), startDnsStub(allow, add, onAnswer)]);
+async function startBoth(
+  allow: Allowlist,
+  add: (r: Omit<Refusal, 'count'>) => void,
+  onAnswer: (name: string, addresses: string[]) => Promise<void>,
+  lookup: LookupName | undefined,
+) {
+  const [proxy, dns] = await Promise.allSettled([startLegProxy(allow, add), startDnsStub(allow, add, onAnswer, lookup)]);
   if (proxy.status === 'fulfilled' && dns.status === 'fulfilled') return [proxy.value, dns.value] as const;
   if (proxy.status === 'fulfilled') await proxy.value.close();
   if (dns.status === 'fulfilled') await dns.value.close();
@@ -126,7 +157,8 @@ async function namespaceFence(req: FenceRequest, add: (r: Omit<Refusal, 'count'>
 
 /**
  * The proxy variables, both spellings, and git's `http.proxy` appended to what GIT_CONFIG_* holds;
- * NO_PROXY holds only `direct`, what the kernel lets the leg reach without the proxy.
+ * NO_PROXY holds only `direct`: the listed addresses, and the listed names where the leg's lookups
+ * reach its resolver, what the kernel lets the leg reach without the proxy.
  */
 export function proxyEnv(env: Record<string, string>, url: string, direct: readonly string[] = []): Record<string, string> {
   const n = Number(env.GIT_CONFIG_COUNT ?? 0) || 0;
@@ -135,7 +167,7 @@ export function proxyEnv(env: Record<string, string>, url: string, direct: reado
     out[name] = url;
     out[name.toLowerCase()] = url;
   }
-  // No other exceptions: a name (an allowlisted loopback one too) is reached through the proxy.
+  // No other exceptions: whatever else the leg asks for goes to the proxy, which refuses it.
   out.NO_PROXY = out.no_proxy = direct.join(',');
   out.GIT_CONFIG_COUNT = String(n + 1);
   out[`GIT_CONFIG_KEY_${n}`] = 'http.proxy';

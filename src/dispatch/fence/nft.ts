@@ -139,6 +139,8 @@ export function ourTable(): Promise<string> {
     await removeStaleTables();
     const me = selfMark();
     const name = `${TABLE_PREFIX}${me.pid}`;
+    // The DNS redirect comes before every other NAT of the output hook (-100): a container's own
+    // DNAT of its embedded resolver (Docker's 127.0.0.11) would otherwise send the leg's DNS past it.
     await nft(
       ['-f', '-'],
       [
@@ -147,7 +149,7 @@ export function ourTable(): Promise<string> {
         '  map legs { type uid : verdict; }',
         '  map dns { type uid : verdict; }',
         '  chain out { type filter hook output priority 0; policy accept; meta skuid vmap @legs; }',
-        '  chain nat_out { type nat hook output priority -100; policy accept; meta skuid vmap @dns; }',
+        '  chain nat_out { type nat hook output priority -110; policy accept; meta skuid vmap @dns; }',
         '}',
         '',
       ].join('\n'),

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_POOL } from '../../../src/dispatch/boundary/user.js';
+import { lookupsReachResolver, readLookupFiles } from '../../../src/dispatch/fence/name-lookups.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { renderHtml } from '../../../src/dispatch/report/html.js';
 import { renderJunit } from '../../../src/dispatch/report/junit.js';
@@ -102,7 +103,7 @@ describe.runIf(isRoot)('a fenced leg, as root through the pool', () => {
   it('reaches an allowed address directly and through the proxy, and nothing else either way; each refusal is logged and an event', async () => {
     const out = gate();
     const agent = prober(out, {
-      // NO_PROXY holds the listed addresses: the kernel carries those bytes (docs/trust.md).
+      // NO_PROXY holds the listed addresses (and names): the kernel carries those bytes (docs/trust.md).
       noProxy: 'echo "$NO_PROXY"',
       allowed: curl(`http://127.0.0.2:${allowed.port}/`),
       allowedProxy: curl(`--noproxy '' -x "$HTTP_PROXY" http://127.0.0.2:${allowed.port}/`),
@@ -138,7 +139,8 @@ describe.runIf(isRoot)('a fenced leg, as root through the pool', () => {
     );
     expect(s.legs[0]?.disposition).toBe('implemented');
     const a = answers(out);
-    expect(a.noProxy).toBe('127.0.0.2,127.0.0.4');
+    // The listed names too, where this machine's lookups all reach the leg's resolver (name-lookups.ts).
+    expect(a.noProxy).toBe(lookupsReachResolver(readLookupFiles()) ? '127.0.0.2,127.0.0.4,.allowed.test,localhost' : '127.0.0.2,127.0.0.4');
     for (const name of ['allowed', 'allowedProxy', 'allowedDirect']) expect(a[name], name).toBe('allowed-answer');
     expect(allowed.hits()).toBe(3);
     expect(a.onePort).toBe('the-listed-port');

@@ -1,0 +1,62 @@
+// Whether a fenced leg's programs may look listed names up themselves (docs/trust.md, "The
+// network of a leg"): only where every lookup is /etc/hosts or UDP DNS, which the fence sends to
+// the leg's resolver; and what /etc/hosts says of a listed name.
+import { describe, expect, it } from 'vitest';
+import { hostsFileAnswers, type LookupFiles, lookupsReachResolver, readLookupFiles } from '../../../src/dispatch/fence/name-lookups.js';
+
+const files = (over: Partial<LookupFiles>): LookupFiles => ({
+  nsswitch: 'hosts: files dns\n',
+  resolvConf: 'nameserver 10.0.0.2\n',
+  hosts: '',
+  nscd: false,
+  ...over,
+});
+
+describe('lookupsReachResolver', () => {
+  it.each([
+    ['files and dns', 'hosts:          files dns', true],
+    ['with myhostname and actions', 'passwd: files\nhosts: files myhostname [NOTFOUND=return] dns # comment', true],
+    ['no hosts line (glibc: dns, files)', 'passwd: files', true],
+    ['no nsswitch.conf at all', null, true],
+    ['systemd-resolved over its socket', 'hosts: mymachines resolve [!UNAVAIL=return] files myhostname dns', false],
+    ['mDNS', 'hosts: files mdns4_minimal [NOTFOUND=return] dns', false],
+    ['LDAP through sssd', 'hosts: files sss dns', false],
+    ['a commented-out resolve', '# hosts: resolve\nhosts: files dns', true],
+  ])('%s', (_why, nsswitch, expected) => {
+    expect(lookupsReachResolver(files({ nsswitch }))).toBe(expected);
+  });
+
+  it('is false where nscd answers, or DNS goes over TCP', () => {
+    expect(lookupsReachResolver(files({ nscd: true }))).toBe(false);
+    expect(lookupsReachResolver(files({ resolvConf: 'nameserver 10.0.0.2\noptions ndots:1 use-vc\n' }))).toBe(false);
+    expect(lookupsReachResolver(files({ resolvConf: 'options tcp\n' }))).toBe(false);
+    expect(lookupsReachResolver(files({ resolvConf: 'nameserver 10.0.0.2\noptions ndots:5 timeout:1\n' }))).toBe(true);
+  });
+
+  it("reads this machine's files", () => {
+    const here = readLookupFiles();
+    expect(here.hosts).toContain('localhost');
+    expect(typeof here.nscd).toBe('boolean');
+  });
+});
+
+describe('hostsFileAnswers', () => {
+  const hosts = [
+    '127.0.0.1\tlocalhost',
+    '::1 localhost ip6-localhost',
+    '203.0.113.9  API.Example.com  mirror.example.com # the mirror',
+    '# 198.51.100.1 api.example.com',
+    '198.51.100.2 api.example.com.',
+    'not-an-address api.example.com',
+  ].join('\n');
+
+  it('gives the IPv4 addresses of the names asked for, canonical, each once', () => {
+    expect(hostsFileAnswers(hosts, ['api.example.com', 'localhost', 'other.example.com'])).toEqual(
+      new Map([
+        ['localhost', ['127.0.0.1']],
+        ['api.example.com', ['203.0.113.9', '198.51.100.2']],
+      ]),
+    );
+    expect(hostsFileAnswers(null, ['api.example.com'])).toEqual(new Map());
+  });
+});
