@@ -64,3 +64,21 @@ test('the database and its -wal and -shm files are readable by their owner only,
     process.umask(oldMask);
   }
 });
+
+test('a SQL text is compiled once per database, and its statement survives a failed run', () => {
+  const db = openDatabase(':memory:', [{ name: 'u', schema: 'CREATE TABLE u (v INTEGER PRIMARY KEY);', routes: [] }]);
+  const insert = 'INSERT INTO u (v) VALUES (?)';
+  expect(db.prepare(insert)).toBe(db.prepare(insert));
+  db.prepare(insert).run(1);
+  expect(() => db.prepare(insert).run(1)).toThrow(/UNIQUE/);
+  db.prepare(insert).run(2);
+  const all = db.prepare('SELECT v FROM u ORDER BY v');
+  // A get() that stops at the first row leaves nothing behind for the next use.
+  expect(all.get()).toEqual({ v: 1 });
+  expect(all.all()).toEqual([{ v: 1 }, { v: 2 }]);
+  // Texts beyond the bound are compiled afresh, the cache started over.
+  const first = db.prepare('SELECT 0');
+  for (let i = 1; i <= 1000; i++) db.prepare(`SELECT ${i}`);
+  expect(db.prepare('SELECT 0')).not.toBe(first);
+  db.close();
+});
