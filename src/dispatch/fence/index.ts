@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Allowlist } from './allowlist.js';
 import { BRIDGE_PORT, inNamespace } from './bwrap.js';
-import { answerEntries, DirectAnswers, type DirectEntry, listedAddresses } from './direct.js';
+import { answerEntries, DirectAnswers, listedAddresses } from './direct.js';
 import { type LookupName, startDnsStub, TTL_S } from './dns-stub.js';
 import { legRulesUp } from './leg-rules.js';
-import { hostsFileAnswers, lookupsReachResolver, readLookupFiles } from './name-lookups.js';
+import { directNames, readLookupFiles } from './name-lookups.js';
 import { startLegProxy } from './proxy.js';
 import { RefusalBook, type Refusal } from './refusal.js';
 
@@ -62,7 +62,7 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
   // The allowlist's own addresses, and what the resolver answers for its names, the kernel carries
   // without the proxy (direct.ts); proxy-aware programs are told so by NO_PROXY.
   const listed = listedAddresses(Allowlist.parse(req.allow));
-  const names = req.mode === 'fenced' ? directNames(req.allow) : { noProxy: [], opened: [] };
+  const names = req.mode === 'fenced' ? directNames(req.allow, readLookupFiles()) : { noProxy: [], opened: [] };
   let answers: DirectAnswers | null = null;
   const onAnswer = (name: string, addresses: string[]) => answers?.admit(answerEntries(allow, name, addresses, listed)) ?? Promise.resolve();
   // The proxy and the resolver start side by side: a leg waits for the slower, not for both in turn.
@@ -94,28 +94,6 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
         for (const r of kernel.value) add(r);
         return book.list();
       })()),
-  };
-}
-
-/**
- * The listed names a leg's programs look up themselves and reach directly (`noProxy`, NO_PROXY's
- * spelling: `.suffix` for `*.suffix`), where every lookup here reaches the leg's resolver
- * (name-lookups.ts); and what /etc/hosts says of them, opened for the leg's life as the resolver's
- * answers would be (public addresses only, as for those).
- */
-function directNames(texts: readonly string[]): { noProxy: string[]; opened: DirectEntry[] } {
-  const files = readLookupFiles();
-  if (!lookupsReachResolver(files)) return { noProxy: [], opened: [] };
-  const list = Allowlist.parse(texts);
-  const named = list.entries.filter((e) => e.kind !== 'address');
-  const fromFile = hostsFileAnswers(
-    files.hosts,
-    named.filter((e) => e.kind === 'name').map((e) => e.host),
-  );
-  const listed = listedAddresses(list);
-  return {
-    noProxy: [...new Set(named.map((e) => (e.kind === 'suffix' ? `.${e.host}` : e.host)))],
-    opened: [...fromFile].flatMap(([name, addresses]) => answerEntries(list, name, addresses, listed)),
   };
 }
 
