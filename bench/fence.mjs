@@ -1,12 +1,13 @@
 // 7. The egress fence (docs/trust.md): a leg's connection to an allowed loopback host through the
 // fence (nft rules for its uid, svc's proxy) against the same leg open, both as a leased pool uid
 // running curl, as an agent would: the latency of 100 small requests (one curl, its connections
-// kept alive), and the throughput of one 50 MB download; each as the leg's env has it (the listed
-// address is in NO_PROXY: direct, under the uid's rules) and forced through the proxy, as a name
-// goes (CONNECT, and plain HTTP). And the per-leg cost of the fence: rules up and down, proxy and
-// resolver started and stopped. Root only (the fence as a normal user is a
-// namespace per program; its cost is bwrap's start, reported beside it without a goal). The fence
-// is bundled from src/ with esbuild (dist/ holds only the CLI's chunks).
+// kept alive), and the throughput of one 50 MB download; each as the leg's env has it (a listed
+// address and a listed name in NO_PROXY: direct, under the uid's rules) and forced through the
+// proxy (CONNECT, and plain HTTP). And the per-leg cost of the fence: rules up and down, proxy and
+// resolver started and stopped. Root only; a normal user's fence (a namespace per program, bridged
+// to the proxy) is measured as root through the same code, and bwrap's start per program is
+// reported without a goal. The fence is bundled from src/ with esbuild (dist/ holds only the CLI's
+// chunks).
 //
 // Measured 2026-12-01, 2 cores shared with four other engineers' work (load 4-9), six runs of the
 // row: per-leg cost 4.9-10.9 ms (one `nft -i` for the process; a new nft per call gave 19-66 ms);
@@ -45,8 +46,15 @@
 // 0.9-1.3, four runs of the row (three of 5, one of 9): the name 0.86, 1.14, 1.15, 0.82x latency
 // and 0.75, 0.82, 0.97, 1.10x throughput; the address beside it 1.95, 1.26, 1.03, 1.03x and 0.75,
 // 0.92, 1.08, 0.89x. The open side alone moved 21.9-45.6 ms between two rows of one run: nine
-// runs a row since. Through the proxy (what a program that ignores NO_PROXY, or a machine whose
-// lookups miss the resolver, takes) still misses: CONNECT 1.68-3.64x and 0.26-0.30x.
+// runs a row since, and each fenced figure is taken beside its open one (a second pool uid, with
+// no fence, while the first has it; in turn first and second). Four more runs so (18:58-19:02):
+// the name 1.21, 1.18, 1.06, 0.71x and 0.95, 0.99, 0.94, 0.96x; the address 1.44, 1.33, 0.62,
+// 1.27x and 1.12, 1.18, 1.21, 0.82x. The small requests' figure swings both ways by a third from
+// one run to the next on this VM; alone, 15 alternating runs of it gave 23.0 ms fenced against
+// 22.1 ms open (1.04x). Through the proxy (what a program that ignores NO_PROXY, or a machine
+// whose lookups miss the resolver, takes) still misses: CONNECT 1.68-3.64x and 0.26-0.30x. A
+// normal user's fence (a namespace per program, its bridge, then the proxy: two relays) misses
+// the most: 6.3x and 0.10x (191 against 1917 MB/s), a row of its own since 2026-12-02.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
@@ -79,10 +87,11 @@ async function load() {
   return import(out);
 }
 
-/** curl as `user` with `env`; its wall time (ms, from curl's own timer) and what it printed. */
-function curl(user, env, args) {
+/** curl as `user` with `env` (its argv through `wrap`: a namespace of its own); what it printed. */
+function curl(user, env, args, wrap = (argv) => argv) {
+  const [cmd, ...argv] = wrap(['curl', '-s', '--max-time', '60', ...args]);
   return new Promise((done, fail) =>
-    execFile('curl', ['-s', '--max-time', '60', ...args], { uid: user.uid, gid: user.gid, cwd: '/', env, maxBuffer: 1 << 20 }, (e, out) =>
+    execFile(cmd, argv, { uid: user.uid, gid: user.gid, cwd: '/', env, maxBuffer: 1 << 20 }, (e, out) =>
       e ? fail(new Error(`curl ${args[0]}: ${e.message.split('\n')[0]}`)) : done(out),
     ),
   );
@@ -106,17 +115,18 @@ export async function fence() {
   const base = `http://127.0.0.2:${port}`;
   const named = `http://${NAME}:${namePort}`;
   const lease = await acquireAgentUser(DEFAULT_POOL);
+  const other = await acquireAgentUser(DEFAULT_POOL);
   const plain = { PATH: process.env.PATH };
   // One curl, 100 URLs: the time of all of them (its connections are kept alive, through the proxy too).
   const smallArgs = (url) => ['-w', '%{time_total}\n', ...Array.from({ length: SMALL }, () => ['-o', '/dev/null', `${url}/small`]).flat()];
-  const latency = async (env, tunnel = [], url = base) =>
-    (await curl(lease.user, env, [...tunnel, ...smallArgs(url)]))
+  const latency = async (env, tunnel = [], url = base, user = lease.user, wrap) =>
+    (await curl(user, env, [...tunnel, ...smallArgs(url)], wrap))
       .trim()
       .split('\n')
       .map(Number)
       .reduce((a, b) => a + b, 0) * 1000;
-  const throughput = async (env, tunnel = [], url = base) =>
-    Number(await curl(lease.user, env, [...tunnel, '-o', '/dev/null', '-w', '%{speed_download}', `${url}/big`]));
+  const throughput = async (env, tunnel = [], url = base, user = lease.user, wrap) =>
+    Number(await curl(user, env, [...tunnel, '-o', '/dev/null', '-w', '%{speed_download}', `${url}/big`], wrap));
   // Open, the name's address is given to curl (no lookup at all); fenced, curl looks the name up
   // through the leg's resolver, which opens the answer in the kernel before it answers.
   const openNameArgs = ['--resolve', `${NAME}:${namePort}:${NAME_ADDRESS}`];
@@ -132,6 +142,8 @@ export async function fence() {
   // proxy forwards request by request (`--noproxy ''`: the proxy for the listed address too).
   const fenced = { lat: [], tp: [] };
   const plainHttp = { lat: [], tp: [] };
+  const nsOpen = { lat: [], tp: [] };
+  const namespace = { lat: [], tp: [] };
   const setup = [];
   const teardown = [];
   let first = 0;
@@ -141,18 +153,33 @@ export async function fence() {
     await (await fenceUp({ uid: lease.user.uid, mode: 'fenced', allow: [], onRefused: () => {} })).down();
     first = performance.now() - t;
     for (let i = 0; i < RUNS; i++) {
-      open.lat.push(await latency(plain));
-      open.tp.push(await throughput(plain));
-      openName.lat.push(await latency(plain, openNameArgs, named));
-      openName.tp.push(await throughput(plain, openNameArgs, named));
       const t0 = performance.now();
       const f = await fenceUp({ uid: lease.user.uid, mode: 'fenced', allow: ['127.0.0.2', `${NAME}:${namePort}`], onRefused: () => {}, lookup });
       const up = performance.now() - t0;
       const env = f.env(plain);
-      direct.lat.push(await latency(env));
-      direct.tp.push(await throughput(env));
-      byName.lat.push(await latency(env, [], named));
-      byName.tp.push(await throughput(env, [], named));
+      // Each fenced figure beside its open one, taken by a second pool uid with no fence while the
+      // first has it, in turn first and second: the machine's drift between two curls cancels out.
+      const pair = async (o, fenced) => {
+        const [a, b] = i % 2 ? [fenced, o] : [o, fenced];
+        await a();
+        await b();
+      };
+      await pair(
+        async () => open.lat.push(await latency(plain, [], base, other.user)),
+        async () => direct.lat.push(await latency(env)),
+      );
+      await pair(
+        async () => open.tp.push(await throughput(plain, [], base, other.user)),
+        async () => direct.tp.push(await throughput(env)),
+      );
+      await pair(
+        async () => openName.lat.push(await latency(plain, openNameArgs, named, other.user)),
+        async () => byName.lat.push(await latency(env, [], named)),
+      );
+      await pair(
+        async () => openName.tp.push(await throughput(plain, openNameArgs, named, other.user)),
+        async () => byName.tp.push(await throughput(env, [], named)),
+      );
       fenced.lat.push(await latency(env, ['--noproxy', '', '-p']));
       fenced.tp.push(await throughput(env, ['--noproxy', '', '-p']));
       plainHttp.lat.push(await latency(env, ['--noproxy', '']));
@@ -163,8 +190,26 @@ export async function fence() {
       teardown.push(performance.now() - t1);
       if (refused.length) throw new Error(`the fence refused ${refused.length} connections to an allowed host`);
     }
+    // A normal user's fence: each program in a network namespace of its own, bridged to the proxy
+    // (measured here as root: the same namespace, bridge and proxy), against curl open beside it.
+    if (!(await probeBwrap())) {
+      const f = await fenceUp({ uid: null, mode: 'fenced', allow: ['127.0.0.2'], onRefused: () => {} });
+      try {
+        const env = f.env(plain);
+        const me = { uid: 0, gid: 0 };
+        for (let i = 0; i < RUNS; i++) {
+          nsOpen.lat.push(await latency(plain, [], base, me));
+          nsOpen.tp.push(await throughput(plain, [], base, me));
+          namespace.lat.push(await latency(env, [], base, me, f.wrap));
+          namespace.tp.push(await throughput(env, [], base, me, f.wrap));
+        }
+      } finally {
+        await f.down();
+      }
+    }
   } finally {
     await lease.release();
+    await other.release();
     server.kill();
     execFileSync('ip', ['addr', 'del', `${NAME_ADDRESS}/32`, 'dev', 'lo']);
   }
@@ -176,6 +221,7 @@ export async function fence() {
     ["the leg's env: a listed name, looked up through the leg's resolver, then direct", byName, openName],
     ["CONNECT through the proxy, as a name goes where lookups miss the leg's resolver", fenced, open],
     ['plain HTTP through the proxy, forwarded', plainHttp, open],
+    ...(namespace.tp.length ? [["a normal user's: a namespace per program, its bridge, then the proxy", namespace, nsOpen]] : []),
   ]) {
     const lat = ratio(m.lat, o.lat);
     const tp = ratio(m.tp, o.tp);
@@ -185,7 +231,7 @@ export async function fence() {
         x(lat),
         '≤ 1.20×',
         lat <= 1.2,
-        `median of ${RUNS}: ${ms(median(m.lat))} fenced, ${ms(median(o.lat))} open (one curl as a pool uid, kept alive)`,
+        `median of ${RUNS}: ${ms(median(m.lat))} fenced, ${ms(median(o.lat))} open (one curl ${m === namespace ? 'as root, in its namespace' : 'as a pool uid'}, kept alive)`,
       ),
       row(
         `fence: one 50 MB download (${how}), throughput fenced / open`,
