@@ -61,8 +61,9 @@ export async function fenceUp(req: FenceRequest): Promise<LegFence> {
   const allow = Allowlist.parse([...req.allow, ...own.flatMap((p) => [`127.0.0.1:${p}`, `localhost:${p}`, `[::1]:${p}`])]);
   // The allowlist's own addresses, and what the resolver answers for its names, the kernel carries
   // without the proxy (direct.ts); proxy-aware programs are told so by NO_PROXY.
-  const listed = listedAddresses(Allowlist.parse(req.allow));
-  const names = req.mode === 'fenced' ? directNames(req.allow, readLookupFiles()) : { noProxy: [], opened: [] };
+  const asListed = Allowlist.parse(req.allow);
+  const listed = listedAddresses(asListed);
+  const names = req.mode === 'fenced' ? directNames(asListed, listed, readLookupFiles()) : { noProxy: [], opened: [] };
   let answers: DirectAnswers | null = null;
   const onAnswer = (name: string, addresses: string[]) => answers?.admit(answerEntries(allow, name, addresses, listed)) ?? Promise.resolve();
   // The proxy and the resolver start side by side: a leg waits for the slower, not for both in turn.

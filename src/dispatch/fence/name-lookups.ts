@@ -7,8 +7,8 @@
 // What /etc/hosts itself says of a listed name is opened for the leg's life, as an answer of the
 // resolver would be: a program reads that file before it asks DNS.
 import { existsSync, readFileSync } from 'node:fs';
-import { Allowlist, canonicalHost } from './allowlist.js';
-import { answerEntries, type DirectEntry, listedAddresses } from './direct.js';
+import { type Allowlist, canonicalHost } from './allowlist.js';
+import { answerEntries, type DirectEntry } from './direct.js';
 
 /** What decides how names are looked up here: the files' text (null: absent) and nscd's socket. */
 export interface LookupFiles {
@@ -81,15 +81,13 @@ export function hostsFileAnswers(hosts: string | null, names: readonly string[])
  * and what /etc/hosts says of them, opened for the leg's life as the resolver's
  * answers would be (public addresses only, as for those).
  */
-export function directNames(texts: readonly string[], files: LookupFiles): { noProxy: string[]; opened: DirectEntry[] } {
+export function directNames(list: Allowlist, listed: readonly DirectEntry[], files: LookupFiles): { noProxy: string[]; opened: DirectEntry[] } {
   if (!lookupsReachResolver(files)) return { noProxy: [], opened: [] };
-  const list = Allowlist.parse(texts);
   const named = list.entries.filter((e) => e.kind !== 'address');
   const fromFile = hostsFileAnswers(
     files.hosts,
     named.filter((e) => e.kind === 'name').map((e) => e.host),
   );
-  const listed = listedAddresses(list);
   // Two names the file points at one address (an alias) open it once.
   const opened = new Map<string, DirectEntry>();
   for (const [name, addresses] of fromFile) for (const e of answerEntries(list, name, addresses, listed)) opened.set(`${e.address} ${e.port ?? '*'}`, e);

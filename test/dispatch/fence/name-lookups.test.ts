@@ -2,6 +2,8 @@
 // network of a leg"): only where every lookup is /etc/hosts or UDP DNS, which the fence sends to
 // the leg's resolver; and what /etc/hosts says of a listed name.
 import { describe, expect, it } from 'vitest';
+import { Allowlist } from '../../../src/dispatch/fence/allowlist.js';
+import { listedAddresses } from '../../../src/dispatch/fence/direct.js';
 import { directNames, hostsFileAnswers, type LookupFiles, lookupsReachResolver, readLookupFiles } from '../../../src/dispatch/fence/name-lookups.js';
 
 const files = (over: Partial<LookupFiles>): LookupFiles => ({
@@ -62,23 +64,24 @@ describe('hostsFileAnswers', () => {
 });
 
 describe('directNames', () => {
+  const of = (texts: string[], f: LookupFiles) => {
+    const list = Allowlist.parse(texts);
+    return directNames(list, listedAddresses(list), f);
+  };
   const hosts = ['127.0.0.1 localhost', '203.0.113.9 api.example.com mirror.example.com', '10.1.2.3 db.example.com'].join('\n');
 
   it("names every listed name for NO_PROXY and opens what /etc/hosts says of them, public addresses on the name's ports", () => {
-    const d = directNames(
-      ['api.example.com:443', 'mirror.example.com:443', '*.cdn.example', 'db.example.com:5432', 'localhost', '198.51.100.4'],
-      files({ hosts }),
-    );
+    const d = of(['api.example.com:443', 'mirror.example.com:443', '*.cdn.example', 'db.example.com:5432', 'localhost', '198.51.100.4'], files({ hosts }));
     expect(d.noProxy).toEqual(['api.example.com', 'mirror.example.com', '.cdn.example', 'db.example.com', 'localhost']);
     // The alias opens its address once; an inside answer (db, localhost) opens nothing, as the resolver's would not.
     expect(d.opened).toEqual([{ address: '203.0.113.9', port: 443 }]);
   });
 
   it('opens an inside address only where it is listed itself, and then through the list', () => {
-    expect(directNames(['db.example.com:5432', '10.1.2.3:5432'], files({ hosts })).opened).toEqual([]);
+    expect(of(['db.example.com:5432', '10.1.2.3:5432'], files({ hosts })).opened).toEqual([]);
   });
 
   it("names nothing where lookups may miss the leg's resolver", () => {
-    expect(directNames(['api.example.com:443'], files({ hosts, nsswitch: 'hosts: files resolve dns' }))).toEqual({ noProxy: [], opened: [] });
+    expect(of(['api.example.com:443'], files({ hosts, nsswitch: 'hosts: files resolve dns' }))).toEqual({ noProxy: [], opened: [] });
   });
 });
