@@ -50,11 +50,12 @@ export class DirectAnswers {
   ) {}
 
   async admit(entries: readonly DirectEntry[], now = Date.now()): Promise<void> {
-    const due = entries.filter((e) => (this.#until.get(key(e)) ?? 0) < now + this.ttlS * 1000);
+    const due = entries.filter((e) => (this.#until.get(entryKey(e)) ?? 0) < now + this.ttlS * 1000);
     if (!due.length) return;
     await this.open(due, ANSWER_OPEN_S);
-    for (const e of due) this.#until.set(key(e), now + ANSWER_OPEN_S * 1000);
+    for (const e of due) this.#until.set(entryKey(e), now + ANSWER_OPEN_S * 1000);
   }
 }
 
-const key = (e: DirectEntry) => `${e.address} ${e.port ?? '*'}`;
+/** One entry's identity: its address and port. */
+export const entryKey = (e: DirectEntry) => `${e.address} ${e.port ?? '*'}`;

@@ -7,8 +7,9 @@
 // What /etc/hosts itself says of a listed name is opened for the leg's life, as an answer of the
 // resolver would be: a program reads that file before it asks DNS.
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { type Allowlist, canonicalHost } from './allowlist.js';
-import { answerEntries, type DirectEntry } from './direct.js';
+import { answerEntries, type DirectEntry, entryKey } from './direct.js';
 
 /** What decides how names are looked up here: the files' text (null: absent) and nscd's socket. */
 export interface LookupFiles {
@@ -64,7 +65,7 @@ export function hostsFileAnswers(hosts: string | null, names: readonly string[])
   const out = new Map<string, string[]>();
   for (const l of lines(hosts)) {
     const [address, ...aliases] = l.split(/\s+/);
-    if (!address || !/^\d+\.\d+\.\d+\.\d+$/.test(address)) continue;
+    if (!address || isIP(address) !== 4) continue;
     for (const alias of aliases) {
       const name = canonicalHost(alias);
       if (!name || !wanted.has(name)) continue;
@@ -90,7 +91,7 @@ export function directNames(list: Allowlist, listed: readonly DirectEntry[], fil
   );
   // Two names the file points at one address (an alias) open it once.
   const opened = new Map<string, DirectEntry>();
-  for (const [name, addresses] of fromFile) for (const e of answerEntries(list, name, addresses, listed)) opened.set(`${e.address} ${e.port ?? '*'}`, e);
+  for (const [name, addresses] of fromFile) for (const e of answerEntries(list, name, addresses, listed)) opened.set(entryKey(e), e);
   return {
     noProxy: [...new Set(named.map((e) => (e.kind === 'suffix' ? `.${e.host}` : e.host)))],
     opened: [...opened.values()],
