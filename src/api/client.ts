@@ -1,4 +1,4 @@
-// One small function per operation of api-v1 section 4, named as in src/contract/operations.ts.
+// One small function per operation of api-v1, named as in src/contract/operations.ts.
 // The core (request.ts) does auth, JSON, retries and errors; each function here only says which
 // operation, which path parameters, which query and which body.
 import { randomUUID } from 'node:crypto';

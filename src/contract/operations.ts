@@ -1,10 +1,10 @@
-// The 31 operations of api-v1 section 4, in the contract's order. The OpenAPI document, the
+// The 31 operations of api-v1, in the contract's order. The OpenAPI document, the
 // client's per-operation functions, the local service's router and the auth-matrix test all read
 // this one table, so an operation cannot exist on one side only.
 import type { Scope } from './types.js';
 
 export interface Operation {
-  /** The number in api-v1 section 4. */
+  /** The operation's number in the contract's table of operations. */
   n: number;
   id: string;
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';

@@ -199,7 +199,7 @@ export const ERROR_CODES = {
 } as const;
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** Response headers of section 8, on every response. */
+/** The response headers api-v1 puts on every response. */
 export const HEADERS = {
   requestId: 'x-request-id',
   apiVersion: 'x-svc-api-version',

@@ -21,7 +21,7 @@ async function openRun() {
   return { run, key: task.key };
 }
 
-describe('open (op 25): retried with the same idempotencyKey, one run', () => {
+describe('open (openDispatchRun): retried with the same idempotencyKey, one run', () => {
   test.each([
     ['reset before forwarding: the retry creates it', { kind: 'reset-before' } as const, true],
     ['reset after the service answered: the retry finds it', { kind: 'reset-after' } as const, false],
@@ -59,7 +59,7 @@ describe('open (op 25): retried with the same idempotencyKey, one run', () => {
   });
 });
 
-describe('append (op 29): never resent after an ambiguous failure', () => {
+describe('append (appendDispatchEvents): never resent after an ambiguous failure', () => {
   test.each([
     ['reset before forwarding', { kind: 'reset-before' } as const, 0, 'reset', 0],
     ['reset after the service answered', { kind: 'reset-after' } as const, 0, 'reset', 2],
@@ -103,7 +103,7 @@ describe('append (op 29): never resent after an ambiguous failure', () => {
   });
 });
 
-describe('heartbeat (op 31): safe to resend', () => {
+describe('heartbeat (heartbeatDispatchRun): safe to resend', () => {
   test.each([
     ['reset after the service answered', { kind: 'reset-after' } as const],
     ['a 502', { kind: 'status', status: 502 } as const],

@@ -26,7 +26,7 @@ describe('svc basics', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
-  test('help exit-codes prints the table of DISPATCH.md §2', async () => {
+  test('help exit-codes prints the exit-code table of the README', async () => {
     const r = await svcInProcess(['help', 'exit-codes']);
     expect(r.code).toBe(0);
     for (const code of ['0', '1', '2', '3', '4', '5', '6', '130', '143']) expect(r.stdout).toMatch(new RegExp(`^\\s*${code}  `, 'm'));

@@ -1,5 +1,5 @@
 // The document says what api-v1 says (../shared/api-v1.md is the law): every enum's values in the
-// contract's order (§2), the local service's own enums (docs/service.md, docs/service.md), which
+// contract's order, the local service's own enums (docs/service.md), which
 // fields are required, and the key pattern. The wire types are derived from the same schemas
 // (src/contract/types.ts), so what holds for the document holds for them.
 import { describe, expect, test } from 'vitest';
@@ -94,14 +94,14 @@ const ENUMS: [string, string[], readonly string[], unknown[][]][] = [
     [withoutNull(enumAt('DispatchRun', 'stopReason')), enumAt('DispatchRunClose', 'stopReason')],
   ],
   ['run status', ['running', 'succeeded', 'failed', 'cancelled', 'timed_out'], RUN_STATUSES, [enumAt('DispatchRun', 'status')]],
-  ['close status (§4 op 27)', ['succeeded', 'failed', 'cancelled', 'timed_out'], CLOSE_STATUSES, [enumAt('DispatchRunClose', 'status')]],
+  ['close status (closeDispatchRun)', ['succeeded', 'failed', 'cancelled', 'timed_out'], CLOSE_STATUSES, [enumAt('DispatchRunClose', 'status')]],
   ['origin (open request)', ['local', 'hosted'], OPEN_ORIGINS, [enumAt('DispatchRunOpen', 'origin')]],
   ['origin (run record)', ['local', 'hosted', 'instance'], [...OPEN_ORIGINS, 'instance'], [enumAt('DispatchRun', 'origin')]],
   ['plan status', ['generating', 'planned', 'stale', 'approved', 'declined'], PLAN_STATUSES, [enumAt('Plan', 'status'), enumAt('PlanStatusView', 'status')]],
   ['plan origin', ['user', 'cadence'], PLAN_ORIGINS, [enumAt('Plan', 'origin'), enumAt('PlanStatusView', 'origin')]],
   ['accessMode', ['workspace', 'members', 'public'], ACCESS_MODES, [enumAt('Project', 'accessMode')]],
   ['proposal op', ['add', 'modify', 'remove'], PROPOSAL_OPS, [enumAt('PlanProposal', 'op')]],
-  ['permission (§5)', ['project:browse', 'work_item:edit', 'sprint:manage', 'ai:plan'], SCOPES, [enumAt('Identity', 'permissions', 'items')]],
+  ['permission', ['project:browse', 'work_item:edit', 'sprint:manage', 'ai:plan'], SCOPES, [enumAt('Identity', 'permissions', 'items')]],
 ];
 
 describe('enums: the contract, types.ts and the document agree', () => {
@@ -115,7 +115,7 @@ describe('enums: the contract, types.ts and the document agree', () => {
     expect(enumAt('Project', 'accessLevel')).toEqual(ACCESS_LEVELS.filter((level) => level !== 'limited'));
   });
 
-  test("local-service enums (DISPATCH.md §7, docs/service.md) are the document's", () => {
+  test("local-service enums (docs/service.md) are the document's", () => {
     expect(enumAt('DispatchCard', 'disposition')).toEqual([...DISPOSITIONS]);
     expect(enumAt('DispatchEventInput', 'disposition')).toEqual([...DISPOSITIONS]);
     expect(enumAt('WorkItemSummary', 'statusCategory')).toEqual([...STATUS_CATEGORIES]);

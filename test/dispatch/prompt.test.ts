@@ -90,7 +90,7 @@ function item(over: Partial<WorkItemDetail> = {}): WorkItemDetail {
 const ctx = { branch: 'svc/SVC-42', runId: 'run-7', mode: 'implement' as const, expectsCode: true };
 
 describe('buildPrompt', () => {
-  it('contains every required section of DISPATCH.md §3', () => {
+  it('contains every required section of the prompt in docs/agents.md', () => {
     const text = buildPrompt(item(), { ...ctx, ancestors: new Map([['SVC-1', { key: 'SVC-1', title: 'Reliable uploads', kind: 'epic' }]]) });
     expect(text).toContain('# SVC-42: Add retry to the uploader');
     expect(text).toContain('- Kind: task');

@@ -39,7 +39,7 @@ describe.each(paths)('%s', (_path, redact) => {
   });
 });
 
-test('the table has the shapes DISPATCH.md §5 names', () => {
+test('the table has the shapes that docs/agents.md (Redaction) names', () => {
   const prefixes = TOKEN_SHAPES.flatMap((s) => s.prefixes);
   for (const p of ['svc_pat_', 'svc_run_', 'ghs_', 'ghp_', 'github_pat_', 'sk-']) expect(prefixes).toContain(p);
 });

@@ -1,7 +1,7 @@
 // The auth matrix: every operation × {no token, bad token, other workspace, narrowed to
 // another project, missing scope, hosted run credential}, plus an all-scopes control column that
 // proves each request addresses a real resource (so a 404 elsewhere means "outside", not "gone").
-// The expected answer follows the contract's endpoints–§5 and docs/hosted.md:
+// The expected answer follows the contract's permissions and docs/hosted.md:
 // - no token or a bad one (malformed, unknown, revoked, expired, owner gone): 401;
 // - a token of another workspace, or narrowed to another project: 404 for anything it names
 //   (the same as nonexistent); getMe, listWorkspaces, listProjects answer its own identity and lists;
@@ -231,7 +231,7 @@ async function cell(req: Req, token: string | null): Promise<{ status: number; b
 
 describe('auth matrix', () => {
   describe('control: the all-scopes token of the workspace', () => {
-    test.each(OPS.map((o) => [o.n, o.id, o] as const))('%i %s answers 2xx (op 30: 403 for a PAT)', async (_n, _id, op) => {
+    test.each(OPS.map((o) => [o.n, o.id, o] as const))('%i %s answers 2xx (getGitCredential: 403 for a PAT)', async (_n, _id, op) => {
       const r = await cell(await requestFor(op, 'pat'), tokens.control);
       if (op.id === 'getGitCredential') {
         expect(r.status).toBe(403);
@@ -269,7 +269,7 @@ describe('auth matrix', () => {
   });
 
   describe('a token of another workspace', () => {
-    test.each(OPS.map((o) => [o.n, o.id, o] as const))('%i %s: 404 for what it names (403 for op 30)', async (_n, _id, op) => {
+    test.each(OPS.map((o) => [o.n, o.id, o] as const))('%i %s: 404 for what it names (403 for getGitCredential)', async (_n, _id, op) => {
       const r = await cell(await requestFor(op, 'pat'), tokens.otherWorkspace);
       if (op.id === 'getGitCredential') expect(r.status).toBe(403);
       else if (ACCOUNT_LEVEL.has(op.id)) {
@@ -282,7 +282,7 @@ describe('auth matrix', () => {
   });
 
   describe('a token narrowed to another project of the workspace', () => {
-    test.each(OPS.map((o) => [o.n, o.id, o] as const))('%i %s: 404 for what it names (403 for op 30)', async (_n, _id, op) => {
+    test.each(OPS.map((o) => [o.n, o.id, o] as const))('%i %s: 404 for what it names (403 for getGitCredential)', async (_n, _id, op) => {
       const r = await cell(await requestFor(op, 'pat'), tokens.narrowed);
       if (op.id === 'getGitCredential') expect(r.status).toBe(403);
       else if (ACCOUNT_LEVEL.has(op.id)) {

@@ -1,4 +1,4 @@
-// Issue 38 item 7: an agent prints OSC 0 (window title), OSC 52 (clipboard), OSC 8 (a link) and
+// An agent prints OSC 0 (window title), OSC 52 (clipboard), OSC 8 (a link) and
 // CSI 2J (clear screen), and the card's title carries ESC, BEL and CR. On a real terminal `svc logs
 // RUN KEY` shows them and obeys none; into a pipe it keeps the log's bytes. The markdown and HTML
 // reports (titles, reasons, log excerpts) hold no raw ESC, BEL or CR either.

@@ -1,4 +1,4 @@
-// Issue 11 §1 and §5, as a new user meets svc: `svc run KEY` with no project configured, the
+// As a new user meets svc: `svc run KEY` with no project configured, the
 // project taken from the keys, and the checks that refuse a doomed run before anything is opened.
 // The command line, run in-process, against the real local service; every request the service
 // answered is recorded, so "nothing was sent" and "no run was opened" are asserted on the wire.

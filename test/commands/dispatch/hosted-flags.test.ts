@@ -85,7 +85,7 @@ describe('svc run --hosted', () => {
     expect(runsOpened()).toBe(before);
   });
 
-  it('opens the run with --agent and --model, and the runner reads them (op 26)', async () => {
+  it('opens the run with --agent and --model, and the runner reads them (getDispatchRun)', async () => {
     const key = item('travels');
     const r = await svcInProcess(['run', key, '--hosted', '--agent', 'codex', '--model', 'gpt-test', '--json'], { env });
     expect(r.code, r.stderr).toBe(0);

@@ -3,7 +3,7 @@ import { agentEnv, agentEnvNameProblem } from '../../../src/dispatch/agent/env.j
 
 const extra = { SVC_CARD_KEY: 'SVC-1', SVC_RUN_ID: 'r', SVC_PROMPT_FILE: '/p', SVC_WORKDIR: '/w', SVC_BRANCH: 'svc/SVC-1' };
 
-describe('agentEnv: an allowlist (DISPATCH.md §3)', () => {
+describe('agentEnv: an allowlist (docs/agents.md, the agent environment)', () => {
   it('keeps the basics, drops everything else whatever its name, adds the card variables', () => {
     const env = agentEnv(
       {

@@ -48,7 +48,7 @@ describe('agent presets', () => {
     expect(resolveAgentCommand({ agent: 'codex' }, values).argv).toEqual(['codex', 'exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '-']);
   });
 
-  it('covers the five agents of DISPATCH.md §3', () => {
+  it('covers the five agents of docs/agents.md', () => {
     expect([...AGENT_NAMES].sort()).toEqual(['aider', 'claude', 'codex', 'gemini', 'opencode']);
   });
 

@@ -184,7 +184,7 @@ describe('--push on a local run', () => {
   });
 });
 
-// Issue 24: as root, svc's default is an agent user of its pool, whose clone of a review's detached
+// As root, svc's default is an agent user of its pool, whose clone of a review's detached
 // worktree once failed every card (`Remote branch svc/review/KEY/run_… not found`) and left the
 // worktree and the legs folder behind.
 function ownerPid(root: string): number | null {

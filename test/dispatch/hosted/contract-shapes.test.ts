@@ -59,7 +59,7 @@ describe('target repository shapes', () => {
 });
 
 describe('the broker matches a credential however the service shapes its repository', () => {
-  test('a URL-shaped `repository` in op 30 answers for owner/name and for an scp-like name; another repository gets none', async () => {
+  test('a URL-shaped `repository` in getGitCredential answers for owner/name and for an scp-like name; another repository gets none', async () => {
     const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
     const broker = new GitCredentialBroker({
       runId: 'run_x',

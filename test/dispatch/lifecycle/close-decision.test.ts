@@ -8,7 +8,7 @@ import { Interrupted } from '../../../src/dispatch/signals.js';
 const ranOut: CloseState = { command: 'run', capped: false, timedOut: false, interrupted: false, failed: false, stop: null, failedLegs: 0 };
 const state = (over: Partial<CloseState>): CloseState => ({ ...ranOut, ...over });
 
-describe('decideClose: every command, legs all ran (§4 "stops with")', () => {
+describe('decideClose: every command, legs all ran (docs/dispatch.md, "Why a run stops")', () => {
   it.each<[string, Partial<CloseState>, string]>([
     ['run KEY...', { command: 'run' }, 'completed'],
     ['run_scope KEY', { command: 'run_scope' }, 'completed'],
@@ -39,7 +39,7 @@ describe('decideClose: every command, legs all ran (§4 "stops with")', () => {
   });
 });
 
-describe('decideClose: stops that cut the run short (§4 "Status sent at close")', () => {
+describe('decideClose: stops that cut the run short (docs/dispatch.md, "Why a run stops")', () => {
   it.each<[string, Partial<CloseState>, string, string]>([
     ['a human card blocks the next one', { stop: 'gated' }, 'gated', 'succeeded'],
     ['gated after a failed leg (--on-failure continue)', { stop: 'gated', failedLegs: 1 }, 'gated', 'failed'],

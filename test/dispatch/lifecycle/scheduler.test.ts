@@ -203,7 +203,7 @@ describe('LegScheduler', () => {
 });
 
 describe('LegScheduler: a stop that lands while the next item is re-read', () => {
-  it('SIGINT during the read: that leg does not start (§4 "no new leg starts")', async () => {
+  it('SIGINT during the read: that leg does not start (docs/dispatch.md: no new leg starts)', async () => {
     const t = setup([card('A'), card('B')]);
     t.onRead((key) => {
       if (key === 'B') t.controller.abort(new Error('SIGINT'));

@@ -15,7 +15,7 @@ const item = (key: string, title: string, more: Partial<Parameters<TestService['
 const keysOf = (body: { items: { key: string }[] }) => body.items.map((i) => i.key);
 const sprintOf = (key: string) => svc.admin.workItem(key).sprint_id;
 
-describe('GET /projects/{projectKey}/backlog (op 10)', () => {
+describe('GET /projects/{projectKey}/backlog (listBacklog)', () => {
   test('rank order, unranked items after ranked ones by age; done, sprint and archived items left out', async () => {
     const key = project();
     const sprint = svc.admin.createSprint({ projectKey: key, name: 'S1', state: 'active' });
@@ -81,7 +81,7 @@ describe('GET /projects/{projectKey}/backlog (op 10)', () => {
   });
 });
 
-describe('POST /projects/{projectKey}/backlog/work-items (op 11)', () => {
+describe('POST /projects/{projectKey}/backlog/work-items (moveToBacklog)', () => {
   test('moves items out of their sprint, reporting keys in request order', async () => {
     const key = project();
     const sprint = svc.admin.createSprint({ projectKey: key, name: 'S', state: 'active' });

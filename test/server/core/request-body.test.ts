@@ -113,7 +113,7 @@ describe('statuses the document lists for a body', () => {
     expect(patch.status).toBe(422);
   });
 
-  test('a body over 1 MiB on the event append (op 29, which lists 413) is 413 PAYLOAD_TOO_LARGE', async () => {
+  test('a body over 1 MiB on the event append (appendDispatchEvents, which lists 413) is 413 PAYLOAD_TOO_LARGE', async () => {
     const run = await s.call('POST', '/dispatch-runs', { body: { projectKey: s.projectKey, command: 'run', cards: [] } });
     expect(run.status).toBe(201);
     const events = JSON.stringify({ events: [{ body: 'y'.repeat(MAX_BODY_BYTES) }] });
@@ -131,7 +131,7 @@ describe('statuses the document lists for a body', () => {
     expect(a.status).toBe(201);
   });
 
-  test('heartbeat (op 31) takes no body: any body, JSON or not, small or over 1 MiB, is ignored', async () => {
+  test('heartbeat (heartbeatDispatchRun) takes no body: any body, JSON or not, small or over 1 MiB, is ignored', async () => {
     const run = await s.call('POST', '/dispatch-runs', { body: { projectKey: s.projectKey, command: 'run', cards: [] } });
     const id = run.body.run.id as string;
     for (const body of ['{not json', '[1,2', 'x'.repeat(MAX_BODY_BYTES + 100), '{"anything": true}']) {
@@ -140,7 +140,7 @@ describe('statuses the document lists for a body', () => {
     }
   });
 
-  test('git-credential (op 30) takes no body: a non-JSON body answers as no body does', async () => {
+  test('git-credential (getGitCredential) takes no body: a non-JSON body answers as no body does', async () => {
     const run = await s.call('POST', '/dispatch-runs', { body: { projectKey: s.projectKey, command: 'run', origin: 'hosted', cards: [] } });
     const id = run.body.run.id as string;
     const runToken = mintRunCredential(s.db, id);

@@ -27,7 +27,7 @@ function keysOf(value: unknown): string[] {
 
 const titles = (body: { items: { title: string }[] }) => body.items.map((d) => d.title);
 
-describe('GET /projects/{projectKey}/designs (op 12)', () => {
+describe('GET /projects/{projectKey}/designs (listDesigns)', () => {
   test('lists approved designs only, newest first, with assets and no download links', async () => {
     const key = project();
     design(key, 'Old screen', 30, { paths: ['design/old.png'] });

@@ -14,7 +14,7 @@ afterEach(async () => {
 const close = (id: string, body: unknown, token?: string) => h.svc.call('POST', `/dispatch-runs/${id}/close`, { token, body });
 const append = (id: string, events: unknown[]) => h.svc.call('POST', `/dispatch-runs/${id}/events`, { body: { events } });
 
-describe('close (op 27)', () => {
+describe('close (closeDispatchRun)', () => {
   test('settles the legs: queued → not_reached, running → failed, the rest untouched; endedAt stamped', async () => {
     const keys = h.items(5);
     const run = await h.open({
@@ -81,7 +81,7 @@ describe('close (op 27)', () => {
   });
 });
 
-describe('close-out prompt (op 28)', () => {
+describe('close-out prompt (getCloseOutPrompt)', () => {
   test('names the scope, its branch, and each landed leg with its title; writes nothing', async () => {
     const scope = h.svc.admin.createWorkItem({ projectKey: 'PROJ', kind: 'story', title: 'Checkout flow', descriptionMd: 'Pay in one step.' }).key;
     const leaf = (title: string) => h.svc.admin.createWorkItem({ projectKey: 'PROJ', kind: 'subtask', title, parentKey: scope }).key;
@@ -116,7 +116,7 @@ describe('close-out prompt (op 28)', () => {
   });
 });
 
-describe('heartbeat (op 31)', () => {
+describe('heartbeat (heartbeatDispatchRun)', () => {
   test('204 with no body; the server stamps its own time', async () => {
     const run = await h.open();
     h.clock.advance(90_000);

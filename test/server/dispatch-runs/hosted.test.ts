@@ -92,7 +92,7 @@ describe('the run credential', () => {
   });
 });
 
-describe('git credentials (op 30)', () => {
+describe('git credentials (getGitCredential)', () => {
   test('one entry per repository of the run, sharing one installation token, with the opener as dispatchedBy', async () => {
     const res = await trade(run.id, runToken);
     expect(res.status).toBe(200);

@@ -10,7 +10,7 @@ afterEach(async () => {
   await h.svc.close();
 });
 
-describe('open (op 25)', () => {
+describe('open (openDispatchRun)', () => {
   test('records the run: cards in the given order, skip reasons, defaults, the opener', async () => {
     const [a, b, c, scope] = h.items(4);
     const res = await h.svc.call('POST', '/dispatch-runs', {
@@ -163,7 +163,7 @@ describe('open (op 25)', () => {
   });
 });
 
-describe('read (op 26)', () => {
+describe('read (getDispatchRun)', () => {
   test('answers the full run with its cards and cursor', async () => {
     const [a] = h.items(1);
     const run = await h.open({ cards: [{ workItemKey: a }] });

@@ -26,7 +26,7 @@ async function foreignWorkspace(): Promise<{ folderId: string; token: string }> 
   return { folderId: res.body.id, token };
 }
 
-describe('POST /projects/{projectKey}/folders (op 14)', () => {
+describe('POST /projects/{projectKey}/folders (createFolder)', () => {
   test('creates at the root with a Location header, the name trimmed', async () => {
     const key = project();
     const res = await call('POST', `/projects/${key}/folders`, { name: '  Design  ' });
@@ -88,7 +88,7 @@ describe('POST /projects/{projectKey}/folders (op 14)', () => {
   });
 });
 
-describe('GET /projects/{projectKey}/folders (op 13)', () => {
+describe('GET /projects/{projectKey}/folders (listFolders)', () => {
   test('lists one level in tree order, paged by signed cursors', async () => {
     const key = project();
     for (const name of ['a', 'b', 'c', 'd', 'e']) await folder(key, name);
@@ -134,7 +134,7 @@ describe('GET /projects/{projectKey}/folders (op 13)', () => {
   });
 });
 
-describe('GET /folders/{folderId} (op 15)', () => {
+describe('GET /folders/{folderId} (getFolder)', () => {
   test('answers the folder', async () => {
     const key = project();
     const top = await folder(key, 'Top');

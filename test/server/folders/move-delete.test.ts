@@ -33,7 +33,7 @@ async function abc(): Promise<{ key: string; A: string; B: string; C: string }> 
   return { key, A: await folder(key, 'A'), B: await folder(key, 'B'), C: await folder(key, 'C') };
 }
 
-describe('PATCH /folders/{folderId} (op 16)', () => {
+describe('PATCH /folders/{folderId} (updateFolder)', () => {
   test('a rename answers the folder; its own name in another case is no clash', async () => {
     const { A } = await abc();
     const res = await call('PATCH', `/folders/${A}`, { name: '  Alpha ' });
@@ -160,7 +160,7 @@ describe('PATCH /folders/{folderId} (op 16)', () => {
   });
 });
 
-describe('DELETE /folders/{folderId} (op 17)', () => {
+describe('DELETE /folders/{folderId} (deleteFolder)', () => {
   /** A work item filed in a folder (filing is not among the 31 operations: stored directly). */
   const file = (key: string, kind: 'task' | 'story' | 'subtask', folderId: string, parentKey?: string): string => {
     const row = svc.admin.createWorkItem({ projectKey: key, kind, title: `${kind} in folder`, parentKey });

@@ -101,7 +101,7 @@ export function runnerSuite(engine: 'podman' | 'docker'): void {
       }
     }, 180_000);
 
-    it('a hostile agent in the runner gets no credential: not the file, no environ, no socket, not op 30, no push to main (docs/hosted.md)', async () => {
+    it('a hostile agent in the runner gets no credential: not the file, no environ, no socket, not getGitCredential, no push to main (docs/hosted.md)', async () => {
       await createRepository(w.gitRoot, 'acme/target', { seedCommit: true });
       const mainBefore = await mainOf('acme/target');
       const script = readFileSync(join(import.meta.dirname, '../../fixtures/hosted/runner-attacker.sh'), 'utf8');

@@ -10,7 +10,7 @@ const { svc, call, project } = useProjectService('S', 'Sessions');
 const item = (key: string, title = 'anchor') => svc.admin.createWorkItem({ projectKey: key, kind: 'story', title }).key;
 const jobCount = () => (svc.db.prepare('SELECT COUNT(*) AS n FROM plan_jobs').get() as { n: number }).n;
 
-describe('POST /projects/{projectKey}/plan-session (op 18)', () => {
+describe('POST /projects/{projectKey}/plan-session (openPlanSession)', () => {
   test('without targetKeys opens the project-wide thread; opening again resumes it', async () => {
     const key = project();
     const first = await call('POST', `/projects/${key}/plan-session`, {});
@@ -57,7 +57,7 @@ describe('POST /projects/{projectKey}/plan-session (op 18)', () => {
   });
 });
 
-describe('POST /projects/{projectKey}/plan-session/turns (op 19)', () => {
+describe('POST /projects/{projectKey}/plan-session/turns (addPlanTurn)', () => {
   test('persists one turn per call, in order, without a job or a credit', async () => {
     const key = project();
     setPlanCredits(svc.db, svc.workspaceId, 2);

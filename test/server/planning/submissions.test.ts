@@ -67,7 +67,7 @@ async function settled(planId: string) {
   return res.body;
 }
 
-describe('POST /projects/{projectKey}/plan-session/submissions (op 20)', () => {
+describe('POST /projects/{projectKey}/plan-session/submissions (submitPlanSession)', () => {
   test('202 at once; the built-in planner fills the plan: generating → planned', async () => {
     const key = project();
     await turns(key, ['Collect payment details', 'Confirm the order']);

@@ -53,7 +53,7 @@ describe('in_review items and the ready lanes', () => {
     [{ implementationHarness: 'claude' }, 'implementationHarness'],
     [{ implementationModel: null }, 'implementationModel'],
     [{ title: 'fine', status: 'done' }, 'status'],
-  ])('op 9 with %j is a 422 naming the field, and changes nothing', async (body, field) => {
+  ])('updateWorkItem with %j is a 422 naming the field, and changes nothing', async (body, field) => {
     const key = s.admin.createWorkItem({ projectKey: P, kind: 'task', title: 'x' }).key;
     const before = await s.call('GET', `/work-items/${key}`);
     const r = await patch(key, body);
