@@ -4,8 +4,8 @@
 // kept alive), and the throughput of one 50 MB download; each as the leg's env has it (a listed
 // address and a listed name in NO_PROXY: direct, under the uid's rules) and forced through the
 // proxy (CONNECT, and plain HTTP). And the per-leg cost of the fence: rules up and down, proxy and
-// resolver started and stopped. Root only; a normal user's fence (a namespace per program, bridged
-// to the proxy) is measured as root through the same code, and bwrap's start per program is
+// resolver started and stopped. Root only; a normal user's fence (a namespace per program, whose
+// proxy socket svc serves) is measured as root through the same code, and bwrap's start per program is
 // reported without a goal. The fence is bundled from src/ with esbuild (dist/ holds only the CLI's
 // chunks).
 //
@@ -55,6 +55,12 @@
 // whose lookups miss the resolver, takes) still misses: CONNECT 1.68-3.64x and 0.26-0.30x. A
 // normal user's fence (a namespace per program, its bridge, then the proxy: two relays) misses
 // the most: 6.3x and 0.10x (191 against 1917 MB/s), a row of its own since 2026-12-02.
+//
+// Since 2026-12-02 (evening) the namespace's listening socket is made inside it and handed to svc
+// (node's IPC channel, SCM_RIGHTS): svc's proxy accepts the program's connections itself, and the
+// bridge's relay is gone. Two alternating runs of the row against the code before (da768f1, load
+// under 1): 66.2 and 67.1 ms against 55.3 and 55.3 ms for the 100 requests, 311 and 301 against
+// 406 and 409 MB/s for the download; what is left is the proxy's plain-HTTP path, as its own row.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
@@ -74,7 +80,7 @@ async function load() {
   await build({
     stdin: {
       contents:
-        "export { fenceUp } from './src/dispatch/fence/index.ts'; export { acquireAgentUser } from './src/dispatch/boundary/pool.ts'; export { DEFAULT_POOL } from './src/dispatch/boundary/user.ts'; export { probeBwrap, inNamespace } from './src/dispatch/fence/bwrap.ts';",
+        "export { fenceUp } from './src/dispatch/fence/index.ts'; export { acquireAgentUser } from './src/dispatch/boundary/pool.ts'; export { DEFAULT_POOL } from './src/dispatch/boundary/user.ts'; export { probeBwrap, inNamespace } from './src/dispatch/fence/bwrap.ts'; export { runInGroup } from './src/dispatch/process/run-in-group.ts';",
       resolveDir: ROOT,
       loader: 'ts',
     },
@@ -87,19 +93,27 @@ async function load() {
   return import(out);
 }
 
-/** curl as `user` with `env` (its argv through `wrap`: a namespace of its own); what it printed. */
-function curl(user, env, args, wrap = (argv) => argv) {
-  const [cmd, ...argv] = wrap(['curl', '-s', '--max-time', '60', ...args]);
+/** curl as `user` with `env`; what it printed. */
+function curl(user, env, args) {
   return new Promise((done, fail) =>
-    execFile(cmd, argv, { uid: user.uid, gid: user.gid, cwd: '/', env, maxBuffer: 1 << 20 }, (e, out) =>
+    execFile('curl', ['-s', '--max-time', '60', ...args], { uid: user.uid, gid: user.gid, cwd: '/', env, maxBuffer: 1 << 20 }, (e, out) =>
       e ? fail(new Error(`curl ${args[0]}: ${e.message.split('\n')[0]}`)) : done(out),
     ),
   );
 }
 
+/** curl as a leg's program runs under a normal user's fence: through `wrap` and svc's own runner (its namespace hands its proxy socket over). */
+async function curlWrapped(runInGroup, env, args, wrap) {
+  const { argv, onHandle } = wrap(['curl', '-s', '--max-time', '60', ...args]);
+  const out = [];
+  const r = await runInGroup({ argv, cwd: '/', env, killGraceMs: 1000, deadlines: [], onOutput: (c, from) => from === 'stdout' && out.push(c), onHandle });
+  if (r.code !== 0) throw new Error(`curl ${args[0]} in its namespace: exit ${r.code ?? r.signal}`);
+  return Buffer.concat(out).toString();
+}
+
 export async function fence() {
   if (process.getuid?.() !== 0) return [row('fence: the benchmark needs root (a pool uid per leg)', 'skipped', 'root', null)];
-  const { fenceUp, acquireAgentUser, DEFAULT_POOL, probeBwrap, inNamespace } = await load();
+  const { fenceUp, acquireAgentUser, DEFAULT_POOL, probeBwrap, inNamespace, runInGroup } = await load();
   execFileSync('ip', ['addr', 'replace', `${NAME_ADDRESS}/32`, 'dev', 'lo']);
   // The loopback server is a process of its own, as the internet is: it never shares svc's event loop.
   const server = spawn(
@@ -119,14 +133,15 @@ export async function fence() {
   const plain = { PATH: process.env.PATH };
   // One curl, 100 URLs: the time of all of them (its connections are kept alive, through the proxy too).
   const smallArgs = (url) => ['-w', '%{time_total}\n', ...Array.from({ length: SMALL }, () => ['-o', '/dev/null', `${url}/small`]).flat()];
+  const get = (user, env, args, wrap) => (wrap ? curlWrapped(runInGroup, env, args, wrap) : curl(user, env, args));
   const latency = async (env, tunnel = [], url = base, user = lease.user, wrap) =>
-    (await curl(user, env, [...tunnel, ...smallArgs(url)], wrap))
+    (await get(user, env, [...tunnel, ...smallArgs(url)], wrap))
       .trim()
       .split('\n')
       .map(Number)
       .reduce((a, b) => a + b, 0) * 1000;
   const throughput = async (env, tunnel = [], url = base, user = lease.user, wrap) =>
-    Number(await curl(user, env, [...tunnel, '-o', '/dev/null', '-w', '%{speed_download}', `${url}/big`], wrap));
+    Number(await get(user, env, [...tunnel, '-o', '/dev/null', '-w', '%{speed_download}', `${url}/big`], wrap));
   // Open, the name's address is given to curl (no lookup at all); fenced, curl looks the name up
   // through the leg's resolver, which opens the answer in the kernel before it answers.
   const openNameArgs = ['--resolve', `${NAME}:${namePort}:${NAME_ADDRESS}`];
@@ -221,7 +236,7 @@ export async function fence() {
     ["the leg's env: a listed name, looked up through the leg's resolver, then direct", byName, openName],
     ["CONNECT through the proxy, as a name goes where lookups miss the leg's resolver", fenced, open],
     ['plain HTTP through the proxy, forwarded', plainHttp, open],
-    ...(namespace.tp.length ? [["a normal user's: a namespace per program, its bridge, then the proxy", namespace, nsOpen]] : []),
+    ...(namespace.tp.length ? [["a normal user's: a namespace per program, its proxy socket served by svc", namespace, nsOpen]] : []),
   ]) {
     const lat = ratio(m.lat, o.lat);
     const tp = ratio(m.tp, o.tp);
@@ -266,7 +281,8 @@ export async function fence() {
     const t = [];
     for (let i = 0; i < RUNS; i++) {
       const t0 = performance.now();
-      await new Promise((done) => execFile(inNamespace(['true'], null)[0], inNamespace(['true'], null).slice(1), () => done()));
+      const [cmd, ...argv] = inNamespace(['true'], null).argv;
+      await new Promise((done) => execFile(cmd, argv, () => done()));
       t.push(performance.now() - t0);
     }
     rows.push(row("fence as a normal user: bwrap's start per program", ms(median(t)), '—', null, `median of ${RUNS}; a network namespace per program`));

@@ -8,6 +8,7 @@ import type { RunPaths } from './state/folder.js';
 import type { Workflow } from './workflow/policy.js';
 import type { DispatchOptions } from './options.js';
 import type { DispatchDeps } from './ports.js';
+import type { WrappedArgv } from './process/run-in-group.js';
 
 /** What every leg of one run shares. */
 export interface LegContext {
@@ -33,7 +34,7 @@ export interface LegContext {
   /** Set per leg by the workflow (workflow/leg-steps.ts): SVC_PORT and git's excludes for the agent. */
   workflowEnv?: Record<string, string>;
   /** Set per leg by a normal user's network fence (fence/bwrap.ts): the agent's argv in its namespace. */
-  fenceWrap?(argv: readonly string[]): string[];
+  fenceWrap?(argv: readonly string[]): WrappedArgv;
 }
 
 /** No repository for a card (a hosted card that names no target repository). */

@@ -2,7 +2,7 @@
 // programs; run-in-group.ts: a leg's, in a process group of its own), so its environment, user,
 // timeout and exit-code handling are decided in one place (process/session.ts: the one program svc
 // talks to for its life, the fence's `nft -i`). Named exceptions: src/dispatch/fence/bwrap.ts (the
-// source of the bridge that node runs inside a leg's namespace, a string svc never runs itself),
+// source of the launcher that node runs inside a leg's namespace, a string svc never runs itself),
 // src/dispatch/hosted/git.ts (simple-git,
 // whose process handling is the library's own) and src/server/ (it depends only on the contract).
 import { readdirSync, readFileSync } from 'node:fs';
@@ -33,7 +33,7 @@ function spawningFiles(): Map<string, string[]> {
 
 const EXCEPTIONS: readonly { where: RegExp; may: readonly string[] }[] = [
   { where: /^dispatch\/process\//, may: ['node:child_process'] },
-  // The bridge's source: node runs it in the leg's namespace (bwrap.ts); svc's own spawn is process/'s.
+  // The launcher's source: node runs it in the leg's namespace (bwrap.ts); svc's own spawn is process/'s.
   { where: /^dispatch\/fence\/bwrap\.ts$/, may: ['node:child_process'] },
   { where: /^dispatch\/hosted\/git\.ts$/, may: ['simple-git'] },
   { where: /^server\//, may: ['node:child_process'] },

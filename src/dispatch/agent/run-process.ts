@@ -56,6 +56,7 @@ export async function runAgentProcess(spec: LegSpec): Promise<LegResult> {
     ...(spec.parser ? { onStdout: (chunk: Buffer) => spec.parser!.push(chunk) } : {}),
     onOutput: spec.onOutput,
     onGroup: spec.onGroup,
+    onHandle: spec.onHandle,
   });
   const durationMs = Date.now() - started;
   if (r.startError) return { signal: null, ...notStarted(command, r.startError), outcome: 'failed', durationMs };

@@ -74,6 +74,8 @@ export interface LegSpec {
   extraFds?: number[];
   /** Run the agent as this user (svc is root; see ./user.ts and ./pool.ts); absent: as svc's own user. */
   user?: { uid: number; gid: number };
+  /** A normal user's fence: hears the listening socket the agent's namespace hands over (fence/bwrap.ts). */
+  onHandle?(handle: unknown): void;
 }
 
 /** How one leg ended. */

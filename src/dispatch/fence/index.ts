@@ -1,15 +1,13 @@
 // The egress fence of a leg (docs/trust.md, "The network of a leg"): what the leg code asks of it. `up`
 // starts the leg's proxy and resolver and puts its uid's nftables rules up; the leg's processes get
 // the proxy variables. `down` reads what the kernel rejected, removes the rules and stops both.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Allowlist } from './allowlist.js';
-import { BRIDGE_PORT, inNamespace } from './bwrap.js';
+import { NAMESPACE_PROXY_PORT, inNamespace } from './bwrap.js';
 import { answerEntries, DirectAnswers, listedAddresses } from './direct.js';
 import { type LookupName, startDnsStub, TTL_S } from './dns-stub.js';
 import { legRulesUp } from './leg-rules.js';
 import { directNames, readLookupFiles } from './name-lookups.js';
+import type { WrappedArgv } from '../process/run-in-group.js';
 import { startLegProxy } from './proxy.js';
 import { RefusalBook, type Refusal } from './refusal.js';
 
@@ -34,7 +32,7 @@ export interface LegFence {
   /** `env` with the proxy variables (and git's http.proxy added to its GIT_CONFIG_* entries). */
   env(env: Record<string, string>): Record<string, string>;
   /** A normal user's fence: a program's argv, in a network namespace of its own (bwrap.ts). */
-  wrap?(argv: readonly string[]): string[];
+  wrap?(argv: readonly string[]): WrappedArgv;
   /** Reads the kernel's refusals, removes the rules, stops the proxy and resolver: every refusal of the leg. */
   down(): Promise<Refusal[]>;
 }
@@ -112,23 +110,20 @@ async function startBoth(
   throw proxy.status === 'rejected' ? proxy.reason : (dns as PromiseRejectedResult).reason;
 }
 
-/** A normal user's fence: the proxy on a private unix socket, each program in a namespace bridged to it. */
+/** A normal user's fence: each program in a namespace of its own, whose proxy socket svc's proxy serves. */
 async function namespaceFence(req: FenceRequest, add: (r: Omit<Refusal, 'count'>) => void, list: () => Refusal[]): Promise<LegFence> {
   if (req.mode === 'none') return { env: (env) => env, wrap: (argv) => inNamespace(argv, null), down: async () => list() };
   const own = req.ownPorts ? Array.from({ length: req.ownPorts.count }, (_, i) => req.ownPorts!.first + i) : [];
   const allow = Allowlist.parse([...req.allow, ...own.flatMap((p) => [`127.0.0.1:${p}`, `localhost:${p}`])]);
-  const dir = mkdtempSync(join(tmpdir(), 'svc-fence-'));
-  const socket = join(dir, 'proxy.sock');
-  const proxy = await startLegProxy(allow, add, socket);
-  const url = `http://127.0.0.1:${BRIDGE_PORT}`;
+  const proxy = await startLegProxy(allow, add);
+  const url = `http://127.0.0.1:${NAMESPACE_PROXY_PORT}`;
   let down: Promise<Refusal[]> | null = null;
   return {
     env: (env) => proxyEnv(env, url),
-    wrap: (argv) => inNamespace(argv, socket),
+    wrap: (argv) => inNamespace(argv, (handle) => proxy.accept(handle)),
     down: () =>
       (down ??= (async () => {
         await proxy.close();
-        rmSync(dir, { recursive: true, force: true });
         return list();
       })()),
   };
@@ -160,5 +155,5 @@ export { refusalLine } from './refusal.js';
 /** What a fenced leg's programs run with. */
 export interface FenceHooks {
   env(env: Record<string, string>): Record<string, string>;
-  wrap?(argv: readonly string[]): string[];
+  wrap?(argv: readonly string[]): WrappedArgv;
 }

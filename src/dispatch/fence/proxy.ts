@@ -5,13 +5,15 @@
 // port is ever logged (never Proxy-Authorization, never a URL's userinfo or path).
 import { lookup } from 'node:dns/promises';
 import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
-import { connect, createServer as createNetServer, isIP, type AddressInfo, type Socket } from 'node:net';
+import { connect, isIP, Server, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { canonicalHost, splitHostPort, type Allowlist } from './allowlist.js';
 import type { Refusal } from './refusal.js';
 
 export interface LegProxy {
   port: number;
+  /** Serves connections on a listening socket made elsewhere (a namespace's: fence/bwrap.ts); anything but a server is closed. */
+  accept(handle: unknown): void;
   close(): Promise<void>;
 }
 
@@ -59,10 +61,10 @@ export async function resolveTarget(allow: Allowlist, rawHost: string, port: num
 }
 
 /**
- * Starts the proxy of one leg on 127.0.0.1 (and on the unix socket `socket`, for a namespace's
- * bridge: bwrap.ts); `onRefused` hears every refusal.
+ * Starts the proxy of one leg on 127.0.0.1 (and, through `accept`, on the listening sockets of the
+ * leg's namespaces: bwrap.ts); `onRefused` hears every refusal.
  */
-export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusal, 'count'>) => void, socket?: string): Promise<LegProxy> {
+export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusal, 'count'>) => void): Promise<LegProxy> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64, noDelay: true });
   const open = new Set<Socket | Duplex>();
   const server = createServer((req, res) => void forward(relay, req, res));
@@ -94,15 +96,20 @@ export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusa
     server.once('error', fail);
     server.listen({ host: '127.0.0.1', port: 0 }, ok);
   });
-  const bridged = socket ? createNetServer((c) => server.emit('connection', c)) : null;
-  if (bridged) await new Promise<void>((ok, fail) => bridged.once('error', fail).listen(socket, ok));
+  const handed = new Set<Server>();
   return {
     port: (server.address() as AddressInfo).port,
+    accept: (handle) => {
+      if (!(handle instanceof Server)) return void (handle as { destroy?(): void } | null)?.destroy?.();
+      handle.on('connection', (c) => server.emit('connection', c));
+      handle.on('error', () => undefined);
+      handed.add(handle);
+    },
     close: () =>
       new Promise<void>((done) => {
         for (const s of open) s.destroy();
         agent.destroy();
-        bridged?.close();
+        for (const h of handed) h.close();
         server.close(() => done());
       }),
   };

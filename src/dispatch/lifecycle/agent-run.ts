@@ -254,8 +254,10 @@ async function runAgentOnce(
     // An agent user's clone may still be to make: a shell as that user makes it in the leg's
     // folder, then runs the agent (where it starts is read before the clone counts as made).
     const cwd = leg?.startIn ?? workdir;
+    const wrapped = leg ? { argv: leg.command(command.argv) } : ctx.fenceWrap ? ctx.fenceWrap(command.argv) : { argv: command.argv };
     return await deps.runAgentProcess({
-      argv: leg ? leg.command(command.argv) : ctx.fenceWrap ? ctx.fenceWrap(command.argv) : command.argv,
+      argv: wrapped.argv,
+      ...(wrapped.onHandle ? { onHandle: wrapped.onHandle } : {}),
       cwd,
       ...(leg && leg.fds().length ? { extraFds: leg.fds() } : {}),
       env: (leg ? (e: Record<string, string>) => leg.env(e) : (e: Record<string, string>) => e)(

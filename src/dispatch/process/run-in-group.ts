@@ -93,6 +93,17 @@ export function followGroup(child: ChildProcess, hooks: GroupHooks): void {
 
 // The run: one program of a leg, from spawn to the end of its group.
 
+/**
+ * The first message over the channel brings the handle; the channel is closed then (or when the
+ * program never sends), so nothing the program starts later can talk to svc through it.
+ */
+function takeHandle(child: ChildProcess, onHandle: (handle: unknown) => void): void {
+  child.once('message', (_message, handle) => {
+    if (child.connected) child.disconnect();
+    if (handle !== undefined) onHandle(handle);
+  });
+}
+
 export interface GroupRunSpec {
   argv: readonly string[];
   cwd: string;
@@ -115,6 +126,18 @@ export interface GroupRunSpec {
   onStdout?: ((chunk: Buffer) => void) | undefined;
   /** Hears the group start and end (the journal names it for `svc runs recover`); a throw is ignored. */
   onGroup?: ((event: 'start' | 'end', pgid: number) => void) | undefined;
+  /** Hears the one handle the program sends over node's IPC channel (WrappedArgv), which then closes. */
+  onHandle?: ((handle: unknown) => void) | undefined;
+}
+
+/**
+ * A program's argv as a wrapper wants it run, and what it hands back: a normal user's fence sends
+ * the listening socket it made inside the program's namespace (fence/bwrap.ts), so that svc's proxy
+ * accepts the program's connections itself, with no relay between.
+ */
+export interface WrappedArgv {
+  argv: string[];
+  onHandle?: ((handle: unknown) => void) | undefined;
 }
 
 export interface GroupRunResult {
@@ -172,7 +195,7 @@ export function runInGroup(spec: GroupRunSpec): Promise<GroupRunResult> {
         env: { ...spec.env, PWD: spec.cwd },
         detached: true,
         ...(spec.user ? { uid: spec.user.uid, gid: spec.user.gid } : {}),
-        stdio: [spec.stdin !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(spec.extraFds ?? [])],
+        stdio: [spec.stdin !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(spec.extraFds ?? []), ...(spec.onHandle ? (['ipc'] as const) : [])],
         windowsHide: true,
       });
     } catch (error) {
@@ -184,6 +207,7 @@ export function runInGroup(spec: GroupRunSpec): Promise<GroupRunResult> {
       untrack = trackAgentGroup(child.pid);
       notify('start', child.pid);
     }
+    if (spec.onHandle) takeHandle(child, spec.onHandle);
     // Emitted instead of `exit` when the program could not be started at all.
     child.on('error', (error: NodeJS.ErrnoException) => {
       if (!exited) finish({ code: null, signal: null, startError: error });

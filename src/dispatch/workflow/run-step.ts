@@ -2,7 +2,7 @@
 // folder, in a process group of its own that svc tracks like an agent's (process/run-in-group.ts:
 // a second Ctrl-C and `svc runs recover` kill it), with a time limit. Its output goes to the caller (the leg's log);
 // when the command exits, whatever it left running in its group goes with it.
-import { runInGroup } from '../process/run-in-group.js';
+import { runInGroup, type WrappedArgv } from '../process/run-in-group.js';
 
 export interface StepSpec {
   /** Run with `sh -c`: the repository's own policy, written as in a CI file. */
@@ -20,7 +20,7 @@ export interface StepSpec {
   /** Hears the step's process group start and end (the journal names it for `svc runs recover`). */
   onGroup?(event: 'start' | 'end', pgid: number): void;
   /** A normal user's network fence: the shell's argv, in a namespace of its own (fence/bwrap.ts). */
-  wrap?(argv: readonly string[]): string[];
+  wrap?(argv: readonly string[]): WrappedArgv;
 }
 
 export interface StepResult {
@@ -36,8 +36,11 @@ export interface StepResult {
 
 /** Runs one step to its end. Never rejects. */
 export async function runStep(spec: StepSpec): Promise<StepResult> {
+  const shell = ['sh', '-c', spec.command];
+  const wrapped = spec.wrap ? spec.wrap(shell) : { argv: shell };
   const r = await runInGroup({
-    argv: spec.wrap ? spec.wrap(['sh', '-c', spec.command]) : ['sh', '-c', spec.command],
+    argv: wrapped.argv,
+    onHandle: wrapped.onHandle,
     cwd: spec.cwd,
     env: spec.env,
     user: spec.user,

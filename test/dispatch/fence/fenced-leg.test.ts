@@ -248,7 +248,7 @@ describe.runIf(isRoot)('a fenced leg, as root through the pool', () => {
     expect(s.legs[0]!.network!.refused.map((r) => r.port)).toContain(allowed.port);
   });
 
-  it("as svc's own user: a namespace per program, bridged to the proxy; verify inside it too", async () => {
+  it("as svc's own user: a namespace per program, whose proxy socket svc serves itself; verify inside it too", async () => {
     const out = gate();
     const agent = prober(out, {
       allowed: curl(`http://127.0.0.2:${allowed.port}/`),
@@ -257,6 +257,11 @@ describe.runIf(isRoot)('a fenced leg, as root through the pool', () => {
       service: curl(`--noproxy '*' http://127.0.0.1:${svcPort()}/`),
       dns: 'getent hosts not-listed.example || echo nxdomain',
       interfaces: "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ,",
+      // The agent holds no socket past stdin/stdout/stderr: not the launcher's channel to svc, nor
+      // one of its own to the launcher.
+      sockets: 'for f in /proc/$$/fd/*; do [ "${f##*/}" -gt 2 ] && readlink "$f"; done | grep -c socket; echo "${NODE_CHANNEL_FD:-no channel}"',
+      // Who holds the proxy's listening socket in the namespace (127.0.0.1:3128, LISTEN): svc, no relay.
+      holders: `ino=$(awk '$2 == "0100007F:0C38" && $4 == "0A" {print $10}' /proc/net/tcp); for p in /proc/[0-9]*; do ls -l $p/fd 2>/dev/null | grep -q "socket:\\[$ino\\]" && printf '%s,' "\${p#/proc/}"; done`,
     });
     const key = h.item('task', 'Fenced in a namespace');
     const before = denied.hits();
@@ -279,7 +284,15 @@ describe.runIf(isRoot)('a fenced leg, as root through the pool', () => {
       check: { status: 'passed' },
     });
     const a = answers(out);
-    expect(a).toMatchObject({ allowed: 'allowed-answer', deniedDirect: '', service: '', dns: 'nxdomain', interfaces: 'lo,' });
+    expect(a).toMatchObject({
+      allowed: 'allowed-answer',
+      deniedDirect: '',
+      service: '',
+      dns: 'nxdomain',
+      interfaces: 'lo,',
+      holders: `${process.pid},`,
+      sockets: '0no channel',
+    });
     expect(a.deniedProxy).toContain('svc fence');
     expect(denied.hits()).toBe(before);
     const log = readFileSync(logPath(runPaths(h.stateDir, s.runId!), key), 'utf8');
