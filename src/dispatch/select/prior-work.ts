@@ -50,12 +50,26 @@ async function commitsPresent(repo: string, tips: readonly string[]): Promise<Se
 }
 
 /**
+ * Of `tips` (commits this clone has), those holding commits `base` lacks, in one `git rev-list` for
+ * them all: a tip is listed unless `base` reaches it. One `merge-base --is-ancestor` each was a git
+ * process per pushed card per selection, which grows with the square of the cards one `auto` runs.
+ * null where git could not answer.
+ */
+async function tipsAhead(repo: string, tips: readonly string[], base: string): Promise<Set<string> | null> {
+  if (tips.length === 0) return new Set();
+  const listed = await gitRun(repo, ['rev-list', '--stdin'], `${[...tips, `^${base}`].join('\n')}\n`).catch(() => null);
+  if (listed === null) return null;
+  const out = new Set(listed.split('\n'));
+  return new Set(tips.filter((t) => out.has(t)));
+}
+
+/**
  * origin's `svc/*` branches, one `git ls-remote` for the whole selection: key → commit. A repository
  * without origin has none; one that cannot be reached is said once by `warn`, and has none.
  */
 async function originBranches(repo: string, hasOrigin: Promise<boolean>, warn: (line: string) => void): Promise<OriginRead> {
   const found = new Map<string, string>();
-  const none: OriginRead = { branches: found, has: async () => new Map() };
+  const none: OriginRead = { branches: found, has: async () => new Map(), ahead: async () => new Set() };
   if (!(await hasOrigin)) return none;
   const r = await git(repo, ['ls-remote', '--heads', 'origin', `refs/heads/${BRANCH_PREFIX}*`], LS_REMOTE_TIMEOUT_MS);
   if (!r.ok) {
@@ -79,7 +93,25 @@ async function originBranches(repo: string, hasOrigin: Promise<boolean>, warn: (
     }
     return failed ? null : known;
   };
-  return { branches: found, has };
+  // Which tips are ahead of the base: asked once per read, for every tip the clone has.
+  const aheads = new Map<string, Promise<ReadonlySet<string> | null>>();
+  const ahead = (base: string) => {
+    let answer = aheads.get(base);
+    if (!answer) {
+      answer = has([...found.values()]).then((known) =>
+        known
+          ? tipsAhead(
+              repo,
+              [...found.values()].filter((t) => known.get(t)),
+              base,
+            )
+          : null,
+      );
+      aheads.set(base, answer);
+    }
+    return answer;
+  };
+  return { branches: found, has, ahead };
 }
 
 /** origin's `svc/*` tips as one selection read them, and which of them this clone has. */
@@ -87,6 +119,8 @@ interface OriginRead {
   branches: Map<string, string>;
   /** Tip → whether this clone has that commit; null where git could not say. */
   has(tips: readonly string[]): Promise<ReadonlyMap<string, boolean> | null>;
+  /** Of the tips this clone has, those holding commits `base` lacks; null where git could not say. */
+  ahead(base: string): Promise<ReadonlySet<string> | null>;
 }
 
 /**
@@ -144,12 +178,14 @@ export function priorWorkCheck(opts: { stateDir: string; projectKey: string; rep
     async check(item) {
       const open = item.deliveries.find((d) => d.state === 'open');
       if (open) return `has an open delivery (${open.repo}#${open.number})`;
-      const { branches, has } = await read();
+      const { branches, has, ahead } = await read();
       const pushed = branches.get(item.key);
       if (pushed) {
         // All the tips in one question: a selection that meets one of them meets several.
         const known = await has([...branches.values()]);
-        if (await aheadOf(opts.repo, pushed, base, known?.get(pushed))) return `implemented on origin/${branchFor(item.key)}`;
+        const seen = known?.get(pushed);
+        const aheadOfBase = seen === false ? true : ((await ahead(base))?.has(pushed) ?? (await aheadOf(opts.repo, pushed, base, seen)));
+        if (aheadOfBase) return `implemented on origin/${branchFor(item.key)}`;
       }
       runs ??= implementedRuns(opts.stateDir, opts.projectKey);
       const runId = runs.get(item.key);

@@ -115,6 +115,38 @@ describe("a fleet worker's git processes per card", () => {
     expect(s.note).toBe('2 run(s)');
   });
 
+  it("this clone's own earlier pushes: one rev-list per selection decides them all, not a merge-base per card per selection", async () => {
+    const earlier = Array.from({ length: 3 }, (_, i) => h.item('task', `earlier ${i + 1}`));
+    const merged = h.item('task', 'merged into the base');
+    const free = h.item('task', 'free');
+    // An earlier run of this machine pushed three cards' work; a fourth's branch is already in the base.
+    const g = (...args: string[]) => execFileSync('git', args, { cwd: h.repo, encoding: 'utf8' }).trim();
+    for (const k of earlier) {
+      g('branch', `svc/${k}`);
+      g('commit', '-q', '--allow-empty', '-m', `${k}: earlier work`, '--no-verify');
+      g('push', '-q', 'origin', `HEAD:refs/heads/svc/${k}`);
+      g('reset', '-q', '--hard', 'HEAD~1');
+      g('branch', '-D', '-q', `svc/${k}`);
+    }
+    g('push', '-q', 'origin', `HEAD:refs/heads/svc/${merged}`);
+    writeFileSync(log, '');
+    const opts = { command: 'auto' as const, perRun: 1, push: true, env: { PATH: process.env.PATH } };
+    const s = await runDispatch(h.opts(opts), h.deps({ pushBranch: pushToOrigin }));
+    expect(s.legs.map((l) => l.key).sort()).toEqual([merged, free].sort());
+    const calls = readFileSync(log, 'utf8').split('\n');
+    const selections = calls.filter((line) => line === 'ls-remote --heads origin refs/heads/svc/*').length;
+    expect(selections).toBeGreaterThanOrEqual(2);
+    // The one merge-base left is the merged card's own check after its open (its branch was on origin).
+    expect(calls.filter((line) => line.startsWith('merge-base'))).toHaveLength(1);
+    // At most one rev-list a selection (one that runs a card before it meets an earlier one asks none).
+    const revLists = calls.filter((line) => line.startsWith('rev-list --stdin')).length;
+    expect(revLists).toBeGreaterThanOrEqual(1);
+    expect(revLists).toBeLessThanOrEqual(selections);
+    // Each is skipped for the right reason, the two just run as the three before them.
+    const dry = await runDispatch(h.opts({ ...opts, dryRun: true }), h.deps());
+    expect(dry.cards.map((c) => [c.key, c.skipReason]).sort()).toEqual([...earlier, merged, free].map((k) => [k, `implemented on origin/svc/${k}`]).sort());
+  });
+
   it('a backlog all done on origin by others: no run, the note counts them, and a dry run lists each with its reason', async () => {
     const theirs = Array.from({ length: 3 }, (_, i) => h.item('task', `theirs ${i + 1}`));
     for (const k of theirs) await commitOnRemoteOnly(origin, `svc/${k}`, `${k}.txt`);
