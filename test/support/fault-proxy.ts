@@ -305,7 +305,7 @@ function answer(
   res.end(buf);
 }
 
-/** The headers of api-v1 section 8, as the service would send them. */
+/** The headers api-v1 puts on every response, as the service would send them. */
 function sectionEight(requestId: string | null): Record<string, string> {
   return {
     'x-request-id': requestId && /^[A-Za-z0-9._-]{1,128}$/.test(requestId) ? requestId : `proxy-${Date.now()}`,

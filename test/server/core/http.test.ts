@@ -1,4 +1,4 @@
-// The HTTP layer every operation shares: section 8 headers, the undifferentiated 401, 403 on a
+// The HTTP layer every operation shares: the headers on every response, the undifferentiated 401, 403 on a
 // missing scope, 404 for unknown paths, body limits, the 500 body and the rate limit.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { OPERATIONS } from '../../../src/contract/operations.js';
@@ -21,7 +21,7 @@ const expectSection8 = (h: Record<string, string>) => {
   expect(h['retry-after']).toBeUndefined();
 };
 
-describe('section 8 headers', () => {
+describe('the headers on every response', () => {
   test.each([
     ['success', 'GET', '/me', undefined],
     ['401', 'GET', '/me', null],
