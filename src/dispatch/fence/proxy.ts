@@ -97,16 +97,20 @@ export async function startLegProxy(allow: Allowlist, onRefused: (r: Omit<Refusa
     server.listen({ host: '127.0.0.1', port: 0 }, ok);
   });
   const handed = new Set<Server>();
+  let closed = false;
   return {
     port: (server.address() as AddressInfo).port,
     accept: (handle) => {
       if (!(handle instanceof Server)) return void (handle as { destroy?(): void } | null)?.destroy?.();
+      // One that comes after the leg's fence came down is closed at once, never served or kept.
+      if (closed) return void handle.close();
       handle.on('connection', (c) => server.emit('connection', c));
       handle.on('error', () => undefined);
       handed.add(handle);
     },
     close: () =>
       new Promise<void>((done) => {
+        closed = true;
         for (const s of open) s.destroy();
         agent.destroy();
         for (const h of handed) h.close();

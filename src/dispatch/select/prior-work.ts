@@ -52,8 +52,8 @@ async function commitsPresent(repo: string, tips: readonly string[]): Promise<Se
 /**
  * Of `tips` (commits this clone has), those holding commits `base` lacks, in one `git rev-list` for
  * them all: a tip is listed unless `base` reaches it. One `merge-base --is-ancestor` each was a git
- * process per pushed card per selection, which grows with the square of the cards one `auto` runs.
- * null where git could not answer.
+ * process per selection for every card earlier invocations of this machine pushed and nobody merged
+ * yet (34 of them cost a selection 130-380 ms). null where git could not answer.
  */
 async function tipsAhead(repo: string, tips: readonly string[], base: string): Promise<Set<string> | null> {
   if (tips.length === 0) return new Set();

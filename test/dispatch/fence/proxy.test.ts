@@ -80,3 +80,42 @@ describe('a tunnel', () => {
     expect(createHash('sha256').update(answer).digest('hex')).toBe(createHash('sha256').update(body).digest('hex'));
   }, 20_000);
 });
+
+describe("a listening socket handed over (a namespace's, fence/bwrap.ts)", () => {
+  const listening = async () => {
+    const { createServer: netServer } = await import('node:net');
+    const s = netServer();
+    await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
+    return s;
+  };
+
+  it("is served as the proxy itself is: a request through it is the proxy's, refusals and all", async () => {
+    const refused: unknown[] = [];
+    const proxy = await startLegProxy(Allowlist.parse(['127.0.0.2']), (r) => refused.push(r));
+    const handed = await listening();
+    proxy.accept(handed);
+    const port = (handed.address() as AddressInfo).port;
+    const answer = await new Promise<string>((done) => {
+      const c = connect(port, '127.0.0.1', () => c.write('CONNECT 127.0.0.3:80 HTTP/1.1\r\nHost: 127.0.0.3:80\r\n\r\n'));
+      let text = '';
+      c.on('data', (d) => (text += d));
+      c.on('close', () => done(text));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 403 /);
+    expect(refused).toEqual([{ host: '127.0.0.3', port: 80, how: 'proxy: not on the allowlist' }]);
+    await proxy.close();
+    expect(handed.listening).toBe(false);
+  });
+
+  it('after the proxy closed, or not a server at all, is closed and never served', async () => {
+    const proxy = await startLegProxy(Allowlist.parse([]), () => {});
+    await proxy.close();
+    const late = await listening();
+    proxy.accept(late);
+    expect(late.listening).toBe(false);
+    const socket = connect(1, '127.0.0.1');
+    socket.on('error', () => {});
+    proxy.accept(socket);
+    expect(socket.destroyed).toBe(true);
+  });
+});
