@@ -1,36 +1,60 @@
 // What earlier local runs did to each card, read from the journals of the state folder: `auto`
 // skips cards that failed recently (unless --retry-failed), and work advances past cards already
 // implemented (prior-work.ts).
-import { existsSync } from 'node:fs';
-import { Journal } from '../wire/journal.js';
-import { listRunRecords, runPaths, type RunRecord } from '../state/folder.js';
+import { closeSync, fstatSync, openSync } from 'node:fs';
+import { parse, scanLineBytes } from '../wire/journal-reader.js';
+import { listRunHeads, runPaths, type RunHead } from '../state/folder.js';
 
 /** One leg's end as a local journal recorded it. */
 export interface RecordedLegEnd {
-  record: RunRecord;
+  record: RunHead;
   key: string;
   disposition: 'implemented' | 'failed';
 }
 
+type LegEnd = Omit<RecordedLegEnd, 'record'>;
+
+// The two ends a leg is recorded with, as JSON.stringify writes them: only a line holding one is
+// parsed (a --send-logs journal is mostly log lines). Inside a string a quote is escaped, so a log
+// that prints these words is not matched; it would only be parsed, and then found no event.
+const ENDS = [Buffer.from('"disposition":"implemented"'), Buffer.from('"disposition":"failed"')];
+
+// A journal's leg ends, kept while it is the same size: `auto` asks twice per invocation (recent
+// failures, work already implemented), and a past run's journal no longer grows.
+const known = new Map<string, { size: number; ends: LegEnd[] }>();
+
+/** The implemented and failed legs of one journal, in order; read only, never restored for appending. */
+function legEndsOf(path: string): LegEnd[] {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return [];
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const hit = known.get(path);
+    if (hit?.size === size) return hit.ends;
+    const ends: LegEnd[] = [];
+    scanLineBytes(fd, 0, (line) => {
+      if (!ENDS.some((end) => line.includes(end))) return true;
+      const r = parse(line.toString('utf8'));
+      const d = r?.t === 'ev' ? r.ev.disposition : undefined;
+      if (r?.t === 'ev' && r.ev.workItemKey && (d === 'implemented' || d === 'failed')) ends.push({ key: r.ev.workItemKey, disposition: d });
+      return true;
+    });
+    known.set(path, { size, ends });
+    return ends;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Every implemented or failed leg of local runs of `projectKey` opened since `sinceMs`, in journal order per run. */
 export function* recordedLegEnds(stateDir: string, projectKey: string, sinceMs = 0): Generator<RecordedLegEnd> {
-  for (const record of listRunRecords(stateDir)) {
+  for (const record of listRunHeads(stateDir)) {
     if (record.projectKey !== projectKey || Date.parse(record.openedAt) < sinceMs) continue;
-    const path = runPaths(stateDir, record.runId).journal;
-    if (!existsSync(path)) continue;
-    const journal = Journal.open(path);
-    try {
-      const reader = journal.reader(0);
-      for (let batch = reader.read(500, 4 << 20); batch.length > 0; batch = reader.read(500, 4 << 20)) {
-        for (const { ev } of batch) {
-          if (ev.workItemKey && (ev.disposition === 'failed' || ev.disposition === 'implemented')) {
-            yield { record, key: ev.workItemKey, disposition: ev.disposition };
-          }
-        }
-      }
-    } finally {
-      journal.close();
-    }
+    for (const end of legEndsOf(runPaths(stateDir, record.runId).journal)) yield { record, ...end };
   }
 }
 

@@ -99,6 +99,30 @@ export function readRunRecord(stateDir: string, runId: string): RunRecord | null
   }
 }
 
+/** What a question over every local run needs of each: which run, of which project, opened when. */
+export type RunHead = Pick<RunRecord, 'runId' | 'projectKey' | 'openedAt'>;
+
+/**
+ * Every run's head, oldest first: run.json read without its options checked (readRecordedOptions),
+ * which a question over hundreds of past runs has no use for.
+ */
+export function listRunHeads(stateDir: string): RunHead[] {
+  const root = join(stateDir, 'runs');
+  if (!existsSync(root)) return [];
+  const heads: RunHead[] = [];
+  for (const name of readdirSync(root)) {
+    try {
+      const r = JSON.parse(readFileSync(runPaths(stateDir, name).runJson, 'utf8')) as Partial<RunRecord> | null;
+      // runPaths refuses a run id that would leave the folder (the journal is found by it).
+      if (r && typeof r.runId === 'string' && typeof r.projectKey === 'string' && typeof r.openedAt === 'string' && runPaths(stateDir, r.runId))
+        heads.push({ runId: r.runId, projectKey: r.projectKey, openedAt: r.openedAt });
+    } catch {
+      // No run.json, one cut short, or a stray folder with an unsafe name: not a run of ours.
+    }
+  }
+  return heads.sort((a, b) => a.openedAt.localeCompare(b.openedAt));
+}
+
 /** Every run id with a folder, oldest first by the openedAt recorded in run.json. */
 export function listRunRecords(stateDir: string): RunRecord[] {
   const root = join(stateDir, 'runs');

@@ -39,7 +39,7 @@ const BLOCK = 64 * 1024;
  * with the byte offset just past it; stops when `visit` returns false. Reads in blocks, so memory
  * is one block plus the longest line.
  */
-function scanLineBytes(fd: number, start: number, visit: (line: Buffer, end: number) => boolean): void {
+export function scanLineBytes(fd: number, start: number, visit: (line: Buffer, end: number) => boolean): void {
   let pos = start;
   let carry = Buffer.alloc(0);
   let carryStart = start;
