@@ -102,6 +102,9 @@ export function readRunRecord(stateDir: string, runId: string): RunRecord | null
 /** What a question over every local run needs of each: which run, of which project, opened when. */
 export type RunHead = Pick<RunRecord, 'runId' | 'projectKey' | 'openedAt'>;
 
+// A run's head never changes once its run.json is written: read once per process and folder.
+const headsRead = new Map<string, RunHead>();
+
 /**
  * Every run's head, oldest first: run.json read without its options checked (readRecordedOptions),
  * which a question over hundreds of past runs has no use for.
@@ -111,11 +114,19 @@ export function listRunHeads(stateDir: string): RunHead[] {
   if (!existsSync(root)) return [];
   const heads: RunHead[] = [];
   for (const name of readdirSync(root)) {
+    const seen = headsRead.get(join(root, name));
+    if (seen) {
+      heads.push(seen);
+      continue;
+    }
     try {
       const r = JSON.parse(readFileSync(runPaths(stateDir, name).runJson, 'utf8')) as Partial<RunRecord> | null;
       // runPaths refuses a run id that would leave the folder (the journal is found by it).
-      if (r && typeof r.runId === 'string' && typeof r.projectKey === 'string' && typeof r.openedAt === 'string' && runPaths(stateDir, r.runId))
-        heads.push({ runId: r.runId, projectKey: r.projectKey, openedAt: r.openedAt });
+      if (r && typeof r.runId === 'string' && typeof r.projectKey === 'string' && typeof r.openedAt === 'string' && runPaths(stateDir, r.runId)) {
+        const head = { runId: r.runId, projectKey: r.projectKey, openedAt: r.openedAt };
+        headsRead.set(join(root, name), head);
+        heads.push(head);
+      }
     } catch {
       // No run.json, one cut short, or a stray folder with an unsafe name: not a run of ours.
     }
