@@ -1,6 +1,6 @@
 // The engine behind the front door (index.ts hands it out with loadEngine): the checks a command
 // makes before a run opens (its base, its agents' identity and user, its workflow, its network)
-// and a hosted runner's side. Loaded only by a command that runs something (the dispatch
+// and whether this is a hosted runner. Loaded only by a command that runs something (the dispatch
 // commands, `svc attach`, the demo) or reads a workflow file; the run itself is index.ts's
 // startDispatch, openHostedRun and startHostedRun (start.ts).
 export { checkMaxCost } from './lifecycle/dispatch.js';
@@ -14,12 +14,17 @@ export { readGitConfig } from './git/config-list.js';
 export { ensurePrivateDir } from './state/private-dir.js';
 // .svc/workflow.yml (docs/workflow.md)
 export { loadWorkflow, WorkflowFileError, workflowSourceAt, workflowSourceInTree } from './workflow/load.js';
-export { applyWorkflowFlags, describeWorkflow, parseWorkflow, WORKFLOW_FILE } from './workflow/policy.js';
+export { applyWorkflowFlags, describeWorkflow, WORKFLOW_FILE } from './workflow/policy.js';
+
+/** Parses a workflow file's text (workflow/parse.ts, loaded only when there is a file). */
+export async function parseWorkflowSource(source: string): Promise<ReturnType<typeof import('./workflow/parse.js').parseWorkflow>> {
+  return (await import('./workflow/parse.js')).parseWorkflow(source);
+}
 // A leg's network (docs/trust.md)
 export { AllowEntryError, Allowlist, formatAllowEntry } from './fence/allowlist.js';
 export { agentHosts, gitHost, urlEntry } from './fence/hosts.js';
 export { NETWORK_MODES } from './fence/index.js';
 export { probeBwrap } from './fence/bwrap.js';
 export { nftWorks } from './fence/nft.js';
-// A hosted run (docs/hosted.md)
-export { isHostedEnvironment, prepareHostedExecution, RUN_TOKEN_ENV, targetRepositoriesOf } from './hosted/index.js';
+// Whether this is a hosted runner (docs/hosted.md); what a hosted run needs is index.ts's loadHosted.
+export { isHostedEnvironment, RUN_TOKEN_ENV } from './hosted/environment.js';

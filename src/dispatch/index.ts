@@ -53,6 +53,14 @@ export function loadEngine(): Promise<typeof import('./engine.js')> {
   return import('./engine.js');
 }
 
+/**
+ * A hosted run's side (docs/hosted.md): its execution prepared from the environment, its cards'
+ * repositories. Apart from loadEngine, so a local run never loads simple-git and the broker.
+ */
+export function loadHosted(): Promise<Pick<typeof import('./hosted/index.js'), 'prepareHostedExecution' | 'targetRepositoriesOf'>> {
+  return import('./hosted/index.js');
+}
+
 /** `svc logs`: the readable lines of each agent format's stream (agent/streams/render.ts). */
 export function loadStreamRenderers(): Promise<typeof import('./agent/streams/index.js')> {
   return import('./agent/streams/index.js');

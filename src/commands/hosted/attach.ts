@@ -3,7 +3,7 @@
 // would execute (command, scope, agent, and each leg's item, repository and branch): it mints no
 // git token and clones nothing.
 import type { HostedExecution } from '../../dispatch/hosted/index.js';
-import { loadEngine } from '../../dispatch/index.js';
+import { loadEngine, loadHosted } from '../../dispatch/index.js';
 import type { Context } from '../context.js';
 import { runHostedCommand, type HostedRunFlags, type HostedRunRequest } from './run.js';
 
@@ -24,7 +24,7 @@ export interface AttachPlan {
 
 /** The plan of a hosted execution. */
 export async function attachPlan(h: Pick<HostedExecution, 'run' | 'cards'>, push = true): Promise<AttachPlan> {
-  const { branchFor, targetRepositoriesOf } = await loadEngine();
+  const [{ branchFor }, { targetRepositoriesOf }] = await Promise.all([loadEngine(), loadHosted()]);
   const open = new Set(h.cards.map((c) => c.card.workItemKey));
   return {
     runId: h.run.run.id,

@@ -12,7 +12,7 @@ import type { WorkflowCheckFlags } from './flags.js';
 export type WorkflowCheckOptions = WorkflowCheckFlags;
 
 export async function runWorkflowCheck(opts: WorkflowCheckOptions, ctx: Context): Promise<void> {
-  const { describeWorkflow, parseWorkflow, WORKFLOW_FILE, workflowSourceAt, workflowSourceInTree } = await loadEngine();
+  const { describeWorkflow, parseWorkflowSource, WORKFLOW_FILE, workflowSourceAt, workflowSourceInTree } = await loadEngine();
   const repo = resolve(ctx.cwd, opts.repo ?? ctx.env.SVC_REPO ?? '.');
   await checkRepository(repo, opts.repo ? '--repo' : ctx.env.SVC_REPO ? 'SVC_REPO' : 'the current directory', false);
   let source: string | null;
@@ -30,7 +30,7 @@ export async function runWorkflowCheck(opts: WorkflowCheckOptions, ctx: Context)
     const rel = relative(ctx.cwd, tree.path);
     where = rel.startsWith('..') ? tree.path : rel;
   }
-  const { workflow, problems } = parseWorkflow(source);
+  const { workflow, problems } = await parseWorkflowSource(source);
   if (ctx.out.json) {
     ctx.out.document({ file: where, ok: workflow !== null, problems, workflow });
   } else if (workflow) {

@@ -9,19 +9,10 @@ import { GitCredentialBroker } from './broker.js';
 import { startCredentialServer, type CredentialServer } from './credential-socket.js';
 import { cloneDirOf, gitEnv, prepareHostedRepositories, pushBranch, targetRepositoriesOf, type HostedRepository } from './git.js';
 import { readHostedCards, readHostedRun, type HostedCard, type HostedRun } from './run.js';
+import { RUN_ID_ENV, RUN_TOKEN_ENV } from './environment.js';
 import { forwardService, type ServiceForward } from './service-forward.js';
 
-export const RUN_ID_ENV = 'SVC_RUN_ID';
-export const RUN_TOKEN_ENV = 'SVC_RUN_TOKEN';
-
-/**
- * True when svc runs inside a hosted container: it has a run id and the run's own credential. A
- * run id with a set but blank SVC_RUN_TOKEN is a hosted container too, so the blank credential is
- * refused (exit 3) instead of the command quietly running as a local one.
- */
-export function isHostedEnvironment(env: Record<string, string | undefined>): boolean {
-  return !!env[RUN_ID_ENV] && env[RUN_TOKEN_ENV] !== undefined;
-}
+export { isHostedEnvironment, RUN_ID_ENV, RUN_TOKEN_ENV } from './environment.js';
 
 export interface HostedExecutionOptions {
   /** Default: SVC_BASE_URL. */

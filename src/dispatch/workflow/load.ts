@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run, runOk } from '../process/run.js';
-import { parseWorkflow, WORKFLOW_FILE, type Workflow, type WorkflowProblem } from './policy.js';
+import { WORKFLOW_FILE, type Workflow, type WorkflowProblem } from './policy.js';
 
 /** The file has mistakes: each with its line; `where` names the file as it was read. */
 export class WorkflowFileError extends Error {
@@ -59,6 +59,7 @@ export async function loadWorkflow(repo: string, ref = 'HEAD', label = ref): Pro
       ? `${WORKFLOW_FILE} differs from the one in ${label}: the run uses ${label}'s${source === null ? ' (none)' : ''}; commit it to use yours`
       : null;
   if (source === null) return { workflow: null, hint };
+  const { parseWorkflow } = await import('./parse.js');
   const { workflow, problems } = parseWorkflow(source);
   if (!workflow) throw new WorkflowFileError(`${WORKFLOW_FILE} (${label})`, problems);
   return { workflow, hint };

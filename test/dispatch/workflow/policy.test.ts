@@ -1,7 +1,8 @@
 // .svc/workflow.yml as parsed and checked (src/dispatch/workflow/policy.ts): a good file becomes the
 // policy, each mistake is one line with the line it is on, and the flags go over the file.
 import { describe, expect, test } from 'vitest';
-import { applyWorkflowFlags, DEFAULT_STEP_TIMEOUTS, parseWorkflow } from '../../../src/dispatch/workflow/policy.js';
+import { parseWorkflow } from '../../../src/dispatch/workflow/parse.js';
+import { applyWorkflowFlags, DEFAULT_STEP_TIMEOUTS } from '../../../src/dispatch/workflow/policy.js';
 
 describe('parseWorkflow', () => {
   test('a whole file', () => {

@@ -10,7 +10,8 @@ import { DEFAULT_POOL, type AgentPoolSpec } from '../../../src/dispatch/boundary
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { buildRunReport } from '../../../src/dispatch/report/model.js';
 import { renderMarkdown } from '../../../src/dispatch/report/markdown.js';
-import { EMPTY_WORKFLOW, parseWorkflow, type Workflow } from '../../../src/dispatch/workflow/policy.js';
+import { parseWorkflow } from '../../../src/dispatch/workflow/parse.js';
+import { EMPTY_WORKFLOW, type Workflow } from '../../../src/dispatch/workflow/policy.js';
 import { run } from '../../support/cli.js';
 import { startHarness, type Harness } from '../../support/engine.js';
 
