@@ -36,11 +36,15 @@ function legEndsOf(path: string): LegEnd[] {
     const hit = known.get(path);
     if (hit?.size === size) return hit.ends;
     const ends: LegEnd[] = [];
+    // Events in the order of their local numbers, each once, as the journal's own reader gives them.
+    let lastN = 0;
     scanLineBytes(fd, 0, (line) => {
       if (!ENDS.some((end) => line.includes(end))) return true;
       const r = parse(line.toString('utf8'));
-      const d = r?.t === 'ev' ? r.ev.disposition : undefined;
-      if (r?.t === 'ev' && r.ev.workItemKey && (d === 'implemented' || d === 'failed')) ends.push({ key: r.ev.workItemKey, disposition: d });
+      if (r?.t !== 'ev' || r.n <= lastN) return true;
+      lastN = r.n;
+      const d = r.ev.disposition;
+      if (r.ev.workItemKey && (d === 'implemented' || d === 'failed')) ends.push({ key: r.ev.workItemKey, disposition: d });
       return true;
     });
     known.set(path, { size, ends });
