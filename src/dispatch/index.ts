@@ -57,7 +57,7 @@ export function loadEngine(): Promise<typeof import('./engine.js')> {
  * A hosted run's side (docs/hosted.md): its execution prepared from the environment, its cards'
  * repositories. Apart from loadEngine, so a local run never loads simple-git and the broker.
  */
-export function loadHosted(): Promise<Pick<typeof import('./hosted/index.js'), 'prepareHostedExecution' | 'targetRepositoriesOf'>> {
+export function loadHosted(): Promise<Pick<typeof import('./hosted/index.js'), 'isHostedEnvironment' | 'prepareHostedExecution' | 'targetRepositoriesOf'>> {
   return import('./hosted/index.js');
 }
 

@@ -3,7 +3,7 @@
 // git's credential helper pointing back at this very svc.
 import type { HostedExecution, HostedExecutionOptions } from '../../dispatch/hosted/index.js';
 import { join } from 'node:path';
-import { loadEngine, loadHosted, resolveStateDir } from '../../dispatch/index.js';
+import { loadHosted, resolveStateDir } from '../../dispatch/index.js';
 import type { Context } from '../context.js';
 import { AuthError } from '../exit-codes.js';
 import { resolveBaseUrl, resolveMaxWaitMs } from '../settings.js';
@@ -27,7 +27,7 @@ export type HostedCommandOptions = Partial<Pick<HostedExecutionOptions, 'workspa
  * caller runs the legs through the engine and calls `dispose()` at the end, in a `finally`.
  */
 export async function prepareHostedForCommand(ctx: Context, opts: HostedCommandOptions = {}): Promise<HostedExecution> {
-  const [{ isHostedEnvironment }, { prepareHostedExecution }] = await Promise.all([loadEngine(), loadHosted()]);
+  const { isHostedEnvironment, prepareHostedExecution } = await loadHosted();
   if (!isHostedEnvironment(ctx.env)) {
     throw new AuthError('not inside a hosted run: SVC_RUN_ID and SVC_RUN_TOKEN must both be set');
   }
