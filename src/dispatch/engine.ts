@@ -23,7 +23,7 @@ export async function parseWorkflowSource(source: string): Promise<ReturnType<ty
 // A leg's network (docs/trust.md)
 export { AllowEntryError, Allowlist, formatAllowEntry } from './fence/allowlist.js';
 export { agentHosts, gitHost, urlEntry } from './fence/hosts.js';
-export { NETWORK_MODES } from './fence/index.js';
+export { NETWORK_MODES } from './fence/modes.js';
 export { probeBwrap } from './fence/bwrap.js';
 export { nftWorks } from './fence/nft.js';
 // Whether this is a hosted runner (docs/hosted.md); what a hosted run needs is index.ts's loadHosted.

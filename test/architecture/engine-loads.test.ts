@@ -1,7 +1,9 @@
 // What a local dispatch command loads as it starts: the engine (engine.ts, start.ts) and everything
 // they import statically. A hosted run's side (simple-git, the broker: loadHosted) and the workflow
 // file's parser (yaml: workflow/parse.ts, loaded when a repository has a file) are imported only
-// where they are needed, so they are not among them: together 12-13 ms of every `svc run`'s CPU.
+// where they are needed, so they are not among them: together 12-13 ms of every `svc run`'s CPU. The
+// fence (its proxy, resolver and nftables rules) loads for a fenced leg only: a run with an open
+// network (a fleet's worker as svc's own user) reads the modes' names and nothing of it.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { expect, test } from 'vitest';
@@ -38,11 +40,13 @@ test('the engine and the run loop load neither simple-git nor yaml, nor the host
   expect([...packages].filter((p) => p === 'simple-git' || p === 'yaml')).toEqual([]);
   const rel = [...modules].map((m) => relative(SRC, m));
   expect(rel.filter((m) => m === 'dispatch/workflow/parse.ts' || m === 'dispatch/hosted/git.ts' || m === 'dispatch/hosted/index.ts')).toEqual([]);
+  expect(rel.filter((m) => m === 'dispatch/fence/index.ts' || m === 'dispatch/fence/proxy.ts' || m === 'dispatch/fence/dns-stub.ts')).toEqual([]);
 });
 
 test('the check sees both where they are imported', () => {
   expect(closure(['dispatch/workflow/parse.ts']).packages.has('yaml')).toBe(true);
   expect(closure(['dispatch/hosted/index.ts']).packages.has('simple-git')).toBe(true);
+  expect([...closure(['dispatch/fence/index.ts']).modules].map((m) => relative(SRC, m))).toContain('dispatch/fence/proxy.ts');
   expect(staticImports("const { parseWorkflow } = await import('./parse.js');")).toEqual([]);
   expect(staticImports("export { a } from './b.js';\nexport type { C } from './c.js';")).toEqual(['./b.js']);
 });

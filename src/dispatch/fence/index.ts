@@ -11,8 +11,9 @@ import type { WrappedArgv } from '../process/run-in-group.js';
 import { startLegProxy } from './proxy.js';
 import { RefusalBook, type Refusal } from './refusal.js';
 
-export type NetworkMode = 'open' | 'fenced' | 'none';
-export const NETWORK_MODES: readonly NetworkMode[] = ['open', 'fenced', 'none'];
+import type { NetworkMode } from './modes.js';
+
+export type { NetworkMode } from './modes.js';
 
 /** The network of a run's legs, decided once when it opens (run-options.ts). */
 export interface NetworkPolicy {

@@ -2,7 +2,8 @@
 // after setup, for the agent, verify and teardown; taken down once every process of the uid is
 // gone. Each refusal is a line in the leg's log and, with --send-logs, an event whose body is that
 // line (the contract lets an event carry nothing else of it; docs/trust.md).
-import { fenceUp, refusalLine, type FenceHooks, type LegFence, type LegNetwork, type Refusal } from '../fence/index.js';
+import type { FenceHooks, LegFence, LegNetwork } from '../fence/index.js';
+import { refusalLine, type Refusal } from '../fence/refusal.js';
 
 import type { LegLog } from '../wire/leg-log.js';
 import type { LegContext } from '../leg-context.js';
@@ -27,6 +28,10 @@ export function legFencer(ctx: LegContext, log: LegLog, uid: number | null): Leg
   return {
     network,
     async up(ownPorts) {
+      // Loaded here, for a leg that is fenced: its proxy and resolver bring node:http's server,
+      // node:dgram and node:dns, which a run with an open network (a fleet's worker as svc's own
+      // user) never needs at its start.
+      const { fenceUp } = await import('../fence/index.js');
       fence = await fenceUp({ uid, mode, allow: policy.allow, ownPorts, onRefused });
       const { env, wrap } = fence;
       return wrap ? { env, wrap } : { env };
