@@ -51,19 +51,27 @@ export async function networkFor(
           : [undefined, 'default'];
   if (asked !== undefined && !NETWORK_MODES.includes(asked as NetworkMode)) throw new UsageError(`${source}: expected open, fenced or none, got '${asked}'`);
   const entries = [...agentHosts(input.agent.agent, ctx.env), ...(input.workflow?.networkAllow ?? []), ...(flags.allowHost ?? []), ...(input.hosts ?? [])];
-  const git = await gitHost(input.repo);
-  if (git) entries.push(git);
-  let allow: Allowlist;
-  try {
-    allow = Allowlist.parse(entries);
-  } catch (error) {
-    if (error instanceof AllowEntryError) throw new UsageError(`--allow-host: ${error.message}`);
-    throw error;
-  }
-  const allowed = allow.toString() || 'nothing';
-  const policy = (mode: NetworkMode) => ({ mode, allow: mode === 'fenced' ? allow.entries.map(formatAllowEntry) : [] });
-  const said = (mode: NetworkMode, how: string) =>
-    mode === 'none' ? `network: none (legs reach no host; ${how})` : `network: fenced (legs reach ${allowed}; ${how})`;
+  const parse = (more: readonly string[]): Allowlist => {
+    try {
+      return Allowlist.parse([...entries, ...more]);
+    } catch (error) {
+      if (error instanceof AllowEntryError) throw new UsageError(`--allow-host: ${error.message}`);
+      throw error;
+    }
+  };
+  // A bad entry is refused whatever the mode; the git host (a git process) is asked only for a
+  // fenced run, the one that lists it.
+  parse([]);
+  const fenced = async () => {
+    const git = await gitHost(input.repo);
+    return parse(git ? [git] : []);
+  };
+  const policy = (mode: NetworkMode, allow?: Allowlist) => ({ mode, allow: allow ? allow.entries.map(formatAllowEntry) : [] });
+  const decided = async (mode: NetworkMode, how: string) => {
+    if (mode !== 'fenced') return { network: policy(mode), line: `network: none (legs reach no host; ${how})` };
+    const allow = await fenced();
+    return { network: policy(mode, allow), line: `network: fenced (legs reach ${allow.toString() || 'nothing'}; ${how})` };
+  };
   // A crashed svc's rules would still hold its uids, open run or not: gone before any leg leases one.
   if (input.pool) await (input.sweep ?? (() => removeStaleFences().catch(() => [])))();
   if (asked === 'open') return { network: policy('open'), line: `network: open (${source}; legs reach any host)` };
@@ -76,11 +84,10 @@ export async function networkFor(
     const why = await (input.bwrap ?? probeBwrap)();
     if (why && asked === undefined) return { network: policy('open'), line: `network: open (the fence cannot be had here: ${why})` };
     if (why) throw new UsageError(`${source}: ${asked} cannot be had here (${why}); use --network open`);
-    const mode = (asked ?? 'fenced') as NetworkMode;
-    return { network: policy(mode), line: said(mode, 'a network namespace per program') };
+    return decided((asked ?? 'fenced') as NetworkMode, 'a network namespace per program');
   }
   const mode = (asked ?? 'fenced') as NetworkMode;
   const why = await (input.nft ?? nftWorks)();
   if (why) throw new UsageError(`${source}: ${mode} needs nftables rules, which this machine refused (${why}); install nftables or use --network open`);
-  return { network: policy(mode), line: said(mode, 'nftables rules per agent uid') };
+  return decided(mode, 'nftables rules per agent uid');
 }

@@ -1,7 +1,7 @@
 // What every fenced leg may reach besides what the user adds (docs/trust.md): the model API of
 // the agent preset (docs/agents.md lists them), a base address the user pointed the preset at
 // through its own variable, and the repository's git host.
-import { run } from '../process/run.js';
+import { originUrl } from '../git/run-git.js';
 import type { AgentName } from '../agent/types.js';
 import { canonicalHost, formatAllowEntry } from './allowlist.js';
 
@@ -55,8 +55,7 @@ export function agentHosts(agent: string | undefined, env: NodeJS.ProcessEnv): s
 
 /** The host of the repository's `origin` (https or ssh, scp-like included), or null without one. */
 export async function gitHost(repo: string): Promise<string | null> {
-  const r = await run('git', ['-C', repo, 'remote', 'get-url', 'origin']);
-  const url = r.code === 0 ? r.stdout.trim() : '';
+  const url = await originUrl(repo);
   if (!url) return null;
   const scp = /^(?:[^@/]+@)?([^:/]+):(?!\/)/.exec(url);
   if (!url.includes('://') && scp) {

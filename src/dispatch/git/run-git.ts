@@ -44,3 +44,19 @@ export function git(dir: string) {
   const raw = async (args: string[]): Promise<string> => (await gitRun(dir, args)).trim();
   return { raw, revparse: (args: string[]) => raw(['rev-parse', ...args]) };
 }
+
+const origins = new Map<string, Promise<string | null>>();
+
+/**
+ * The URL of `repo`'s origin, or null without one: asked of git once per process and repository.
+ * A run's start asks it twice over (the fence's git host, selection's read of origin's branches),
+ * and a fleet's worker starts with nothing else to do; origin does not move under a run.
+ */
+export function originUrl(repo: string): Promise<string | null> {
+  let url = origins.get(repo);
+  if (!url) {
+    url = gitAnswer(repo, ['remote', 'get-url', 'origin']).then((r) => (r.ok ? r.stdout.trim() || null : null));
+    origins.set(repo, url);
+  }
+  return url;
+}

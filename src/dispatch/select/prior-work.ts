@@ -6,7 +6,7 @@
 // local run implemented the card and its local branch still holds commits the base lacks. A branch
 // deleted, or merged into the base, no longer holds pending work, and the card is picked again.
 import type { WorkItemDetail } from '../../contract/types.js';
-import { BRANCH_PREFIX, branchFor, gitAnswer, gitRun } from '../git/run-git.js';
+import { BRANCH_PREFIX, branchFor, gitAnswer, gitRun, originUrl } from '../git/run-git.js';
 import { recordedLegEnds } from './recent.js';
 
 /** How long one `git ls-remote` of origin may take before selection goes on without it. */
@@ -160,7 +160,7 @@ export function priorWorkCheck(opts: { stateDir: string; projectKey: string; rep
     warned = true;
   };
   const read = (): Promise<OriginRead> => {
-    hasOrigin ??= git(opts.repo, ['remote', 'get-url', 'origin']).then((r) => r.ok);
+    hasOrigin ??= originUrl(opts.repo).then((url) => url !== null);
     origin ??= originBranches(opts.repo, hasOrigin, warnOnce);
     return origin;
   };
