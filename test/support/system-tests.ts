@@ -77,6 +77,7 @@ export const WHOLE_SYSTEM = [
   'test/dispatch/lifecycle/cost-and-advance.test.ts',
   'test/dispatch/lifecycle/existing-run.test.ts',
   'test/dispatch/lifecycle/fleet-git.test.ts',
+  'test/commands/dispatch/start-git.test.ts',
   'test/dispatch/lifecycle/honest-outcomes.test.ts',
   'test/dispatch/lifecycle/lifecycle.test.ts',
   'test/dispatch/lifecycle/open-close.test.ts',

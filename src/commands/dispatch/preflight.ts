@@ -32,18 +32,29 @@ export async function checkRepository(repo: string, where: string, fromHead = tr
     // Missing: said below.
   }
   if (!isDir) throw new UsageError(`${where} ${repo} is not a directory: pass --repo DIR, a git repository`);
-  // One git process for these questions and the run's base (resolveBase): an unborn HEAD still
-  // prints `true` first, then fails.
-  const { gitAnswer } = await loadEngine();
-  const r = await gitAnswer(repo, ['rev-parse', '--is-inside-work-tree', 'HEAD', '--abbrev-ref', 'HEAD']);
+  // One git process for these questions, the run's base (resolveBase) and the repository's folders
+  // (repoPaths: the worktrees' root, the workflow file in the tree): an unborn HEAD still prints
+  // the first three, then fails.
+  const { gitAnswer, repoPaths } = await loadEngine();
+  const r = await gitAnswer(repo, [
+    'rev-parse',
+    '--is-inside-work-tree',
+    '--path-format=absolute',
+    '--show-toplevel',
+    '--git-common-dir',
+    'HEAD',
+    '--abbrev-ref',
+    'HEAD',
+  ]);
   if (r.missing) throw gitMissing();
-  if (r.stdout.split('\n')[0] !== 'true') {
+  const [inside, top, common, sha, name] = r.stdout.split('\n');
+  if (inside !== 'true') {
     throw new UsageError(`${where} ${repo} is not a git repository: pass --repo DIR, or \`git init\` it first`);
   }
+  if (top && common) void repoPaths(repo, { top, common });
   if (!r.ok && fromHead) {
     throw new UsageError(`${where} ${repo} has no commit yet: agents branch from HEAD, so commit something first`);
   }
-  const [, sha, name] = r.stdout.split('\n');
   return r.ok && sha && name ? { sha, name } : null;
 }
 

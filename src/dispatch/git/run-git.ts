@@ -60,3 +60,32 @@ export function originUrl(repo: string): Promise<string | null> {
   }
   return url;
 }
+
+/** A repository's top folder and its git common dir, both absolute. */
+export interface RepoPaths {
+  top: string;
+  common: string;
+}
+
+const paths = new Map<string, Promise<RepoPaths>>();
+
+/**
+ * `repo`'s top folder and git common dir, asked of git once per process and repository (the
+ * workflow file in the working tree, the card worktrees' root), or taken from an answer the run's
+ * first rev-parse gave already (`known`). A failed answer is not kept.
+ */
+export function repoPaths(repo: string, known?: RepoPaths): Promise<RepoPaths> {
+  let answer = paths.get(repo);
+  if (!answer) {
+    answer = known
+      ? Promise.resolve(known)
+      : gitRun(repo, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir']).then((out) => {
+          const [top, common] = out.split('\n');
+          if (!top || !common) throw new Error(`git rev-parse gave no top folder and common dir for ${repo}`);
+          return { top, common };
+        });
+    paths.set(repo, answer);
+    answer.catch(() => paths.delete(repo));
+  }
+  return answer;
+}

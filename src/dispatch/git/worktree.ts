@@ -6,11 +6,11 @@
 // (never reset), and pruning never removes a worktree with uncommitted changes.
 import { existsSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { readHead } from './refs.js';
 import type { PreparedWorktree } from '../ports.js';
 import { Slots } from '../slots.js';
-import { BRANCH_PREFIX, WorktreeError, branchFor, git, gitRun } from './run-git.js';
+import { BRANCH_PREFIX, WorktreeError, branchFor, git, gitRun, repoPaths } from './run-git.js';
 
 /** The in-process mutex around worktree changes: each runs after every earlier one has settled. */
 const worktreeChanges = new Slots(1);
@@ -75,9 +75,7 @@ async function makeRoot(root: string): Promise<void> {
 export function defaultWorktreeRoot(repo: string): Promise<string> {
   let root = roots.get(repo);
   if (!root) {
-    root = git(repo)
-      .raw(['rev-parse', '--git-common-dir'])
-      .then((common) => join(isAbsolute(common) ? common : resolve(repo, common), 'svc-worktrees'));
+    root = repoPaths(repo).then(({ common }) => join(common, 'svc-worktrees'));
     roots.set(repo, root);
     root.catch(() => roots.delete(repo));
   }

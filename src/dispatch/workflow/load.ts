@@ -3,7 +3,8 @@
 // a later leg of its branch. The working tree's copy only feeds a hint when it differs.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { run, runOk } from '../process/run.js';
+import { repoPaths } from '../git/run-git.js';
+import { run } from '../process/run.js';
 import { WORKFLOW_FILE, type Workflow, type WorkflowProblem } from './policy.js';
 
 /** The file has mistakes: each with its line; `where` names the file as it was read. */
@@ -36,8 +37,7 @@ export async function workflowSourceAt(repo: string, ref: string): Promise<strin
 
 /** The working tree's copy of the file (at the repository's root), or null. */
 export async function workflowSourceInTree(repo: string): Promise<{ path: string; source: string } | null> {
-  const root = (await runOk('git', ['rev-parse', '--show-toplevel'], { cwd: repo, maxBuffer: 1 << 20, timeoutMs: 0 }, 'git rev-parse')).trim();
-  const path = join(root, WORKFLOW_FILE);
+  const path = join((await repoPaths(repo)).top, WORKFLOW_FILE);
   try {
     return { path, source: readFileSync(path, 'utf8') };
   } catch {
