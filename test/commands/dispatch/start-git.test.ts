@@ -1,13 +1,11 @@
-// What a run asks git as it starts, counted by a `git` on PATH that writes down each call before it
-// runs the real one: each start-up question once (a fleet's 16 workers start together on 2 cores,
+// What a run asks git as it starts, counted by a `git` on PATH that writes down each call
+// (support/git-log.ts): each start-up question once (a fleet's 16 workers start together on 2 cores,
 // and every git process is a fork of svc and a git start-up). The one rev-parse of the preflight
 // answers the run's base and the repository's folders; origin's URL is asked once.
-import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { isolatedEnv, runCli } from '../../support/cli.js';
+import { loggingGit } from '../../support/git-log.js';
 import { copyRepoWithOrigin } from '../../support/git-remote.js';
 import { startTestService, type TestService } from '../../support/service.js';
 
@@ -16,16 +14,6 @@ beforeAll(async () => {
   svc = await startTestService();
 });
 afterAll(() => svc.close());
-
-function loggingGit(): { bin: string; calls: () => string[] } {
-  const bin = mkdtempSync(join(tmpdir(), 'svc-git-log-'));
-  const log = join(bin, 'calls');
-  writeFileSync(log, '');
-  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-  writeFileSync(join(bin, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${real}' "$@"\n`);
-  chmodSync(join(bin, 'git'), 0o755);
-  return { bin, calls: () => readFileSync(log, 'utf8').split('\n').filter(Boolean) };
-}
 
 test("a fleet worker's start asks git each question once", async () => {
   const { repo } = await copyRepoWithOrigin();

@@ -2,34 +2,24 @@
 // fence's git host and for selection's read of origin's branches, and a run with an open network
 // does not ask for the git host at all (src/commands/dispatch/network-options.ts).
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { networkFor } from '../../../src/commands/dispatch/network-options.js';
 import { originUrl } from '../../../src/dispatch/git/run-git.js';
 import { gitHost } from '../../../src/dispatch/fence/hosts.js';
 import { makeRepo } from '../../support/cli.js';
 import { testContext } from '../../support/context.js';
+import { loggingGit, type GitLog } from '../../support/git-log.js';
 
 const path = process.env.PATH;
-let log: string;
+let log: GitLog;
 beforeEach(() => {
-  const bin = mkdtempSync(join(tmpdir(), 'svc-git-log-'));
-  log = join(bin, 'calls');
-  writeFileSync(log, '');
-  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-  writeFileSync(join(bin, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${real}' "$@"\n`);
-  chmodSync(join(bin, 'git'), 0o755);
-  process.env.PATH = `${bin}:${path}`;
+  log = loggingGit();
+  process.env.PATH = `${log.bin}:${path}`;
 });
 afterEach(() => {
   process.env.PATH = path;
 });
-const asked = () =>
-  readFileSync(log, 'utf8')
-    .split('\n')
-    .filter((l) => l.includes('get-url')).length;
+const asked = () => log.calls().filter((l) => l.includes('get-url')).length;
 
 async function repoWithOrigin(url: string): Promise<string> {
   const repo = await makeRepo();

@@ -1,35 +1,27 @@
 // A fleet's worker (`auto --per-run 1 --push`, docs/fleets.md) on a 2-core machine is bound by its
 // CPU, and each git process svc starts is a fork of svc and a git start-up: what one card of it
-// costs is counted here, by a `git` on PATH that writes down each call before it runs the real one.
-// (git's own children, such as the upload-pack behind an ls-remote, run from git's exec path and
-// are not counted; the agent's commit is.)
+// costs is counted here, by a `git` on PATH that writes down each call (support/git-log.ts; the
+// agent's commit is counted too).
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { pushToOrigin } from '../../../src/dispatch/git/delivery.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
 import { commitOnRemoteOnly, copyRepoWithOrigin, refOf } from '../../support/git-remote.js';
 import { startHarness, type Harness } from '../../support/engine.js';
+import { loggingGit, type GitLog } from '../../support/git-log.js';
 
 const CARDS = 4;
 let h: Harness;
 let origin: string;
-let log: string;
+let log: GitLog;
 const path = process.env.PATH;
 
 beforeEach(async () => {
   const pair = await copyRepoWithOrigin();
   origin = pair.origin;
   h = await startHarness({ repo: pair.repo });
-  const bin = mkdtempSync(join(tmpdir(), 'svc-git-log-'));
-  log = join(bin, 'calls');
-  writeFileSync(log, '');
-  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-  writeFileSync(join(bin, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${real}' "$@"\n`);
-  chmodSync(join(bin, 'git'), 0o755);
-  process.env.PATH = `${bin}:${path}`;
+  log = loggingGit();
+  process.env.PATH = `${log.bin}:${path}`;
 });
 afterEach(async () => {
   vi.restoreAllMocks();
@@ -39,15 +31,12 @@ afterEach(async () => {
 
 /** The git subcommand of each logged call (past `-c name=value` and `-C dir`). */
 function subcommands(): string[] {
-  return readFileSync(log, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => {
-      const words = line.split(' ');
-      let i = 0;
-      while (words[i] === '-c' || words[i] === '-C') i += 2;
-      return words[i] ?? '';
-    });
+  return log.calls().map((line) => {
+    const words = line.split(' ');
+    let i = 0;
+    while (words[i] === '-c' || words[i] === '-C') i += 2;
+    return words[i] ?? '';
+  });
 }
 
 describe("a fleet worker's git processes per card", () => {
@@ -88,9 +77,7 @@ describe("a fleet worker's git processes per card", () => {
     expect(h.seen.filter((l) => /: reselecting without /.test(l))).toHaveLength(3);
     // Nor the ready list: the first round's listing, and each "is more ready?" check's.
     expect(listings).toHaveBeenCalledTimes(3);
-    const reads = readFileSync(log, 'utf8')
-      .split('\n')
-      .filter((line) => line.startsWith('ls-remote'));
+    const reads = log.calls().filter((line) => line.startsWith('ls-remote'));
     // Two selections (the first round's, and the second's made by the first's "is more ready?"
     // check), and each card's own branch after its open.
     expect(reads.filter((line) => line.endsWith('refs/heads/svc/*'))).toHaveLength(2);
@@ -107,7 +94,7 @@ describe("a fleet worker's git processes per card", () => {
     // Each selection asks about their three tips in one batch and leaves the three out, unread
     // (docs/fleets.md, "Which card a worker reaches for"): one `cat-file -e` per tip, and a read
     // of each item, was what a card another machine implemented cost every selection it met.
-    const calls = readFileSync(log, 'utf8').split('\n');
+    const calls = log.calls();
     const reads = calls.filter((line) => line === 'ls-remote --heads origin refs/heads/svc/*');
     expect(reads).toHaveLength(3);
     expect(calls.filter((line) => line.startsWith('cat-file'))).toEqual(reads.map(() => 'cat-file --batch-check=%(objecttype)'));
@@ -129,11 +116,11 @@ describe("a fleet worker's git processes per card", () => {
       g('branch', '-D', '-q', `svc/${k}`);
     }
     g('push', '-q', 'origin', `HEAD:refs/heads/svc/${merged}`);
-    writeFileSync(log, '');
+    log.clear();
     const opts = { command: 'auto' as const, perRun: 1, push: true, env: { PATH: process.env.PATH } };
     const s = await runDispatch(h.opts(opts), h.deps({ pushBranch: pushToOrigin }));
     expect(s.legs.map((l) => l.key).sort()).toEqual([merged, free].sort());
-    const calls = readFileSync(log, 'utf8').split('\n');
+    const calls = log.calls();
     const selections = calls.filter((line) => line === 'ls-remote --heads origin refs/heads/svc/*').length;
     expect(selections).toBeGreaterThanOrEqual(2);
     // The one merge-base left is the merged card's own check after its open (its branch was on origin).
