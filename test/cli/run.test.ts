@@ -93,6 +93,8 @@ describe.concurrent('svc run KEY end to end', () => {
     [['run', 'DEMO-6'], 2, /no agent/],
     [['run', 'DEMO-6', '--agent', 'clippy'], 2, /clippy/],
     [['run', 'DEMO-6', '--agent-cmd', 'true', '--idle-timeout', 'soon'], 2, /invalid duration/],
+    // What was typed wrong comes before what was not typed at all.
+    [['run', 'DEMO-6', '--timeout', 'abc'], 2, /^svc: invalid duration "abc" for --timeout/],
     [['run', 'DEMO-999', '--agent-cmd', 'true'], 4, /DEMO-999/],
   ])('bad input %j → exit %i with one line', async (args, code, message) => {
     const r = await inProcess(args, await makeRepo());

@@ -37,6 +37,9 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
     ...(flags.ancestor ? { ancestor: flags.ancestor } : {}),
     ...(flags.kind ? { kind: flags.kind } : {}),
   };
+  // The values typed on this command line are checked before what is missing from it: a bad
+  // `--timeout abc` is what the user hears about, not the agent they had not named yet.
+  const filled = flagOptions(DISPATCH_FLAGS, flags, ctx);
   return {
     command,
     keys,
@@ -44,7 +47,7 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
     baseUrl: resolveBaseUrl(ctx),
     repo: resolve(ctx.cwd, flags.repo ?? ctx.env.SVC_REPO ?? '.'),
     agent: agentChoice(flags, ctx, !flags.dryRun && !flags.hosted),
-    ...flagOptions(DISPATCH_FLAGS, flags, ctx),
+    ...filled,
     giveUpAfterMs: resolveMaxWaitMs(ctx),
     ...(flags.reconcile === false ? { reconcile: false as const } : {}),
     ...(Object.keys(lanes).length ? { lanes } : {}),
