@@ -7,6 +7,7 @@
 // (docs/trust.md, "What it costs").
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { repoPaths } from '../git/run-git.js';
 import { svcGit } from './leg-folder.js';
 
 /** What every leg's repository takes from the source repository, asked once per svc process. */
@@ -26,7 +27,8 @@ export function sourceRepo(repo: string): Promise<SourceRepo> {
   let p = sources.get(repo);
   if (!p) {
     p = (async () => {
-      const common = await svcGit(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
+      // The run's first rev-parse answered it already (repoPaths).
+      const { common } = await repoPaths(repo);
       // The common dir's own HEAD, as a clone of it would see it (not a linked worktree's).
       const [objectFormat = 'sha1', head = ''] = (
         await svcGit(common, ['--git-dir=.', 'rev-parse', '--show-object-format', '--symbolic-full-name', 'HEAD'])

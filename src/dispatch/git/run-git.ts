@@ -45,6 +45,17 @@ export function git(dir: string) {
   return { raw, revparse: (args: string[]) => raw(['rev-parse', ...args]) };
 }
 
+/** One answer per process and repository, asked at the first call; a failed one is asked again. */
+function oncePerRepo<T>(answers: Map<string, Promise<T>>, repo: string, ask: () => Promise<T>): Promise<T> {
+  let answer = answers.get(repo);
+  if (!answer) {
+    answer = ask();
+    answers.set(repo, answer);
+    answer.catch(() => answers.delete(repo));
+  }
+  return answer;
+}
+
 const origins = new Map<string, Promise<string | null>>();
 
 /**
@@ -53,12 +64,7 @@ const origins = new Map<string, Promise<string | null>>();
  * and a fleet's worker starts with nothing else to do; origin does not move under a run.
  */
 export function originUrl(repo: string): Promise<string | null> {
-  let url = origins.get(repo);
-  if (!url) {
-    url = gitAnswer(repo, ['remote', 'get-url', 'origin']).then((r) => (r.ok ? r.stdout.trim() || null : null));
-    origins.set(repo, url);
-  }
-  return url;
+  return oncePerRepo(origins, repo, () => gitAnswer(repo, ['remote', 'get-url', 'origin']).then((r) => (r.ok ? r.stdout.trim() || null : null)));
 }
 
 /** A repository's top folder and its git common dir, both absolute. */
@@ -72,20 +78,13 @@ const paths = new Map<string, Promise<RepoPaths>>();
 /**
  * `repo`'s top folder and git common dir, asked of git once per process and repository (the
  * workflow file in the working tree, the card worktrees' root), or taken from an answer the run's
- * first rev-parse gave already (`known`). A failed answer is not kept.
+ * first rev-parse gave already (`known`).
  */
 export function repoPaths(repo: string, known?: RepoPaths): Promise<RepoPaths> {
-  let answer = paths.get(repo);
-  if (!answer) {
-    answer = known
-      ? Promise.resolve(known)
-      : gitRun(repo, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir']).then((out) => {
-          const [top, common] = out.split('\n');
-          if (!top || !common) throw new Error(`git rev-parse gave no top folder and common dir for ${repo}`);
-          return { top, common };
-        });
-    paths.set(repo, answer);
-    answer.catch(() => paths.delete(repo));
-  }
-  return answer;
+  return oncePerRepo(paths, repo, async () => {
+    if (known) return known;
+    const [top, common] = (await gitRun(repo, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'])).split('\n');
+    if (!top || !common) throw new Error(`git rev-parse gave no top folder and common dir for ${repo}`);
+    return { top, common };
+  });
 }

@@ -56,7 +56,6 @@ export async function onBranch(dir: string, branch: string): Promise<boolean> {
   );
 }
 
-const roots = new Map<string, Promise<string>>();
 const madeRoots = new Set<string>();
 
 /**
@@ -71,15 +70,9 @@ async function makeRoot(root: string): Promise<void> {
   madeRoots.add(root);
 }
 
-/** `<git common dir>/svc-worktrees`: the default root for a repository's card worktrees (asked once per repository). */
-export function defaultWorktreeRoot(repo: string): Promise<string> {
-  let root = roots.get(repo);
-  if (!root) {
-    root = repoPaths(repo).then(({ common }) => join(common, 'svc-worktrees'));
-    roots.set(repo, root);
-    root.catch(() => roots.delete(repo));
-  }
-  return root;
+/** `<git common dir>/svc-worktrees`: the default root for a repository's card worktrees (repoPaths asks git once per repository). */
+export async function defaultWorktreeRoot(repo: string): Promise<string> {
+  return join((await repoPaths(repo)).common, 'svc-worktrees');
 }
 
 /** The commit each revision names, or null where it names none: one git process for all of them. */
