@@ -79,12 +79,13 @@ export async function openWithReselect(
       return { opened: await service.openDispatchRun(body(selection)), selection, takenElsewhere: [...exclude] };
     } catch (error) {
       const fault = serviceErrorOf(error);
-      if (fault.status !== 409 || attempt >= MAX_REOPENS) throw error;
+      if (fault.status !== 409) throw error;
       const taken = conflictingKeys(error, selection).filter((k) => !exclude.has(k));
       if (taken.length === 0) throw error;
       for (const k of taken) exclude.add(k);
       for (const [k, where] of holdersOf(error, taken)) held.set(k, where);
       onTaken?.(taken);
+      if (attempt >= MAX_REOPENS) throw error;
       selection = await reselect(exclude);
       // Nothing left to run: no run is opened (the caller's one line says where each card is).
       if (selection.empty) return { opened: null, held };
