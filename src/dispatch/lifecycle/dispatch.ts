@@ -216,9 +216,9 @@ async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSu
       },
     });
     const summary = await attempt.catch((error: unknown) => {
-      // A fleet's workers reach for the same first cards: every card this round tried was held by
-      // another machine's run, past the open's reselections. Those keys are in `elsewhere` now, so
-      // the next round starts past them; a 409 that taught nothing new is an error.
+      // The open's reselections ended on a 409 that named none of our cards, after others that
+      // did: those keys are in `elsewhere` now, so the next round starts past them; a 409 that
+      // taught nothing new is an error.
       if (serviceErrorOf(error).status === 409 && elsewhere.size > heldBefore) return null;
       throw error;
     });

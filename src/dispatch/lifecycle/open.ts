@@ -1,11 +1,9 @@
 // Opening a run. The open is retried by the client with one idempotencyKey; a 409 means a card is
 // already in another running run (another machine took it from the shared queue): reselect without
-// it. Each retry must drop at least one new card, and the attempts are capped, so it cannot loop.
+// it. Each retry must drop at least one new card of a finite list, so it cannot loop.
 import { KEY_PATTERN, type DispatchCardInput, type DispatchRunOpen, type DispatchRunOpened } from '../../contract/types.js';
 import { serviceErrorOf, type DispatchService } from '../ports.js';
 import type { Selection } from '../select/types.js';
-
-const MAX_REOPENS = 5;
 
 export function openBody(selection: Selection, projectKey: string, idempotencyKey: string, agent: string, model?: string): DispatchRunOpen {
   const cards: DispatchCardInput[] = selection.cards.map((c) => (c.skipReason ? { workItemKey: c.key, skipReason: c.skipReason } : { workItemKey: c.key }));
@@ -57,7 +55,9 @@ export interface OpenResult {
 
 /**
  * Opens the run, reselecting on 409 without the conflicting cards. Gives up (rethrowing the 409)
- * when the error names none of our cards, or after MAX_REOPENS reselections. Returns `opened: null`
+ * when the error names none of our cards. No other cap: each 409 excludes at least one more of the
+ * selection's cards, and a cap would only hand the rest to a fresh selection (`auto`'s next round:
+ * another listing and another read of origin) that tries the same cards. Returns `opened: null`
  * when a reselection leaves nothing to run (every runnable card was taken elsewhere). `onTaken` hears the keys
  * of each 409 as they are excluded (whatever the outcome of the open), so a caller that selects
  * again later (`auto`'s rounds, its "is more ready?" check) can leave another machine's cards alone:
@@ -74,7 +74,7 @@ export async function openWithReselect(
   let selection = first;
   const exclude = new Set<string>();
   const held = new Map<string, string>();
-  for (let attempt = 0; ; attempt++) {
+  for (;;) {
     try {
       return { opened: await service.openDispatchRun(body(selection)), selection, takenElsewhere: [...exclude] };
     } catch (error) {
@@ -85,7 +85,6 @@ export async function openWithReselect(
       for (const k of taken) exclude.add(k);
       for (const [k, where] of holdersOf(error, taken)) held.set(k, where);
       onTaken?.(taken);
-      if (attempt >= MAX_REOPENS) throw error;
       selection = await reselect(exclude);
       // Nothing left to run: no run is opened (the caller's one line says where each card is).
       if (selection.empty) return { opened: null, held };

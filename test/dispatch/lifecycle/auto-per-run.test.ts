@@ -58,17 +58,21 @@ describe('auto --per-run', () => {
     ]);
   });
 
-  it('a round whose every card is held by other runs, past the reselections, moves on to the next round', async () => {
+  it('a round reselects past every card other runs hold, from its one listing, to the free one', async () => {
     const held = Array.from({ length: 7 }, (_, i) => h.item('task', `held ${i + 1}`));
     const free = h.item('task', 'free');
-    // Another machine's live run holds the first seven: each open of ours meets a 409 naming one.
+    // Another machine's live run holds the first seven, where the round starts (random 0): each
+    // open of ours meets a 409 naming one.
     await h.service.openDispatchRun({ projectKey: h.svc.projectKey, command: 'batch', idempotencyKey: 'other', cards: held.map((k) => ({ workItemKey: k })) });
-    const s = await runDispatch(
-      h.opts({ command: 'auto', perRun: 1, allowEmpty: true }),
-      h.deps({ runAgentProcess: instantAgent, prepareWorktree: inRepoWorktree }),
-    );
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    const deps = h.deps({ runAgentProcess: instantAgent, prepareWorktree: inRepoWorktree });
+    const listings = vi.spyOn(deps.service, 'listWorkItems');
+    const s = await runDispatch(h.opts({ command: 'auto', perRun: 1, allowEmpty: true }), deps);
     expect(s.exitCode).toBe(0);
     expect(s.legs.map((l) => [l.key, l.disposition])).toEqual([[free, 'implemented']]);
-    expect(h.seen.filter((l) => / is in run \S+ \(running\): reselecting without /.test(l)).length).toBeGreaterThan(5);
+    expect(h.seen.filter((l) => / is in run \S+ \(running\): reselecting without /.test(l))).toHaveLength(7);
+    // The round's listing, and the "is more ready?" check's after the free card's leg: a cap on
+    // the reselections would have listed the backlog again for the cards past it.
+    expect(listings).toHaveBeenCalledTimes(2);
   });
 });

@@ -198,26 +198,28 @@ describe('openWithReselect', () => {
     expect(result.selection.cards.map((c) => c.key)).toEqual(['P-3', 'P-4']);
   });
 
-  it('reports the key of the 409 that ends the reselections too, so the next round does not reach for it again', async () => {
+  it('reselects past every card a 409 names, with no cap, until none is left, and reports each key', async () => {
     const heard: string[] = [];
     const keys = ['P-1', 'P-2', 'P-3', 'P-4', 'P-5', 'P-6', 'P-7', 'P-8'];
     const service = {
-      openDispatchRun: async (body: { cards: { workItemKey: string }[] }) =>
-        Promise.reject(Object.assign(new Error(`already in another running run of this project: ${body.cards[0]!.workItemKey}`), { status: 409, code: 'CONFLICT' })),
+      openDispatchRun: async (body: { cards?: { workItemKey: string }[] }) =>
+        Promise.reject(
+          Object.assign(new Error(`already in another running run of this project: ${body.cards?.[0]?.workItemKey}`), { status: 409, code: 'CONFLICT' }),
+        ),
     };
     const sel = (exclude: ReadonlySet<string>) => selection(keys.filter((k) => !exclude.has(k)).slice(0, 1));
-    await expect(
-      openWithReselect(
-        service,
-        sel(new Set()),
-        (s) => ({ cards: s.cards.map((c) => ({ workItemKey: c.key })) }) as never,
-        async (exclude) => sel(exclude),
-        () => undefined,
-        (taken) => heard.push(...taken),
-      ),
-    ).rejects.toMatchObject({ status: 409 });
-    // Six opens (the first and five reselections), each refused: all six keys are known held.
-    expect(heard).toEqual(['P-1', 'P-2', 'P-3', 'P-4', 'P-5', 'P-6']);
+    const result = await openWithReselect(
+      service,
+      sel(new Set()),
+      (s) => ({ cards: s.cards.map((c) => ({ workItemKey: c.key })) }) as never,
+      async (exclude) => sel(exclude),
+      () => undefined,
+      (taken) => heard.push(...taken),
+    );
+    // Eight opens, each refused: every key is known held, and the caller is told nothing opened
+    // (it used to give up after five reselections, before hearing the sixth key).
+    expect(heard).toEqual(keys);
+    expect(result.opened).toBeNull();
   });
 
   it('reports them even when nothing is left to open', async () => {
