@@ -158,13 +158,16 @@ export class LegScheduler {
   /** The item as it is now, or null when the plan changed (the run stops `replanned`). */
   private async reread(card: SelectedCard): Promise<WorkItemDetail | null> {
     // An item that can no longer be read (deleted, moved out of the project) is a changed plan too.
-    const fresh = await this.deps.service.getWorkItem(card.key).catch((error: unknown) => {
-      if (serviceErrorOf(error).status === 404) return null;
-      throw error;
-    });
-    const why = fresh
-      ? (replanReason(card.item, fresh, this.opts.doneStatuses) ?? (await this.pushedMeanwhile(card.key)))
-      : `${card.key} can no longer be read`;
+    // Origin is asked beside the read, not after it: both come after the open, which is what the
+    // question needs, and a leg starts one round trip sooner.
+    const [fresh, pushed] = await Promise.all([
+      this.deps.service.getWorkItem(card.key).catch((error: unknown) => {
+        if (serviceErrorOf(error).status === 404) return null;
+        throw error;
+      }),
+      this.pushedMeanwhile(card.key),
+    ]);
+    const why = fresh ? (replanReason(card.item, fresh, this.opts.doneStatuses) ?? pushed) : `${card.key} can no longer be read`;
     if (!why && fresh) return fresh;
     if (this.stopReason === null) {
       this.deps.output.info(`${why}: stopping replanned`);

@@ -84,6 +84,22 @@ describe("a fleet worker's git processes per card", () => {
     expect(reads.filter((line) => !line.endsWith('refs/heads/svc/*'))).toEqual(free.map((k) => `ls-remote --heads origin refs/heads/svc/${k}`));
   });
 
+  it("after the open, the card's own branch on origin is asked beside the item's read, not after it", async () => {
+    const key = h.item('task', 'leaf');
+    const deps = h.deps({ pushBranch: pushToOrigin });
+    const read = deps.service.getWorkItem.bind(deps.service);
+    const asked = () => log.calls().includes(`ls-remote --heads origin refs/heads/svc/${key}`);
+    let reads = 0;
+    // The read after the open (the selection's is the first) answers only once origin was asked:
+    // read first and origin after, as before, this leg would never start.
+    vi.spyOn(deps.service, 'getWorkItem').mockImplementation(async (k) => {
+      if (k === key && ++reads === 2) await vi.waitFor(() => expect(asked()).toBe(true), { timeout: 5000, interval: 10 });
+      return read(k);
+    });
+    const s = await runDispatch(h.opts({ command: 'auto', perRun: 1, push: true, env: { PATH: process.env.PATH } }), deps);
+    expect(s.legs.map((l) => [l.key, l.disposition])).toEqual([[key, 'implemented']]);
+  });
+
   it("other machines' work on origin: one question to git about all their tips, not one per card", async () => {
     const theirs = Array.from({ length: 3 }, (_, i) => h.item('task', `theirs ${i + 1}`));
     const free = [h.item('task', 'free 1'), h.item('task', 'free 2')];
