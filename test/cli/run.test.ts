@@ -103,6 +103,17 @@ describe.concurrent('svc run KEY end to end', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });
 
+  test('a bad flag value is said before a missing token, as gh parses its flags before it asks for a login', async () => {
+    const { SVC_TOKEN: _, ...noToken } = env;
+    const r = await runProgram(['run', 'DEMO-6', '--agent-cmd', 'true', '--timeout', 'abc'], { env: noToken, cwd: await makeRepo() });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toMatch(/^svc: invalid duration "abc" for --timeout/);
+    // With the value right, the missing token is what is said, before the agent not named either.
+    const ok = await runProgram(['run', 'DEMO-6', '--timeout', '5s'], { env: noToken, cwd: await makeRepo() });
+    expect(ok.code).toBe(3);
+    expect(ok.stderr.trim()).toMatch(/^svc: not logged in/);
+  });
+
   test('--dry-run prints the card set with skip reasons and opens nothing', async () => {
     const before = (await inProcess(['api', 'GET', '/projects/DEMO/work-items/count'])).stdout;
     const r = await inProcess(['run_scope', 'DEMO-1', '--dry-run'], await makeRepo());

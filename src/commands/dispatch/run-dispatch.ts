@@ -27,9 +27,10 @@ import { agentChoice, agentUserFor, attemptOptions, flagOptions, gitIdentityFor,
 
 /**
  * Turns flags into the engine's options; every bad value is a one-line usage error. The project of
- * `continue` comes from its run, which is read later: it is left empty here.
+ * `continue` comes from its run, which is read later: it is left empty here. `token` is asked once
+ * the typed values passed.
  */
-export function dispatchOptions(command: DispatchCommand, keys: string[], flags: DispatchFlags, ctx: Context, token: string): DispatchOptions {
+export function dispatchOptions(command: DispatchCommand, keys: string[], flags: DispatchFlags, ctx: Context, token: () => string): DispatchOptions {
   const lanes = {
     ...(flags.priority ? { priority: flags.priority } : {}),
     ...(flags.assignee ? { assignee: flags.assignee } : {}),
@@ -38,8 +39,9 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
     ...(flags.kind ? { kind: flags.kind } : {}),
   };
   // The values typed on this command line are checked before what is missing from it: a bad
-  // `--timeout abc` is what the user hears about, not the agent they had not named yet.
+  // `--timeout abc` is what the user hears about, not the token or the agent they had not given yet.
   const filled = flagOptions(DISPATCH_FLAGS, flags, ctx);
+  const secret = token();
   return {
     command,
     keys,
@@ -54,7 +56,7 @@ export function dispatchOptions(command: DispatchCommand, keys: string[], flags:
     push: flags.push === true,
     ...prLocal(flags, ctx),
     // gh's own token (GH_TOKEN in CI) is never the agent's, and never in a body svc writes either.
-    secrets: [token, ...[ctx.env.SVC_RUN_TOKEN, ctx.env.GH_TOKEN, ctx.env.GITHUB_TOKEN].filter((t): t is string => Boolean(t))],
+    secrets: [secret, ...[ctx.env.SVC_RUN_TOKEN, ctx.env.GH_TOKEN, ctx.env.GITHUB_TOKEN].filter((t): t is string => Boolean(t))],
     env: ctx.env,
   };
 }
@@ -102,9 +104,8 @@ async function runInHostedRunner(command: DispatchCommand, keys: string[], flags
  * request: the cost cap, the --jq filter (one that does not compile would lose a whole run's summary).
  */
 async function optionsOfFlags(command: DispatchCommand, keys: string[], typed: DispatchFlags, ctx: Context) {
-  const token = resolveToken(ctx);
   const flags = command === 'continue' && keys.length === 1 ? continuedFlags(typed, resolveStateDir(ctx.env), keys[0]!) : typed;
-  const opts = dispatchOptions(command, keys, flags, ctx, token);
+  const opts = dispatchOptions(command, keys, flags, ctx, () => resolveToken(ctx));
   const reports = await planReports(flags.report, ctx);
   (await loadEngine()).checkMaxCost(opts);
   await ctx.out.checkJq();

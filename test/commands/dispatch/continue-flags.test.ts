@@ -15,7 +15,7 @@ const workflow = { verify: 'npm test' } as Workflow;
 
 /** The options a run of `flags` is given, as run-dispatch.ts settles them before the open. */
 function optionsOf(command: 'run' | 'continue', keys: string[], flags: DispatchFlags) {
-  const opts = dispatchOptions(command, keys, flags, ctx, 'svc_token');
+  const opts = dispatchOptions(command, keys, flags, ctx, () => 'svc_token');
   Object.assign(opts, attemptOptions(flags, opts.agent, workflow));
   opts.workflowFlags = { ...(flags.verify !== undefined ? { verify: flags.verify } : {}), ...(flags.setup !== undefined ? { setup: flags.setup } : {}) };
   return opts;
