@@ -7,7 +7,7 @@
 // (docs/trust.md, "What it costs").
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoPaths } from '../git/run-git.js';
+import { askOnce, repoPaths } from '../git/run-git.js';
 import { svcGit } from './leg-folder.js';
 
 /** What every leg's repository takes from the source repository, asked once per svc process. */
@@ -24,21 +24,15 @@ const sources = new Map<string, Promise<SourceRepo>>();
 
 /** The repository's git dir and the facts the agent's repository copies (`repo` may be a folder inside the work tree). */
 export function sourceRepo(repo: string): Promise<SourceRepo> {
-  let p = sources.get(repo);
-  if (!p) {
-    p = (async () => {
-      // The run's first rev-parse answered it already (repoPaths).
-      const { common } = await repoPaths(repo);
-      // The common dir's own HEAD, as a clone of it would see it (not a linked worktree's).
-      const [objectFormat = 'sha1', head = ''] = (
-        await svcGit(common, ['--git-dir=.', 'rev-parse', '--show-object-format', '--symbolic-full-name', 'HEAD'])
-      ).split('\n');
-      return { common, objectFormat, headRef: head.startsWith('refs/heads/') ? head : await guessedHead(common) };
-    })();
-    sources.set(repo, p);
-    p.catch(() => sources.delete(repo));
-  }
-  return p;
+  return askOnce(sources, repo, async () => {
+    // The run's first rev-parse answered it already (repoPaths).
+    const { common } = await repoPaths(repo);
+    // The common dir's own HEAD, as a clone of it would see it (not a linked worktree's).
+    const [objectFormat = 'sha1', head = ''] = (
+      await svcGit(common, ['--git-dir=.', 'rev-parse', '--show-object-format', '--symbolic-full-name', 'HEAD'])
+    ).split('\n');
+    return { common, objectFormat, headRef: head.startsWith('refs/heads/') ? head : await guessedHead(common) };
+  });
 }
 
 /**

@@ -45,13 +45,16 @@ export function git(dir: string) {
   return { raw, revparse: (args: string[]) => raw(['rev-parse', ...args]) };
 }
 
-/** One answer per process and repository, asked at the first call; a failed one is asked again. */
-function oncePerRepo<T>(answers: Map<string, Promise<T>>, repo: string, ask: () => Promise<T>): Promise<T> {
-  let answer = answers.get(repo);
+/**
+ * One answer of git per process and key (a repository, or a repository and the question), asked
+ * at the first call; a failed one is asked again at the next.
+ */
+export function askOnce<T>(answers: Map<string, Promise<T>>, key: string, ask: () => Promise<T>): Promise<T> {
+  let answer = answers.get(key);
   if (!answer) {
     answer = ask();
-    answers.set(repo, answer);
-    answer.catch(() => answers.delete(repo));
+    answers.set(key, answer);
+    answer.catch(() => answers.delete(key));
   }
   return answer;
 }
@@ -64,7 +67,7 @@ const origins = new Map<string, Promise<string | null>>();
  * and a fleet's worker starts with nothing else to do; origin does not move under a run.
  */
 export function originUrl(repo: string): Promise<string | null> {
-  return oncePerRepo(origins, repo, () => gitAnswer(repo, ['remote', 'get-url', 'origin']).then((r) => (r.ok ? r.stdout.trim() || null : null)));
+  return askOnce(origins, repo, () => gitAnswer(repo, ['remote', 'get-url', 'origin']).then((r) => (r.ok ? r.stdout.trim() || null : null)));
 }
 
 /** A repository's top folder and its git common dir, both absolute. */
@@ -81,7 +84,7 @@ const paths = new Map<string, Promise<RepoPaths>>();
  * first rev-parse gave already (`known`).
  */
 export function repoPaths(repo: string, known?: RepoPaths): Promise<RepoPaths> {
-  return oncePerRepo(paths, repo, async () => {
+  return askOnce(paths, repo, async () => {
     if (known) return known;
     const [top, common] = (await gitRun(repo, ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'])).split('\n');
     if (!top || !common) throw new Error(`git rev-parse gave no top folder and common dir for ${repo}`);

@@ -7,6 +7,7 @@
 // there. An agent's git sees them as ignored (an excludes file through GIT_CONFIG_*, see
 // exclusionEnv), and copies still untracked and not ignored by the repository are removed before
 // svc collects the leg's work, so no commit of svc's can carry one.
+import { askOnce } from '../git/run-git.js';
 import { lastLine, run, runOk, runRaw } from '../process/run.js';
 import {
   chmodSync,
@@ -56,14 +57,7 @@ const listed = new Map<string, Promise<{ root: string; files: string[] }>>();
  * such as node_modules, which a run's every leg need not do again.
  */
 export function filesToCopy(checkout: string, globs: readonly string[]): Promise<{ root: string; files: string[] }> {
-  const key = JSON.stringify([checkout, globs]);
-  let found = listed.get(key);
-  if (!found) {
-    found = listFiles(checkout, globs);
-    listed.set(key, found);
-    found.catch(() => listed.delete(key));
-  }
-  return found;
+  return askOnce(listed, JSON.stringify([checkout, globs]), () => listFiles(checkout, globs));
 }
 
 async function listFiles(checkout: string, globs: readonly string[]): Promise<{ root: string; files: string[] }> {
