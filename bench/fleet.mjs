@@ -113,16 +113,17 @@ export async function fleet() {
   // Per size, the run of median wall time (its figures all from that one run), and the range.
   const runs = SIZES.map((n) => {
     const sorted = [...tries.get(n)].sort((a, b) => a.wallMs - b.wallMs);
-    return { ...sorted[sorted.length >> 1], walls: sorted.map((t) => t.wallMs), all: sorted };
+    return { ...sorted[sorted.length >> 1], all: sorted };
   });
   const t1 = runs[0].wallMs;
   const rows = [];
   for (const r of runs) {
     const eff = t1 / (r.n * r.wallMs);
     const goal = GOALS[r.n];
+    const walls = r.all.map((t) => t.wallMs);
     const range =
-      r.walls.length > 1
-        ? `median of ${r.walls.length} runs (${r.walls.map((w) => (w / 1000).toFixed(1)).join(', ')} s: efficiency ${r.walls.map((w) => (t1 / (r.n * w)).toFixed(3)).join(', ')}); `
+      walls.length > 1
+        ? `median of ${walls.length} runs (${walls.map((w) => (w / 1000).toFixed(1)).join(', ')} s: efficiency ${walls.map((w) => (t1 / (r.n * w)).toFixed(3)).join(', ')}); `
         : '';
     const profile =
       range +
