@@ -49,6 +49,7 @@ export const WHOLE_SYSTEM = [
   'test/cli/fleet.test.ts',
   'test/cli/jq.test.ts',
   'test/cli/json-shapes.test.ts',
+  'test/cli/origin-ahead.test.ts',
   'test/cli/read.test.ts',
   'test/cli/readme.test.ts',
   'test/cli/run.test.ts',

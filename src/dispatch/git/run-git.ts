@@ -29,14 +29,21 @@ export async function gitRun(dir: string, args: string[], input?: string): Promi
 /**
  * A git question whose failure is an answer (no such remote, no such key, an origin out of reach):
  * never rejects. `env` replaces the environment (default svc's own); `timeoutMs` ends a git that
- * hangs. `missing`: there is no git to ask (not on PATH). Its stdin is /dev/null.
+ * hangs, `signal` one nobody needs any more. `missing`: there is no git to ask (not on PATH). Its
+ * stdin is /dev/null.
  */
 export async function gitAnswer(
   dir: string,
   args: string[],
-  opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+  opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<{ ok: boolean; stdout: string; stderr: string; missing: boolean }> {
-  const r = await run('git', args, { cwd: dir, maxBuffer: 16 << 20, timeoutMs: opts.timeoutMs ?? 0, ...(opts.env ? { env: opts.env } : {}) });
+  const r = await run('git', args, {
+    cwd: dir,
+    maxBuffer: 16 << 20,
+    timeoutMs: opts.timeoutMs ?? 0,
+    ...(opts.env ? { env: opts.env } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
   return { ok: r.code === 0, stdout: r.stdout, stderr: r.stderr, missing: r.errno === 'ENOENT' };
 }
 

@@ -19,7 +19,8 @@ import type { DispatchDeps, DispatchOptions, RunSummary } from './types.js';
 
 const DAY_MS = 24 * 60 * 60_000;
 
-function selectDeps(deps: DispatchDeps, opts?: DispatchOptions): SelectDeps {
+/** The selection's deps for one invocation; `close` when it is done (a read of origin asked ahead stops). */
+function selectDeps(deps: DispatchDeps, opts?: DispatchOptions): SelectDeps & { close(): void } {
   const lane = opts && !opts.rerun && (opts.command === 'next' || opts.command === 'batch' || opts.command === 'auto');
   const prior = lane
     ? priorWorkCheck({
@@ -53,6 +54,7 @@ function selectDeps(deps: DispatchDeps, opts?: DispatchOptions): SelectDeps {
       const r = readRunRecord(deps.stateDir, runId);
       return r ? { originalCommand: r.originalCommand, scopeKey: r.scopeKey } : null;
     },
+    close: () => prior?.close(),
   };
 }
 
@@ -137,8 +139,15 @@ export async function runDispatch(opts: DispatchOptions, deps: DispatchDeps): Pr
 }
 
 async function dispatchOnce(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSummary> {
-  if (opts.command === 'auto') return runAuto(opts, deps);
   const sdeps = selectDeps(deps, opts);
+  try {
+    return await (opts.command === 'auto' ? runAuto(opts, deps, sdeps) : runSelected(opts, deps, sdeps));
+  } finally {
+    sdeps.close();
+  }
+}
+
+async function runSelected(opts: DispatchOptions, deps: DispatchDeps, sdeps: SelectDeps): Promise<RunSummary> {
   const selection = await selectCards(request(opts), sdeps);
   if (opts.dryRun) return noRun(selection, selection.note, true);
   // Nothing to run opens no run (the summary says why; the command prints it once).
@@ -165,8 +174,7 @@ function takeAhead(ahead: { selection: Selection; exclude: ReadonlySet<string> }
  * but a failed one, or one a service did not record, stays ready once that run closes, so neither
  * a later round nor the "is more ready?" check may count it again.
  */
-async function runAuto(opts: DispatchOptions, deps: DispatchDeps): Promise<RunSummary> {
-  const sdeps = selectDeps(deps, opts);
+async function runAuto(opts: DispatchOptions, deps: DispatchDeps, sdeps: SelectDeps): Promise<RunSummary> {
   const avoid = opts.retryFailed
     ? new Set<string>()
     : recentFailures(deps.stateDir, opts.projectKey, deps.clock.now() - (opts.recentFailureWindowMs ?? DAY_MS));

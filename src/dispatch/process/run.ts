@@ -31,6 +31,8 @@ export interface RunOptions {
   timeoutMs?: number;
   /** More bytes than this on stdout or on stderr and it is killed (errno ERR_CHILD_PROCESS_STDIO_MAXBUFFER); default unbounded. */
   maxBuffer?: number;
+  /** Killed (SIGTERM) when this aborts: a question asked ahead that nobody needs any more. */
+  signal?: AbortSignal;
 }
 
 /** A program that failed where its failure is an error: its answer, as `run` gave it, on the error. */
@@ -67,6 +69,7 @@ function spawnOptions(opts: RunOptions): SpawnOptions & SpawnSyncOptions {
     stdio: [opts.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(opts.fd3 !== undefined ? [opts.fd3] : [])],
     ...(opts.user ? { uid: opts.user.uid, gid: opts.user.gid } : {}),
     ...(opts.env ? { env: opts.env } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
   };
 }
 
@@ -98,6 +101,8 @@ export function runRaw(file: string, args: readonly string[], opts: RunOptions =
     });
     const answer = (code: number | null, signal: NodeJS.Signals | null) => ({ code: errno ? null : code, signal, stdout: Buffer.concat(out), stderr, errno });
     child.on('error', (error: NodeJS.ErrnoException) => {
+      // Aborted: a grandchild holding the pipes (an ssh behind git) must not keep svc waiting.
+      if (error.name === 'AbortError') for (const s of [child.stdin, child.stdout, child.stderr]) s?.destroy();
       errno ??= error.code ?? 'ERROR';
       done({ ...answer(null, null), stderr: stderr || error.message });
     });

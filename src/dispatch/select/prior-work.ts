@@ -24,7 +24,8 @@ export function implementedRuns(stateDir: string, projectKey: string): Map<strin
 }
 
 /** git for these questions: it must fail rather than ask for a password. */
-const git = (repo: string, args: string[], timeoutMs = 0) => gitAnswer(repo, args, { env: { ...process.env, GIT_TERMINAL_PROMPT: '0' }, timeoutMs });
+const git = (repo: string, args: string[], timeoutMs = 0, signal?: AbortSignal) =>
+  gitAnswer(repo, args, { env: { ...process.env, GIT_TERMINAL_PROMPT: '0' }, timeoutMs, ...(signal ? { signal } : {}) });
 
 /**
  * Whether `tip` holds commits `base` lacks: an object this clone has never seen always does. `has`:
@@ -65,17 +66,16 @@ async function tipsAhead(repo: string, tips: readonly string[], base: string): P
 
 /**
  * origin's `svc/*` branches, one `git ls-remote` for the whole selection: key → commit. A repository
- * without origin has none; one that cannot be reached is said once by `warn`, and has none.
+ * without origin has none; one that cannot be reached has none and a `failure` to say once.
  */
-async function originBranches(repo: string, hasOrigin: Promise<boolean>, warn: (line: string) => void): Promise<OriginRead> {
+async function originBranches(repo: string, hasOrigin: Promise<boolean>, signal: AbortSignal): Promise<OriginRead> {
   const found = new Map<string, string>();
-  const none: OriginRead = { branches: found, has: async () => new Map(), ahead: async () => new Set() };
+  const none: OriginRead = { branches: found, has: async () => new Map(), ahead: async () => new Set(), failure: null };
   if (!(await hasOrigin)) return none;
-  const r = await git(repo, ['ls-remote', '--heads', 'origin', `refs/heads/${BRANCH_PREFIX}*`], LS_REMOTE_TIMEOUT_MS);
+  const r = await git(repo, ['ls-remote', '--heads', 'origin', `refs/heads/${BRANCH_PREFIX}*`], LS_REMOTE_TIMEOUT_MS, signal);
   if (!r.ok) {
     const why = r.stderr.trim().split('\n').filter(Boolean).pop() ?? 'no answer';
-    warn(`could not read origin's ${BRANCH_PREFIX}* branches (${why}); work pushed from other machines is not seen this time`);
-    return none;
+    return { ...none, failure: `could not read origin's ${BRANCH_PREFIX}* branches (${why}); work pushed from other machines is not seen this time` };
   }
   for (const line of r.stdout.split('\n')) {
     const [sha, ref] = line.split('\t');
@@ -111,7 +111,7 @@ async function originBranches(repo: string, hasOrigin: Promise<boolean>, warn: (
     }
     return answer;
   };
-  return { branches: found, has, ahead };
+  return { branches: found, has, ahead, failure: null };
 }
 
 /** origin's `svc/*` tips as one selection read them, and which of them this clone has. */
@@ -121,6 +121,8 @@ interface OriginRead {
   has(tips: readonly string[]): Promise<ReadonlyMap<string, boolean> | null>;
   /** Of the tips this clone has, those holding commits `base` lacks; null where git could not say. */
   ahead(base: string): Promise<ReadonlySet<string> | null>;
+  /** Why origin could not be read, said once by the first card that needs it; null when it was. */
+  failure: string | null;
 }
 
 /**
@@ -142,8 +144,10 @@ export interface PriorWork {
    * has never seen: another machine's work, certain without reading the item.
    */
   pushedElsewhere(keys: readonly string[]): Promise<ReadonlySet<string>>;
-  /** A new selection starts: origin is read again at its first card. */
+  /** A new selection starts: origin is read again, beside the selection's listing. */
   fresh(): void;
+  /** The invocation is done: a read of origin no card needed is stopped, so svc need not wait for it. */
+  close(): void;
 }
 
 /** Built once per command invocation; origin is read once per selection (`fresh`). */
@@ -159,15 +163,28 @@ export function priorWorkCheck(opts: { stateDir: string; projectKey: string; rep
     if (!warned) opts.warn(line);
     warned = true;
   };
-  const read = (): Promise<OriginRead> => {
+  // Stops the reads of origin still under way when the invocation ends (close).
+  const reads = new AbortController();
+  const start = (): Promise<OriginRead> => {
     hasOrigin ??= originUrl(opts.repo).then((url) => url !== null);
-    origin ??= originBranches(opts.repo, hasOrigin, warnOnce);
+    origin ??= originBranches(opts.repo, hasOrigin, reads.signal);
     return origin;
+  };
+  // A failure is said by the first card that needs origin: a read asked ahead of an empty listing
+  // needs no warning.
+  const read = async (): Promise<OriginRead> => {
+    const o = await start();
+    if (o.failure) warnOnce(o.failure);
+    return o;
   };
   return {
     fresh: () => {
       origin = null;
+      // Asked beside the selection's listing, not after it: a fleet's worker selects once per card,
+      // and each selection then waits for the slower of the two, not for both.
+      start().catch(() => {});
     },
+    close: () => reads.abort(),
     async pushedElsewhere(keys) {
       if (keys.length === 0) return new Set();
       const { branches, has } = await read();

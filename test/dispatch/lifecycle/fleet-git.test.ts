@@ -50,9 +50,11 @@ describe("a fleet worker's git processes per card", () => {
     // closes is the next round's selection) and the card's own after its run opened; its worktree;
     // the protected paths' two diffs, the files' and the commit's (no list of untracked files: no
     // protected folder exists); the push; the agent's commit. The "no changes" rule reads the
-    // agent's commit from git's files.
+    // agent's commit from git's files. One read of svc/* more: the last check's, asked beside a
+    // listing that has nothing left, and stopped at the end (it may be stopped before git starts).
+    expect([2 * CARDS, 2 * CARDS + 1]).toContain(counts.get('ls-remote'));
+    counts.delete('ls-remote');
     expect(Object.fromEntries(counts)).toEqual({
-      'ls-remote': 2 * CARDS,
       worktree: CARDS,
       diff: 2 * CARDS,
       push: CARDS,
@@ -79,8 +81,9 @@ describe("a fleet worker's git processes per card", () => {
     expect(listings).toHaveBeenCalledTimes(3);
     const reads = log.calls().filter((line) => line.startsWith('ls-remote'));
     // Two selections (the first round's, and the second's made by the first's "is more ready?"
-    // check), and each card's own branch after its open.
-    expect(reads.filter((line) => line.endsWith('refs/heads/svc/*'))).toHaveLength(2);
+    // check), the second's check (asked beside a listing with nothing left, and stopped, perhaps
+    // before git started), and each card's own branch after its open.
+    expect([2, 3]).toContain(reads.filter((line) => line.endsWith('refs/heads/svc/*')).length);
     expect(reads.filter((line) => !line.endsWith('refs/heads/svc/*'))).toEqual(free.map((k) => `ls-remote --heads origin refs/heads/svc/${k}`));
   });
 
@@ -95,6 +98,22 @@ describe("a fleet worker's git processes per card", () => {
     vi.spyOn(deps.service, 'getWorkItem').mockImplementation(async (k) => {
       if (k === key && ++reads === 2) await vi.waitFor(() => expect(asked()).toBe(true), { timeout: 5000, interval: 10 });
       return read(k);
+    });
+    const s = await runDispatch(h.opts({ command: 'auto', perRun: 1, push: true, env: { PATH: process.env.PATH } }), deps);
+    expect(s.legs.map((l) => [l.key, l.disposition])).toEqual([[key, 'implemented']]);
+  });
+
+  it("a selection asks origin's svc/* beside its listing, not after it", async () => {
+    const key = h.item('task', 'leaf');
+    const deps = h.deps({ pushBranch: pushToOrigin });
+    const list = deps.service.listWorkItems.bind(deps.service);
+    const asked = () => log.calls().includes('ls-remote --heads origin refs/heads/svc/*');
+    // The listing answers only once origin was asked: asked after the listing, as before, no
+    // selection would ever answer.
+    vi.spyOn(deps.service, 'listWorkItems').mockImplementation(async (project, query) => {
+      log.clear();
+      await vi.waitFor(() => expect(asked()).toBe(true), { timeout: 5000, interval: 10 });
+      return list(project, query);
     });
     const s = await runDispatch(h.opts({ command: 'auto', perRun: 1, push: true, env: { PATH: process.env.PATH } }), deps);
     expect(s.legs.map((l) => [l.key, l.disposition])).toEqual([[key, 'implemented']]);
