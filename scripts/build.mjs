@@ -11,6 +11,7 @@
 //   measured with --cpu-prof (compileForPublicLoader under the ESM loader's builtin strategy).
 // Each build writes a fresh folder and swaps it in for dist/ in two renames: a test spawning
 // bin/svc.js meanwhile sees the old build or the new one, and no chunk of an earlier build remains.
+// Then, but for the tarball, svc's modules are compiled once into dist/compile-cache.
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -108,3 +109,6 @@ try {
 } finally {
   rmSync(fresh, { recursive: true, force: true });
 }
+// A clone's build ends as an install does: svc's modules compiled once into dist/compile-cache
+// (bin/compile-cache.mjs). Not for the tarball (prepack's --clean): the cache is keyed to this folder.
+if (!process.argv.includes('--clean')) await import('../bin/compile-cache.mjs');

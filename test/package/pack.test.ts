@@ -5,7 +5,7 @@
 // nothing else: dist/ bundles every library svc uses. Slow on purpose and given a generous
 // timeout; `npm test` builds first, so dist/ is current.
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -88,6 +88,18 @@ describe('npm pack', () => {
       expect(paths, needed).toContain(needed);
     }
     expect(paths.filter((p) => /^(src|test|scripts|node_modules)\//.test(p) || p.endsWith('.ts') || p.endsWith('.tgz'))).toEqual([]);
+    // Node keys its compile cache by the modules' paths: one made here would serve no install.
+    expect(paths.filter((p) => p.startsWith('dist/compile-cache'))).toEqual([]);
+    expect(paths).toContain('bin/compile-cache.mjs');
+  });
+
+  test("installed: npm's install step compiled svc's modules once, for svc's own Node, where they are installed", () => {
+    const cache = join(prefix, 'lib', 'node_modules', pkg.name, 'dist', 'compile-cache');
+    const [version, ...others] = readdirSync(cache);
+    expect(others).toEqual([]);
+    // Made by the Node svc brings (22), not npm's (the machine's 20).
+    expect(version).toMatch(/^v22\./);
+    expect(readdirSync(join(cache, version!)).length).toBeGreaterThan(20);
   });
 
   test('installed on Node 20: svc and the Node 22 it brings, nothing else; no EBADENGINE', () => {
@@ -112,7 +124,9 @@ describe('npm pack', () => {
     // outlasted the default 30 s on a loaded machine.
     const ci = (path: string, ...extra: string[]) => {
       const clone = mkdtempSync(join(tmpdir(), 'svc-ci-'));
-      for (const f of ['package.json', 'package-lock.json', '.npmrc']) copyFileSync(join(ROOT, f), join(clone, f));
+      // (and the install step npm runs in a clone: with no dist/ it does nothing).
+      mkdirSync(join(clone, 'bin'));
+      for (const f of ['package.json', 'package-lock.json', '.npmrc', 'bin/compile-cache.mjs']) copyFileSync(join(ROOT, f), join(clone, f));
       return exec('npm', ['ci', '--dry-run', '--no-audit', '--no-fund', '--prefer-offline', ...extra], { cwd: clone, env: { ...npmEnv(), PATH: path } });
     };
     const [quiet, onNode20, onNode22] = await Promise.all([
