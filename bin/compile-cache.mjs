@@ -21,7 +21,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const self = fileURLToPath(import.meta.url);
 const root = join(dirname(self), '..');
 const dist = join(root, 'dist');
-export const CACHE = join(dist, 'compile-cache');
+const CACHE = join(dist, 'compile-cache');
 
 /** svc's own Node, where bin/svc.js finds it: in the package, or beside it in node_modules. */
 function svcNode() {
@@ -30,7 +30,7 @@ function svcNode() {
 
 /**
  * On svc's Node: loads every module a command may load (not the local service, nor the two large
- * bundles only `svc api` and the hosted images read) with the cache on, into a fresh folder that
+ * bundles only `--jq` and the Kubernetes executor load) with the cache on, into a fresh folder that
  * replaces the old one at once. cli.js runs as it loads: given --version, it prints the version.
  */
 async function seed(tmp) {
