@@ -118,26 +118,32 @@ describe('a fresh cache folder begins as the one made where svc is installed', (
     expect([...after].filter(([name, f]) => seed.get(name) && f.ino !== seed.get(name)!.ino)).toHaveLength(1);
   });
 
+  // Each on a package copy of its own: the suite's pack test rebuilds the tree's dist/ for the
+  // tarball, which carries no cache.
   test('a cache folder that exists is left as it is', () => {
+    const pkg = packageCopy();
     const xdg = mkdtempSync(join(tmpdir(), 'svc-xdg-'));
     mkdirSync(join(xdg, 'svc', 'compile-cache'), { recursive: true });
-    const r = svc({ XDG_CACHE_HOME: xdg, NODE_DISABLE_COMPILE_CACHE: '' }, 'config', 'get', 'project');
+    const r = spawnSync(process.execPath, [pkg.bin, 'config', 'get', 'project'], { encoding: 'utf8', env: svcEnvOf({ XDG_CACHE_HOME: xdg }) });
     expect(r.status).toBe(0);
-    const seeded = filesOf(join(REPO, 'dist', 'compile-cache'));
+    const seeded = filesOf(pkg.seed);
+    expect(seeded.size).toBeGreaterThan(20);
     const mine = filesOf(join(xdg, 'svc', 'compile-cache'));
     expect([...mine].filter(([name, f]) => seeded.get(name)?.ino === f.ino)).toEqual([]);
   });
 
   // /dev/shm is another filesystem than the package's: no hard link can cross into it.
   test.runIf(existsSync('/dev/shm'))('where links cannot be made (another filesystem), the folder starts empty and the command answers as ever', () => {
+    const pkg = packageCopy();
     const xdg = mkdtempSync(join('/dev/shm', 'svc-xdg-'));
     try {
-      const r = svc({ XDG_CACHE_HOME: xdg }, 'config', 'get', 'project');
+      const r = spawnSync(process.execPath, [pkg.bin, 'config', 'get', 'project'], { encoding: 'utf8', env: svcEnvOf({ XDG_CACHE_HOME: xdg }) });
       expect(r.stderr).toBe('');
       expect(r.status).toBe(0);
       // No half-made folder beside it, and Node made its own entries as before.
       expect(readdirSync(join(xdg, 'svc'))).toEqual(['compile-cache']);
-      const seeded = new Set([...filesOf(join(REPO, 'dist', 'compile-cache')).values()].map((f) => f.ino));
+      const seeded = new Set([...filesOf(pkg.seed).values()].map((f) => f.ino));
+      expect(seeded.size).toBeGreaterThan(20);
       expect([...filesOf(join(xdg, 'svc', 'compile-cache')).values()].filter((f) => seeded.has(f.ino))).toEqual([]);
     } finally {
       rmSync(xdg, { recursive: true, force: true });
