@@ -21,8 +21,13 @@ function svcEnvOf(env: Record<string, string>): Record<string, string> {
   return { ...base, SVC_CONFIG_DIR: join(scratch, 'config'), SVC_STATE_DIR: join(scratch, 'state'), ...env };
 }
 
+/** `bin` (default the tree's) run as svc with `env` over svcEnvOf's. */
+function svcAt(bin: string, env: Record<string, string>, ...args: string[]) {
+  return spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: svcEnvOf(env) });
+}
+
 function svc(env: Record<string, string>, ...args: string[]) {
-  return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: svcEnvOf(env) });
+  return svcAt(BIN, env, ...args);
 }
 
 describe("the compile cache in the user's cache folder", () => {
@@ -97,8 +102,7 @@ describe('a fresh cache folder begins as the one made where svc is installed', (
     const seed = filesOf(pkg.seed);
     expect(seed.size).toBeGreaterThan(20);
     const xdg = mkdtempSync(join(tmpdir(), 'svc-xdg-'));
-    const run = (...args: string[]) =>
-      spawnSync(process.execPath, [pkg.bin, ...args], { encoding: 'utf8', env: { ...svcEnvOf({ XDG_CACHE_HOME: xdg }), NODE_DEBUG_NATIVE: 'COMPILE_CACHE' } });
+    const run = (...args: string[]) => svcAt(pkg.bin, { XDG_CACHE_HOME: xdg, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' }, ...args);
     const first = run('config', 'get', 'project');
     expect(first.status, first.stderr).toBe(0);
     const mine = join(xdg, 'svc', 'compile-cache');
@@ -124,7 +128,7 @@ describe('a fresh cache folder begins as the one made where svc is installed', (
     const pkg = packageCopy();
     const xdg = mkdtempSync(join(tmpdir(), 'svc-xdg-'));
     mkdirSync(join(xdg, 'svc', 'compile-cache'), { recursive: true });
-    const r = spawnSync(process.execPath, [pkg.bin, 'config', 'get', 'project'], { encoding: 'utf8', env: svcEnvOf({ XDG_CACHE_HOME: xdg }) });
+    const r = svcAt(pkg.bin, { XDG_CACHE_HOME: xdg }, 'config', 'get', 'project');
     expect(r.status).toBe(0);
     const seeded = filesOf(pkg.seed);
     expect(seeded.size).toBeGreaterThan(20);
@@ -137,7 +141,7 @@ describe('a fresh cache folder begins as the one made where svc is installed', (
     const pkg = packageCopy();
     const xdg = mkdtempSync(join('/dev/shm', 'svc-xdg-'));
     try {
-      const r = spawnSync(process.execPath, [pkg.bin, 'config', 'get', 'project'], { encoding: 'utf8', env: svcEnvOf({ XDG_CACHE_HOME: xdg }) });
+      const r = svcAt(pkg.bin, { XDG_CACHE_HOME: xdg }, 'config', 'get', 'project');
       expect(r.stderr).toBe('');
       expect(r.status).toBe(0);
       // No half-made folder beside it, and Node made its own entries as before.
