@@ -21,13 +21,13 @@ function svcEnvOf(env: Record<string, string>): Record<string, string> {
   return { ...base, SVC_CONFIG_DIR: join(scratch, 'config'), SVC_STATE_DIR: join(scratch, 'state'), ...env };
 }
 
-/** `bin` (default the tree's) run as svc with `env` over svcEnvOf's. */
-function svcAt(bin: string, env: Record<string, string>, ...args: string[]) {
-  return spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: svcEnvOf(env) });
+/** `bin` (a package copy's; undefined: the tree's) run as svc with `env` over svcEnvOf's. */
+function svcAt(bin: string | undefined, env: Record<string, string>, ...args: string[]) {
+  return spawnSync(process.execPath, [bin ?? BIN, ...args], { encoding: 'utf8', env: svcEnvOf(env) });
 }
 
 function svc(env: Record<string, string>, ...args: string[]) {
-  return svcAt(BIN, env, ...args);
+  return svcAt(undefined, env, ...args);
 }
 
 describe("the compile cache in the user's cache folder", () => {
