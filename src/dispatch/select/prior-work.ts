@@ -6,7 +6,8 @@
 // local run implemented the card and its local branch still holds commits the base lacks. A branch
 // deleted, or merged into the base, no longer holds pending work, and the card is picked again.
 import type { WorkItemDetail } from '../../contract/types.js';
-import { BRANCH_PREFIX, branchFor, gitAnswer, gitRun, originUrl } from '../git/run-git.js';
+import { objectsPresent } from '../git/objects.js';
+import { BRANCH_PREFIX, branchFor, gitAnswer, gitRun, originUrl, repoPaths } from '../git/run-git.js';
 import { recordedLegEnds } from './recent.js';
 
 /** How long one `git ls-remote` of origin may take before selection goes on without it. */
@@ -37,13 +38,19 @@ async function aheadOf(repo: string, tip: string, base: string, has?: boolean): 
 }
 
 /**
- * Which of `tips` this clone has as commits, one `git cat-file --batch-check` for them all: in a
- * fleet most of origin's `svc/*` tips are other machines' commits this clone has never fetched,
- * and a selection meets many of them (one `cat-file -e` each was 22 git processes per card at 16
- * workers). null where git could not answer: each tip is then asked on its own.
+ * Which of `tips` this clone has as commits: in a fleet most of origin's `svc/*` tips are other
+ * machines' commits this clone has never fetched, and a selection meets many of them (one
+ * `cat-file -e` each was 22 git processes per card at 16 workers). git's files answer
+ * (objects.ts), else one `git cat-file --batch-check` for them all. null where git could not
+ * answer either: each tip is then asked on its own.
  */
 async function commitsPresent(repo: string, tips: readonly string[]): Promise<Set<string> | null> {
   if (tips.length === 0) return new Set();
+  const read = await repoPaths(repo).then(
+    ({ common }) => objectsPresent(common, tips),
+    () => null,
+  );
+  if (read) return read;
   const answer = await gitRun(repo, ['cat-file', '--batch-check=%(objecttype)'], tips.map((t) => `${t}^{commit}\n`).join('')).catch(() => null);
   if (answer === null) return null;
   const lines = answer.split('\n');

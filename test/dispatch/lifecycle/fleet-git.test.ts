@@ -3,6 +3,9 @@
 // costs is counted here, by a `git` on PATH that writes down each call (support/git-log.ts; the
 // agent's commit is counted too).
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { pushToOrigin } from '../../../src/dispatch/git/delivery.js';
 import { runDispatch } from '../../../src/dispatch/lifecycle/dispatch.js';
@@ -119,22 +122,43 @@ describe("a fleet worker's git processes per card", () => {
     expect(s.legs.map((l) => [l.key, l.disposition])).toEqual([[key, 'implemented']]);
   });
 
-  it("other machines' work on origin: one question to git about all their tips, not one per card", async () => {
+  it("other machines' work on origin: git's files say this clone lacks their tips, with no git process", async () => {
     const theirs = Array.from({ length: 3 }, (_, i) => h.item('task', `theirs ${i + 1}`));
     const free = [h.item('task', 'free 1'), h.item('task', 'free 2')];
     for (const k of theirs) await commitOnRemoteOnly(origin, `svc/${k}`, `${k}.txt`);
     vi.spyOn(Math, 'random').mockReturnValue(0);
     const s = await runDispatch(h.opts({ command: 'auto', perRun: 1, push: true, env: { PATH: process.env.PATH } }), h.deps({ pushBranch: pushToOrigin }));
     expect(s.legs.map((l) => [l.key, l.disposition])).toEqual(free.map((k) => [k, 'implemented']));
-    // Each selection asks about their three tips in one batch and leaves the three out, unread
-    // (docs/fleets.md, "Which card a worker reaches for"): one `cat-file -e` per tip, and a read
-    // of each item, was what a card another machine implemented cost every selection it met.
+    // Each selection finds their three tips missing from this clone's objects (git/objects.ts) and
+    // leaves the three out, unread (docs/fleets.md, "Which card a worker reaches for"): one
+    // `cat-file -e` per tip, then one `cat-file --batch-check` per selection, and a read of each
+    // item, was what a card another machine implemented cost every selection it met.
     const calls = log.calls();
     const reads = calls.filter((line) => line === 'ls-remote --heads origin refs/heads/svc/*');
     expect(reads).toHaveLength(3);
-    expect(calls.filter((line) => line.startsWith('cat-file'))).toEqual(reads.map(() => 'cat-file --batch-check=%(objecttype)'));
+    expect(calls.filter((line) => line.startsWith('cat-file'))).toEqual([]);
     expect(s.cards.map((c) => c.key)).toEqual(free);
     expect(s.note).toBe('2 run(s)');
+  });
+
+  it("where git's files cannot say (objects borrowed from another repository), one git question per selection about all their tips", async () => {
+    const theirs = Array.from({ length: 3 }, (_, i) => h.item('task', `theirs ${i + 1}`));
+    const free = [h.item('task', 'free 1'), h.item('task', 'free 2')];
+    for (const k of theirs) await commitOnRemoteOnly(origin, `svc/${k}`, `${k}.txt`);
+    // An alternates file (what `git clone --shared` writes) naming an empty object folder.
+    const borrowed = mkdtempSync(join(tmpdir(), 'svc-borrowed-'));
+    writeFileSync(join(h.repo, '.git', 'objects', 'info', 'alternates'), `${borrowed}\n`);
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    try {
+      const s = await runDispatch(h.opts({ command: 'auto', perRun: 1, push: true, env: { PATH: process.env.PATH } }), h.deps({ pushBranch: pushToOrigin }));
+      expect(s.legs.map((l) => [l.key, l.disposition])).toEqual(free.map((k) => [k, 'implemented']));
+      const calls = log.calls();
+      const reads = calls.filter((line) => line === 'ls-remote --heads origin refs/heads/svc/*');
+      expect(reads).toHaveLength(3);
+      expect(calls.filter((line) => line.startsWith('cat-file'))).toEqual(reads.map(() => 'cat-file --batch-check=%(objecttype)'));
+    } finally {
+      rmSync(borrowed, { recursive: true, force: true });
+    }
   });
 
   it("this clone's own earlier pushes: one rev-list per selection decides them all, not a merge-base per card per selection", async () => {
