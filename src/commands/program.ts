@@ -27,7 +27,8 @@ import { registerWorkspaces } from './workspaces/register.js';
 import { registerWorkflow } from './workflow/register.js';
 import { registerWorktrees } from './worktrees/register.js';
 
-type Register = (program: Command, context: (cmd: Command) => Context, depth: Depth) => void;
+/** `name`: the command of the group the user's words invoke, where a group builds only that one whole. */
+type Register = (program: Command, context: (cmd: Command) => Context, depth: Depth, name?: string) => void;
 
 /**
  * The top-level help lists the commands in these groups, in this order, as `gh --help` does; each
@@ -99,14 +100,17 @@ export const groupsForTest = (): ReadonlyArray<readonly [Register, readonly stri
  * undefined (help, version, anything unknown: then the whole tree is built and commander answers
  * as ever).
  */
-function invoked(program: Command, args: readonly string[]): Register | 'top' | undefined {
+function invoked(program: Command, args: readonly string[]): { register: Register; name: string } | 'top' | undefined {
   const globals = new Map(program.options.filter((o) => o.long && o.long !== '--version').map((o) => [o.long!, o.required || o.optional]));
   let help = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     // After the root's help option commander reads every word as an unknown option (`svc -h config`
     // prints the root help), so a command there is not invoked.
-    if (!arg.startsWith('-')) return help ? undefined : REGISTER_OF.get(arg);
+    if (!arg.startsWith('-')) {
+      const register = help ? undefined : REGISTER_OF.get(arg);
+      return register && { register, name: arg };
+    }
     if (arg === '-h' || arg === '--help') {
       help = true;
       continue;
@@ -179,12 +183,12 @@ export function buildProgram(version: string, context: (cmd: Command) => Context
     });
 
   const wanted = args ? invoked(program, args) : undefined;
-  const only = typeof wanted === 'function' ? wanted : undefined;
+  const only = typeof wanted === 'object' ? wanted : undefined;
   const depth: Depth = wanted === 'top' ? 'top' : 'whole';
   for (const [heading, registers] of GROUPS) {
-    if (only && !registers.some(([register]) => register === only)) continue;
+    if (only && !registers.some(([register]) => register === only.register)) continue;
     program.commandsGroup(heading);
-    for (const [register] of registers) if (!only || register === only) register(program, context, depth);
+    for (const [register] of registers) if (!only || register === only.register) register(program, context, depth, only?.name);
   }
   return program;
 }

@@ -47,6 +47,23 @@ describe('the invoked command group alone', () => {
     expect((await answer(args, true)).commands).toEqual(commands);
   });
 
+  test.each([
+    [['auto', '--per-run', '1', '--dry-run'], 'auto'],
+    [['--json', 'run', 'PROJ-1', '--help'], 'run'],
+    [['run-scope', '--help'], 'run_scope'],
+  ])('svc %j builds %s with every flag and the other dispatch commands as the root help has them', async (args, name) => {
+    const stdout = new MemoryStream();
+    const stderr = new MemoryStream();
+    const lazy = buildProgram('0.0.0-test', noContext, { stdout, stderr }, args);
+    const whole = buildProgram('0.0.0-test', noContext, { stdout, stderr });
+    const flags = (program: Command, n: string) => program.commands.find((c) => c.name() === n)!.options.map((o) => o.flags);
+    expect(flags(lazy, name)).toEqual(flags(whole, name));
+    expect(flags(lazy, name).length).toBeGreaterThan(20);
+    for (const other of ['next', 'run', 'run_scope', 'batch', 'auto', 'fix', 'continue', 'review'].filter((n) => n !== name)) {
+      expect(flags(lazy, other)).toHaveLength(1);
+    }
+  });
+
   test.each([[['--help']], [['-h']], [[]], [['--json', '--max-wait', '1s', '--help']], [['--base-url=http://127.0.0.1:1', '-h']], [['--max-wait']]])(
     'svc %j (the root help, or a usage error of a global flag) builds every top-level command and no subcommand',
     async (args) => {
@@ -83,6 +100,9 @@ describe('the invoked command group alone', () => {
     [['items', 'list', '--bogus']],
     [['run', '--help']],
     [['run_scope', '--help']],
+    [['auto', '--per-rn', '1']],
+    [['auto', 'extra']],
+    [['review']],
     [['runs', 'shwo']],
     [['--json', 'worktrees', '--help']],
     [['--max-wait', '1s', 'items']],

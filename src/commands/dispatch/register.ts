@@ -70,15 +70,17 @@ const SPECS: Spec[] = [
   },
 ];
 
-export function registerDispatch(program: Command, context: (cmd: Command) => Context, depth: Depth = 'whole'): void {
+export function registerDispatch(program: Command, context: (cmd: Command) => Context, depth: Depth = 'whole', name?: string): void {
   for (const spec of SPECS) {
     const cmd = program.command(`${spec.name}${spec.args ? ` ${spec.args}` : ''}`).description(spec.summary);
     if (spec.name === 'run_scope') cmd.alias('run-scope');
     // The root help lists a command as `run [options] <keys...>`: of its ~40 flags it shows only
     // that there are some, so that tree gets one. Adding all eight commands' flags was half of
-    // `svc --help`'s own work and took it into a second garbage collection; any command line that
-    // names a dispatch command builds the group whole.
-    if (depth === 'top') {
+    // `svc --help`'s own work and took it into a second garbage collection. A command line that
+    // names a dispatch command builds that one whole (a fleet's worker starts `svc auto` once per
+    // machine, all at once); the other seven are there as the root help has them.
+    const invoked = name === spec.name || (name === 'run-scope' && spec.name === 'run_scope');
+    if (depth === 'top' || (name !== undefined && !invoked)) {
       addFlags(cmd, [DISPATCH_FLAG.agent]);
       continue;
     }
