@@ -13,6 +13,11 @@ const IDX_MAGIC = 0xff744f63;
 const FANOUT_AT = 8;
 const NAMES_AT = FANOUT_AT + 256 * 4;
 const NAME_LENGTH = 20;
+/**
+ * The most (name, pack) searches one answer makes (each a dozen small reads at most): past it one
+ * `git cat-file` costs less, as in a clone of many packs asked about many tips.
+ */
+const MAX_SEARCHES = 256;
 
 /**
  * Of `shas`, those whose object is in the repository whose common git dir is `common`: loose, or
@@ -33,7 +38,9 @@ export function objectsPresent(common: string, shas: readonly string[]): Set<str
   if (packs.some((name) => name.endsWith('.promisor'))) return null;
   const present = new Set(shas.filter((sha) => existsSync(join(objects, sha.slice(0, 2), sha.slice(2)))));
   let missing = shas.filter((sha) => !present.has(sha));
-  for (const idx of packs.filter((name) => name.endsWith('.idx'))) {
+  const indexes = packs.filter((name) => name.endsWith('.idx'));
+  if (missing.length * indexes.length > MAX_SEARCHES) return null;
+  for (const idx of indexes) {
     if (missing.length === 0) break;
     const found = namedIn(join(objects, 'pack', idx), missing);
     if (found === null) return null;

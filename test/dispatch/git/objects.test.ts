@@ -96,6 +96,18 @@ describe('objectsPresent', () => {
     expect(objectsPresent(common, [sha])).toBeNull();
   });
 
+  it('many tips in many packs are left to git: one process costs less than that many searches', async () => {
+    for (let i = 0; i < 3; i++) {
+      await commit(repo, `p${i}`);
+      git(repo, 'repack', '-q');
+    }
+    const common = join(repo, '.git');
+    const theirs = await foreign();
+    // 3 packs: 85 tips none of them holds are searched for in each (255 searches), 86 are not.
+    expect(objectsPresent(common, Array(85).fill(theirs))).toEqual(new Set());
+    expect(objectsPresent(common, Array(86).fill(theirs))).toBeNull();
+  });
+
   it('an index git would not write (an old version, cut short) is left to git', async () => {
     const sha = await commit(repo, 'a');
     const pack = join(repo, '.git', 'objects', 'pack');
