@@ -7,7 +7,7 @@ export { checkMaxCost } from './lifecycle/dispatch.js';
 // Before a run: its base, its repository's git config, who its agents' commits are by; git itself,
 // since a command starts no program of its own (test/architecture/process-runner.test.ts).
 export { resolveBase, ownCommitArgs } from './git/worktree.js';
-export { WorktreeError, branchFor, gitAnswer, gitRun, repoPaths } from './git/run-git.js';
+export { WorktreeError, branchFor, gitAnswer, gitRun, hasOrigin, repoPaths } from './git/run-git.js';
 export { credentialsInGitConfig, gitCredentialsWarning } from './git/config-credentials.js';
 export { agentIdentity, parseIdentity } from './git/identity.js';
 export { readGitConfig } from './git/config-list.js';

@@ -193,7 +193,7 @@ async function checkLocalRun(opts: DispatchOptions, flags: DispatchFlags, ctx: C
   const onPullRequest = command === 'fix' || command === 'review';
   const head = await checkRepository(opts.repo, flags.repo ? '--repo' : ctx.env.SVC_REPO ? 'SVC_REPO' : 'the current directory', !onPullRequest);
   checkAgentProgram(opts.agent, opts.repo, ctx.env.PATH);
-  const { credentialsInGitConfig, gitCredentialsWarning, checkMaxCost, readGitConfig } = await loadEngine();
+  const { credentialsInGitConfig, gitCredentialsWarning, checkMaxCost, readGitConfig, hasOrigin } = await loadEngine();
   // What git is asked from here on does not depend on each other's answers (but the workflow on
   // the base): asked side by side, each answer then taken, and said, in the order below.
   const settled = <T>(p: Promise<T>) => (p.catch(() => undefined), p);
@@ -214,6 +214,8 @@ async function checkLocalRun(opts: DispatchOptions, flags: DispatchFlags, ctx: C
   if (ctx.env.CI && !opts.push && !opts.pr && !opts.dryRun && command !== 'review')
     ctx.out.warn("CI is set and this run has no --push or --pr: implemented work stays on svc/ branches in this job's workspace, which goes when the job ends");
   if (!onPullRequest) opts.baseRef = opts.base.sha;
+  // The listing names origin's URL: selection need not start a `git remote` to learn it has one.
+  if ((await listing.catch(() => null))?.some((e) => e.key === 'remote.origin.url' && e.value)) void hasOrigin(opts.repo, true);
   const held = await credentials;
   if (held.length) ctx.out.warn(gitCredentialsWarning(opts.repo, held));
   const { workflow, hint } = await rules;

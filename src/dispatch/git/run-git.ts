@@ -77,6 +77,18 @@ export function originUrl(repo: string): Promise<string | null> {
   return askOnce(origins, repo, () => gitAnswer(repo, ['remote', 'get-url', 'origin']).then((r) => (r.ok ? r.stdout.trim() || null : null)));
 }
 
+const withOrigin = new Map<string, Promise<boolean>>();
+
+/**
+ * Whether `repo` has an origin, all that selection asks of it (docs/dispatch.md, "Work advances"):
+ * the run's config listing answers it where it names origin's URL (`listed`, said once at the
+ * start), so a run that asks nothing else of origin starts no `git remote`; else originUrl asks git
+ * (a remote kept in the old `.git/remotes` files, or none).
+ */
+export function hasOrigin(repo: string, listed?: boolean): Promise<boolean> {
+  return askOnce(withOrigin, repo, () => (listed ? Promise.resolve(true) : originUrl(repo).then((url) => url !== null)));
+}
+
 /** A repository's top folder and its git common dir, both absolute. */
 export interface RepoPaths {
   top: string;

@@ -7,7 +7,7 @@
 // deleted, or merged into the base, no longer holds pending work, and the card is picked again.
 import type { WorkItemDetail } from '../../contract/types.js';
 import { objectsPresent } from '../git/objects.js';
-import { BRANCH_PREFIX, branchFor, gitAnswer, gitRun, originUrl, repoPaths } from '../git/run-git.js';
+import { BRANCH_PREFIX, branchFor, gitAnswer, gitRun, hasOrigin as originOf, repoPaths } from '../git/run-git.js';
 import { recordedLegEnds } from './recent.js';
 
 /** How long one `git ls-remote` of origin may take before selection goes on without it. */
@@ -173,7 +173,7 @@ export function priorWorkCheck(opts: { stateDir: string; projectKey: string; rep
   // Stops the reads of origin still under way when the invocation ends (close).
   const reads = new AbortController();
   const start = (): Promise<OriginRead> => {
-    hasOrigin ??= originUrl(opts.repo).then((url) => url !== null);
+    hasOrigin ??= originOf(opts.repo);
     origin ??= originBranches(opts.repo, hasOrigin, reads.signal);
     return origin;
   };
