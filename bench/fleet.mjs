@@ -67,7 +67,9 @@ async function fleetOf(n) {
     const t0 = performance.now();
     const started = Date.now();
     const results = await Promise.all(
-      machines.map((m) => runSvc(['auto', '--per-run', '1', '--push', '--agent-cmd', AGENT, '--repo', m.repo, '--json'], { env: m.env, timeoutMs: 600_000, rss: false })),
+      machines.map((m) =>
+        runSvc(['auto', '--per-run', '1', '--push', '--agent-cmd', AGENT, '--repo', m.repo, '--json'], { env: m.env, timeoutMs: 600_000, rss: false }),
+      ),
     );
     const wallMs = performance.now() - t0;
     const after = cpu();
