@@ -6,20 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { objectsPresent } from '../../../src/dispatch/git/objects.js';
+import { commit, git } from '../../support/git-commits.js';
 
 let dir: string;
 let repo: string;
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8' }).trim();
-}
-
-async function commit(cwd: string, name: string): Promise<string> {
-  await writeFile(join(cwd, name), `${name}\n`);
-  git(cwd, 'add', name);
-  git(cwd, 'commit', '-q', '-m', name);
-  return git(cwd, 'rev-parse', 'HEAD');
-}
 
 /** What git says: the shas `git cat-file -e` finds. */
 function gitHas(cwd: string, shas: string[]): Set<string> {

@@ -1,24 +1,13 @@
 // readHead answers what `git rev-parse HEAD` answers wherever it answers at all, and null (ask git)
 // where git's files do not say it plainly.
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readCommitsSince, readHead } from '../../../src/dispatch/git/refs.js';
+import { commit, git } from '../../support/git-commits.js';
 
 let repo: string;
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8' }).trim();
-}
-
-async function commit(cwd: string, name: string): Promise<string> {
-  await writeFile(join(cwd, name), `${name}\n`);
-  git(cwd, 'add', name);
-  git(cwd, 'commit', '-q', '-m', name);
-  return git(cwd, 'rev-parse', 'HEAD');
-}
 
 beforeEach(async () => {
   repo = await realpath(await mkdtemp(join(tmpdir(), 'svc-refs-')));
