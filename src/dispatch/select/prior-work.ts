@@ -7,7 +7,7 @@
 // deleted, or merged into the base, no longer holds pending work, and the card is picked again.
 import type { WorkItemDetail } from '../../contract/types.js';
 import { objectsPresent } from '../git/objects.js';
-import { BRANCH_PREFIX, branchFor, gitAnswer, gitRun, hasOrigin as originOf, repoPaths } from '../git/run-git.js';
+import { BRANCH_PREFIX, branchFor, gitAnswer, gitRun, hasOrigin, repoPaths } from '../git/run-git.js';
 import { recordedLegEnds } from './recent.js';
 
 /** How long one `git ls-remote` of origin may take before selection goes on without it. */
@@ -75,10 +75,10 @@ async function tipsAhead(repo: string, tips: readonly string[], base: string): P
  * origin's `svc/*` branches, one `git ls-remote` for the whole selection: key → commit. A repository
  * without origin has none; one that cannot be reached has none and a `failure` to say once.
  */
-async function originBranches(repo: string, hasOrigin: Promise<boolean>, signal: AbortSignal): Promise<OriginRead> {
+async function originBranches(repo: string, withOrigin: Promise<boolean>, signal: AbortSignal): Promise<OriginRead> {
   const found = new Map<string, string>();
   const none: OriginRead = { branches: found, has: async () => new Map(), ahead: async () => new Set(), failure: null };
-  if (!(await hasOrigin)) return none;
+  if (!(await withOrigin)) return none;
   const r = await git(repo, ['ls-remote', '--heads', 'origin', `refs/heads/${BRANCH_PREFIX}*`], LS_REMOTE_TIMEOUT_MS, signal);
   if (!r.ok) {
     const why = r.stderr.trim().split('\n').filter(Boolean).pop() ?? 'no answer';
@@ -162,9 +162,6 @@ export function priorWorkCheck(opts: { stateDir: string; projectKey: string; rep
   const base = opts.baseRef ?? 'HEAD';
   let runs: Map<string, string> | null = null;
   let origin: Promise<OriginRead> | null = null;
-  // Whether the repository has origin at all: asked once per invocation, not per selection (a
-  // fleet's worker selects once per card).
-  let hasOrigin: Promise<boolean> | null = null;
   let warned = false;
   const warnOnce = (line: string) => {
     if (!warned) opts.warn(line);
@@ -173,8 +170,8 @@ export function priorWorkCheck(opts: { stateDir: string; projectKey: string; rep
   // Stops the reads of origin still under way when the invocation ends (close).
   const reads = new AbortController();
   const start = (): Promise<OriginRead> => {
-    hasOrigin ??= originOf(opts.repo);
-    origin ??= originBranches(opts.repo, hasOrigin, reads.signal);
+    // Whether there is an origin at all is asked once per process (hasOrigin), not per selection.
+    origin ??= originBranches(opts.repo, hasOrigin(opts.repo), reads.signal);
     return origin;
   };
   // A failure is said by the first card that needs origin: a read asked ahead of an empty listing
